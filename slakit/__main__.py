@@ -1,0 +1,3 @@
+from slakit.cli import main
+
+main()

@@ -1,0 +1,32 @@
+"""The one `slakit` command. Each area registers its own subcommands.
+
+Area modules only import click at import time; heavy libraries (pandas, reportlab)
+are imported inside the commands so `slakit validate` starts fast.
+Exit codes: 0 success, 1 input judged bad (invalid contract, failed check), 2 usage error.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+from slakit import __version__
+
+# Modules that define `register(group: click.Group) -> None`.
+COMMAND_MODULES = [
+    "slaschema.cli",
+]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, "--version", "-V", prog_name="slakit")
+def main() -> None:
+    """Contract and SLA compliance toolkit for GPU clusters.
+
+    Contracts as YAML, acceptance testing at handover, and SLA reviews from incident logs.
+    """
+
+
+for _name in COMMAND_MODULES:
+    importlib.import_module(_name).register(main)

@@ -1,0 +1,1 @@
+"""Contract models, strict YAML loading, topology and lint for slakit contracts."""

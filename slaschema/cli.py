@@ -1,0 +1,145 @@
+"""`slakit validate | show | schema | init | templates`: contract commands."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+
+def emit_problems(problems, fmt: str, stream=None) -> None:
+    """Print problems as `file:line:col: path: message (got V) [code]` lines or JSON."""
+    stream = stream or sys.stderr
+    if fmt == "json":
+        click.echo(json.dumps({"ok": False, "problems": [p.to_json() for p in problems]}, indent=2))
+    else:
+        for p in problems:
+            click.echo(p.format(), file=stream)
+        n = sum(1 for p in problems if p.severity == "error")
+        click.echo(f"{n} error(s)", file=stream)
+
+
+def load_or_exit(path: str, fmt: str = "table"):
+    """Load a contract or print every problem and exit 1."""
+    from slaschema.errors import InputError
+    from slaschema.loader import load_contract
+
+    try:
+        return load_contract(path)
+    except InputError as e:
+        emit_problems(e.problems, fmt)
+        sys.exit(1)
+
+
+@click.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def validate(files: tuple[str, ...], fmt: str) -> None:
+    """Check contract FILES against the schema and the format's rules.
+
+    Reports every problem at once as file:line:col: field: message (got VALUE) [code].
+    Exit 1 if any file is invalid.
+    """
+    from slaschema.errors import InputError
+    from slaschema.loader import load_contract
+
+    results = []
+    bad = False
+    for f in files:
+        try:
+            lc = load_contract(f)
+            results.append({"file": f, "ok": True, "contract": lc.id, "sha256": lc.sha256,
+                            "counts": lc.topology.counts()})
+            if fmt == "table":
+                c = lc.topology.counts()
+                click.echo(f"{f}: ok — {lc.id}: {c['nodes']} nodes, {c['gpus']} GPUs, sha256 {lc.sha256[:12]}")
+        except InputError as e:
+            bad = True
+            results.append({"file": f, "ok": False, "problems": [p.to_json() for p in e.problems]})
+            if fmt == "table":
+                emit_problems(e.problems, fmt, sys.stdout)
+    if fmt == "json":
+        click.echo(json.dumps({"ok": not bad, "files": results}, indent=2))
+    sys.exit(1 if bad else 0)
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def show(file: str, fmt: str) -> None:
+    """Summarise a contract: parties, term, topology, fees, targets, credits, exclusions."""
+    from slaschema.summary import render_summary, summary
+
+    lc = load_or_exit(file, fmt)
+    data = summary(lc)
+    if fmt == "json":
+        click.echo(json.dumps(data, indent=2))
+    else:
+        render_summary(data)
+
+
+@click.command()
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE instead of stdout.")
+def schema(output: str | None) -> None:
+    """Print the contract JSON Schema (for editors and other tools)."""
+    from slaschema.schema import schema_text
+
+    text = schema_text()
+    if output:
+        from slaschema.fileio import write_atomic
+
+        write_atomic(Path(output), text)
+    else:
+        click.echo(text, nl=False)
+
+
+@click.command()
+def templates() -> None:
+    """List the bundled contract templates."""
+    from slaschema.templates import list_templates
+
+    for name, desc in list_templates():
+        click.echo(f"{name:28s} {desc}")
+
+
+@click.command()
+@click.option("--template", "template", required=True, help="Template name (see `slakit templates`).")
+@click.option("--provider", required=True)
+@click.option("--customer", required=True)
+@click.option("--nodes", "nodes", required=True,
+              help="Hostlist of all nodes, e.g. 'r[01-04]-n[01-18]' (racks are derived) or 'gpu-[001-128]'.")
+@click.option("--rack-size", type=int, default=None, help="Nodes per rack when names do not say (default: "
+              "18 for NVL72, 8 for HGX).")
+@click.option("--id", "contract_id", default=None, help="Contract id (default: from the template name).")
+@click.option("--start", "start", default=None, help="Effective start date YYYY-MM-DD.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
+@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+def init(template: str, provider: str, customer: str, nodes: str, rack_size: int | None,
+         contract_id: str | None, start: str | None, output: str, force: bool) -> None:
+    """Write a valid starting contract from a template."""
+    from slaschema.errors import InputError
+    from slaschema.templates import render_template
+
+    out = Path(output)
+    if out.exists() and not force:
+        raise click.UsageError(f"{output} exists; use --force to overwrite")
+    try:
+        text = render_template(template, provider=provider, customer=customer, nodes=nodes,
+                               rack_size=rack_size, contract_id=contract_id, start=start,
+                               base_dir=out.parent)
+    except InputError as e:
+        emit_problems(e.problems, "table")
+        sys.exit(1)
+    except KeyError as e:
+        raise click.UsageError(str(e.args[0])) from None
+    from slaschema.fileio import write_atomic
+
+    write_atomic(out, text)
+    click.echo(f"wrote {output} (validated)")
+
+
+def register(group: click.Group) -> None:
+    for cmd in (validate, show, schema, templates, init):
+        group.add_command(cmd)

@@ -1,0 +1,85 @@
+"""Problems found in user input, with stable reason codes and exact locations.
+
+Every loader collects all problems before raising one `InputError`, so a user fixes a
+file in one pass. Tests assert `code` and location, never the wording of `message`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Problem:
+    code: str                      # stable snake_case reason code
+    message: str                   # what is wrong, for people
+    file: str | None = None
+    line: int | None = None        # 1-based
+    col: int | None = None         # 1-based
+    path: str | None = None        # field path, e.g. service_levels.node.credits[1].below
+    value: Any = None              # the value found
+    fix: str | None = None         # what to write instead
+    row: int | None = None         # tabular inputs: 1-based data row (header excluded)
+    column: str | None = None      # tabular inputs: column name
+    severity: str = "error"        # error | warning
+
+    def location(self) -> str:
+        if self.row is not None:
+            loc = f"{self.file or '<input>'} row {self.row}"
+            if self.column:
+                loc += f", column {self.column}"
+            return loc
+        loc = self.file or "<input>"
+        if self.line is not None:
+            loc += f":{self.line}"
+            if self.col is not None:
+                loc += f":{self.col}"
+        if self.path:
+            loc += f": {self.path}"
+        return loc
+
+    def format(self) -> str:
+        text = f"{self.location()}: {self.message}"
+        if self.value is not None:
+            text += f" (got {_show(self.value)})"
+        if self.fix:
+            text += f"; fix: {self.fix}"
+        return text + f" [{self.code}]"
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["value"] = _jsonable(self.value)
+        return {k: v for k, v in d.items() if v is not None}
+
+
+def _show(value: Any) -> str:
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return str(value)
+
+
+@dataclass
+class InputError(Exception):
+    """Raised with every problem found in one input."""
+
+    problems: list[Problem] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        super().__init__(self.__str__())
+
+    def __str__(self) -> str:
+        return "\n".join(p.format() for p in self.problems)
+
+    @property
+    def codes(self) -> list[str]:
+        return [p.code for p in self.problems]

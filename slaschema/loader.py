@@ -1,0 +1,191 @@
+"""Load a contract file: strict YAML -> models -> cross-field checks -> resolved topology.
+
+All problems of a stage are reported together, each with file:line:col, the field
+path, the value found and a fix. Nothing is computed from a contract with errors.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from slaschema import models
+from slaschema.errors import InputError, Problem
+from slaschema.models import Contract
+from slaschema.semantics import check_contract
+from slaschema.strict_yaml import MAX_BYTES, YamlDoc, format_path, read_yaml
+from slaschema.topology import ResolvedTopology, resolve
+
+SCHEMA_URL_COMMENT = "# yaml-language-server: $schema={schema}"
+
+
+@dataclass(frozen=True)
+class LoadedContract:
+    model: Contract
+    topology: ResolvedTopology
+    file: str
+    sha256: str
+
+    @property
+    def id(self) -> str:
+        return self.model.contract.id
+
+
+def _all_field_names() -> set[str]:
+    names: set[str] = set()
+    for obj in vars(models).values():
+        if isinstance(obj, type) and issubclass(obj, BaseModel):
+            for name, f in obj.model_fields.items():
+                names.add(f.alias or name)
+    return names
+
+
+_FIELDS = _all_field_names()
+
+_CODES = {
+    "missing": "missing_field",
+    "extra_forbidden": "unknown_field",
+    "literal_error": "invalid_choice",
+    "enum": "invalid_choice",
+    "greater_than_equal": "out_of_range",
+    "greater_than": "out_of_range",
+    "less_than_equal": "out_of_range",
+    "less_than": "out_of_range",
+    "too_short": "too_short",
+    "too_long": "too_long",
+}
+
+
+def _clean_loc(loc: tuple, data: Any) -> tuple:
+    """Drop pydantic's union-member tags from a loc, keeping real keys and indices."""
+    out: list = []
+    cur = data
+    for i, part in enumerate(loc):
+        if isinstance(cur, dict) and isinstance(part, str) and part in cur:
+            out.append(part)
+            cur = cur[part]
+        elif isinstance(cur, list) and isinstance(part, int) and 0 <= part < len(cur):
+            out.append(part)
+            cur = cur[part]
+        elif isinstance(part, str) and ("[" in part or part in {"str", "int", "list", "dict", "bool", "date",
+                                                                   "decimal", "timedelta", "function-before",
+                                                                   "function-after", "function-plain"}
+                                        or part.startswith("function-")):
+            continue
+        else:
+            out.append(part)
+            cur = None
+    return tuple(out)
+
+
+def _from_validation(err: ValidationError, doc: YamlDoc) -> list[Problem]:
+    problems: list[Problem] = []
+    seen: set[tuple] = set()
+    for e in err.errors(include_url=False):
+        loc = _clean_loc(tuple(e["loc"]), doc.data)
+        etype = e["type"]
+        code = _CODES.get(etype, etype if "_" in etype and etype.islower() and not etype.endswith("_type")
+                          and not etype.endswith("_parsing") else "invalid_value")
+        if etype.endswith("_type") or etype in ("model_type", "model_attributes_type"):
+            code = "wrong_type"
+        if etype.startswith("date") or etype.startswith("datetime"):
+            code = "date_invalid"
+        key = (loc, code)
+        if key in seen:
+            continue
+        seen.add(key)
+        value = e.get("input") if etype != "missing" else None
+        fix: str | None = None
+        msg = e["msg"]
+        if code == "unknown_field":
+            name = str(loc[-1]) if loc else ""
+            close = difflib.get_close_matches(name, _FIELDS, n=1, cutoff=0.75)
+            msg = f"unknown field {name!r}"
+            fix = f"did you mean {close[0]!r}?" if close else "remove it or check the spelling against the schema"
+            value = name
+            line, col = doc.locate(loc, prefer_key=True)
+        else:
+            line, col = doc.locate(loc)
+        if code == "missing_field":
+            msg = f"required field {loc[-1]!r} is missing"
+            fix = f"add `{loc[-1]}:`"
+        elif code == "invalid_choice":
+            expected = (e.get("ctx") or {}).get("expected")
+            fix = f"use one of {expected}" if expected else None
+        elif code == "date_invalid":
+            fix = "write dates as YYYY-MM-DD"
+        elif code == "wrong_type":
+            if isinstance(value, (dict, list)):
+                value = type(value).__name__
+        if isinstance(value, (dict, list)):
+            value = None
+        problems.append(Problem(code=code, message=msg, file=doc.file, line=line, col=col,
+                                path=format_path(loc) or "(document)", value=value, fix=fix))
+    return problems
+
+
+def load_contract_text(text: str | bytes, file: str = "<input>", base_dir: Path | None = None) -> LoadedContract:
+    raw = text.encode("utf-8") if isinstance(text, str) else text
+    doc = read_yaml(raw, file)
+    if not isinstance(doc.data, dict):
+        raise InputError([Problem("not_a_mapping", "a contract is a YAML mapping of sections", file=file,
+                                  line=1, col=1, value=type(doc.data).__name__,
+                                  fix="start from a template: slakit init --template NAME")])
+    try:
+        model = Contract.model_validate(doc.data)
+    except ValidationError as err:
+        raise InputError(sorted(_from_validation(err, doc), key=lambda p: (p.line or 0, p.col or 0))) from None
+    topo, topo_problems = resolve(model.topology, base_dir or Path("."), file)
+    problems: list[Problem] = []
+    for p in topo_problems:
+        if p.line is None and p.path and p.path.startswith("topology"):
+            loc = _path_tuple(p.path)
+            line, col = doc.locate(loc)
+            p = Problem(**{**p.__dict__, "line": line, "col": col})
+        problems.append(p)
+    for f in check_contract(model, topo):
+        line, col = doc.locate(f.path)
+        problems.append(Problem(f.code, f.message, file=file, line=line, col=col,
+                                path=format_path(f.path), value=f.value, fix=f.fix))
+    if problems:
+        raise InputError(sorted(problems, key=lambda p: (p.line or 0, p.col or 0)))
+    assert topo is not None
+    return LoadedContract(model, topo, file, hashlib.sha256(raw).hexdigest())
+
+
+def _path_tuple(path: str) -> tuple:
+    out: list = []
+    for part in path.replace("]", "").split("."):
+        bits = part.split("[")
+        out.append(bits[0])
+        out.extend(int(b) for b in bits[1:])
+    return tuple(out)
+
+
+def load_contract(path: str | Path) -> LoadedContract:
+    p = Path(path)
+    if not p.exists():
+        raise InputError([Problem("file_not_found", "no such file", file=str(path),
+                                  fix="check the path")])
+    if p.is_dir():
+        raise InputError([Problem("not_a_file", "is a directory", file=str(path), fix="name a contract file")])
+    size = p.stat().st_size
+    if size > MAX_BYTES:
+        raise InputError([Problem("file_too_large", f"file is {size / 1e6:.1f} MB; the limit is "
+                                  f"{MAX_BYTES / 1e6:.0f} MB", file=str(path), value=size,
+                                  fix="list nodes with hostlist expressions (r01-n[01-18]) or an inventory CSV")])
+    return load_contract_text(p.read_bytes(), str(path), p.parent)
+
+
+def dump_contract(model: Contract, schema_ref: str | None = None) -> str:
+    """YAML text that loads back to an equal model."""
+    text = yaml.safe_dump(model.dump(), sort_keys=False, allow_unicode=True, width=100)
+    if schema_ref:
+        text = SCHEMA_URL_COMMENT.format(schema=schema_ref) + "\n" + text
+    return text
