@@ -1,0 +1,216 @@
+"""Shared pieces of the tool-output parsers: the parse error, the record base, text helpers.
+
+Every parser is a pure function `parse_<tool>(text: str) -> Record`. It either returns a
+frozen record or raises `ParseError` (an `InputError` whose single problem has the code
+`unparseable_output`); it raises nothing else, whatever the input.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, fields, is_dataclass
+from typing import Any, Iterator
+
+from slaschema.errors import InputError, Problem
+
+UNPARSEABLE = "unparseable_output"
+
+
+class ParseError(InputError):
+    """The text holds no output of `tool` that the parser recognises."""
+
+    def __init__(self, tool: str, reason: str, file: str | None = None) -> None:
+        self.tool = tool
+        self.reason = reason
+        self.file = file
+        super().__init__(
+            [
+                Problem(
+                    code=UNPARSEABLE,
+                    message=f"cannot parse {tool} output: {reason}",
+                    file=file,
+                    fix=f"pass the unmodified output of {tool}",
+                )
+            ]
+        )
+
+    def with_file(self, file: str) -> "ParseError":
+        return ParseError(self.tool, self.reason, file)
+
+
+def _plain(value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value) if not f.name.startswith("_")}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+@dataclass(frozen=True)
+class Record:
+    """Base of every parsed record: frozen, JSON via `to_json()` (field names are the keys)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return _plain(self)
+
+
+# --------------------------------------------------------------------------- text helpers
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# Prefixes added by launchers and pastes: "[1,0]<stdout>:" (Open MPI --tag-output),
+# " 0: " (srun --label), "> " (markdown quote).
+_MPI_TAG = re.compile(r"^\s*\[\d+,\d+\]<std(?:out|err)>:")
+_SRUN_LABEL = re.compile(r"^\s*\d+: ?")
+_QUOTE = re.compile(r"^\s*> ?")
+
+
+def clean_text(text: str) -> str:
+    """Normalise line ends and drop ANSI escape sequences."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _ANSI.sub("", text)
+
+
+def strip_line_prefix(line: str) -> str:
+    """Remove a launcher tag (`[1,0]<stdout>:`, `0: `) or markdown quote from one line."""
+    m = _MPI_TAG.match(line)
+    if m:
+        return line[m.end():]
+    m = _QUOTE.match(line)
+    if m:
+        return line[m.end():]
+    return line
+
+
+def iter_json_objects(text: str) -> Iterator[tuple[int, Any]]:
+    """Yield (offset, value) for every JSON object embedded in `text`, outermost first.
+
+    Scans for `{` and tries to decode from there; on success, continues after the object.
+    Text around the objects (notes, prompts, fences) is ignored.
+    """
+    decoder = json.JSONDecoder()
+    i = text.find("{")
+    while i != -1:
+        try:
+            value, end = decoder.raw_decode(text, i)
+        except (ValueError, RecursionError):
+            i = text.find("{", i + 1)
+            continue
+        if isinstance(value, dict):
+            yield i, value
+            i = text.find("{", end)
+        else:
+            i = text.find("{", i + 1)
+
+
+def close_truncated_json(text: str) -> str | None:
+    """Close the brackets of a JSON document cut off part way (a pasted excerpt).
+
+    Returns the repaired text, or None when the cut falls inside a string or the text does
+    not start like a JSON object. The caller marks records built from it as incomplete.
+    """
+    start = text.find("{")
+    if start == -1:
+        return None
+    stack: list[str] = []
+    in_str = False
+    esc = False
+    last_complete = start
+    for pos in range(start, len(text)):
+        ch = text[pos]
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+            continue
+        if ch == '"':
+            in_str = True
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]":
+            if not stack or stack[-1] != ch:
+                return None
+            stack.pop()
+            last_complete = pos + 1
+            if not stack:
+                return text[start:last_complete]
+        elif ch == "," and stack:
+            last_complete = pos
+    if in_str or not stack:
+        return None
+    body = text[start:last_complete].rstrip().rstrip(",")
+    # Recompute the open brackets of the kept part.
+    stack = []
+    in_str = esc = False
+    for ch in body:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+            continue
+        if ch == '"':
+            in_str = True
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]" and stack:
+            stack.pop()
+    stripped = body.rstrip()
+    if stripped.endswith(":"):
+        return None
+    return stripped + "".join(reversed(stack))
+
+
+def to_float(value: Any) -> float | None:
+    """Parse a number from `value`, ignoring units ("700.00 W", "41 C", "16x"); None for N/A."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        f = float(value)
+        return f if math.isfinite(f) else None
+    m = re.match(r"\s*([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)", str(value))
+    if not m:
+        return None
+    f = float(m.group(1))
+    return f if math.isfinite(f) else None
+
+
+def to_int(value: Any) -> int | None:
+    """Parse an integer from `value` (decimal, or hex with 0x); None for N/A and non-numbers."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if math.isfinite(value) and value == int(value) else None
+    s = str(value).strip()
+    m = re.match(r"0x([0-9a-fA-F]+)\b", s)
+    if m:
+        return int(m.group(1), 16)
+    m = re.match(r"[-+]?\d+(?![\d.])", s)
+    return int(m.group(0)) if m else None
+
+
+_NA = {"", "n/a", "[n/a]", "na", "not available", "[not supported]", "not supported"}
+
+
+def na_to_none(value: str | None) -> str | None:
+    """None for nvidia-smi's "N/A", "[N/A]", "[Not Supported]", "[Requested functionality ...]"."""
+    if value is None:
+        return None
+    s = value.strip()
+    if s.lower() in _NA or (s.startswith("[") and s.endswith("]")):
+        return None
+    return s
