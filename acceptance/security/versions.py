@@ -1,9 +1,12 @@
 """Version ordering for each scheme the security table uses, and which line a version is on.
 
 Schemes:
-- `dotted`: NVIDIA driver (`570.211.01`), CUDA (`13.0.88`), ConnectX/BlueField firmware
-  (`28.4702.1000`), virtio-net (`25.10.6`). Numeric components compared as integers;
-  missing trailing components count as zero, so `28.4702` == `28.4702.0` < `28.4702.1000`.
+- `dotted`: NVIDIA driver (`570.211.01`), CUDA (`13.0.88`), virtio-net (`25.10.6`). Numeric
+  components compared as integers; missing trailing components count as zero.
+- `firmware`: ConnectX/BlueField firmware `TRAIN.MINOR.SUBMINOR` as devices report it
+  (`28.47.2526`). Tables also write a floor condensed as `TRAIN.MMSS` (`28.4702`): the two-digit
+  minor followed by the leading digits of the four-digit sub-minor, i.e. `28.47.0200`. So
+  `28.47.2526` >= `28.4702` > `28.41.1000`, and a three-field `28.4702.1000` (minor 4702) is above it.
 - `semver`: runc, Docker, containerd, DCGM, dcgm-exporter, NVIDIA Container Toolkit. A
   leading `v` and `+build` metadata are ignored; a pre-release (`1.2.0-rc.1`) sorts before
   its release, identifiers compared as in semver 2.0.
@@ -30,6 +33,7 @@ class Scheme(StrEnum):
     DOTTED = "dotted"
     SEMVER = "semver"
     DEBIAN = "debian"
+    FIRMWARE = "firmware"
 
 
 class LineRule(StrEnum):
@@ -57,7 +61,7 @@ COMPONENTS: dict[str, ComponentKind] = {
     "containerd": ComponentKind(Scheme.SEMVER, LineRule.MAJOR_MINOR, "containerd"),
     "dcgm": ComponentKind(Scheme.SEMVER, LineRule.NONE, "DCGM"),
     "dcgm_exporter": ComponentKind(Scheme.SEMVER, LineRule.NONE, "dcgm-exporter"),
-    "connectx_firmware": ComponentKind(Scheme.DOTTED, LineRule.MAJOR, "ConnectX/BlueField firmware"),
+    "connectx_firmware": ComponentKind(Scheme.FIRMWARE, LineRule.MAJOR, "ConnectX/BlueField firmware"),
     "virtio_net_bluefield": ComponentKind(Scheme.DOTTED, LineRule.LTS_YEAR, "BlueField virtio-net"),
 }
 KERNEL_PREFIX = "linux_kernel_"   # linux_kernel_<distro>_<codename>, e.g. linux_kernel_ubuntu_noble
@@ -161,6 +165,16 @@ def parse_version(text: str, scheme: Scheme | str) -> ParsedVersion:
             raise VersionError(raw, scheme, "expected numbers separated by dots")
         rel = _release_key(m.group(1))
         return ParsedVersion(raw, scheme, tuple(int(p) for p in m.group(1).split(".")), (rel,))
+    if scheme is Scheme.FIRMWARE:
+        m = _DOTTED.match(raw)
+        if not m:
+            raise VersionError(raw, scheme, "expected TRAIN.MINOR.SUBMINOR or TRAIN.MMSS")
+        fields = m.group(1).split(".")
+        if len(fields) == 2 and len(fields[1]) > 2:
+            condensed = fields[1]
+            fields = [fields[0], condensed[:2], condensed[2:].ljust(4, "0")[:4] if condensed[2:] else "0"]
+        nums = tuple(int(p) for p in fields)
+        return ParsedVersion(raw, scheme, nums, (_release_key(".".join(map(str, nums))),))
     if scheme is Scheme.SEMVER:
         m = _SEMVER.match(raw)
         if not m:
