@@ -48,6 +48,46 @@ def _all_field_names() -> set[str]:
 
 _FIELDS = _all_field_names()
 
+def _model_in(tp: Any) -> type[BaseModel] | None:
+    import typing
+
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return tp
+    args = typing.get_args(tp)
+    origin = typing.get_origin(tp)
+    if origin is dict and len(args) == 2:
+        return _model_in(args[1])
+    for a in args:
+        m = _model_in(a)
+        if m is not None:
+            return m
+    return None
+
+
+def _fields_at(loc: tuple) -> set[str]:
+    """Field names allowed at a location, for 'did you mean' suggestions."""
+    cls: type[BaseModel] | None = Contract
+    in_dict = False
+    for part in loc:
+        if cls is None:
+            return set()
+        if isinstance(part, int):
+            continue
+        if in_dict:
+            in_dict = False
+            continue
+        f = cls.model_fields.get(part) or next(
+            (x for x in cls.model_fields.values() if x.alias == part), None)
+        if f is None:
+            return set()
+        import typing
+
+        in_dict = typing.get_origin(f.annotation) is dict or any(
+            typing.get_origin(a) is dict for a in typing.get_args(f.annotation))
+        cls = _model_in(f.annotation)
+    return {f.alias or n for n, f in cls.model_fields.items()} if cls else set()
+
+
 _CODES = {
     "missing": "missing_field",
     "extra_forbidden": "unknown_field",
@@ -105,13 +145,14 @@ def _from_validation(err: ValidationError, doc: YamlDoc) -> list[Problem]:
         msg = e["msg"]
         if code == "unknown_field":
             name = str(loc[-1]) if loc else ""
-            close = difflib.get_close_matches(name, _FIELDS, n=1, cutoff=0.75)
+            allowed = _fields_at(loc[:-1]) or _FIELDS
+            close = difflib.get_close_matches(name, allowed - {name}, n=1, cutoff=0.6)
             msg = f"unknown field {name!r}"
             fix = f"did you mean {close[0]!r}?" if close else "remove it or check the spelling against the schema"
             value = name
             line, col = doc.locate(loc, prefer_key=True)
         else:
-            line, col = doc.locate(loc)
+            line, col = doc.locate(loc, prefer_key=isinstance(_at(doc.data, loc), (dict, list)))
         if code == "missing_field":
             msg = f"required field {loc[-1]!r} is missing"
             fix = f"add `{loc[-1]}:`"
@@ -132,7 +173,7 @@ def _from_validation(err: ValidationError, doc: YamlDoc) -> list[Problem]:
 
 def load_contract_text(text: str | bytes, file: str = "<input>", base_dir: Path | None = None) -> LoadedContract:
     raw = text.encode("utf-8") if isinstance(text, str) else text
-    doc = read_yaml(raw, file)
+    doc = read_yaml(raw, file, collect=True)
     if not isinstance(doc.data, dict):
         raise InputError([Problem("not_a_mapping", "a contract is a YAML mapping of sections", file=file,
                                   line=1, col=1, value=type(doc.data).__name__,
@@ -140,7 +181,11 @@ def load_contract_text(text: str | bytes, file: str = "<input>", base_dir: Path 
     try:
         model = Contract.model_validate(doc.data)
     except ValidationError as err:
-        raise InputError(sorted(_from_validation(err, doc), key=lambda p: (p.line or 0, p.col or 0))) from None
+        trap_paths = {p.path for p in doc.problems}
+        schema_problems = [p for p in _from_validation(err, doc) if p.path not in trap_paths]
+        raise InputError(_sorted(doc.problems + schema_problems)) from None
+    if doc.problems:
+        raise InputError(_sorted(doc.problems))
     topo, topo_problems = resolve(model.topology, base_dir or Path("."), file)
     problems: list[Problem] = []
     for p in topo_problems:
@@ -150,13 +195,26 @@ def load_contract_text(text: str | bytes, file: str = "<input>", base_dir: Path 
             p = Problem(**{**p.__dict__, "line": line, "col": col})
         problems.append(p)
     for f in check_contract(model, topo):
-        line, col = doc.locate(f.path)
+        line, col = doc.locate(f.path, prefer_key=isinstance(_at(doc.data, f.path), (dict, list)))
         problems.append(Problem(f.code, f.message, file=file, line=line, col=col,
                                 path=format_path(f.path), value=f.value, fix=f.fix))
     if problems:
-        raise InputError(sorted(problems, key=lambda p: (p.line or 0, p.col or 0)))
+        raise InputError(_sorted(problems))
     assert topo is not None
     return LoadedContract(model, topo, file, hashlib.sha256(raw).hexdigest())
+
+
+def _sorted(problems: list[Problem]) -> list[Problem]:
+    return sorted(problems, key=lambda p: (p.line or 0, p.col or 0))
+
+
+def _at(data: Any, loc: tuple) -> Any:
+    for part in loc:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
 
 
 def _path_tuple(path: str) -> tuple:

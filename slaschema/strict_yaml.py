@@ -49,6 +49,7 @@ _STD_TAGS = {
 class YamlDoc:
     data: Any
     file: str
+    problems: list[Problem] = field(default_factory=list)                     # value-level traps
     positions: dict[Path, tuple[int, int]] = field(default_factory=dict)       # value marks
     key_positions: dict[Path, tuple[int, int]] = field(default_factory=dict)   # key marks
 
@@ -196,8 +197,12 @@ class _TooLarge(Exception):
         self.node = node
 
 
-def read_yaml(text: str | bytes, file: str = "<input>") -> YamlDoc:
-    """Parse one YAML document strictly. Raises InputError with every problem found."""
+def read_yaml(text: str | bytes, file: str = "<input>", collect: bool = False) -> YamlDoc:
+    """Parse one YAML document strictly. Raises InputError with every problem found.
+
+    With `collect`, value-level traps (ambiguous booleans, duplicate keys, ...) are
+    returned in `doc.problems` so the caller can add the schema's problems to them.
+    """
     if isinstance(text, bytes):
         if len(text) > MAX_BYTES:
             raise InputError([_size_problem(file, len(text))])
@@ -244,9 +249,10 @@ def read_yaml(text: str | bytes, file: str = "<input>") -> YamlDoc:
     except RecursionError:
         raise InputError([Problem("yaml_too_complex", "document is nested too deeply or recursive",
                                   file=file, fix="flatten the structure")]) from None
-    if reader.problems:
+    if reader.problems and not collect:
         raise InputError(reader.problems)
-    return YamlDoc(data=data, file=file, positions=reader.positions, key_positions=reader.key_positions)
+    return YamlDoc(data=data, file=file, problems=reader.problems, positions=reader.positions,
+                   key_positions=reader.key_positions)
 
 
 def _size_problem(file: str, size: int) -> Problem:
