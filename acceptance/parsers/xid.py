@@ -1,0 +1,206 @@
+"""NVIDIA Xid events in a kernel log (`dmesg`, `dmesg -T`, `journalctl -k`, syslog) → `XidRecord`.
+
+Recognised lines:
+  `NVRM: Xid (PCI:0000:9b:00): 119, pid=2024380, name=nvidia-smi, <message>`
+  (the `PCI:` prefix, `pid=` and `name=` are optional; `pid='<unknown>'` gives None),
+  and the driver's "GPU ... has fallen off the bus" report, which prints no Xid line on some
+  drivers: it becomes an event with xid 79 and kind "fell_off_bus".
+Timestamps are kept as printed (`timestamp`) — dmesg -T and journalctl carry no time zone,
+so the parser does not invent one — and the seconds since boot of plain dmesg (`uptime_s`).
+
+The action for each Xid comes from the policy table `xid_policy.csv` (shipped next to this
+module; columns xid, name, action, nonfatal_action, nvidia_immediate_action, note, source):
+  drain    take the node out of service for hardware investigation / RMA
+  reboot   reboot the node
+  reset    reset the GPU before it takes work again
+  monitor  application-level or informational; watch for recurrence
+  investigate  not in the table (unknown Xid), or Xid 154 without a recognisable action
+Xid 144–150 (NVLink5) use `nonfatal_action` when the message says "Nonfatal"; Xid 154
+takes the action the driver names in its message.
+
+Stable JSON of `XidRecord.to_json()`:
+  tool "xid", lines_scanned, events: list of
+    xid, kind ("xid" | "fell_off_bus"), pci, pid, process, message, timestamp, uptime_s,
+    host, line (1-based), action
+  xids (distinct, sorted), counts {xid: n}, worst_action (drain > reboot > reset >
+  investigate > monitor; None without events)
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+from acceptance.parsers._common import ParseError, Record, clean_text
+
+TOOL = "xid"
+
+ACTIONS = ("drain", "reboot", "reset", "investigate", "monitor")  # worst first
+
+_XID = re.compile(
+    r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-9A-Fa-f])?)\):\s*(\d+),\s*(.*?)\s*$"
+)
+_PID = re.compile(r"^pid=(?:'?<unknown>'?|'?N/A'?|'?(\d+)'?),\s*")
+_NAME = re.compile(r"^name=(\S*?),\s*")
+_FELL = re.compile(r"fallen off the bus", re.I)
+_FELL_PCI = re.compile(r"NVIDIA GPU\s+(?:at\s+)?(?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-9A-Fa-f])?)|PCI:([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-9A-Fa-f])?)")
+_UPTIME = re.compile(r"\[\s*(\d+\.\d+)\]")
+_CTIME = re.compile(r"\[((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2}\s+\d{1,2} \d\d:\d\d:\d\d \d{4})\]")
+_ISO = re.compile(r"^\s*(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s+(\S+)\s+kernel:")
+_SYSLOG = re.compile(r"^\s*([A-Z][a-z]{2}\s+\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?)\s+(\S+)\s+kernel:")
+_NHC = re.compile(r"^\s*([A-Za-z0-9][\w.-]*) \| ")
+_STATE_154 = [
+    (re.compile(r"reboot", re.I), "reboot"),
+    (re.compile(r"drain", re.I), "drain"),
+    (re.compile(r"reset", re.I), "reset"),
+]
+
+
+@dataclass(frozen=True)
+class XidPolicy(Record):
+    xid: int
+    name: str
+    action: str
+    nonfatal_action: str | None
+    nvidia_immediate_action: str | None
+    note: str
+    source: str
+
+
+@lru_cache(maxsize=1)
+def policy_table() -> dict[int, XidPolicy]:
+    """The shipped per-Xid policy, keyed by Xid number."""
+    text = resources.files("acceptance.parsers").joinpath("xid_policy.csv").read_text(encoding="utf-8")
+    table: dict[int, XidPolicy] = {}
+    for row in csv.DictReader(text.splitlines()):
+        table[int(row["xid"])] = XidPolicy(
+            xid=int(row["xid"]), name=row["name"], action=row["action"],
+            nonfatal_action=row["nonfatal_action"] or None,
+            nvidia_immediate_action=row["nvidia_immediate_action"] or None,
+            note=row["note"], source=row["source"],
+        )
+    return table
+
+
+def action_for(xid: int, message: str = "") -> str:
+    """The action for one Xid event under the shipped policy ("investigate" when unknown)."""
+    policy = policy_table().get(xid)
+    if policy is None:
+        return "investigate"
+    if xid == 154:
+        for pattern, action in _STATE_154:
+            if pattern.search(message):
+                return action
+        return "investigate"
+    if policy.nonfatal_action and re.search(r"\bnon-?fatal\b", message, re.I):
+        return policy.nonfatal_action
+    return policy.action
+
+
+@dataclass(frozen=True)
+class XidEvent(Record):
+    xid: int
+    kind: str
+    pci: str | None
+    pid: int | None
+    process: str | None
+    message: str
+    timestamp: str | None
+    uptime_s: float | None
+    host: str | None
+    line: int
+    action: str
+
+
+@dataclass(frozen=True)
+class XidRecord(Record):
+    tool: str
+    lines_scanned: int
+    events: tuple[XidEvent, ...]
+    xids: tuple[int, ...]
+    counts: dict[int, int]
+    worst_action: str | None
+
+
+def _when(prefix: str) -> tuple[str | None, float | None, str | None]:
+    timestamp = host = None
+    m = _ISO.match(prefix) or _SYSLOG.match(prefix)
+    if m:
+        timestamp, host = m.group(1), m.group(2)
+    c = _CTIME.search(prefix)
+    if c and timestamp is None:
+        timestamp = c.group(1)
+    u = _UPTIME.search(prefix)
+    uptime = float(u.group(1)) if u else None
+    n = _NHC.match(prefix)
+    if n and host is None:
+        host = n.group(1)
+    return timestamp, uptime, host
+
+
+def parse_xid(text: str) -> XidRecord:
+    """All Xid events in a kernel log. Raises ParseError only for an empty input."""
+    text = clean_text(text)
+    if not text.strip():
+        raise ParseError(TOOL, "empty kernel log")
+    lines = text.splitlines()
+    events: list[XidEvent] = []
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("#"):
+            continue  # comments around a pasted log, never kernel output
+        m = _XID.search(line)
+        if m:
+            rest = m.group(3)
+            pid = process = None
+            pm = _PID.match(rest)
+            if pm:
+                pid = int(pm.group(1)) if pm.group(1) else None
+                rest = rest[pm.end():]
+                nm = _NAME.match(rest)
+                if nm:
+                    name = nm.group(1).strip("'")
+                    process = None if name in {"", "<unknown>"} else name
+                    rest = rest[nm.end():]
+            xid = int(m.group(2))
+            timestamp, uptime, host = _when(line[: m.start()])
+            events.append(XidEvent(
+                xid=xid, kind="xid", pci=m.group(1).lower(), pid=pid, process=process, message=rest,
+                timestamp=timestamp, uptime_s=uptime, host=host, line=i + 1, action=action_for(xid, rest),
+            ))
+            continue
+        if _FELL.search(line) and ("NVRM" in line or (i > 0 and "NVRM" in lines[i - 1])):
+            window = lines[max(0, i - 2): i + 1]
+            pci = None
+            start = i
+            for k, w in enumerate(window):
+                pm2 = _FELL_PCI.search(w)
+                if pm2:
+                    pci = (pm2.group(1) or pm2.group(2)).lower()
+                    start = max(0, i - 2) + k
+            timestamp, uptime, host = _when(lines[start].split("NVRM:")[0])
+            message = " ".join(re.sub(r"^.*?NVRM:\s*", "", w).strip() for w in lines[start: i + 1])
+            events.append(XidEvent(
+                xid=79, kind="fell_off_bus", pci=pci, pid=None, process=None, message=message,
+                timestamp=timestamp, uptime_s=uptime, host=host, line=start + 1, action=action_for(79, message),
+            ))
+    counts: dict[int, int] = {}
+    for e in events:
+        counts[e.xid] = counts.get(e.xid, 0) + 1
+    worst = None
+    for action in ACTIONS:
+        if any(e.action == action for e in events):
+            worst = action
+            break
+    return XidRecord(
+        tool=TOOL, lines_scanned=len(lines), events=tuple(events), xids=tuple(sorted(counts)),
+        counts=dict(sorted(counts.items())), worst_action=worst,
+    )
+
+
+def split_samples(text: str) -> list[str]:
+    """A kernel log is one sample; Xid events are independent lines."""
+    text = clean_text(text)
+    return [text] if text.strip() else []
