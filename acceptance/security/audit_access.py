@@ -64,10 +64,16 @@ class AccessParams:
 
 
 def _get(obj: Any, name: str) -> Any:
+    """A field of a model or mapping; None when absent. A pydantic field left at its default
+    (not written in the file) counts as absent, so `access:` without `allowed_ports` means
+    "no allow-list" rather than "no port allowed"."""
     if obj is None:
         return None
     if isinstance(obj, Mapping):
         return obj.get(name)
+    fields_set = getattr(obj, "model_fields_set", None)
+    if fields_set is not None and name not in fields_set:
+        return None
     return getattr(obj, name, None)
 
 
@@ -75,12 +81,18 @@ def params_from_contract(contract: Any, criterion_params: Mapping[str, Any] | No
     """Read `access.{provider_staff_keys, customer_keys, allowed_ports}` from a contract
     (model or plain dict); criterion params may add `shared_mounts`, `walk_max_depth`."""
     access = _get(contract, "access")
+    provider = _get(access, "provider_staff_keys")
+    customer = _get(access, "customer_keys")
+    if access is not None and (provider is not None or customer is not None):
+        # One list written means the other is agreed to be empty.
+        provider, customer = provider or [], customer or []
+
     def tup(v: Any) -> tuple[str, ...] | None:
         return None if v is None else tuple(key_text(x) if not isinstance(x, (int, str)) else str(x) for x in v)
     cp = dict(criterion_params or {})
     return AccessParams(
-        provider_staff_keys=tup(_get(access, "provider_staff_keys")),
-        customer_keys=tup(_get(access, "customer_keys")),
+        provider_staff_keys=tup(provider),
+        customer_keys=tup(customer),
         allowed_ports=tup(_get(access, "allowed_ports")),
         shared_mounts=tuple(str(p) for p in cp.get("shared_mounts", ()) or ()),
         walk_max_depth=int(cp.get("walk_max_depth", 3)),
@@ -547,7 +559,7 @@ def evaluate_ports(raw: AccessRaw, params: AccessParams, criterion: str, node: s
     exposed = sorted({(x.address, x.port, x.proto, x.process or "") for x in raw.listeners if not is_loopback(x.address)})
     listing = [f"{a}:{p} ({proc})" if proc else f"{a}:{p}" for a, p, _, proc in exposed]
     if params.allowed_ports is None:
-        return [_v(criterion, node, Status.WARN, "listening sockets", ", ".join(listing) or "none",
+        return [_v(criterion, node, Status.WARN, "listening sockets", f"{len(listing)} non-loopback listeners",
                    "ports listed in the contract (access.allowed_ports)", "no_port_allow_list",
                    "Add `access.allowed_ports` to the contract.", listeners=listing)]
     try:
@@ -565,7 +577,7 @@ def evaluate_ports(raw: AccessRaw, params: AccessParams, criterion: str, node: s
                       f"Stop the service on port {port}, bind it to loopback, firewall it, or add it to "
                       "access.allowed_ports in the contract.", address=addr, port=port, proto=proto, process=proc or None))
     if not out:
-        out.append(_v(criterion, node, Status.PASS, "listening sockets", ", ".join(listing) or "none",
+        out.append(_v(criterion, node, Status.PASS, "listening sockets", f"{len(listing)} non-loopback listeners",
                       f"allowed ports: {', '.join(params.allowed_ports) or 'none'}", "ports_allowed",
                       listeners=listing))
     return out
