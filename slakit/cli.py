@@ -17,6 +17,7 @@ from slakit import __version__
 COMMAND_MODULES = [
     "acceptance.security.cli",
     "slaschema.cli",
+    "acceptance.slurm_cli",
 ]
 
 

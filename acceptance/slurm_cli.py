@@ -1,0 +1,138 @@
+"""Slurm commands: `slakit accept drill`, `slakit watch --slurm`, `slakit reconcile`.
+
+The cluster is the one `srun`/`sinfo` would use from this environment (SLURM_CONF).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import timedelta
+
+import click
+
+from acceptance.cli_group import get_accept_group
+
+
+class DurationType(click.ParamType):
+    """A duration with a unit, as in contracts: 90s, 5m, 1h, PT5M."""
+
+    name = "duration"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, timedelta):
+            return value
+        from pydantic_core import PydanticCustomError
+
+        from slaschema.types import parse_duration
+
+        try:
+            return parse_duration(value)
+        except PydanticCustomError as exc:
+            self.fail(f"{value!r}: {exc.message()}", param, ctx)
+
+
+DURATION = DurationType()
+
+
+def _print_verdicts(verdicts, title: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    for col in ("criterion", "node", "status", "measured", "expected", "reason"):
+        table.add_column(col)
+    for v in verdicts:
+        measured = "" if v.measured is None else (f"{v.measured} s" if isinstance(v.measured, float) else str(v.measured))
+        table.add_row(v.criterion, v.node or "", str(v.status), measured, v.expected, v.reason)
+    Console().print(table)
+    for v in verdicts:
+        if v.remediation:
+            click.echo(f"{v.node}: {v.criterion}: {v.remediation}")
+
+
+@click.command("drill")
+@click.option("--node", required=True, help="Node to take out of service (Slurm node name).")
+@click.option("--fault", type=click.Choice(["marker", "xid"]), default="marker", show_default=True,
+              help="marker: create the file the provider's health check watches; xid: write a "
+                   "synthetic NVIDIA Xid line to the kernel log (needs the confirmation flag).")
+@click.option("--marker", "marker", envvar="SLAKIT_FAULT_MARKER", default="/run/slakit/fault/{node}",
+              show_default=True,
+              help="Marker file path; {node} is replaced by the node name. Env: SLAKIT_FAULT_MARKER.")
+@click.option("--kmsg", default="/dev/kmsg", show_default=True, type=click.Path(dir_okay=False),
+              help="Kernel log device for --fault xid.")
+@click.option("--i-understand-this-drains-the-node", "confirmed", is_flag=True,
+              help="Required for --fault xid: the Xid stays in the kernel log and the node stays "
+                   "drained until resumed.")
+@click.option("--contract", type=click.Path(dir_okay=False), help="Judge against support.detection.")
+@click.option("--max", "max_detection", type=DURATION, help="Detection target; overrides the contract.")
+@click.option("--poll", "poll", type=click.FloatRange(min=0.05), default=1.0, show_default=True,
+              help="Seconds between reads of the node state (the measurement's resolution).")
+@click.option("--detect-timeout", type=DURATION, default="10m", show_default=True)
+@click.option("--return-timeout", type=DURATION, default="10m", show_default=True)
+@click.option("--resume-after", type=DURATION,
+              help="Resume the node with scontrol when it is still out of service this long after "
+                   "the fault was cleared (as the provider would after a repair).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def drill(node, fault, marker, kmsg, confirmed, contract, max_detection, poll, detect_timeout,
+          return_timeout, resume_after, fmt) -> None:
+    """Inject a fault on NODE and time detection (DRAIN/DOWN) and return to service.
+
+    Exit 0 when detection is within the target, 1 when it is late or never happens.
+    """
+    import time
+    from pathlib import Path
+
+    from acceptance.drill import (
+        DrillError, MarkerFault, XidFault, judge_drill, read_node_state, resume_node, run_drill,
+    )
+    from acceptance.executors.base import utc_now
+    from acceptance.results import Status, worst
+
+    if fault == "xid" and not confirmed:
+        raise click.UsageError("--fault xid writes to the kernel log and drains the node until it is "
+                               "resumed; add --i-understand-this-drains-the-node")
+    target = max_detection
+    if target is None and contract:
+        from slaschema.cli import load_or_exit
+
+        target = load_or_exit(contract, fmt).model.support.detection
+    if fault == "xid":
+        flt = XidFault(node=node, kmsg=Path(kmsg))
+    else:
+        flt = MarkerFault(Path(marker.replace("{node}", node)))
+    try:
+        result = run_drill(
+            node, flt, read_state=read_node_state, resume=resume_node, clock=utc_now, sleep=time.sleep,
+            poll_s=poll, detect_timeout=detect_timeout, return_timeout=return_timeout,
+            resume_after=resume_after,
+        )
+    except DrillError as exc:
+        if fmt == "json":
+            click.echo(json.dumps({"ok": False, "error": exc.code, "message": str(exc)}, indent=2))
+        else:
+            click.echo(f"drill: {exc} [{exc.code}]", err=True)
+        sys.exit(1)
+    except (RuntimeError, OSError) as exc:
+        click.echo(f"drill: {exc} [drill_io_error]", err=True)
+        sys.exit(1)
+    verdicts = judge_drill(result, target)
+    status = worst(v.status for v in verdicts)
+    if fmt == "json":
+        doc = {"ok": status not in (Status.FAIL, Status.ERROR), "status": str(status),
+               "result": result.to_json(),
+               "target_s": target.total_seconds() if target is not None else None,
+               "verdicts": [_verdict_json(v) for v in verdicts]}
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        _print_verdicts(verdicts, f"Detection drill on {node} ({result.fault})")
+    sys.exit(1 if status in (Status.FAIL, Status.ERROR) else 0)
+
+
+def _verdict_json(v) -> dict:
+    return {"criterion": v.criterion, "node": v.node, "status": str(v.status), "measured": v.measured,
+            "expected": v.expected, "reason": v.reason, "remediation": v.remediation, "details": v.details}
+
+
+def register(group: click.Group) -> None:
+    get_accept_group(group).add_command(drill)
