@@ -89,6 +89,8 @@ _SEMVER = re.compile(
     r"^\s*[vV]?(?P<rel>\d+(?:\.\d+)*)(?:-(?P<pre>[0-9A-Za-z.-]+))?(?:\+(?P<build>[0-9A-Za-z.-]+))?\s*$"
 )
 
+_DEBIAN = re.compile(r"^(?:\d+:)?\d[A-Za-z0-9.+~:-]*?(?:-[A-Za-z0-9.+~]+)?$")
+
 
 def _release_key(release: str) -> tuple[int, ...]:
     parts = [int(p) for p in release.split(".")]
@@ -184,6 +186,9 @@ def parse_version(text: str, scheme: Scheme | str) -> ParsedVersion:
             raise VersionError(raw, scheme, "empty pre-release identifier")
         rel_parts = tuple(int(p) for p in m.group("rel").split("."))
         return ParsedVersion(raw, scheme, rel_parts, (_release_key(m.group("rel")), _pre_key(pre)))
+    # Debian policy: [epoch:]upstream[-revision]; upstream starts with a digit.
+    if not _DEBIAN.match(raw) or raw.endswith("-"):
+        raise VersionError(raw, scheme, "expected [epoch:]upstream[-revision], upstream starting with a digit")
     try:
         dv = DebianVersion(raw)
     except ValueError as exc:
