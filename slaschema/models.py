@@ -323,6 +323,17 @@ class Access(Strict):
     bmc_address: str | None = None
 
 
+# --- lint settings ---------------------------------------------------------------------
+
+class LintDisable(Strict):
+    rule: str = Field(description="Lint rule id, e.g. SLA012")
+    reason: str | None = Field(default=None, description="Why the rule does not apply (required by `slakit lint`)")
+
+
+class LintSettings(Strict):
+    disable: list[LintDisable] = Field(default_factory=list, description="Rules switched off for this file")
+
+
 # --- the contract ------------------------------------------------------------------------
 
 class Contract(Strict):
@@ -339,6 +350,7 @@ class Contract(Strict):
     review: Review = Review()
     termination: Termination = Termination()
     access: Access | None = None
+    lint: LintSettings | None = Field(default=None, description="`slakit lint` settings for this file")
 
     @field_validator("exclusions", mode="before")
     @classmethod
