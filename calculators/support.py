@@ -1,0 +1,250 @@
+"""Support figures (detection, response, restore) and acceptance-delay remedies.
+
+Section 6 of sla-semantics.md. These figures are reported next to the credits; they earn
+credits only where the contract says so (acceptance delay).
+
+Which incidents count
+    An incident counts in the support figures of the period in which it *starts*
+    (`period_start_s <= start < period_end_s`), once, whatever its scope and however many
+    nodes its hostlist names. An incident that runs across a month boundary is therefore
+    measured once, in the month it began, and a quarter's figures are the union of its
+    months' incidents. Planned work announced in advance (`notice_at` present and not
+    after `start`) is left out of all three figures and counted in `planned_excluded`:
+    nobody "detects" or "responds to" work they scheduled.
+
+What is measured
+    - detection: `detected_at - start` against `support.detection`; incidents without
+      `detected_at` are counted but not measured.
+    - response, per severity: `responded_at - reported_at`, or `responded_at - start` when
+      the incident has no `reported_at`, against `support.response[severity]`; incidents
+      without a severity are grouped as `unset` (no target applies).
+    - restore, per scope: `end - start` against `support.restore[scope]`. An incident still
+      open at `as_of` (default: the period end) is not measured, but it is a breach
+      already if `as_of - start` exceeds the target.
+
+A breach is a measured time strictly greater than the target (exactly on target is met).
+Percentiles use the nearest-rank method: P-th percentile = the value at rank
+ceil(P/100 * n) of the sorted measured times, so every figure is a real, whole-second
+observation and the result is the same on every machine.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+from decimal import ROUND_HALF_UP, Decimal
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from calculators.incidents import IncidentLog
+    from slaschema.loader import LoadedContract
+
+SEVERITIES = ("sev1", "sev2", "sev3", "sev4")
+SCOPES = ("node", "rack", "cluster", "site")
+CENT = Decimal("0.01")
+
+
+def percentile(values: list[int] | np.ndarray, p: float) -> int | None:
+    """Nearest-rank percentile of whole seconds; None for no values."""
+    arr = np.sort(np.asarray(values, dtype=np.int64))
+    if arr.size == 0:
+        return None
+    rank = max(1, math.ceil(p / 100 * arr.size))
+    return int(arr[rank - 1])
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One measured quantity for one group (all incidents, a severity or a scope)."""
+
+    target_seconds: int | None
+    count: int                      # incidents in the group
+    measured: int                   # incidents with both timestamps
+    breaches: int | None            # None when the contract sets no target
+    p50_seconds: int | None
+    p95_seconds: int | None
+    max_seconds: int | None
+    breach_ids: tuple[str, ...] = ()
+    open: int = 0                   # restore only: incidents still open at as_of
+
+    @property
+    def met(self) -> bool | None:
+        return None if self.breaches is None else self.breaches == 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"target_seconds": self.target_seconds, "count": self.count, "measured": self.measured,
+                "open": self.open, "breaches": self.breaches, "met": self.met, "p50_seconds": self.p50_seconds,
+                "p95_seconds": self.p95_seconds, "max_seconds": self.max_seconds,
+                "breach_ids": list(self.breach_ids)}
+
+
+@dataclass(frozen=True)
+class SupportReport:
+    period_start: int
+    period_end: int
+    as_of: int
+    incidents: int
+    planned_excluded: int
+    detection: Figure
+    response: dict[str, Figure] = field(default_factory=dict)
+    restore: dict[str, Figure] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "basis": "incidents that start within the period, each once; planned work with notice left out",
+            "from": _iso(self.period_start), "to": _iso(self.period_end), "as_of": _iso(self.as_of),
+            "percentile_method": "nearest-rank",
+            "incidents": self.incidents, "planned_excluded": self.planned_excluded,
+            "detection": self.detection.to_json(),
+            "response": {k: v.to_json() for k, v in self.response.items()},
+            "restore": {k: v.to_json() for k, v in self.restore.items()},
+        }
+
+
+def _iso(sec: int) -> str:
+    return datetime.fromtimestamp(int(sec), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _secs(td: timedelta | None) -> int | None:
+    return None if td is None else int(td.total_seconds())
+
+
+def _figure(ids: np.ndarray, durations: np.ndarray, measured: np.ndarray, target: int | None,
+            open_elapsed: np.ndarray | None = None) -> Figure:
+    vals = durations[measured]
+    breach = np.zeros(len(ids), dtype=bool)
+    n_open = 0
+    if open_elapsed is not None:
+        is_open = ~measured & (open_elapsed >= 0)
+        n_open = int(is_open.sum())
+    if target is not None:
+        breach = measured & (durations > target)
+        if open_elapsed is not None:
+            breach |= is_open & (open_elapsed > target)
+    return Figure(
+        target_seconds=target, count=len(ids), measured=int(measured.sum()),
+        breaches=None if target is None else int(breach.sum()),
+        p50_seconds=percentile(vals, 50), p95_seconds=percentile(vals, 95),
+        max_seconds=int(vals.max()) if vals.size else None,
+        breach_ids=tuple(str(x) for x in ids[breach]), open=n_open)
+
+
+def _col(frame, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(values as int64 with 0 for missing, present mask) of a nullable Int64 column."""
+    s = frame[name]
+    present = s.notna().to_numpy()
+    return s.fillna(0).to_numpy(dtype=np.int64), present
+
+
+def support_report(lc: LoadedContract, log: IncidentLog, period_start_s: int, period_end_s: int,
+                   as_of_s: int | None = None) -> SupportReport:
+    """Support figures for incidents starting in [period_start_s, period_end_s)."""
+    sup = lc.model.support
+    as_of = period_end_s if as_of_s is None else int(as_of_s)
+    f = log.frame
+    f = f[(f["start"] >= period_start_s) & (f["start"] < period_end_s)].drop_duplicates("id", keep="first")
+    notice, has_notice = _col(f, "notice_at")
+    start = f["start"].to_numpy(dtype=np.int64)
+    planned = has_notice & (notice <= start)
+    total = len(f)
+    f = f[~planned]
+    start = f["start"].to_numpy(dtype=np.int64)
+    ids = f["id"].to_numpy(dtype=object)
+
+    det, has_det = _col(f, "detected_at")
+    detection = _figure(ids, det - start, has_det, _secs(sup.detection))
+
+    rep, has_rep = _col(f, "reported_at")
+    resp, has_resp = _col(f, "responded_at")
+    base = np.where(has_rep, rep, start)
+    resp_dur = resp - base
+    sev = f["severity"].to_numpy(dtype=object)
+    response: dict[str, Figure] = {}
+    for s in SEVERITIES + ("unset",):
+        m = np.array([(v == s) if s != "unset" else not isinstance(v, str) for v in sev], dtype=bool)
+        target = _secs(getattr(sup.response, s)) if (sup.response is not None and s != "unset") else None
+        if not m.any() and target is None:
+            continue
+        response[s] = _figure(ids[m], resp_dur[m], has_resp[m], target)
+
+    end, has_end = _col(f, "end")
+    scope = f["scope"].to_numpy(dtype=object)
+    restore: dict[str, Figure] = {}
+    for s in SCOPES:
+        m = scope == s
+        target = _secs(getattr(sup.restore, s)) if sup.restore is not None else None
+        if not m.any() and target is None:
+            continue
+        elapsed = np.where(start[m] <= as_of, as_of - start[m], -1)
+        restore[s] = _figure(ids[m], end[m] - start[m], has_end[m], target, open_elapsed=elapsed)
+
+    return SupportReport(int(period_start_s), int(period_end_s), as_of, total, int(planned.sum()),
+                         detection, response, restore)
+
+
+def compute_support(lc: LoadedContract, log: IncidentLog, period_start_s: int, period_end_s: int,
+                    as_of_s: int | None = None) -> dict[str, Any]:
+    """JSON form of `support_report` (the `support` key of the credits result)."""
+    return support_report(lc, log, period_start_s, period_end_s, as_of_s).to_json()
+
+
+@dataclass(frozen=True)
+class AcceptanceDelay:
+    deadline: date | None
+    accepted_on: date
+    days_late: int
+    credit_per_day_pct: Decimal | None
+    monthly_fee: Decimal
+    credit: Decimal
+    currency: str
+    termination_right: bool
+    termination_right_from: date | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "deadline": self.deadline.isoformat() if self.deadline else None,
+            "accepted_on": self.accepted_on.isoformat(),
+            "days_late": self.days_late,
+            "credit_per_day_pct": None if self.credit_per_day_pct is None else str(self.credit_per_day_pct),
+            "monthly_fee": str(self.monthly_fee),
+            "credit": str(self.credit),
+            "currency": self.currency,
+            "termination_right": self.termination_right,
+            "termination_right_from": self.termination_right_from.isoformat()
+            if self.termination_right_from else None,
+        }
+
+
+def acceptance_delay_record(lc: LoadedContract, accepted_on: date, monthly_fee: Decimal) -> AcceptanceDelay:
+    """Acceptance-delay remedy: whole days late x credit_per_day_late x monthly fee.
+
+    Days late = (accepted_on - deadline) in whole calendar days, 0 when on time. The credit is
+    rounded half-up to cents. The termination right exists once the delay has reached
+    `termination_right_after` (accepted on or after deadline + that duration).
+    """
+    acc = lc.model.acceptance
+    fee = Decimal(monthly_fee)
+    currency = lc.model.contract.currency
+    remedies = acc.remedies
+    per_day = remedies.credit_per_day_late if remedies else None
+    if acc.deadline is None:
+        return AcceptanceDelay(None, accepted_on, 0, per_day, fee, Decimal("0.00"), currency, False, None)
+    days_late = max(0, (accepted_on - acc.deadline).days)
+    credit = Decimal("0.00")
+    if per_day is not None and days_late:
+        credit = (fee * per_day / Decimal(100) * days_late).quantize(CENT, rounding=ROUND_HALF_UP)
+    right_from: date | None = None
+    right = False
+    if remedies is not None and remedies.termination_right_after is not None:
+        after = remedies.termination_right_after
+        right_from = acc.deadline + timedelta(days=math.ceil(after.total_seconds() / 86400))
+        right = accepted_on >= right_from
+    return AcceptanceDelay(acc.deadline, accepted_on, days_late, per_day, fee, credit, currency, right, right_from)
+
+
+def acceptance_delay(lc: LoadedContract, accepted_on: date, monthly_fee: Decimal) -> dict[str, Any]:
+    """JSON form of `acceptance_delay_record` (goes into the result's `termination` key)."""
+    return acceptance_delay_record(lc, accepted_on, monthly_fee).to_json()
