@@ -133,7 +133,7 @@ class WalkResult:
 @dataclass(frozen=True)
 class AccessRaw:
     sshd_t: CommandResult | None
-    sshd_files: tuple[tuple[str, str], ...]         # (path, text) in the order sshd reads them
+    sshd_files: tuple[tuple[str, int, str], ...]    # (path, first line, text) in the order sshd reads them
     accounts: tuple[Account, ...]
     groups: dict[int, str]
     key_files: tuple[tuple[str, str, str], ...]     # (user, path, text)
@@ -167,7 +167,8 @@ def _hex_addr(hexaddr: str) -> str:
         return str(ipaddress.IPv4Address(raw[::-1]))
     # IPv6: four 32-bit words, each in host (little-endian) order.
     words = b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4))
-    return str(ipaddress.IPv6Address(words))
+    ip6 = ipaddress.IPv6Address(words)
+    return f"::ffff:{ip6.ipv4_mapped}" if ip6.ipv4_mapped is not None else str(ip6)
 
 
 def parse_proc_net_tcp(text: str, proto: str) -> list[Listener]:
@@ -189,20 +190,26 @@ def is_loopback(address: str) -> bool:
     return ip.is_loopback
 
 
-def _sshd_includes(host: Host, path: str, depth: int, out: list[tuple[str, str]]) -> None:
+def _sshd_includes(host: Host, path: str, depth: int, out: list[tuple[str, int, str]]) -> None:
+    """Append (path, first line number, text) segments in the order sshd reads them: an
+    Include's files take the place of the Include line."""
     if depth > 16:
         return
     text = host.read_text(path)
     if text is None:
         return
-    out.append((path, text))
-    for line in text.splitlines():
+    lines = text.splitlines()
+    start = 0
+    for i, line in enumerate(lines):
         tokens = line.split("#", 1)[0].split()
         if len(tokens) >= 2 and tokens[0].lower() == "include":
+            out.append((path, start + 1, "\n".join(lines[start:i])))
             for pattern in tokens[1:]:
                 full = pattern if pattern.startswith("/") else "/etc/ssh/" + pattern
                 for hit in host.glob(full):
                     _sshd_includes(host, hit, depth + 1, out)
+            start = i + 1
+    out.append((path, start + 1, "\n".join(lines[start:])))
 
 
 def _walk(host: Host, mount: str, fstype: str, max_depth: int, max_dirs: int) -> WalkResult:
@@ -270,7 +277,7 @@ def _socket_owners(host: Host) -> dict[int, str]:
 
 def collect(host: Host, params: AccessParams) -> AccessRaw:
     sshd_t = host.run(["sshd", "-T"])
-    files: list[tuple[str, str]] = []
+    files: list[tuple[str, int, str]] = []
     _sshd_includes(host, SSHD_CONFIG, 0, files)
     accounts = parse_passwd(host.read_text("/etc/passwd") or "")
     groups = parse_group(host.read_text("/etc/group") or "")
@@ -329,13 +336,18 @@ def parse_sshd_t(text: str) -> dict[str, str]:
     return out
 
 
-def parse_sshd_files(files: Iterable[tuple[str, str]]) -> SshdConfig:
+def parse_sshd_files(segments: Iterable[tuple[str, int, str]]) -> SshdConfig:
+    """Effective global values from config segments in read order (first value wins)."""
     values: dict[str, str] = {}
     origin: dict[str, str] = {}
     overrides: list[tuple[str, str, str]] = []
-    for path, text in files:
-        in_match = False
-        for n, line in enumerate(text.splitlines(), start=1):
+    in_match = False
+    current = None
+    for path, first, text in segments:
+        if path != current and first == 1:
+            in_match = False           # a Match block ends with its file
+        current = path
+        for n, line in enumerate(text.splitlines(), start=first):
             body = line.split("#", 1)[0].strip()
             if not body:
                 continue
@@ -359,7 +371,7 @@ def parse_sshd_files(files: Iterable[tuple[str, str]]) -> SshdConfig:
     return SshdConfig(values, origin, tuple(overrides), source="config files")
 
 
-def effective_sshd(sshd_t: CommandResult | None, files: tuple[tuple[str, str], ...]) -> SshdConfig:
+def effective_sshd(sshd_t: CommandResult | None, files: tuple[tuple[str, int, str], ...]) -> SshdConfig:
     if sshd_t is not None and sshd_t.ok and sshd_t.stdout.strip():
         vals = parse_sshd_t(sshd_t.stdout)
         from_files = parse_sshd_files(files)
@@ -387,7 +399,8 @@ def evaluate_sshd(raw: AccessRaw, criterion: str, node: str | None) -> list[Verd
         return [_v(criterion, node, Status.ERROR, "sshd", None, "readable sshd configuration",
                    "sshd_config_unreadable", detail=raw.sshd_t.why() if raw.sshd_t else "")]
     cfg = effective_sshd(raw.sshd_t, raw.sshd_files)
-    src = cfg.source if cfg.source == "sshd -T" else f"config files ({', '.join(p for p, _ in raw.sshd_files)})"
+    src = cfg.source if cfg.source == "sshd -T" else \
+        f"config files ({', '.join(dict.fromkeys(p for p, _, _ in raw.sshd_files))})"
     note = {} if cfg.source == "sshd -T" or raw.sshd_t is None else {"sshd_t": raw.sshd_t.why()}
     out = []
     pw = cfg.values["passwordauthentication"].lower()
