@@ -93,7 +93,7 @@ def _is_sysfs(text: str) -> bool:
 def split_samples(text: str) -> list[str]:
     """Each ibstat listing in `text`; a new one starts when a CA name repeats."""
     text = clean_text(text)
-    if _is_sysfs(text) and not re.search(r"^\s*CA\s+'", text, re.M):
+    if _is_sysfs(text) and not any(_CA.match(ln) for ln in text.splitlines()):
         return [text]
     lines = text.splitlines()
     samples: list[list[str]] = []
@@ -115,8 +115,9 @@ def split_samples(text: str) -> list[str]:
 def parse_ibstat(text: str) -> IbstatRecord:
     """Parse the first ibstat listing (or the sysfs snapshot) in `text`."""
     text = clean_text(text)
-    if re.search(r"^\s*CA\s+'", text, re.M):
-        return _parse_ibstat(split_samples(text)[0])
+    samples = split_samples(text) if any(_CA.match(ln) for ln in text.splitlines()) else []
+    if samples:
+        return _parse_ibstat(samples[0])
     if _is_sysfs(text):
         return _parse_sysfs(text)
     raise ParseError(TOOL, "no CA 'name' block and no /sys/class/infiniband lines found")

@@ -1,0 +1,102 @@
+"""Every parser returns a record or raises ParseError, whatever the input; wrapping is tolerated."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from acceptance.parsers import PARSERS, SPLITTERS, ParseError, Record
+from tests.parsers.conftest import FIXTURES, read_realdata
+
+# Real outputs per tool, used as seeds for mutation.
+SEEDS = {
+    "nvidia-smi": "nvidia_smi_default_table_8xH100_nccl-tests-issue264.txt",
+    "nvidia-smi-topo": "nvidia_smi_topo_m_samples.txt",
+    "nccl-tests": "nccl_all_reduce_perf_a100_2node_gcm_fixture.txt",
+    "dcgmi": "dcgmi_diag_r3_text_8xH100_FAIL_fabricmanager_nccl-tests-issue264.txt",
+    "fio": "fio_json_cbt_nvme_randwrite_fio3.42.txt",
+    "ib_write_bw": "ib_write_bw_samples.txt",
+    "ibstat": "ibstat_samples.txt",
+    "xid": "xid_kernel_log_samples.txt",
+}
+
+_TOOLS = sorted(PARSERS)
+
+_TOKENS = list("{}[]<>|#:,.-_=+ \t\n\"'0123456789abcXYZ/\\") + [
+    "NVRM: Xid (", "<nvidia_smi_log>", "</nvidia_smi_log>", "CA '", "#bytes", '"jobs"', "Port 1:",
+    "==NVSMI LOG==", "GPU0", "| Diagnostic | Result |", "# Avg bus bandwidth", "\"fio version\"", "NVIDIA-SMI 1 Driver Version: 1",
+]
+_noise = st.lists(st.sampled_from(_TOKENS), max_size=120).map("".join)
+
+
+def _check(tool: str, text: str) -> None:
+    try:
+        rec = PARSERS[tool](text)
+    except ParseError as exc:
+        assert exc.problems and exc.problems[0].code == "unparseable_output"
+        return
+    assert isinstance(rec, Record)
+    json.dumps(rec.to_json())  # always serialisable
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tool=st.sampled_from(_TOOLS), text=st.one_of(st.text(max_size=300), _noise))
+def test_garbage_never_raises_anything_else(tool, text):
+    _check(tool, text)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tool=st.sampled_from(sorted(SEEDS)), data=st.data())
+def test_mutated_real_outputs_never_raise_anything_else(tool, data):
+    path = FIXTURES.parent.parent.parent / "shared" / "realdata" / SEEDS[tool]
+    if not path.is_file():
+        pytest.skip(f"{path} absent")
+    text = path.read_text(encoding="utf-8")
+    cut = data.draw(st.integers(min_value=0, max_value=len(text)))
+    span = data.draw(st.integers(min_value=0, max_value=200))
+    insert = data.draw(st.text(max_size=20))
+    mutated = text[:cut] + insert + text[cut + span:]
+    _check(tool, mutated)
+    _check(tool, text[:cut])  # truncated output
+
+
+@pytest.mark.parametrize("tool", _TOOLS)
+def test_empty_input_is_unparseable_or_empty(tool):
+    _check(tool, "")
+    for sample in SPLITTERS[tool](""):
+        _check(tool, sample)
+
+
+@pytest.mark.parametrize("tool", sorted(SEEDS))
+def test_wrapping_is_tolerated(tool):
+    text = read_realdata(SEEDS[tool])
+    plain = PARSERS[tool](text).to_json()
+    wrapped = "user@host:~$ some command\r\n```text\r\n" + text.replace("\n", "\r\n") + "\r\n```\r\nuser@host:~$ \r\n"
+    assert _positionless(PARSERS[tool](wrapped).to_json()) == _positionless(plain)
+
+
+def _positionless(doc):
+    """Drop input line numbers, which shift when text is added in front."""
+    if isinstance(doc, dict):
+        return {k: _positionless(v) for k, v in doc.items() if k not in {"line", "lines_scanned"}}
+    if isinstance(doc, list):
+        return [_positionless(v) for v in doc]
+    return doc
+
+
+def test_iperf3_wrapping_is_tolerated():
+    text = (FIXTURES / "iperf3" / "iperf3_tcp_loopback_t2.json").read_text()
+    plain = PARSERS["iperf3"](text).to_json()
+    assert PARSERS["iperf3"]("$ iperf3 -c 127.0.0.1 -J\n```json\n" + text + "\n```\n").to_json() == plain
+
+
+@pytest.mark.parametrize("tool", sorted(SEEDS))
+def test_every_sample_of_every_seed_parses(tool):
+    text = read_realdata(SEEDS[tool])
+    samples = SPLITTERS[tool](text)
+    assert samples
+    for sample in samples:
+        assert isinstance(PARSERS[tool](sample), Record)
