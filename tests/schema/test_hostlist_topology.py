@@ -86,3 +86,12 @@ def test_inventory_missing_file(tmp_path: Path):
     with pytest.raises(InputError) as exc:
         load_contract_text(text, "c.yaml", tmp_path)
     assert "inventory_missing" in exc.value.codes
+
+
+def test_example_inventory_matches_hostlist_topology():
+    from slaschema.loader import load_contract
+    repo = Path(__file__).resolve().parents[2]
+    a = load_contract(repo / "examples" / "gb200-contract.yaml").topology
+    b = load_contract(repo / "examples" / "gb200-contract-inventory.yaml").topology
+    assert a == b
+    assert a.counts() == {"sites": 1, "clusters": 1, "racks": 4, "nodes": 72, "gpus": 288}
