@@ -336,7 +336,8 @@ def parse(raw: VersionsRaw) -> VersionsObservation:
     pkgs = parse_dpkg_kernels(dpkg.stdout) if dpkg is not None and dpkg.ok else {}
     comp = f"{KERNEL_PREFIX}{os_id}_{codename}" if os_id and codename else "linux_kernel"
     if not release:
-        missing.append(NotFound(comp, "tool_failed", "neither uname -r nor /proc/sys/kernel/osrelease"))
+        code = "tool_not_found" if uname is None or uname.missing else "tool_failed"
+        missing.append(NotFound(comp, code, "no kernel release from uname -r or /proc/sys/kernel/osrelease"))
     elif f"linux-image-{release}" in pkgs:
         installed.append(Installed(comp, pkgs[f"linux-image-{release}"], f"dpkg-query linux-image-{release}",
                                    extra={"running": release}))
