@@ -207,15 +207,18 @@ _CSV_NOT_GPU = {"retired_pages.address", "pid", "process_name", "used_memory", "
 
 
 def _header_key(col: str) -> str:
-    return re.sub(r"\s*\[[^\]]*\]\s*$", "", col.strip()).strip()
+    return col.split("[", 1)[0].strip()
+
+
+_HEADER_LINE = re.compile(r"^\s*[A-Za-z0-9_.]+(?: \[[^\]]*\])?(?:\s*,\s*[A-Za-z0-9_.]+(?: \[[^\]]*\])?)*\s*$")
 
 
 def _is_csv_header(line: str) -> bool:
+    if not _HEADER_LINE.match(line):
+        return False
     cols = [_header_key(c) for c in line.split(",")]
     keys = set(cols)
-    return len(cols) >= 1 and bool(keys & _CSV_KNOWN) and not (keys & _CSV_NOT_GPU) and all(
-        re.fullmatch(r"[A-Za-z0-9_.]+", c) for c in cols
-    ) and ("," in line or cols[0] in _CSV_KNOWN)
+    return bool(keys & _CSV_KNOWN) and not (keys & _CSV_NOT_GPU) and ("," in line or cols[0] in _CSV_KNOWN)
 
 
 def _csv_blocks(text: str) -> list[tuple[int, int]]:
