@@ -20,6 +20,7 @@ COMMAND_MODULES = [
     "acceptance.slurm_cli",
     "slaschema.lint.cli",
     "acceptance.parsers.cli",
+    "calculators.importers.cli",
 ]
 
 

@@ -1,0 +1,108 @@
+"""`slakit import lanl | csv`: convert other incident-log shapes to slakit's CSV."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+
+def _read(path: str) -> str:
+    return Path(path).read_bytes().decode("utf-8-sig", errors="replace")
+
+
+def _fail(problems) -> None:
+    from slaschema.cli import emit_problems
+
+    emit_problems(problems, "table")
+    sys.exit(1)
+
+
+def _report_skipped(result) -> None:
+    for p in result.skipped:
+        click.echo(f"skipped: {p.format()}", err=True)
+
+
+def _write(frame, out: str) -> None:
+    from calculators.importers.common import to_csv_text, write_csv
+
+    if out == "-":
+        click.echo(to_csv_text(frame), nl=False)
+    else:
+        write_csv(frame, out)
+
+
+@click.group("import")
+def import_group() -> None:
+    """Convert incident logs from other systems into slakit's incident-log CSV."""
+
+
+@import_group.command("lanl")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", "out", default="-", show_default=True, help="Incident-log CSV to write ('-': stdout)")
+@click.option("--inventory-out", type=click.Path(dir_okay=False), help="Also write the inventory CSV "
+              "(node,rack,cluster,site,gpus) for a contract's `topology.inventory`")
+@click.option("--tz", "tz", default="America/Denver", show_default=True, help="Zone of the table's local times")
+@click.option("--nodes-per-rack", type=click.IntRange(1, 100_000), default=32, show_default=True,
+              help="The table has no racks: group this many consecutive node numbers per rack")
+@click.option("--gpus-per-node", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Capacity units per node written to the inventory")
+@click.option("--site", default="lanl", show_default=True, help="Site id for every system")
+@click.option("--skip-bad-rows", is_flag=True, help="Leave bad rows out (listed on stderr) instead of failing")
+def import_lanl(file: str, out: str, inventory_out: str | None, tz: str, nodes_per_rack: int, gpus_per_node: int,
+                site: str, skip_bad_rows: bool) -> None:
+    """Convert the LANL HPC failure table (LA-UR-05-7318) FILE.
+
+    System -> cluster s<System>, nodenum -> node s<System>-n<num>, Prob Started/Fixed (local
+    time in --tz) -> start/end in UTC, the cause columns -> cause. Exit 1 on bad rows.
+    """
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    from calculators.importers.lanl import convert_lanl
+    from slaschema.fileio import write_atomic
+    from slaschema.errors import InputError
+
+    try:
+        ZoneInfo(tz)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise click.BadParameter(f"unknown time zone {tz!r}", param_hint="--tz") from None
+    try:
+        result = convert_lanl(_read(file), tz=tz, file=file, nodes_per_rack=nodes_per_rack,
+                              gpus_per_node=gpus_per_node, site=site, skip_bad_rows=skip_bad_rows)
+    except InputError as e:
+        _fail(e.problems)
+    _report_skipped(result)
+    _write(result.incidents, out)
+    if inventory_out:
+        assert result.inventory is not None
+        write_atomic(inventory_out, result.inventory.to_csv(index=False, lineterminator="\n"))
+    inv = result.inventory
+    click.echo(f"{len(result.incidents)} incidents, {len(inv) if inv is not None else 0} nodes in "
+               f"{inv['cluster'].nunique() if inv is not None else 0} systems; {len(result.skipped)} rows skipped",
+               err=True)
+
+
+@import_group.command("csv")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--map", "map_file", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="Column-mapping YAML (see examples/ticket-map.yaml)")
+@click.option("-o", "--output", "out", default="-", show_default=True, help="Incident-log CSV to write ('-': stdout)")
+@click.option("--skip-bad-rows", is_flag=True, help="Leave bad rows out (listed on stderr) instead of failing")
+def import_csv(file: str, map_file: str, out: str, skip_bad_rows: bool) -> None:
+    """Convert a ticket-system CSV export FILE using the column map --map."""
+    from calculators.importers.tickets import convert_tickets, load_map
+    from slaschema.errors import InputError
+
+    try:
+        cmap = load_map(map_file)
+        result = convert_tickets(_read(file), cmap, file=file, skip_bad_rows=skip_bad_rows)
+    except InputError as e:
+        _fail(e.problems)
+    _report_skipped(result)
+    _write(result.incidents, out)
+    click.echo(f"{len(result.incidents)} incidents; {len(result.skipped)} rows skipped", err=True)
+
+
+def register(group: click.Group) -> None:
+    group.add_command(import_group)
