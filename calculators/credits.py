@@ -1,0 +1,116 @@
+"""Exact fee and credit arithmetic (sla-semantics.md, sections 4 and 5).
+
+Everything is rational arithmetic on Python ints held in numpy object arrays (one entry per
+unit or node, a few vector operations per scope), so there is no float and no rounding
+until the single half-up rounding of each node's monthly credit to cents.
+
+A unit's loss in a month is `lnum / dn` seconds: `dn = 1` for ordinary downtime, `dn =
+gpus` for a node whose degraded time counts proportionally (`lnum` is then lost
+GPU-seconds). Availability is `1 - lnum / (dn * M)` for a month of `M` seconds.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from fractions import Fraction
+
+import numpy as np
+
+from slaschema.models import Pricing, ServiceLevel
+
+
+def ratio(d: Decimal | int) -> tuple[int, int]:
+    n, q = Decimal(d).as_integer_ratio()
+    return int(n), int(q)
+
+
+def obj(a) -> np.ndarray:
+    """An object array of Python ints (exact, no overflow)."""
+    return np.asarray(a, dtype=np.int64).astype(object)
+
+
+def below(lnum: np.ndarray, dn: np.ndarray, month_s: int, threshold: Decimal) -> np.ndarray:
+    """Availability strictly below `threshold` percent (equal is not below)."""
+    p, q = ratio(threshold)
+    total = dn * month_s
+    return np.asarray((100 * q) * (total - lnum) < p * total, dtype=bool)
+
+
+def availability_e4(lnum: np.ndarray, dn: np.ndarray, month_s: int) -> np.ndarray:
+    """Availability in percent x 10**4, rounded half-up (display only)."""
+    total = dn * month_s
+    return (2 * 10**6 * (total - lnum) + total) // (2 * total)
+
+
+def pct_text(e4: int) -> str:
+    return f"{e4 // 10000}.{e4 % 10000:04d}"
+
+
+def tiered(lnum: np.ndarray, dn: np.ndarray, month_s: int, sl: ServiceLevel
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Credit share per unit: `(credit_pct Decimal, num, den)`; largest tier that applies."""
+    n = len(lnum)
+    tiers = sorted(sl.credits or [], key=lambda t: t.credit)   # later (larger) credits win
+    best = np.full(n, -1, dtype=np.int64)
+    for i, tier in enumerate(tiers):
+        best = np.where(below(lnum, dn, month_s, tier.below), i, best)
+    pcts = [t.credit for t in tiers]
+    pct = np.array(pcts + [Decimal(0)], dtype=object)[best]          # index -1 -> no credit
+    num = np.array([ratio(x)[0] for x in pcts] + [0], dtype=object)[best]
+    den = np.array([ratio(x)[1] * 100 for x in pcts] + [1], dtype=object)[best]
+    return pct, num, den
+
+
+def pro_rata(lnum: np.ndarray, dn: np.ndarray, month_s: int, sl: ServiceLevel
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`downtime_hours x fee / hours x multiplier`, capped at the fee, as a share of the fee."""
+    assert sl.pro_rata is not None
+    mn, md = ratio(sl.pro_rata.multiplier)
+    num = lnum * mn
+    den = dn * (month_s * md)
+    over = np.asarray(num > den, dtype=bool)
+    num = np.where(over, 1, num).astype(object)
+    den = np.where(over, 1, den).astype(object)
+    pct = np.full(len(num), None, dtype=object)                     # computed for display
+    return pct, num, den
+
+
+def fee_fraction(pricing: Pricing, gpus: np.ndarray, month_s: int) -> tuple[np.ndarray, int]:
+    """Per-node fee as `num / den` (den shared): gpus x per_gpu_hour x hours, or per_node_month."""
+    if pricing.per_gpu_hour is not None:
+        pn, pd = ratio(pricing.per_gpu_hour)
+        return obj(gpus) * (pn * month_s), pd * 3600
+    assert pricing.per_node_month is not None
+    pn, pd = ratio(pricing.per_node_month)
+    out = np.empty(len(gpus), dtype=object)
+    out[:] = pn
+    return out, pd
+
+
+def cents_half_up(num, den):
+    """`num/den` currency units -> cents, rounded half-up (non-negative amounts)."""
+    return (200 * num + den) // (2 * den)
+
+
+def cents_floor(num, den):
+    return (100 * num) // den
+
+
+def money(cents: int) -> str:
+    cents = int(cents)
+    sign = "-" if cents < 0 else ""
+    cents = abs(cents)
+    return f"{sign}{cents // 100}.{cents % 100:02d}"
+
+
+def money_decimal(cents: int) -> Decimal:
+    return Decimal(int(cents)).scaleb(-2)
+
+
+def exact_money(value: Fraction) -> str:
+    """Exact amount as text: cents when exact to the cent, more digits only when needed."""
+    c = value * 100
+    if c.denominator == 1:
+        return money(int(c))
+    d = Decimal(value.numerator) / Decimal(value.denominator)
+    return format(d.normalize(), "f")

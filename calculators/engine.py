@@ -1,0 +1,674 @@
+"""Incident log -> each unit's downtime per month -> availability -> credits.
+
+Implements sla-semantics.md sections 1-5 and the chronic-failure trigger of section 6.
+The public entry point is `compute(lc, log, periods, as_of=None, accepted_on=None)`.
+
+Pipeline (every step is a few vectorised numpy passes over all incidents at once):
+ 1. open incidents end at `as_of`; `degraded` rows are dropped (`ignore`), made `down`,
+    or kept as proportional losses;
+ 2. exclusions per incident row: notice rule, then the monthly cap per (category, scope,
+    target), spent in chronological order on the union of that target's excluded time;
+ 3. counted parts are propagated site -> cluster -> rack -> node;
+ 4. node down time is merged and `min_outage` drops short merged outages;
+ 5. rack rule (k of n nodes down) and `nodes_follow_rack`;
+ 6. cluster rule (share of nodes up below X%, exact integer test) and `nodes_follow_cluster`;
+ 7. site: its own incidents, or all its clusters down;
+ 8. per month: seconds of downtime (or lost GPU-seconds for proportional degraded time),
+    excluded seconds, availability, credits (see `calculators.credits`).
+
+Decisions where the spec leaves room (also in docs of `Result`):
+ - `min_outage` applies to sites as it does to racks and clusters;
+ - proportional degraded time: a node's degraded incidents are merged among themselves and
+   a merged degraded stretch shorter than `min_outage` is dropped; time a node is down
+   counts in full, degraded time only where the node is not down;
+ - excluded seconds of a unit are the excluded time of the unit and of the units above it
+   that is not downtime of the unit;
+ - a closed incident is used as logged even if it ends after `as_of`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+
+from calculators import credits as cr
+from calculators.intervals import (MAX_TIME, Intervals, a_minus_b, at_least, clip, concat, csr, drop_short,
+                                   expand, merge, merge_labels, overlap_pairs, seconds_in)
+from calculators.periods import Period, month_bounds, parse_periods
+
+SCOPES = ("node", "rack", "cluster", "site")
+NODE, RACK, CLUSTER, SITE = 0, 1, 2, 3
+F_NOTICE, F_CAP, F_UNKNOWN, F_OPEN = 1, 2, 4, 8
+FLAG_NAMES = ((F_NOTICE, "notice_not_met"), (F_CAP, "exclusion_cap_exceeded"),
+              (F_UNKNOWN, "unknown_category"), (F_OPEN, "open_incident"))
+NA = np.iinfo(np.int64).min   # missing value in integer time columns
+DOWN = -1          # `ga` of a piece that makes its unit down
+ALL_GPUS = -2      # `ga` of a degraded piece without gpus_affected: every GPU of the node
+I64 = np.int64
+
+
+def flag_names(bits: int) -> list[str]:
+    return [name for bit, name in FLAG_NAMES if bits & bit]
+
+
+@dataclass(frozen=True)
+class Pieces:
+    """Parts of incidents on units of one scope (times relative to the run's origin)."""
+
+    iv: Intervals
+    row: np.ndarray      # position of the incident row in the log frame
+    flags: np.ndarray    # F_* bits
+    ga: np.ndarray       # DOWN, ALL_GPUS, or GPUs lost (degraded, proportional)
+
+    def __len__(self) -> int:
+        return len(self.row)
+
+    def take(self, idx) -> Pieces:
+        return Pieces(self.iv.take(idx), self.row[idx], self.flags[idx], self.ga[idx])
+
+    @staticmethod
+    def empty() -> Pieces:
+        z = np.zeros(0, dtype=I64)
+        return Pieces(Intervals.empty(), z, z.copy(), z.copy())
+
+    @staticmethod
+    def cat(*parts: Pieces) -> Pieces:
+        parts = tuple(p for p in parts if len(p))
+        if not parts:
+            return Pieces.empty()
+        return Pieces(concat(*(p.iv for p in parts)), np.concatenate([p.row for p in parts]),
+                      np.concatenate([p.flags for p in parts]), np.concatenate([p.ga for p in parts]))
+
+    def down(self) -> Pieces:
+        return self.take(self.ga == DOWN)
+
+
+class Tree:
+    """Index arrays of the topology: owners up the tree and children (CSR) down it."""
+
+    def __init__(self, topo) -> None:
+        nr = np.asarray(topo.node_rack, dtype=I64)
+        rc = np.asarray(topo.rack_cluster, dtype=I64)
+        cs = np.asarray(topo.cluster_site, dtype=I64)
+        self.size = (len(topo.nodes), len(topo.racks), len(topo.clusters), len(topo.sites))
+        self.up = {(NODE, RACK): nr, (NODE, CLUSTER): rc[nr], (NODE, SITE): cs[rc[nr]],
+                   (RACK, CLUSTER): rc, (RACK, SITE): cs[rc], (CLUSTER, SITE): cs}
+        self.gpus = np.asarray(topo.node_gpus, dtype=I64)
+        self.names = (topo.nodes, topo.racks, topo.clusters, topo.sites)
+        self._csr: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+
+    def owner(self, child: int, parent: int) -> np.ndarray:
+        if child == parent:
+            return np.arange(self.size[child], dtype=I64)
+        return self.up[(child, parent)]
+
+    def children(self, parent: int, child: int) -> tuple[np.ndarray, np.ndarray]:
+        if (parent, child) not in self._csr:
+            self._csr[(parent, child)] = csr(self.up[(child, parent)], self.size[parent])
+        return self._csr[(parent, child)]
+
+    def count(self, child: int, parent: int) -> np.ndarray:
+        """Number of `child` units under each `parent` unit."""
+        return np.bincount(self.owner(child, parent), minlength=self.size[parent]).astype(I64)
+
+    def push_down(self, p: Pieces, parent: int, child: int) -> Pieces:
+        if not len(p):
+            return Pieces.empty()
+        ptr, kids = self.children(parent, child)
+        rows, unit = expand(p.iv.unit, ptr, kids)
+        return Pieces(Intervals(unit, p.iv.start[rows], p.iv.end[rows]), p.row[rows], p.flags[rows], p.ga[rows])
+
+    def spread(self, iv: Intervals, parent: int, child: int) -> Intervals:
+        if not len(iv):
+            return Intervals.empty()
+        ptr, kids = self.children(parent, child)
+        rows, unit = expand(iv.unit, ptr, kids)
+        return Intervals(unit, iv.start[rows], iv.end[rows])
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Every intermediate interval set of one run (relative times; `base` is the origin)."""
+
+    base: int
+    as_of: int
+    periods: tuple[Period, ...]
+    counted: tuple[Pieces, ...]        # per scope, incl. parts pushed down from above
+    excluded: tuple[Pieces, ...]       # per scope, incl. parts pushed down from above
+    node_down: Intervals               # step 4: merged, after min_outage
+    node_short: Intervals              # step 4: merged outages dropped by min_outage
+    rack_rule: Intervals               # times >= k nodes down (before merging with incidents)
+    rack_down: Intervals
+    rack_short: Intervals
+    node_after_rack: Intervals
+    cluster_rule: Intervals
+    cluster_down: Intervals
+    cluster_short: Intervals
+    node_final: Intervals
+    site_rule: Intervals
+    site_down: Intervals
+    site_short: Intervals
+    degraded: Pieces                   # surviving proportional pieces (node scope, ga = GPUs lost)
+    degraded_short: Pieces             # degraded pieces dropped by min_outage
+
+    def final(self, scope: int) -> Intervals:
+        return (self.node_final, self.rack_down, self.cluster_down, self.site_down)[scope]
+
+
+class EngineError(ValueError):
+    """The log does not fit the contract (a unit the topology lacks, times out of range)."""
+
+
+def _as_epoch(ts: datetime | int | None) -> int | None:
+    if ts is None:
+        return None
+    if isinstance(ts, (int, np.integer)):
+        return int(ts)
+    if ts.tzinfo is None:
+        raise EngineError("as_of must be an aware datetime (with a zone or offset)")
+    return int(ts.timestamp())
+
+
+def _int_col(frame: pd.DataFrame, name: str, na: int) -> np.ndarray:
+    if name not in frame:
+        return np.full(len(frame), na, dtype=I64)
+    col = frame[name]
+    if isinstance(col.dtype, pd.api.extensions.ExtensionDtype):
+        return col.to_numpy(dtype="int64", na_value=na)
+    return np.where(col.isna().to_numpy(), na, col.fillna(na).to_numpy()).astype(I64)
+
+
+def _targets(frame: pd.DataFrame, scope: np.ndarray, tree: Tree) -> np.ndarray:
+    target = np.full(len(frame), -1, dtype=I64)
+    values = frame["target"].astype(str)
+    for code, names in enumerate(tree.names):
+        m = scope == code
+        if m.any():
+            target[m] = pd.Index(names).get_indexer(values[m])
+    bad = np.flatnonzero((target < 0) & (scope >= 0))
+    if len(bad):
+        r = int(bad[0])
+        raise EngineError(f"incident {frame['id'].iloc[r]!r}: unknown {SCOPES[scope[r]]} {values.iloc[r]!r}")
+    if (scope < 0).any():
+        r = int(np.flatnonzero(scope < 0)[0])
+        raise EngineError(f"incident {frame['id'].iloc[r]!r}: unknown scope {frame['scope'].iloc[r]!r}")
+    return target
+
+
+def _exclusions(contract, frame, cat_codes, cat_names, scope, target, start, end, notice_at, open_, ga, zone, base):
+    """Split every incident row into counted and excluded pieces (sla-semantics 2)."""
+    n = len(start)
+    kinds = np.zeros(len(cat_names), dtype=I64)          # 0 counted, 1 excludable, 2 unknown
+    notice_s = np.full(len(cat_names), -1, dtype=I64)
+    cap_s = np.full(len(cat_names), -1, dtype=I64)
+    for i, name in enumerate(cat_names):
+        ex = contract.exclusions.get(name)
+        if name == "unplanned":
+            kinds[i] = 0
+        elif ex is None:
+            kinds[i] = 2
+        else:
+            kinds[i] = 1
+            if ex.notice is not None:
+                notice_s[i] = int(ex.notice.total_seconds())
+            if ex.max_per_month is not None:
+                cap_s[i] = int(ex.max_per_month.total_seconds())
+    kind = kinds[cat_codes]
+    flags = np.where(open_, F_OPEN, 0).astype(I64)
+    flags |= np.where(kind == 2, F_UNKNOWN, 0)
+    excl = kind == 1
+    ns = notice_s[cat_codes]
+    need = excl & (ns >= 0)
+    ok = (notice_at != NA) & (notice_at <= (start + base) - ns)
+    late = need & ~ok
+    flags |= np.where(late, F_NOTICE, 0)
+    excl &= ~late
+    cap = cap_s[cat_codes]
+    capped = excl & (cap >= 0)
+
+    rows = np.arange(n, dtype=I64)
+    whole_counted = ~excl
+    counted = [Pieces(Intervals(target[whole_counted], start[whole_counted], end[whole_counted]),
+                      rows[whole_counted], flags[whole_counted], ga[whole_counted])]
+    free = excl & ~capped
+    excluded = [Pieces(Intervals(target[free], start[free], end[free]), rows[free], flags[free], ga[free])]
+    counted_scope = [scope[whole_counted]]
+    excluded_scope = [scope[free]]
+
+    ci = np.flatnonzero(capped)
+    if len(ci):
+        # one group per (category, scope, target); union of its excluded time, cut at months
+        gkey = (cat_codes[ci] * 4 + scope[ci]) * (int(target.max()) + 1) + target[ci]
+        guniq, g = np.unique(gkey, return_inverse=True)
+        g = g.astype(I64)
+        _, _, merged = merge_labels(Intervals(g, start[ci], end[ci]))
+        months = month_bounds(int(merged.start.min()) + base, int(merged.end.max()) + base, zone)
+        mb = np.array([p.start for p in months] + [months[-1].end], dtype=I64) - base
+        m0 = np.searchsorted(mb, merged.start, side="right") - 1
+        m1 = np.searchsorted(mb, merged.end - 1, side="right") - 1
+        cnt = m1 - m0 + 1
+        rep = np.repeat(np.arange(len(merged), dtype=I64), cnt)
+        mi = np.repeat(m0, cnt) + (np.arange(int(cnt.sum()), dtype=I64) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+        pg = merged.unit[rep]
+        ps = np.maximum(merged.start[rep], mb[mi])
+        pe = np.minimum(merged.end[rep], mb[mi + 1])
+        ln = pe - ps
+        new = np.ones(len(ps), dtype=bool)
+        new[1:] = (pg[1:] != pg[:-1]) | (mi[1:] != mi[:-1])
+        csum = np.cumsum(ln)
+        before = csum - ln
+        used = before - before[np.flatnonzero(new)][np.cumsum(new) - 1]
+        gcap = cap_s[(guniq // (int(target.max()) + 1)) // 4][pg]
+        ex = np.clip(gcap - used, 0, ln)
+        over = ex < ln
+        overflow = Intervals(pg[over], ps[over] + ex[over], pe[over])
+        has_ex = ex > 0
+        ex_parts = Intervals(pg[has_ex], ps[has_ex], ps[has_ex] + ex[has_ex])
+        rows_iv = Intervals(g, start[ci], end[ci])
+        for parts, into, extra in ((overflow, counted, F_CAP), (ex_parts, excluded, 0)):
+            a, b = overlap_pairs(rows_iv, parts)
+            r = ci[a]
+            s = np.maximum(start[r], parts.start[b])
+            e = np.minimum(end[r], parts.end[b])
+            into.append(Pieces(Intervals(target[r], s, e), r, flags[r] | extra, ga[r]))
+            (counted_scope if into is counted else excluded_scope).append(scope[r])
+    return (Pieces.cat(*counted), np.concatenate(counted_scope)), (Pieces.cat(*excluded), np.concatenate(excluded_scope))
+
+
+def _views(pieces: Pieces, scope: np.ndarray, tree: Tree, proportional: bool) -> tuple[Pieces, ...]:
+    """For each scope, the pieces on its units: its own plus those pushed down from above."""
+    by = [pieces.take(scope == s) for s in range(4)]
+    out = []
+    for c in range(4):
+        parts = [by[c]] + [tree.push_down(by[p], p, c) for p in range(c + 1, 4)]
+        v = Pieces.cat(*parts)
+        if c > NODE and proportional:
+            v = v.down()            # proportional degraded time never makes a rack/cluster/site down
+        out.append(v)
+    return tuple(out)
+
+
+def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
+    """Run steps 1-7 for the whole log; the intervals every figure is computed from."""
+    contract = lc.model
+    tree = Tree(lc.topology)
+    zone = contract.contract.timezone
+    dt = contract.downtime
+    mo = int(dt.min_outage.total_seconds())
+    frame = log.frame
+    if as_of is None:
+        as_of = max(p.end for p in periods)
+
+    n = len(frame)
+    scope = pd.Index(SCOPES).get_indexer(frame["scope"].astype(str)).astype(I64) if n else np.zeros(0, I64)
+    target = _targets(frame, scope, tree) if n else np.zeros(0, I64)
+    start_abs = _int_col(frame, "start", 0)
+    end_raw = _int_col(frame, "end", NA)
+    open_ = end_raw == NA
+    end_abs = np.where(open_, as_of, end_raw)
+    notice_at = _int_col(frame, "notice_at", NA)
+    degraded = (frame["impact"].astype(str) == "degraded").to_numpy() if n and "impact" in frame else np.zeros(n, bool)
+    gaff = _int_col(frame, "gpus_affected", NA)
+    if dt.degraded == "down":
+        ga = np.full(n, DOWN, dtype=I64)
+        keep = np.ones(n, dtype=bool)
+    elif dt.degraded == "ignore":
+        ga = np.full(n, DOWN, dtype=I64)
+        keep = ~degraded
+    else:
+        ga = np.where(degraded, np.where(gaff == NA, ALL_GPUS, np.maximum(gaff, 0)), DOWN).astype(I64)
+        keep = np.ones(n, dtype=bool)
+    keep &= end_abs > start_abs
+
+    base = min([p.start for p in periods] + ([int(start_abs[keep].min())] if keep.any() else []))
+    base = month_bounds(base, base + 1, zone)[0].start - 86400      # room for the first month's start
+    top = max([as_of] + ([int(end_abs[keep].max())] if keep.any() else []) + [p.end for p in periods])
+    if top - base >= MAX_TIME:
+        raise EngineError("incident times span more than 270 years; check the log's timestamps")
+    if "category" in frame and n:
+        cat_codes, cat_names = pd.factorize(frame["category"].fillna("unplanned").astype(str))
+        cat_codes = cat_codes.astype(I64)
+        cat_names = list(cat_names)
+    else:
+        cat_codes, cat_names = np.zeros(n, dtype=I64), ["unplanned"]
+    k = np.flatnonzero(keep)
+    (cp, cscope), (ep, escope) = _exclusions(
+        contract, frame, cat_codes[k], cat_names, scope[k], target[k], start_abs[k] - base, end_abs[k] - base,
+        notice_at[k], open_[k], ga[k], zone, base)
+    # rows back to frame positions
+    cp = Pieces(cp.iv, k[cp.row], cp.flags, cp.ga)
+    ep = Pieces(ep.iv, k[ep.row], ep.flags, ep.ga)
+    proportional = dt.degraded == "proportional"
+    counted = _views(cp, cscope, tree, proportional)
+    excluded = _views(ep, escope, tree, proportional)
+
+    # step 4: nodes
+    node_p = counted[NODE]
+    node_down, node_short = drop_short(merge(node_p.down().iv), mo)
+    # step 5: racks
+    rack_rule = Intervals.empty()
+    if dt.rack is not None:
+        k_rack = np.full(tree.size[RACK], dt.rack.down_when_nodes_down, dtype=I64)
+        rack_rule = at_least(node_down.relabel(tree.owner(NODE, RACK)), k_rack)
+    rack_down, rack_short = drop_short(merge(concat(counted[RACK].iv, rack_rule)), mo)
+    node_after_rack = node_down
+    if dt.rack is not None and dt.rack.nodes_follow_rack and len(rack_down):
+        node_after_rack = merge(concat(node_down, tree.spread(rack_down, RACK, NODE)))
+    # step 6: clusters
+    cluster_rule = Intervals.empty()
+    if dt.cluster is not None:
+        p, q = cr.ratio(dt.cluster.down_when_available_below)
+        n_nodes = tree.count(NODE, CLUSTER)
+        # down while 100*q*(n - d) < p*n  <=>  d >= floor(n - p*n/(100 q)) + 1
+        threshold = np.array([(int(x) * 100 * q - p * int(x)) // (100 * q) + 1 for x in n_nodes.tolist()],
+                             dtype=I64)
+        cluster_rule = at_least(node_after_rack.relabel(tree.owner(NODE, CLUSTER)), threshold)
+    cluster_down, cluster_short = drop_short(merge(concat(counted[CLUSTER].iv, cluster_rule)), mo)
+    node_final = node_after_rack
+    if dt.cluster is not None and dt.cluster.nodes_follow_cluster and len(cluster_down):
+        node_final = merge(concat(node_after_rack, tree.spread(cluster_down, CLUSTER, NODE)))
+    # step 7: sites
+    site_rule = at_least(cluster_down.relabel(tree.owner(CLUSTER, SITE)), tree.count(CLUSTER, SITE))
+    site_down, site_short = drop_short(merge(concat(counted[SITE].iv, site_rule)), mo)
+
+    # proportional degraded time on nodes
+    deg = node_p.take(node_p.ga != DOWN)
+    deg_keep, deg_short = Pieces.empty(), Pieces.empty()
+    if len(deg):
+        g = tree.gpus[deg.iv.unit]
+        lost = np.where(deg.ga == ALL_GPUS, g, np.minimum(deg.ga, g))
+        deg = Pieces(deg.iv, deg.row, deg.flags, lost)
+        order, block, blocks = merge_labels(deg.iv)
+        long_block = (blocks.end - blocks.start) >= mo
+        deg_keep = deg.take(order[long_block[block]])
+        deg_short = deg.take(order[~long_block[block]])
+        deg_keep = deg_keep.take(deg_keep.ga > 0)
+    return Trace(base, as_of, tuple(periods), counted, excluded, node_down, node_short, rack_rule, rack_down,
+                 rack_short, node_after_rack, cluster_rule, cluster_down, cluster_short, node_final, site_rule,
+                 site_down, site_short, deg_keep, deg_short)
+
+
+
+# --- figures per month ----------------------------------------------------------------------
+
+class IdIndex:
+    """Incident ids per unit, looked up on demand (sorted unit array -> id codes)."""
+
+    def __init__(self, unit: np.ndarray, code: np.ndarray, names: np.ndarray,
+                 extra: tuple[tuple[np.ndarray, IdIndex], ...] = ()) -> None:
+        keyed = np.unique(unit.astype(I64) * (len(names) + 1) + code.astype(I64))
+        self.unit = keyed // (len(names) + 1)
+        self.code = keyed % (len(names) + 1)
+        self.names = names
+        self.extra = extra           # (owner array, parent index): ids of the parent unit too
+
+    def get(self, i: int, default=()) -> tuple[str, ...]:
+        lo, hi = np.searchsorted(self.unit, [i, i + 1])
+        codes = set(self.code[lo:hi].tolist())
+        for owner, parent in self.extra:
+            plo, phi = np.searchsorted(parent.unit, [owner[i], owner[i] + 1])
+            codes.update(parent.code[plo:phi].tolist())
+        if not codes:
+            return default
+        return tuple(self.names[c] for c in sorted(codes))
+
+    def __contains__(self, i: int) -> bool:
+        return bool(self.get(i))
+
+
+def _relabel(p: Pieces, owner: np.ndarray) -> Pieces:
+    return Pieces(p.iv.relabel(owner), p.row, p.flags, p.ga)
+
+
+def _candidates(tr: Trace, tree: Tree, scope: int) -> Pieces:
+    """Pieces that may explain a unit's downtime: its own (and pushed-down) incidents and,
+    for racks, clusters and sites, the node incidents under it (rules)."""
+    own = tr.counted[scope].down()
+    if scope == NODE:
+        return own
+    return Pieces.cat(own, _relabel(tr.counted[NODE].down(), tree.owner(NODE, scope)))
+
+
+def _attribution(tr: Trace, tree: Tree, scope: int, id_codes: np.ndarray, ps: int, pe: int,
+                 pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(unit, id code, flags) of the incident pieces that overlap the unit's downtime in [ps, pe)."""
+    cand, a, b, final = pairs
+    s = np.maximum(np.maximum(cand.iv.start[a], tr.final(scope).start[b]), ps)
+    e = np.minimum(np.minimum(cand.iv.end[a], tr.final(scope).end[b]), pe)
+    hit = a[e > s]
+    unit, rows, flags = cand.iv.unit[hit], cand.row[hit], cand.flags[hit]
+    if scope == NODE and len(tr.degraded):
+        d = tr.degraded
+        m = (np.minimum(d.iv.end, pe) > np.maximum(d.iv.start, ps))
+        unit = np.concatenate([unit, d.iv.unit[m]])
+        rows = np.concatenate([rows, d.row[m]])
+        flags = np.concatenate([flags, d.flags[m]])
+    return unit, id_codes[rows], flags
+
+
+def _flag_bits(n_units: int, groups: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    out = np.zeros(n_units, dtype=I64)
+    for units, flags in groups:
+        for bit, _ in FLAG_NAMES:
+            m = (flags & bit) != 0
+            if m.any():
+                out[np.unique(units[m])] |= bit
+    return out
+
+
+def _in_period(p: Pieces, ps: int, pe: int) -> Pieces:
+    return p.take(np.minimum(p.iv.end, pe) > np.maximum(p.iv.start, ps))
+
+
+def _share_stack(shares: list[tuple[str, np.ndarray, np.ndarray]], stacking: str, n: int):
+    """Per node: the credit share of its fee from all scopes (max or sum, at most 1) and its basis."""
+    best_n = cr.obj(np.zeros(n, dtype=I64))
+    best_d = cr.obj(np.ones(n, dtype=I64))
+    basis = np.full(n, "", dtype=object)
+    for name, num, den in shares:
+        positive = np.asarray(num > 0, dtype=bool)
+        if stacking == "max":
+            better = np.asarray(num * best_d > best_n * den, dtype=bool)
+            best_n = np.where(better, num, best_n)
+            best_d = np.where(better, den, best_d)
+            basis = np.where(better, name, basis)
+        else:
+            best_n = best_n * den + num * best_d
+            best_d = best_d * den
+            basis = np.where(positive, np.where(basis == "", name, basis + "+" + name), basis)
+    over = np.asarray(best_n > best_d, dtype=bool)
+    best_n = np.where(over, 1, best_n).astype(object)
+    best_d = np.where(over, 1, best_d).astype(object)
+    return best_n, best_d, basis
+
+
+def _period_figures(lc, tr: Trace, tree: Tree, period: Period, id_codes, id_names, att_pairs,
+                    excluded_free: tuple[Intervals, ...]):
+    from calculators.result import NodeMonth, PeriodResult, ScopeMonth
+
+    contract = lc.model
+    ps, pe = period.start - tr.base, period.end - tr.base
+    M = period.seconds
+    proportional = contract.downtime.degraded == "proportional"
+    fee_node_num, fee_den = cr.fee_fraction(contract.pricing, tree.gpus, M)
+    seconds = [seconds_in(tr.final(c), ps, pe, tree.size[c]) for c in range(4)]
+
+    scopes: dict[str, ScopeMonth] = {}
+    shares: list[tuple[str, np.ndarray, np.ndarray]] = []
+    indexes: dict[int, IdIndex] = {}
+    dt = contract.downtime
+    for c, name in enumerate(SCOPES):
+        sl = getattr(contract.service_levels, name)
+        if sl is None and not (c == RACK and dt.rack and dt.rack.nodes_follow_rack) \
+                and not (c == CLUSTER and dt.cluster and dt.cluster.nodes_follow_cluster):
+            continue
+        u, codes, fl = _attribution(tr, tree, c, id_codes, ps, pe, att_pairs[c])
+        extra: tuple = ()
+        if c == NODE:
+            for parent, follows in ((RACK, dt.rack and dt.rack.nodes_follow_rack),
+                                    (CLUSTER, dt.cluster and dt.cluster.nodes_follow_cluster)):
+                if follows and parent in indexes:
+                    extra += ((tree.owner(NODE, parent), indexes[parent]),)
+        idx = IdIndex(u, codes, id_names, extra)
+        indexes[c] = idx
+        if sl is None:
+            continue
+        n = tree.size[c]
+        D = seconds[c]
+        if c == NODE and proportional:
+            lnum = tree.gpus * D
+            d = tr.degraded
+            if len(d):
+                restrict = np.isin(tr.node_final.unit, np.unique(d.iv.unit))
+                nf = tr.node_final.take(restrict)
+                prev = 0
+                for v in np.unique(d.ga).tolist():
+                    part = a_minus_b(d.iv.take(d.ga >= v), nf)
+                    lnum = lnum + (v - prev) * seconds_in(part, ps, pe, n)
+                    prev = v
+            dn = cr.obj(tree.gpus)
+        else:
+            lnum = D
+            dn = cr.obj(np.ones(n, dtype=I64))
+        lnum = cr.obj(lnum)
+        excl = seconds_in(excluded_free[c], ps, pe, n)
+        avail = cr.availability_e4(lnum, dn, M)
+        met = ~cr.below(lnum, dn, M, sl.effective_target)
+        if sl.credits is not None:
+            pct, snum, sden = cr.tiered(lnum, dn, M, sl)
+        else:
+            pct, snum, sden = cr.pro_rata(lnum, dn, M, sl)
+        if c == NODE:
+            unum = fee_node_num
+        elif contract.pricing.per_gpu_hour is not None:
+            unum, _ = cr.fee_fraction(contract.pricing, np.bincount(tree.owner(NODE, c), weights=tree.gpus,
+                                                                    minlength=n).astype(I64), M)
+        else:
+            unum = fee_node_num[0] * cr.obj(tree.count(NODE, c)) if len(fee_node_num) else cr.obj(np.zeros(n))
+        credit = cr.cents_half_up(snum * unum, sden * fee_den)
+        own = Pieces.cat(_in_period(tr.counted[c], ps, pe), _in_period(tr.excluded[c], ps, pe))
+        flags = _flag_bits(n, [(u, fl), (own.iv.unit, own.flags)])
+        if c == NODE:
+            for parent, follows in ((RACK, dt.rack and dt.rack.nodes_follow_rack),
+                                    (CLUSTER, dt.cluster and dt.cluster.nodes_follow_cluster)):
+                if follows and parent in indexes:
+                    pu, _, pf = _attribution(tr, tree, parent, id_codes, ps, pe, att_pairs[parent])
+                    flags |= _flag_bits(tree.size[parent], [(pu, pf)])[tree.owner(NODE, parent)]
+        scopes[name] = ScopeMonth(name, tree.names[c], lnum, dn, excl, avail, sl.effective_target, met, pct,
+                                  snum, sden, unum, fee_den, credit, flags, idx,
+                                  proportional and c == NODE, M)
+        shares.append((name, snum[tree.owner(NODE, c)], sden[tree.owner(NODE, c)]))
+
+    n_nodes = tree.size[NODE]
+    share_n, share_d, basis = _share_stack(shares, contract.credits.stacking, n_nodes)
+    node_credit = cr.cents_half_up(share_n * fee_node_num, share_d * fee_den)
+    node_fee = cr.cents_half_up(fee_node_num, fee_den)
+    total_num = int(fee_node_num.sum()) if n_nodes else 0
+    fee_total = cr.cents_half_up(total_num, fee_den)
+    uncapped = int(node_credit.sum()) if n_nodes else 0
+    cap_cents = None
+    total = uncapped
+    if contract.credits.cap is not None:
+        cp, cq = cr.ratio(contract.credits.cap)
+        cap_cents = cr.cents_floor(cp * total_num, 100 * cq * fee_den)
+        total = min(total, cap_cents)
+    minimum = contract.credits.minimum
+    mn, md = cr.ratio(minimum)
+    minimum_applied = 0 < total and total * md < mn * 100
+    if minimum_applied:
+        total = 0
+    nodes = NodeMonth(tree.names[NODE], fee_node_num, fee_den, node_fee, node_credit, basis)
+    return PeriodResult(period, fee_total, uncapped, cap_cents, cap_cents is not None and uncapped > cap_cents,
+                        minimum, minimum_applied, total, scopes, nodes)
+
+
+def _chronic(lc, periods: list, tree: Tree) -> dict:
+    chronic = lc.model.termination.chronic
+    if chronic is None:
+        return {"chronic": None}
+    considered = periods[-chronic.within_months:]
+    labels = [p.period.label for p in considered]
+    triggered = []
+    for name in SCOPES:
+        below_by_month = [(p.period.label, ~p.scopes[name].met) for p in considered if name in p.scopes]
+        if not below_by_month:
+            continue
+        count = np.sum([m for _, m in below_by_month], axis=0)
+        for i in np.flatnonzero(count >= chronic.months_below_target).tolist():
+            triggered.append({"scope": name, "id": tree.names[SCOPES.index(name)][i],
+                              "months_below_target": [lab for lab, m in below_by_month if m[i]]})
+    return {"chronic": {
+        "months_below_target": chronic.months_below_target,
+        "within_months": chronic.within_months,
+        "months_considered": labels,
+        "window_complete": len(considered) >= chronic.within_months,
+        "termination_right": bool(triggered),
+        "triggered": triggered,
+    }}
+
+
+def compute(lc, log, periods: list[str] | list[Period], as_of: datetime | int | None = None,
+            accepted_on: date | None = None, support: bool = True):
+    """Downtime, availability and credits for each month in `periods` (labels `YYYY-MM`,
+    `YYYY-Qn`, or `Period`s). Returns a frozen `calculators.result.Result`."""
+    from calculators.result import Result
+
+    zone = lc.model.contract.timezone
+    if periods and isinstance(periods[0], Period):
+        plist = sorted(set(periods))
+    else:
+        plist = parse_periods(list(periods), zone)
+    if not plist:
+        raise EngineError("name at least one period")
+    as_of_s = _as_epoch(as_of)
+    tree = Tree(lc.topology)
+    tr = trace(lc, log, plist, as_of_s)
+    frame = log.frame
+    if len(frame):
+        id_codes, id_names = pd.factorize(frame["id"].astype(str), sort=True)
+        id_names = np.asarray(id_names, dtype=object)
+    else:
+        id_codes, id_names = np.zeros(0, dtype=I64), np.zeros(0, dtype=object)
+    att_pairs = []
+    excluded_free = []
+    for c in range(4):
+        cand = _candidates(tr, tree, c)
+        a, b = overlap_pairs(cand.iv, tr.final(c))
+        att_pairs.append((cand, a, b, tr.final(c)))
+        excluded_free.append(a_minus_b(tr.excluded[c].iv, tr.final(c)))
+    results = [_period_figures(lc, tr, tree, p, id_codes, id_names, att_pairs, tuple(excluded_free))
+               for p in plist]
+    termination = _chronic(lc, results, tree)
+    sup: dict = {}
+    try:
+        from calculators import support as support_mod
+    except ImportError:           # pragma: no cover - support figures ship with the package
+        support_mod = None
+    if support and support_mod is not None:
+        sup = support_mod.compute_support(lc, log, plist[0].start, plist[-1].end, tr.as_of)
+        if accepted_on is not None:
+            termination["acceptance_delay"] = support_mod.acceptance_delay(
+                lc, accepted_on, _deadline_month_fee(lc, tree))
+    return Result(lc.id, getattr(lc, "sha256", None), lc.model.contract.currency, zone, tr.as_of,
+                  getattr(log, "file", None), getattr(log, "sha256", None),
+                  tuple(p.to_json() for p in getattr(log, "skipped", [])), tuple(results), sup, termination)
+
+
+def _deadline_month_fee(lc, tree: Tree):
+    """Monthly fee used for acceptance-delay credits: all nodes, the deadline's month."""
+    from decimal import Decimal
+
+    from calculators.periods import month
+
+    acc = lc.model.acceptance
+    zone = lc.model.contract.timezone
+    d = acc.deadline
+    if d is None:
+        return Decimal("0.00")
+    p = month(d.year, d.month, zone)
+    num, den = cr.fee_fraction(lc.model.pricing, tree.gpus, p.seconds)
+    return cr.money_decimal(cr.cents_half_up(int(num.sum()), den))

@@ -1,0 +1,213 @@
+"""Vectorised operations on half-open integer intervals grouped by unit.
+
+An interval set is three equal-length int64 arrays `(unit, start, end)`. Times are
+non-negative integer seconds below 2**33 (the engine shifts epoch seconds to a local
+origin first), units are non-negative ints below 2**30, so `(unit << 33) | time` is one
+sortable int64 key. Every function is a handful of numpy passes: no Python loop per
+interval or per unit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+SHIFT = 33
+MASK = (1 << SHIFT) - 1
+MAX_TIME = 1 << SHIFT
+I64 = np.int64
+
+
+@dataclass(frozen=True)
+class Intervals:
+    unit: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    @staticmethod
+    def empty() -> Intervals:
+        z = np.zeros(0, dtype=I64)
+        return Intervals(z, z.copy(), z.copy())
+
+    @staticmethod
+    def of(unit, start, end) -> Intervals:
+        return Intervals(np.asarray(unit, dtype=I64), np.asarray(start, dtype=I64), np.asarray(end, dtype=I64))
+
+    def take(self, idx) -> Intervals:
+        return Intervals(self.unit[idx], self.start[idx], self.end[idx])
+
+    def lengths(self) -> np.ndarray:
+        return self.end - self.start
+
+    def relabel(self, mapping: np.ndarray) -> Intervals:
+        """Same intervals, units replaced by `mapping[unit]` (e.g. node -> rack)."""
+        return Intervals(mapping[self.unit], self.start, self.end)
+
+
+def concat(*parts: Intervals) -> Intervals:
+    parts = tuple(p for p in parts if len(p))
+    if not parts:
+        return Intervals.empty()
+    return Intervals(np.concatenate([p.unit for p in parts]), np.concatenate([p.start for p in parts]),
+                     np.concatenate([p.end for p in parts]))
+
+
+def key(unit: np.ndarray, t: np.ndarray) -> np.ndarray:
+    return (unit.astype(I64) << SHIFT) | t.astype(I64)
+
+
+def merge_labels(iv: Intervals) -> tuple[np.ndarray, np.ndarray, Intervals]:
+    """Merge overlapping or touching intervals per unit.
+
+    Returns `(order, block, merged)`: `order` sorts the non-empty input intervals by
+    (unit, start) — indices into the input —, `block[i]` is the merged interval that
+    `order[i]` belongs to, and `merged` is sorted by (unit, start), disjoint per unit.
+    Empty intervals (end <= start) are left out of `order`.
+    """
+    ok = np.flatnonzero(iv.end > iv.start)
+    if len(ok) == 0:
+        return ok, ok.copy(), Intervals.empty()
+    sub = iv.take(ok)
+    o = np.argsort(key(sub.unit, sub.start), kind="stable")
+    order = ok[o]
+    u, s, e = sub.unit[o], sub.start[o], sub.end[o]
+    base = u << SHIFT
+    run = np.maximum.accumulate(base + e)
+    new = np.empty(len(s), dtype=bool)
+    new[0] = True
+    new[1:] = (u[1:] != u[:-1]) | (s[1:] > run[:-1] - base[1:])
+    firsts = np.flatnonzero(new)
+    block = np.cumsum(new) - 1
+    merged = Intervals(u[firsts], s[firsts], np.maximum.reduceat(e, firsts))
+    return order, block, merged
+
+
+def merge(iv: Intervals) -> Intervals:
+    return merge_labels(iv)[2]
+
+
+def drop_short(iv: Intervals, min_len: int) -> tuple[Intervals, Intervals]:
+    """(kept, dropped): intervals shorter than `min_len` seconds are dropped whole."""
+    if min_len <= 0 or not len(iv):
+        return iv, Intervals.empty()
+    keep = (iv.end - iv.start) >= min_len
+    return iv.take(keep), iv.take(~keep)
+
+
+def sweep(iv: Intervals, weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Piecewise-constant sum of `weight` (default 1) over each unit's intervals.
+
+    Returns `(unit, t0, t1, level)`: consecutive segments between event times of the
+    same unit, with the level that holds on `[t0, t1)` (segments of level 0 included).
+    """
+    n = len(iv)
+    if n == 0:
+        z = np.zeros(0, dtype=I64)
+        return z, z.copy(), z.copy(), z.copy()
+    w = np.ones(n, dtype=I64) if weight is None else np.asarray(weight, dtype=I64)
+    k = np.concatenate([key(iv.unit, iv.start), key(iv.unit, iv.end)])
+    d = np.concatenate([w, -w])
+    o = np.argsort(k, kind="stable")
+    k = k[o]
+    level = np.cumsum(d[o])
+    last = np.empty(len(k), dtype=bool)
+    last[-1] = True
+    last[:-1] = k[1:] != k[:-1]
+    k = k[last]
+    level = level[last]
+    u = k >> SHIFT
+    t = k & MASK
+    same = u[1:] == u[:-1]
+    return u[:-1][same], t[:-1][same], t[1:][same], level[:-1][same]
+
+
+def at_least(iv: Intervals, threshold: np.ndarray) -> Intervals:
+    """Merged times where at least `threshold[unit]` of the unit's intervals are active.
+
+    Used for "rack down while >= k of its nodes are down" (nodes' intervals relabelled
+    to their rack, each node's own intervals already disjoint). A threshold <= 0 makes
+    the unit down only where it has any event segment; units without intervals are
+    never returned, so callers handle "always down" thresholds themselves.
+    """
+    u, t0, t1, lv = sweep(iv)
+    if len(u) == 0:
+        return Intervals.empty()
+    hit = lv >= threshold[u]
+    return merge(Intervals(u[hit], t0[hit], t1[hit]))
+
+
+def a_minus_b(a: Intervals, b: Intervals) -> Intervals:
+    """Per unit, the parts of the union of `a` that are not covered by `b`."""
+    if not len(a):
+        return Intervals.empty()
+    if not len(b):
+        return merge(a)
+    both = concat(a, b)
+    w = np.concatenate([np.ones(len(a), dtype=I64), np.full(len(b), 1 << 32, dtype=I64)])
+    u, t0, t1, lv = sweep(both, w)
+    hit = ((lv & 0xFFFFFFFF) > 0) & ((lv >> 32) == 0)
+    return merge(Intervals(u[hit], t0[hit], t1[hit]))
+
+
+def clip(iv: Intervals, lo: int, hi: int) -> Intervals:
+    s = np.maximum(iv.start, lo)
+    e = np.minimum(iv.end, hi)
+    keep = e > s
+    return Intervals(iv.unit[keep], s[keep], e[keep])
+
+
+def seconds_in(iv: Intervals, lo: int, hi: int, n_units: int) -> np.ndarray:
+    """Per unit (0..n_units-1), total seconds of `iv` inside `[lo, hi)` (intervals disjoint per unit)."""
+    s = np.maximum(iv.start, lo)
+    e = np.minimum(iv.end, hi)
+    ln = np.maximum(e - s, 0)
+    if not len(ln):
+        return np.zeros(n_units, dtype=I64)
+    # float64 sums are exact below 2**53 seconds
+    return np.bincount(iv.unit, weights=ln, minlength=n_units).astype(I64)
+
+
+def overlap_pairs(a: Intervals, b: Intervals) -> tuple[np.ndarray, np.ndarray]:
+    """All `(i, j)` with a[i] and b[j] of the same unit overlapping (positive length).
+
+    `b` must be sorted by (unit, start) and disjoint per unit (as `merge` returns it).
+    """
+    if not len(a) or not len(b):
+        z = np.zeros(0, dtype=I64)
+        return z, z.copy()
+    b_start = key(b.unit, b.start)
+    b_end = key(b.unit, b.end)
+    lo = np.searchsorted(b_end, key(a.unit, a.start), side="right")
+    hi = np.searchsorted(b_start, key(a.unit, a.end), side="left")
+    cnt = np.maximum(hi - lo, 0)
+    total = int(cnt.sum())
+    if total == 0:
+        z = np.zeros(0, dtype=I64)
+        return z, z.copy()
+    ai = np.repeat(np.arange(len(a), dtype=I64), cnt)
+    offs = np.arange(total, dtype=I64) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+    bj = np.repeat(lo, cnt) + offs
+    return ai, bj
+
+
+def expand(parent: np.ndarray, ptr: np.ndarray, children: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """CSR expansion: for each `parent[i]`, one row per child. Returns (row index, child)."""
+    cnt = ptr[parent + 1] - ptr[parent]
+    total = int(cnt.sum())
+    rows = np.repeat(np.arange(len(parent), dtype=I64), cnt)
+    offs = np.arange(total, dtype=I64) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+    return rows, children[np.repeat(ptr[parent], cnt) + offs]
+
+
+def csr(owner: np.ndarray, n_parents: int) -> tuple[np.ndarray, np.ndarray]:
+    """Children grouped by owner: `(ptr, children)` with children of p in ptr[p]:ptr[p+1]."""
+    owner = np.asarray(owner, dtype=I64)
+    order = np.argsort(owner, kind="stable")
+    counts = np.bincount(owner, minlength=n_parents)
+    ptr = np.zeros(n_parents + 1, dtype=I64)
+    np.cumsum(counts, out=ptr[1:])
+    return ptr, order.astype(I64)

@@ -1,0 +1,112 @@
+"""Measurement periods: calendar months in the contract's time zone.
+
+A month begins at local midnight on its first day, so in a zone with daylight saving a
+month can have 743 or 745 hours. Bounds are UTC epoch seconds, half-open `[start, end)`.
+A quarter is three months, each computed on its own.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from zoneinfo import ZoneInfo
+
+_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
+_QUARTER = re.compile(r"^(\d{4})-?Q([1-4])$", re.IGNORECASE)
+
+
+class PeriodError(ValueError):
+    """A period label that is not `YYYY-MM` or `YYYY-Qn`."""
+
+
+@dataclass(frozen=True, order=True)
+class Period:
+    """One calendar month in a zone: `[start, end)` as UTC epoch seconds."""
+
+    start: int
+    end: int
+    label: str
+    zone: str
+
+    @property
+    def seconds(self) -> int:
+        return self.end - self.start
+
+    @property
+    def hours(self) -> Decimal:
+        """Exact hours in the month (743, 744, 745 ... or a half hour in odd zones)."""
+        return Decimal(self.seconds) / Decimal(3600)
+
+    @property
+    def year(self) -> int:
+        return int(self.label[:4])
+
+    @property
+    def month(self) -> int:
+        return int(self.label[5:7])
+
+    def start_dt(self) -> datetime:
+        return datetime.fromtimestamp(self.start, ZoneInfo(self.zone))
+
+    def end_dt(self) -> datetime:
+        return datetime.fromtimestamp(self.end, ZoneInfo(self.zone))
+
+
+def _local_midnight(year: int, month: int, tz: ZoneInfo) -> int:
+    return int(datetime(year, month, 1, tzinfo=tz).timestamp())
+
+
+def month(year: int, mon: int, zone: str) -> Period:
+    if not 1 <= mon <= 12:
+        raise PeriodError(f"month {mon} is not 1-12")
+    tz = ZoneInfo(zone)
+    ny, nm = (year + 1, 1) if mon == 12 else (year, mon + 1)
+    return Period(_local_midnight(year, mon, tz), _local_midnight(ny, nm, tz), f"{year:04d}-{mon:02d}", zone)
+
+
+def parse_month(text: str, zone: str) -> Period:
+    m = _MONTH.match(text.strip())
+    if not m or not 1 <= int(m.group(2)) <= 12:
+        raise PeriodError(f"{text!r} is not a month; write YYYY-MM such as 2027-02")
+    return month(int(m.group(1)), int(m.group(2)), zone)
+
+
+def parse_quarter(text: str, zone: str) -> list[Period]:
+    m = _QUARTER.match(text.strip())
+    if not m:
+        raise PeriodError(f"{text!r} is not a quarter; write YYYY-Qn such as 2027-Q1")
+    year, q = int(m.group(1)), int(m.group(2))
+    return [month(year, 3 * (q - 1) + i, zone) for i in (1, 2, 3)]
+
+
+def parse_periods(labels: list[str] | tuple[str, ...], zone: str) -> list[Period]:
+    """`YYYY-MM` and `YYYY-Qn` labels -> sorted, de-duplicated months."""
+    out: dict[str, Period] = {}
+    for text in labels:
+        ps = parse_quarter(text, zone) if "q" in text.lower() else [parse_month(text, zone)]
+        for p in ps:
+            out[p.label] = p
+    return sorted(out.values())
+
+
+def shift_label(label: str, months: int) -> str:
+    y, m = int(label[:4]), int(label[5:7])
+    total = y * 12 + (m - 1) + months
+    return f"{total // 12:04d}-{total % 12 + 1:02d}"
+
+
+def month_of(epoch: int, zone: str) -> Period:
+    """The month (in `zone`) that contains the instant."""
+    dt = datetime.fromtimestamp(epoch, ZoneInfo(zone))
+    return month(dt.year, dt.month, zone)
+
+
+def month_bounds(t0: int, t1: int, zone: str) -> list[Period]:
+    """Every month that overlaps `[t0, t1)` (at least the month of t0)."""
+    p = month_of(t0, zone)
+    out = [p]
+    while out[-1].end < t1:
+        out.append(month(*(int(x) for x in shift_label(out[-1].label, 1).split("-")), zone))
+    return out

@@ -1,0 +1,230 @@
+"""The frozen result of a credits computation and its stable JSON form.
+
+Figures are held column-wise (one numpy array per field, one entry per unit), so computing
+a 12,600-node fleet stays fast; `to_json()` and `unit_rows()` build the per-unit records.
+
+JSON shape (stable; money and percentages as decimal strings):
+
+    {"contract", "contract_sha256", "incidents_file", "incidents_sha256", "currency",
+     "timezone", "as_of", "skipped_rows",
+     "periods": [{"period", "start", "end", "hours", "fee_total", "credit_uncapped",
+                  "credit_total", "cap_amount", "cap_applied", "minimum", "minimum_applied",
+                  "units": [{"scope", "id", "downtime_seconds", "excluded_seconds",
+                             "availability_pct", "target_pct", "met", "credit_pct", "fee",
+                             "credit", "incidents", "flags"}],
+                  "nodes": [{"id", "fee", "credit", "basis"}]}],
+     "quarters": [...], "support": {...}, "termination": {...}}
+
+`units` lists every unit of every scope that has a service level (all nodes included);
+`nodes` lists every node. `downtime_seconds` is an integer, except for nodes whose
+degraded time counts proportionally, where it is lost GPU-seconds / GPUs (a number
+rounded to 3 decimals) and `lost_gpu_seconds` gives the exact integer.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+
+from calculators import credits as cr
+from calculators.periods import Period
+
+FLAG_BITS = ((1, "notice_not_met"), (2, "exclusion_cap_exceeded"), (4, "unknown_category"),
+             (8, "open_incident"))
+
+
+def iso(epoch: int) -> str:
+    return datetime.fromtimestamp(int(epoch), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _flags(bits: int) -> list[str]:
+    return [name for bit, name in FLAG_BITS if bits & bit]
+
+
+def _pct(value: Decimal | None) -> str:
+    return format(value.normalize(), "f") if value is not None else "0"
+
+
+@dataclass(frozen=True)
+class ScopeMonth:
+    """One scope's figures for one month, one array entry per unit of the scope."""
+
+    scope: str
+    ids: tuple[str, ...]
+    lnum: np.ndarray            # lost seconds (or GPU-seconds when dn = GPUs), Python ints
+    dn: np.ndarray              # 1, or the node's GPUs (proportional degraded time)
+    excluded: np.ndarray        # excluded seconds (int64)
+    avail_e4: np.ndarray        # availability % x 10**4, rounded half-up
+    target: Decimal
+    met: np.ndarray             # not below the target
+    credit_pct: np.ndarray      # Decimal per unit (tiers) or None (pro rata: from share)
+    share_num: np.ndarray       # credit as a share of the unit's fee: num / den
+    share_den: np.ndarray
+    fee_num: np.ndarray         # unit fee = fee_num / fee_den
+    fee_den: int
+    credit_cents: np.ndarray    # share x fee, rounded half-up to cents (display)
+    flags: np.ndarray           # bits, see FLAG_BITS
+    incidents: dict[int, tuple[str, ...]]   # unit index -> incident ids (units with any)
+    proportional: bool = False
+    month_seconds: int = 0
+
+    def downtime_seconds(self, i: int) -> int | float:
+        lnum, dn = int(self.lnum[i]), int(self.dn[i])
+        if dn == 1:
+            return lnum
+        if lnum % dn == 0:
+            return lnum // dn
+        return float(round(Decimal(lnum) / Decimal(dn), 3))
+
+    def credit_pct_text(self, i: int) -> str:
+        v = self.credit_pct[i]
+        if v is not None:
+            return _pct(v)
+        num, den = int(self.share_num[i]), int(self.share_den[i])
+        return cr.pct_text((2 * 10**6 * num + den) // (2 * den))
+
+    def row(self, i: int) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "scope": self.scope,
+            "id": self.ids[i],
+            "downtime_seconds": self.downtime_seconds(i),
+            "excluded_seconds": int(self.excluded[i]),
+            "availability_pct": cr.pct_text(int(self.avail_e4[i])),
+            "target_pct": _pct(self.target),
+            "met": bool(self.met[i]),
+            "credit_pct": self.credit_pct_text(i),
+            "fee": cr.money(cr.cents_half_up(int(self.fee_num[i]), self.fee_den)),
+            "credit": cr.money(int(self.credit_cents[i])),
+            "incidents": list(self.incidents.get(i, ())),
+            "flags": _flags(int(self.flags[i])),
+        }
+        if self.proportional:
+            out["lost_gpu_seconds"] = int(self.lnum[i])
+        return out
+
+
+@dataclass(frozen=True)
+class NodeMonth:
+    ids: tuple[str, ...]
+    fee_num: np.ndarray
+    fee_den: int
+    fee_cents: np.ndarray
+    credit_cents: np.ndarray
+    basis: np.ndarray           # "node", "rack", "node+rack" ... or "" when no credit
+
+    def row(self, i: int) -> dict[str, Any]:
+        return {"id": self.ids[i], "fee": cr.money(int(self.fee_cents[i])),
+                "credit": cr.money(int(self.credit_cents[i])), "basis": str(self.basis[i]) or "none"}
+
+
+@dataclass(frozen=True)
+class PeriodResult:
+    period: Period
+    fee_total_cents: int         # sum of exact node fees, rounded half-up
+    credit_uncapped_cents: int   # sum of rounded node credits
+    cap_cents: int | None        # cap share x exact fee total, rounded down to the cent
+    cap_applied: bool
+    minimum_cents: Decimal
+    minimum_applied: bool
+    credit_total_cents: int
+    scopes: dict[str, ScopeMonth]
+    nodes: NodeMonth
+
+    def to_json(self, include_units: bool = True) -> dict[str, Any]:
+        units = []
+        if include_units:
+            for sm in self.scopes.values():
+                units.extend(sm.row(i) for i in range(len(sm.ids)))
+        return {
+            "period": self.period.label,
+            "start": iso(self.period.start),
+            "end": iso(self.period.end),
+            "hours": _pct(self.period.hours),
+            "fee_total": cr.money(self.fee_total_cents),
+            "credit_uncapped": cr.money(self.credit_uncapped_cents),
+            "credit_total": cr.money(self.credit_total_cents),
+            "cap_amount": cr.money(self.cap_cents) if self.cap_cents is not None else None,
+            "cap_applied": self.cap_applied,
+            "minimum": _pct(self.minimum_cents),
+            "minimum_applied": self.minimum_applied,
+            "units": units,
+            "nodes": [self.nodes.row(i) for i in range(len(self.nodes.ids))] if include_units else [],
+        }
+
+
+@dataclass(frozen=True)
+class Result:
+    contract: str
+    contract_sha256: str | None
+    currency: str
+    timezone: str
+    as_of: int
+    incidents_file: str | None
+    incidents_sha256: str | None
+    skipped_rows: tuple[dict[str, Any], ...]
+    periods: tuple[PeriodResult, ...]
+    support: dict[str, Any] = field(default_factory=dict)
+    termination: dict[str, Any] = field(default_factory=dict)
+
+    def period(self, label: str) -> PeriodResult:
+        for p in self.periods:
+            if p.period.label == label:
+                return p
+        raise KeyError(label)
+
+    def unit(self, label: str, scope: str, unit_id: str) -> dict[str, Any]:
+        sm = self.period(label).scopes[scope]
+        return sm.row(sm.ids.index(unit_id))
+
+    def node(self, label: str, node_id: str) -> dict[str, Any]:
+        nm = self.period(label).nodes
+        return nm.row(nm.ids.index(node_id))
+
+    def quarters(self) -> list[dict[str, Any]]:
+        """Sums over the months of each quarter present (shown next to the months)."""
+        out: dict[str, dict[str, Any]] = {}
+        for p in self.periods:
+            q = f"{p.period.year}-Q{(p.period.month - 1) // 3 + 1}"
+            d = out.setdefault(q, {"quarter": q, "months": [], "fee_total": 0, "credit_total": 0})
+            d["months"].append(p.period.label)
+            d["fee_total"] += p.fee_total_cents
+            d["credit_total"] += p.credit_total_cents
+        return [{**d, "fee_total": cr.money(d["fee_total"]), "credit_total": cr.money(d["credit_total"])}
+                for d in out.values()]
+
+    def to_json(self, include_units: bool = True) -> dict[str, Any]:
+        return {
+            "contract": self.contract,
+            "contract_sha256": self.contract_sha256,
+            "incidents_file": self.incidents_file,
+            "incidents_sha256": self.incidents_sha256,
+            "currency": self.currency,
+            "timezone": self.timezone,
+            "as_of": iso(self.as_of),
+            "skipped_rows": list(self.skipped_rows),
+            "periods": [p.to_json(include_units) for p in self.periods],
+            "quarters": self.quarters(),
+            "support": self.support,
+            "termination": self.termination,
+        }
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n"
+
+    def unit_rows(self) -> list[dict[str, Any]]:
+        """One flat record per unit-month (the CSV form)."""
+        rows = []
+        for p in self.periods:
+            for sm in p.scopes.values():
+                for i in range(len(sm.ids)):
+                    r = sm.row(i)
+                    r["period"] = p.period.label
+                    r["incidents"] = " ".join(r["incidents"])
+                    r["flags"] = " ".join(r["flags"])
+                    rows.append(r)
+        return rows
