@@ -165,3 +165,52 @@ def test_garbage_is_unparseable():
     with pytest.raises(ParseError) as exc:
         parse_nvidia_smi("bash: nvidia-smi: command not found\n")
     assert exc.value.problems[0].code == "unparseable_output"
+
+
+# Format variants not covered by the real captures above; the snippets follow the element and
+# column layout nvidia-smi prints (r535+ XML remapped_rows children, the r470-era table).
+
+def test_xml_remapped_rows_children_and_split_sram_counters():
+    xml = """<?xml version="1.0" ?>
+<!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v12.dtd">
+<nvidia_smi_log>
+  <driver_version>570.124.06</driver_version><cuda_version>12.8</cuda_version><attached_gpus>1</attached_gpus>
+  <gpu id="00000000:18:00.0">
+    <product_name>NVIDIA H100 80GB HBM3</product_name>
+    <ecc_mode><current_ecc>Enabled</current_ecc><pending_ecc>Enabled</pending_ecc></ecc_mode>
+    <ecc_errors>
+      <volatile><sram_correctable>2</sram_correctable><sram_uncorrectable_parity>1</sram_uncorrectable_parity>
+        <sram_uncorrectable_secded>0</sram_uncorrectable_secded><dram_correctable>5</dram_correctable>
+        <dram_uncorrectable>3</dram_uncorrectable></volatile>
+      <aggregate><sram_correctable>2</sram_correctable><sram_uncorrectable_parity>1</sram_uncorrectable_parity>
+        <sram_uncorrectable_secded>0</sram_uncorrectable_secded><dram_correctable>5</dram_correctable>
+        <dram_uncorrectable>3</dram_uncorrectable><sram_threshold_exceeded>No</sram_threshold_exceeded></aggregate>
+    </ecc_errors>
+    <remapped_rows><remapped_row_corr>0</remapped_row_corr><remapped_row_unc>2</remapped_row_unc>
+      <remapped_row_pending>Yes</remapped_row_pending><remapped_row_failure>No</remapped_row_failure></remapped_rows>
+  </gpu>
+</nvidia_smi_log>"""
+    g = parse_nvidia_smi(xml).gpus[0]
+    assert g.pci_bus_id == "00000000:18:00.0"
+    assert (g.ecc_corrected_volatile, g.ecc_uncorrected_volatile, g.ecc_uncorrected_aggregate) == (7, 4, 4)
+    assert (g.remapped_rows_uncorrectable, g.remapped_rows_pending, g.remapped_rows_failure) == (2, True, False)
+
+
+def test_r470_table_layout():
+    table = """+-----------------------------------------------------------------------------+
+| NVIDIA-SMI 470.82.01    Driver Version: 470.82.01    CUDA Version: 11.4     |
+|-------------------------------+----------------------+----------------------+
+| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |
+|                               |                      |               MIG M. |
+|===============================+======================+======================|
+|   0  NVIDIA A100-SXM...  On   | 00000000:07:00.0 Off |                    0 |
+| N/A   30C    P0    60W / 400W |      0MiB / 81251MiB |      0%      Default |
+|                               |                      |             Disabled |
++-------------------------------+----------------------+----------------------+
+"""
+    rec = parse_nvidia_smi(table)
+    g = rec.gpus[0]
+    assert rec.driver_version == "470.82.01" and rec.gpu_count == 1
+    assert (g.name, g.persistence_mode, g.power_limit_w, g.memory_total_mib, g.mig_mode) == (
+        "NVIDIA A100-SXM...", True, 400, 81251, False)
