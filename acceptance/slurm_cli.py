@@ -134,5 +134,73 @@ def _verdict_json(v) -> dict:
             "expected": v.expected, "reason": v.reason, "remediation": v.remediation, "details": v.details}
 
 
+
+
+@click.command("watch")
+@click.option("--slurm", "use_slurm", is_flag=True, required=True,
+              help="Poll Slurm node states (sinfo) of the cluster in this environment.")
+@click.option("--interval", type=DURATION, default="30s", show_default=True)
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Incident log (CSV) to create or update; feeds `slakit credits` directly.")
+@click.option("--state", "state_file", type=click.Path(dir_okay=False),
+              help="State file for restarts [default: OUTPUT.state.json].")
+@click.option("--partition", help="Only nodes of this partition.")
+@click.option("--once", is_flag=True, help="Poll once and exit (exit 1 when sinfo fails).")
+@click.option("--max-polls", type=click.IntRange(min=1), help="Stop after this many polls.")
+def watch(use_slurm, interval, output, state_file, partition, once, max_polls) -> None:
+    """Record DOWN/DRAIN/FAIL periods of Slurm nodes as incidents (scope=node).
+
+    Survives restarts: open incidents and the last poll are kept in the state file, so a
+    restarted watcher neither duplicates nor loses incidents. Runs until interrupted.
+    """
+    import time
+    from pathlib import Path
+
+    from acceptance.executors.base import utc_now
+    from acceptance.watch import load_state, poll_slurm, save_state, step, update_log
+
+    out = Path(output)
+    state_path = Path(state_file) if state_file else out.with_name(out.name + ".state.json")
+    try:
+        state = load_state(state_path)
+    except (ValueError, KeyError, json.JSONDecodeError) as exc:
+        click.echo(f"watch: cannot read state file {state_path}: {exc} [bad_state_file]", err=True)
+        sys.exit(1)
+    limit = 1 if once else max_polls
+    polls = 0
+    period = interval.total_seconds()
+    next_at = time.monotonic()
+    try:
+        while limit is None or polls < limit:
+            polls += 1
+            try:
+                snapshot = poll_slurm(partition)
+            except (RuntimeError, OSError, subprocess_timeout()) as exc:
+                click.echo(f"watch: poll failed: {exc} [poll_failed]", err=True)
+                if once:
+                    sys.exit(1)
+            else:
+                now = utc_now()
+                state, changed = step(state, snapshot, now)
+                update_log(out, changed)
+                save_state(state_path, state)
+                for inc in changed:
+                    what = "closed" if inc.end else "opened"
+                    click.echo(f"{now:%Y-%m-%dT%H:%M:%SZ} {what} {inc.id} ({inc.cause})", err=True)
+            if limit is not None and polls >= limit:
+                break
+            next_at += period
+            time.sleep(max(0.0, next_at - time.monotonic()))
+    except KeyboardInterrupt:
+        pass
+
+
+def subprocess_timeout():
+    import subprocess
+
+    return subprocess.TimeoutExpired
+
+
 def register(group: click.Group) -> None:
     get_accept_group(group).add_command(drill)
+    group.add_command(watch)

@@ -9,8 +9,11 @@ every test that asks for the cluster is skipped with the reason.
 from __future__ import annotations
 
 import os
+import random
 import shutil
+import socket
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +24,22 @@ from slaschema.hostlist import expand
 REPO = Path(__file__).resolve().parents[2]
 TESTBED = REPO / "scripts" / "slurm-testbed"
 NODELIST = "gpu-[01-04]"
-PORT = "26817"          # apart from the default 16817 so a developer's own testbed keeps running
+
+
+def _free_port_base(n_nodes: int) -> int:
+    """A controller port P with P and P+100..P+100+n free, so several testbeds can coexist."""
+    rng = random.Random()
+    for _ in range(50):
+        base = rng.randrange(20000, 29000)
+        ports = [base, *range(base + 100, base + 100 + n_nodes)]
+        try:
+            for port in ports:
+                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                    s.bind(("", port))
+        except OSError:
+            continue
+        return base
+    raise RuntimeError("no free port range for the Slurm testbed")
 
 
 @dataclass(frozen=True)
@@ -74,7 +92,7 @@ def _can_start() -> str | None:
 
 
 @pytest.fixture(scope="session")
-def slurm_cluster(tmp_path_factory: pytest.TempPathFactory):
+def slurm_cluster():
     saved = {k: os.environ.get(k) for k in ("SLURM_CONF", "SLURM_TESTBED_DIR", "SLAKIT_FAULT_MARKER")}
     if os.environ.get("SLURM_CONF"):
         nodes = _sinfo_nodes(dict(os.environ))
@@ -91,12 +109,15 @@ def slurm_cluster(tmp_path_factory: pytest.TempPathFactory):
     why = _can_start()
     if why:
         pytest.skip(why)
-    state_dir = tmp_path_factory.mktemp("slurm")
-    env = dict(os.environ, SLURM_TESTBED_DIR=str(state_dir), SLURM_TESTBED_PORT=PORT)
+    # Not under pytest's basetemp: concurrent pytest sessions prune old basetemps.
+    state_dir = Path(tempfile.mkdtemp(prefix="slakit-slurm-"))
+    port = _free_port_base(len(expand(NODELIST)))
+    env = dict(os.environ, SLURM_TESTBED_DIR=str(state_dir), SLURM_TESTBED_PORT=str(port))
     proc = subprocess.run(
         ["bash", str(TESTBED), "start", NODELIST], env=env, capture_output=True, text=True, timeout=600
     )
     if proc.returncode != 0:
+        subprocess.run(["bash", str(TESTBED), "stop"], env=env, capture_output=True, text=True, timeout=120)
         pytest.fail(f"slurm-testbed start failed (rc {proc.returncode}):\n{proc.stderr}")
     exports = {}
     for line in proc.stdout.splitlines():
@@ -114,6 +135,7 @@ def slurm_cluster(tmp_path_factory: pytest.TempPathFactory):
         )
     finally:
         subprocess.run(["bash", str(TESTBED), "stop"], env=env, capture_output=True, text=True, timeout=120)
+        shutil.rmtree(state_dir, ignore_errors=True)
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)

@@ -1,0 +1,213 @@
+"""Independent availability monitor: Slurm node states polled into an incident log.
+
+A node is out of service while its state carries DOWN, DRAIN (drained/draining) or FAIL.
+Each such period becomes one incident row in the incident-log format (scope=node,
+category=unplanned, cause = Slurm's reason). `start` is the timestamp Slurm keeps for the
+reason (`sinfo %H`) when it has one, else the poll that first saw the node out; `end` is the
+first poll that sees it back.
+
+Restarts: the open incidents and the last poll time live in a state file, and incident ids
+are derived from node and start, so a restarted watcher continues open incidents instead of
+opening duplicates and closes the ones that ended while it was away. The log is rewritten
+atomically, keyed by id; rows it did not write are kept as they are.
+
+`step` is pure; `poll_slurm` and the file functions are the IO edge.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+OUT_FLAGS = {"down", "drain", "drained", "draining", "fail", "failing"}
+COLUMNS = ["id", "scope", "target", "start", "end", "impact", "category", "cause", "detected_at"]
+STATE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Observation:
+    node: str
+    state: str                     # sinfo %T: idle, drained, down*, mixed+drain, ...
+    reason: str                    # sinfo %E ("none" when none)
+    since: datetime | None         # sinfo %H: when the reason was set, if known
+
+    @property
+    def out_of_service(self) -> bool:
+        parts = self.state.strip().lower().rstrip("*~#!%$@^-").split("+")
+        return any(p in OUT_FLAGS for p in parts)
+
+
+@dataclass(frozen=True)
+class Incident:
+    id: str
+    node: str
+    start: datetime
+    end: datetime | None
+    cause: str
+    detected_at: datetime          # the poll that first saw it
+
+    def row(self) -> dict[str, str]:
+        return {
+            "id": self.id, "scope": "node", "target": self.node, "start": iso(self.start),
+            "end": iso(self.end) if self.end else "", "impact": "down", "category": "unplanned",
+            "cause": self.cause, "detected_at": iso(self.detected_at),
+        }
+
+
+@dataclass(frozen=True)
+class WatchState:
+    open: Mapping[str, Incident]   # node -> open incident
+    last_poll: datetime | None
+
+
+def iso(t: datetime) -> str:
+    return t.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def incident_id(node: str, start: datetime) -> str:
+    return f"{node}-{start.astimezone(timezone.utc):%Y%m%dT%H%M%SZ}"
+
+
+def step(state: WatchState, snapshot: Mapping[str, Observation], now: datetime) -> tuple[WatchState, list[Incident]]:
+    """Apply one poll. Returns the new state and the incidents whose row changed
+    (newly opened or closed). Nodes absent from the snapshot keep their open incidents."""
+    open_ = dict(state.open)
+    changed: list[Incident] = []
+    for node, obs in snapshot.items():
+        current = open_.get(node)
+        if obs.out_of_service and current is None:
+            start = obs.since if obs.since is not None and obs.since <= now else now
+            if state.last_poll is not None and start < state.last_poll:
+                start = state.last_poll    # it was not out at the previous poll
+            reason = obs.reason if obs.reason and obs.reason.lower() != "none" else obs.state
+            inc = Incident(incident_id(node, start), node, start, None, reason, now)
+            open_[node] = inc
+            changed.append(inc)
+        elif not obs.out_of_service and current is not None:
+            closed = replace(current, end=max(now, current.start))
+            del open_[node]
+            changed.append(closed)
+    return WatchState(open_, now), changed
+
+
+# --- Slurm IO ------------------------------------------------------------------------------
+
+def parse_sinfo(text: str) -> dict[str, Observation]:
+    """`sinfo -N -h -o "%N|%T|%H|%E"` -> {node: Observation}; first line per node wins."""
+    out: dict[str, Observation] = {}
+    for line in text.splitlines():
+        parts = line.split("|", 3)
+        if len(parts) != 4 or parts[0] in out:
+            continue
+        node, st, since, reason = (p.strip() for p in parts)
+        out[node] = Observation(node, st, reason, _slurm_time(since))
+    return out
+
+
+def _slurm_time(text: str) -> datetime | None:
+    if not text or text.lower() in ("unknown", "none", "n/a"):
+        return None
+    try:
+        t = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    # Slurm prints the controller's local time without an offset; the watcher runs with the
+    # same zone (set TZ to match otherwise).
+    return (t if t.tzinfo else t.astimezone()).astimezone(timezone.utc)
+
+
+def poll_slurm(partition: str | None = None, env: Mapping[str, str] | None = None) -> dict[str, Observation]:
+    argv = ["sinfo", "-N", "-h", "-o", "%N|%T|%H|%E"]
+    if partition:
+        argv += ["-p", partition]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=dict(env) if env else None)
+    if proc.returncode != 0:
+        raise RuntimeError(f"sinfo failed (rc {proc.returncode}): {proc.stderr.strip()}")
+    return parse_sinfo(proc.stdout)
+
+
+# --- files -----------------------------------------------------------------------------------
+
+def _atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load_state(path: Path) -> WatchState:
+    if not path.exists():
+        return WatchState({}, None)
+    doc = json.loads(path.read_text())
+    if doc.get("version") != STATE_VERSION:
+        raise ValueError(f"{path}: unsupported watch state version {doc.get('version')!r}")
+    open_ = {}
+    for node, d in doc.get("open", {}).items():
+        open_[node] = Incident(d["id"], node, datetime.fromisoformat(d["start"]), None, d["cause"],
+                               datetime.fromisoformat(d["detected_at"]))
+    last = doc.get("last_poll")
+    return WatchState(open_, datetime.fromisoformat(last) if last else None)
+
+
+def save_state(path: Path, state: WatchState) -> None:
+    doc = {
+        "version": STATE_VERSION,
+        "last_poll": state.last_poll.isoformat() if state.last_poll else None,
+        "open": {n: {"id": i.id, "start": i.start.isoformat(), "cause": i.cause,
+                     "detected_at": i.detected_at.isoformat()} for n, i in sorted(state.open.items())},
+    }
+    _atomic_write(path, json.dumps(doc, indent=2) + "\n")
+
+
+def read_log(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+    if not path.exists() or path.stat().st_size == 0:
+        return list(COLUMNS), []
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        header = list(reader.fieldnames or COLUMNS)
+        rows = [dict(r) for r in reader]
+    for c in COLUMNS:
+        if c not in header:
+            header.append(c)
+    return header, rows
+
+
+def update_log(path: Path, changed: list[Incident]) -> None:
+    """Upsert rows by id, in start order; rows from elsewhere are kept."""
+    if not changed:
+        if not path.exists():
+            _atomic_write(path, ",".join(COLUMNS) + "\n")
+        return
+    header, rows = read_log(path)
+    index = {r.get("id"): i for i, r in enumerate(rows)}
+    for inc in changed:
+        row = inc.row()
+        if inc.id in index:
+            merged = dict(rows[index[inc.id]])
+            merged.update(row)
+            rows[index[inc.id]] = merged
+        else:
+            index[inc.id] = len(rows)
+            rows.append(row)
+    rows.sort(key=lambda r: (r.get("start") or "", r.get("target") or "", r.get("id") or ""))
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=header, lineterminator="\n", extrasaction="ignore")
+    writer.writeheader()
+    for r in rows:
+        writer.writerow({k: r.get(k, "") or "" for k in header})
+    _atomic_write(path, buf.getvalue())
