@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "slaschema.lint.cli",
     "acceptance.parsers.cli",
     "calculators.importers.cli",
+    "calculators.reports.cli",
 ]
 
 

@@ -1,0 +1,108 @@
+"""A small document model that every report renderer (PDF, Markdown, HTML) reads.
+
+Report builders (the SLA schedule, the SLA review, acceptance certificates) produce a
+`Document` made of frozen blocks; the renderers in `calculators.reports.pdf` and
+`calculators.reports.text` turn the same blocks into each format, so the PDF and the
+Markdown of one report can never say different things.
+
+Text in blocks is plain text (no markup); renderers escape it. Numbers are already
+formatted by the builder: renderers never compute.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Union
+
+Align = Literal["l", "r", "c"]
+
+
+@dataclass(frozen=True)
+class Heading:
+    text: str
+    level: int = 1                 # 1 = section (in the table of contents), 2 = subsection, 3 = minor
+    anchor: str | None = None
+
+
+@dataclass(frozen=True)
+class Para:
+    text: str
+    style: Literal["body", "small", "note", "strong", "warning"] = "body"
+
+
+@dataclass(frozen=True)
+class Bullets:
+    items: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Table:
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    align: tuple[Align, ...] | None = None          # per column; default left
+    widths: tuple[float, ...] | None = None         # relative column widths; default even
+    caption: str | None = None
+    highlight: tuple[int, ...] = ()                 # row indices drawn in the warning colour
+    total_row: bool = False                         # last row is a total (bold, rule above)
+    font_size: float | None = None                  # PDF only: smaller type for wide tables
+    width_fraction: float = 1.0                     # PDF only: share of the text width the table takes
+    min_row_height: float | None = None             # PDF only: e.g. room for signatures
+
+
+@dataclass(frozen=True)
+class KeyValues:
+    """Two-column label/value list (cover pages, parameters)."""
+    items: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class BarChart:
+    """Grouped vertical bars: one group per category, one bar per series.
+
+    `reference` draws horizontal lines (e.g. targets), one per (label, value).
+    `fallback` is the same data as a table for text formats.
+    """
+    title: str
+    categories: tuple[str, ...]
+    series: tuple[tuple[str, tuple[float, ...]], ...]
+    value_label: str
+    fallback: Table
+    reference: tuple[tuple[str, float], ...] = ()
+    value_min: float | None = None
+    value_max: float | None = None
+    stacked: bool = False
+    horizontal: bool = False
+
+
+@dataclass(frozen=True)
+class Heatmap:
+    """A matrix of non-negative values (rows x columns), drawn as shaded cells."""
+    title: str
+    row_labels: tuple[str, ...]
+    col_labels: tuple[str, ...]
+    values: tuple[tuple[float, ...], ...]
+    value_label: str
+    fallback: Table
+    row_note: str | None = None
+
+
+@dataclass(frozen=True)
+class PageBreak:
+    pass
+
+
+Block = Union[Heading, Para, Bullets, Table, KeyValues, BarChart, Heatmap, PageBreak]
+
+
+@dataclass(frozen=True)
+class Document:
+    """One report: cover data, a footer line printed on every page, and the blocks."""
+    title: str
+    subtitle: str | None
+    footer: str                                    # e.g. "example-gb200-2027 · contract sha256 … · slakit 0.1.0"
+    blocks: tuple[Block, ...]
+    cover: tuple[tuple[str, str], ...] = ()        # label/value lines under the title
+    toc: bool = True
+    author: str = "slakit"
+    keywords: tuple[str, ...] = field(default_factory=tuple)
+    landscape: bool = False

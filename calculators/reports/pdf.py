@@ -1,0 +1,483 @@
+"""Shared reportlab building blocks: styles, page template, tables, charts, byte-stable builds.
+
+`render_pdf(document) -> bytes` turns a `calculators.reports.doc.Document` into a PDF:
+cover page with the title and generation inputs, a table of contents (headings of level 1
+and 2), every page footed with the document's footer line (contract id, SHA-256, tool
+version) and "page X of Y", PDF outline bookmarks, text that stays selectable (platypus
+paragraphs and tables, reportlab.graphics charts; no images).
+
+Builds are byte-identical for the same document: reportlab runs with `invariant=1`, so the
+creation date is fixed (`SOURCE_DATE_EPOCH` when set, else 2000-01-01) and the file id is
+derived from the content, never from the clock.
+
+Other reports reuse the pieces directly: `styles()`, `table_flowable()`, `bar_chart()`,
+`heatmap()`, `ReportDocTemplate` and `FooterCanvas`.
+"""
+
+from __future__ import annotations
+
+import io
+from functools import lru_cache
+from typing import Any
+from xml.sax.saxutils import escape
+
+from reportlab.graphics.charts.barcharts import HorizontalBarChart, VerticalBarChart
+from reportlab.graphics.charts.legends import Legend
+from reportlab.graphics.shapes import Drawing, Line, Rect, String
+from reportlab.lib import colors
+from reportlab.lib.enums import TA_CENTER, TA_LEFT, TA_RIGHT
+from reportlab.lib.pagesizes import A4, landscape
+from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
+from reportlab.lib.units import mm
+from reportlab.pdfbase.pdfmetrics import stringWidth
+from reportlab.pdfgen import canvas as rl_canvas
+from reportlab.platypus import (BaseDocTemplate, CondPageBreak, Flowable, Frame, KeepTogether, LongTable,
+                                NextPageTemplate, PageBreak, PageTemplate, Paragraph, Spacer, TableStyle)
+from reportlab.platypus.tableofcontents import TableOfContents
+
+from calculators.reports import doc as d
+
+# --- palette and type -------------------------------------------------------------------
+
+INK = colors.HexColor("#1f2933")
+MUTED = colors.HexColor("#616e7c")
+RULE = colors.HexColor("#cbd2d9")
+HEAD_BG = colors.HexColor("#243b53")
+STRIPE = colors.HexColor("#f0f4f8")
+WARN_BG = colors.HexColor("#fde8e8")
+ACCENT = colors.HexColor("#2f80ed")
+SERIES = [colors.HexColor(c) for c in ("#2f80ed", "#f2994a", "#27ae60", "#9b51e0", "#eb5757", "#56ccf2",
+                                        "#828282", "#f2c94c")]
+TARGET = colors.HexColor("#c0392b")
+FONT, FONT_BOLD = "Helvetica", "Helvetica-Bold"
+MARGIN = 18 * mm
+
+# Characters outside the standard fonts' WinAnsi encoding, written as plain text instead.
+_PLAIN = str.maketrans({"≥": ">=", "≤": "<=", "→": "->", "←": "<-", "−": "-", "✓": "yes", "✗": "no",
+                        "≈": "~", "…": "...", "‑": "-", "\u00a0": " ", "\u2009": " "})
+
+
+def plain(text: str) -> str:
+    """Text that the standard PDF fonts can show."""
+    return text.translate(_PLAIN)
+
+
+def esc(text: str) -> str:
+    return escape(plain(text))
+
+
+@lru_cache(maxsize=1)
+def styles() -> dict[str, ParagraphStyle]:
+    base = getSampleStyleSheet()
+    s: dict[str, ParagraphStyle] = {}
+    s["body"] = ParagraphStyle("body", parent=base["Normal"], fontName=FONT, fontSize=9.5, leading=13,
+                               textColor=INK, spaceAfter=5)
+    s["small"] = ParagraphStyle("small", parent=s["body"], fontSize=8, leading=10.5, textColor=INK)
+    s["note"] = ParagraphStyle("note", parent=s["body"], fontSize=8, leading=10.5, textColor=MUTED)
+    s["strong"] = ParagraphStyle("strong", parent=s["body"], fontName=FONT_BOLD)
+    s["warning"] = ParagraphStyle("warning", parent=s["body"], textColor=colors.HexColor("#9b1c1c"),
+                                  fontName=FONT_BOLD)
+    s["bullet"] = ParagraphStyle("bullet", parent=s["body"], leftIndent=12, bulletIndent=2, spaceAfter=2)
+    s["h1"] = ParagraphStyle("h1", parent=s["body"], fontName=FONT_BOLD, fontSize=15, leading=19,
+                             spaceBefore=10, spaceAfter=8, textColor=HEAD_BG, keepWithNext=1)
+    s["h2"] = ParagraphStyle("h2", parent=s["body"], fontName=FONT_BOLD, fontSize=11.5, leading=15,
+                             spaceBefore=8, spaceAfter=4, textColor=HEAD_BG, keepWithNext=1)
+    s["h3"] = ParagraphStyle("h3", parent=s["body"], fontName=FONT_BOLD, fontSize=9.5, leading=13,
+                             spaceBefore=5, spaceAfter=2, textColor=INK, keepWithNext=1)
+    s["title"] = ParagraphStyle("title", parent=s["body"], fontName=FONT_BOLD, fontSize=22, leading=27,
+                                textColor=HEAD_BG, spaceAfter=10)
+    s["subtitle"] = ParagraphStyle("subtitle", parent=s["body"], fontSize=13, leading=17, textColor=MUTED,
+                                   spaceAfter=18)
+    s["cell"] = ParagraphStyle("cell", parent=s["body"], fontSize=8, leading=9.6, spaceAfter=0)
+    s["cell_r"] = ParagraphStyle("cell_r", parent=s["cell"], alignment=TA_RIGHT)
+    s["cell_c"] = ParagraphStyle("cell_c", parent=s["cell"], alignment=TA_CENTER)
+    s["head"] = ParagraphStyle("head", parent=s["cell"], fontName=FONT_BOLD, textColor=colors.white)
+    s["head_r"] = ParagraphStyle("head_r", parent=s["head"], alignment=TA_RIGHT)
+    s["head_c"] = ParagraphStyle("head_c", parent=s["head"], alignment=TA_CENTER)
+    s["caption"] = ParagraphStyle("caption", parent=s["note"], spaceBefore=2, spaceAfter=8)
+    s["toc1"] = ParagraphStyle("toc1", parent=s["body"], fontName=FONT_BOLD, leftIndent=0, spaceAfter=1)
+    s["toc2"] = ParagraphStyle("toc2", parent=s["body"], leftIndent=14, spaceAfter=0, fontSize=9)
+    return s
+
+
+# --- page template ----------------------------------------------------------------------
+
+class FooterCanvas(rl_canvas.Canvas):
+    """Canvas that prints the footer line and "page X of Y" on every page.
+
+    Pages are kept until the end so the total is known; set `footer_text` (class attribute
+    of a subclass made by `footer_canvas(text)`).
+    """
+
+    footer_text = ""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["invariant"] = 1
+        super().__init__(*args, **kwargs)
+        self._saved: list[dict] = []
+
+    def showPage(self) -> None:  # noqa: N802 (reportlab API)
+        self._saved.append(dict(self.__dict__))
+        self._startPage()
+
+    def save(self) -> None:
+        total = len(self._saved)
+        for state in self._saved:
+            self.__dict__.update(state)
+            self._draw_footer(total)
+            super().showPage()
+        super().save()
+
+    def _draw_footer(self, total: int) -> None:
+        w, _h = self._pagesize
+        self.saveState()
+        self.setStrokeColor(RULE)
+        self.setLineWidth(0.5)
+        self.line(MARGIN, 13 * mm, w - MARGIN, 13 * mm)
+        self.setFillColor(MUTED)
+        self.setFont(FONT, 6.8)
+        text = plain(self.footer_text)
+        room = w - 2 * MARGIN - 60
+        while text and stringWidth(text, FONT, 6.8) > room:
+            text = text[:-2]
+        self.drawString(MARGIN, 9.5 * mm, text)
+        self.setFont(FONT, 7.5)
+        self.drawRightString(w - MARGIN, 9.5 * mm, f"Page {self._pageNumber} of {total}")
+        self.restoreState()
+
+
+def footer_canvas(text: str) -> type[FooterCanvas]:
+    return type("BoundFooterCanvas", (FooterCanvas,), {"footer_text": text})
+
+
+class ReportDocTemplate(BaseDocTemplate):
+    """A4 pages with a single frame; level-1/2 headings go to the TOC and the PDF outline."""
+
+    def __init__(self, buf: io.BytesIO, *, title: str, author: str, subject: str = "",
+                 keywords: tuple[str, ...] = (), pagesize=A4) -> None:
+        super().__init__(buf, pagesize=pagesize, leftMargin=MARGIN, rightMargin=MARGIN,
+                         topMargin=16 * mm, bottomMargin=19 * mm, title=plain(title), author=author,
+                         subject=plain(subject), creator="slakit", keywords=list(keywords),
+                         invariant=1, producer="slakit (ReportLab)")
+        frame = Frame(self.leftMargin, self.bottomMargin, self.width, self.height, id="body",
+                      leftPadding=0, rightPadding=0, topPadding=0, bottomPadding=0)
+        self.addPageTemplates([PageTemplate(id="page", frames=[frame])])
+        self._anchor = 0
+
+    def afterFlowable(self, flowable: Flowable) -> None:  # noqa: N802 (reportlab API)
+        level = getattr(flowable, "_toc_level", None)
+        if level is None:
+            return
+        text = flowable.getPlainText()
+        self._anchor += 1
+        key = f"h{self._anchor}"
+        self.canv.bookmarkPage(key)
+        self.canv.addOutlineEntry(text, key, level=level, closed=level > 0)
+        self.notify("TOCEntry", (level, text, self.page, key))
+
+    def handle_documentBegin(self) -> None:  # noqa: N802 (reportlab API)
+        self._anchor = 0
+        super().handle_documentBegin()
+
+
+def heading_flowable(text: str, level: int) -> Paragraph:
+    p = Paragraph(esc(text), styles()[f"h{min(level, 3)}"])
+    if level <= 2:
+        p._toc_level = level - 1  # type: ignore[attr-defined]
+    return p
+
+
+# --- tables ------------------------------------------------------------------------------
+
+def _cell(text: str, style: ParagraphStyle, width: float, font: str, size: float) -> Any:
+    """A plain string when it fits on one line (fast), a wrapping Paragraph otherwise."""
+    t = plain(text)
+    if "\n" not in t and stringWidth(t, font, size) <= width - 6:
+        return t
+    return Paragraph(escape(t).replace("\n", "<br/>"), style)
+
+
+def table_flowable(t: d.Table, width: float) -> list[Flowable]:
+    """A platypus table that repeats its header, wraps long cells and fits `width`."""
+    s = styles()
+    n = len(t.header)
+    rel = t.widths or tuple(1.0 for _ in range(n))
+    total = float(sum(rel))
+    width = width * t.width_fraction
+    cols = [width * r / total for r in rel]
+    align = t.align or tuple("l" for _ in range(n))
+    size = t.font_size or 8
+    cell_styles = {}
+    for key, name in (("l", "cell"), ("r", "cell_r"), ("c", "cell_c")):
+        cell_styles[key] = ParagraphStyle(f"{name}{size}", parent=s[name], fontSize=size, leading=size * 1.2)
+    head_styles = {"l": s["head"], "r": s["head_r"], "c": s["head_c"]}
+    data: list[list[Any]] = [[Paragraph(esc(h), head_styles[align[i]]) for i, h in enumerate(t.header)]]
+    for row in t.rows:
+        data.append([_cell(str(v), cell_styles[align[i]], cols[i], FONT, size) for i, v in enumerate(row)])
+    cmds: list[tuple] = [
+        ("FONT", (0, 1), (-1, -1), FONT, size, size * 1.2),
+        ("TEXTCOLOR", (0, 1), (-1, -1), INK),
+        ("BACKGROUND", (0, 0), (-1, 0), HEAD_BG),
+        ("VALIGN", (0, 0), (-1, -1), "TOP"),
+        ("LINEBELOW", (0, 0), (-1, -1), 0.25, RULE),
+        ("TOPPADDING", (0, 0), (-1, -1), 2.2),
+        ("BOTTOMPADDING", (0, 0), (-1, -1), 2.2),
+        ("LEFTPADDING", (0, 0), (-1, -1), 3),
+        ("RIGHTPADDING", (0, 0), (-1, -1), 3),
+    ]
+    for i, a in enumerate(align):
+        if a != "l":
+            cmds.append(("ALIGN", (i, 1), (i, -1), "RIGHT" if a == "r" else "CENTER"))
+    for r in range(1, len(data), 2):
+        cmds.append(("BACKGROUND", (0, r), (-1, r), STRIPE))
+    for r in t.highlight:
+        cmds.append(("BACKGROUND", (0, r + 1), (-1, r + 1), WARN_BG))
+    if t.total_row and t.rows:
+        cmds.append(("FONT", (0, -1), (-1, -1), FONT_BOLD, size, size * 1.2))
+        cmds.append(("LINEABOVE", (0, -1), (-1, -1), 0.8, INK))
+    heights = None
+    if t.min_row_height:
+        heights = [None] + [t.min_row_height] * len(t.rows)
+    tab = LongTable(data, colWidths=cols, rowHeights=heights, repeatRows=1, hAlign="LEFT")
+    tab.setStyle(TableStyle(cmds))
+    out: list[Flowable] = [tab]
+    if t.caption:
+        out.append(Paragraph(esc(t.caption), s["caption"]))
+    else:
+        out.append(Spacer(1, 6))
+    return out
+
+
+def key_values_flowable(kv: d.KeyValues, width: float) -> Flowable:
+    s = styles()
+    data = [[Paragraph(esc(k), s["strong"]), Paragraph(esc(v), s["body"])] for k, v in kv.items]
+    tab = LongTable(data, colWidths=[width * 0.28, width * 0.72], hAlign="LEFT")
+    tab.setStyle(TableStyle([("VALIGN", (0, 0), (-1, -1), "TOP"), ("LINEBELOW", (0, 0), (-1, -1), 0.25, RULE),
+                             ("TOPPADDING", (0, 0), (-1, -1), 2), ("BOTTOMPADDING", (0, 0), (-1, -1), 0),
+                             ("LEFTPADDING", (0, 0), (-1, -1), 2)]))
+    return tab
+
+
+# --- charts ------------------------------------------------------------------------------
+
+def _nice_step(span: float) -> float:
+    if span <= 0:
+        return 1.0
+    raw = span / 5
+    mag = 10 ** int(f"{raw:e}".split("e")[1])
+    for m in (1, 2, 2.5, 5, 10):
+        if raw <= m * mag:
+            return m * mag
+    return 10 * mag
+
+
+def _fmt_axis(v: float) -> str:
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    if v == int(v):
+        return f"{int(v)}"
+    return f"{v:.2f}".rstrip("0").rstrip(".")
+
+
+def bar_chart(c: d.BarChart, width: float) -> Drawing:
+    """Grouped (or stacked) bars with optional reference lines and a legend."""
+    n_series = len(c.series)
+    legend_h = 14 if n_series > 1 or c.reference else 0
+    horizontal = c.horizontal
+    label_w = 0.0
+    if horizontal:
+        label_w = min(150.0, max(stringWidth(plain(x), FONT, 7) for x in c.categories) + 8) if c.categories else 40
+        height = max(90.0, 16.0 * len(c.categories) * (1 if c.stacked else max(1, n_series)) ** 0.5 + 50)
+    else:
+        height = 190.0
+    dr = Drawing(width, height + 18 + legend_h)
+    dr.add(String(0, height + legend_h + 6, plain(c.title), fontName=FONT_BOLD, fontSize=9, fillColor=INK))
+    ch = HorizontalBarChart() if horizontal else VerticalBarChart()
+    ch.x = 46 + label_w if horizontal else 46
+    ch.y = 30 if not horizontal else 22
+    ch.width = width - ch.x - 10
+    ch.height = height - ch.y - 6
+    ch.data = [list(v) for _, v in c.series]
+    values = [x for _, v in c.series for x in v] or [0.0]
+    if c.stacked:
+        values = [sum(v[i] for _, v in c.series) for i in range(len(c.categories))] or [0.0]
+    refs = [r for _, r in c.reference]
+    lo = c.value_min if c.value_min is not None else min(0.0, min(values + refs))
+    hi = c.value_max if c.value_max is not None else max(values + refs)
+    if hi <= lo:
+        hi = lo + 1
+    step = _nice_step(hi - lo)
+    axis = ch.valueAxis
+    axis.valueMin = lo
+    axis.valueMax = lo + step * (int((hi - lo) / step) + (0 if (hi - lo) % step == 0 else 1))
+    axis.valueStep = step
+    axis.labels.fontName = FONT
+    axis.labels.fontSize = 7
+    axis.labelTextFormat = _fmt_axis
+    axis.visibleGrid = 1
+    axis.gridStrokeColor = RULE
+    axis.gridStrokeWidth = 0.3
+    cat = ch.categoryAxis
+    cat.categoryNames = [plain(x) for x in c.categories]
+    cat.labels.fontName = FONT
+    cat.labels.fontSize = 7
+    if horizontal:
+        cat.labels.boxAnchor = "e"
+        cat.labels.dx = -3
+        cat.reverseDirection = 1
+    elif len(c.categories) > 8:
+        cat.labels.angle = 30
+        cat.labels.boxAnchor = "ne"
+        cat.labels.dy = -2
+    if c.stacked:
+        ch.categoryAxis.style = "stacked"
+    ch.barSpacing = 1
+    ch.groupSpacing = 6
+    for i in range(n_series):
+        ch.bars[i].fillColor = SERIES[i % len(SERIES)]
+        ch.bars[i].strokeColor = None
+    dr.add(ch)
+    span = axis.valueMax - axis.valueMin
+    for k, (label, ref) in enumerate(c.reference):
+        if not (axis.valueMin <= ref <= axis.valueMax):
+            continue
+        col = TARGET if k == 0 else SERIES[(k + 3) % len(SERIES)]
+        if horizontal:
+            x = ch.x + ch.width * (ref - axis.valueMin) / span
+            dr.add(Line(x, ch.y, x, ch.y + ch.height, strokeColor=col, strokeWidth=1, strokeDashArray=[3, 2]))
+        else:
+            y = ch.y + ch.height * (ref - axis.valueMin) / span
+            dr.add(Line(ch.x, y, ch.x + ch.width, y, strokeColor=col, strokeWidth=1, strokeDashArray=[3, 2]))
+    if legend_h:
+        lg = Legend()
+        lg.x = ch.x
+        lg.y = height + legend_h - 2
+        lg.alignment = "right"
+        lg.columnMaximum = 1
+        lg.fontName = FONT
+        lg.fontSize = 7
+        lg.deltax = 10
+        lg.dx = 7
+        lg.dy = 7
+        pairs = [(SERIES[i % len(SERIES)], plain(name)) for i, (name, _) in enumerate(c.series)]
+        pairs += [(TARGET if k == 0 else SERIES[(k + 3) % len(SERIES)], plain(f"{label} (dashed line)"))
+                  for k, (label, _) in enumerate(c.reference)]
+        lg.colorNamePairs = pairs
+        lg.dxTextSpace = 4
+        lg.variColumn = 1
+        lg.columnMaximum = 1
+        lg.deltax = max(stringWidth(p[1], FONT, 7) for p in pairs) + 18
+        dr.add(lg)
+    dr.add(String(0, ch.y + ch.height / 2 if not horizontal else 4, plain(c.value_label) if horizontal else "",
+                  fontName=FONT, fontSize=7, fillColor=MUTED))
+    if not horizontal:
+        dr.add(String(ch.x, 2, plain(c.value_label), fontName=FONT, fontSize=7, fillColor=MUTED))
+    return dr
+
+
+def _shade(v: float, vmax: float) -> colors.Color:
+    if v <= 0 or vmax <= 0:
+        return colors.HexColor("#f4f6f8")
+    f = min(1.0, v / vmax) ** 0.5
+    lo, hi = (0.99, 0.93, 0.80), (0.70, 0.09, 0.11)
+    return colors.Color(*(a + (b - a) * f for a, b in zip(lo, hi)))
+
+
+def heatmap(h: d.Heatmap, width: float) -> Drawing:
+    """Shaded grid (rows x columns) with row labels, sparse column labels and a scale."""
+    n_r, n_c = len(h.row_labels), len(h.col_labels)
+    label_w = min(110.0, max([stringWidth(plain(x), FONT, 6.5) for x in h.row_labels] + [20.0]) + 6)
+    cell_h = 9.0 if n_r <= 40 else max(4.0, 360.0 / n_r)
+    grid_w = width - label_w - 6
+    cell_w = grid_w / max(1, n_c)
+    height = n_r * cell_h + 60
+    dr = Drawing(width, height)
+    top = height - 18
+    dr.add(String(0, height - 10, plain(h.title), fontName=FONT_BOLD, fontSize=9, fillColor=INK))
+    vmax = max([v for row in h.values for v in row] + [0.0])
+    for i, row in enumerate(h.values):
+        y = top - (i + 1) * cell_h
+        if cell_h >= 5:
+            dr.add(String(label_w - 4, y + cell_h * 0.22, plain(h.row_labels[i]), fontName=FONT,
+                          fontSize=min(6.5, cell_h * 0.8), textAnchor="end", fillColor=INK))
+        for j, v in enumerate(row):
+            dr.add(Rect(label_w + j * cell_w, y, cell_w, cell_h, fillColor=_shade(v, vmax),
+                        strokeColor=colors.white, strokeWidth=0.3 if cell_w > 3 else 0))
+    every = max(1, int(24 / cell_w + 0.999))
+    base_y = top - n_r * cell_h
+    for j, lab in enumerate(h.col_labels):
+        if j % every == 0:
+            dr.add(String(label_w + j * cell_w + cell_w / 2, base_y - 8, plain(lab), fontName=FONT, fontSize=6,
+                          textAnchor="middle", fillColor=MUTED))
+    # scale
+    sx, sy = label_w, base_y - 30
+    dr.add(String(sx, sy + 2, plain(h.value_label) + ":", fontName=FONT, fontSize=6.5, fillColor=MUTED))
+    start = sx + stringWidth(plain(h.value_label) + ":", FONT, 6.5) + 6
+    steps = [0.0, vmax * 0.05, vmax * 0.25, vmax * 0.5, vmax]
+    for k, v in enumerate(steps):
+        x = start + k * 52
+        dr.add(Rect(x, sy, 10, 8, fillColor=_shade(v, vmax), strokeColor=RULE, strokeWidth=0.3))
+        dr.add(String(x + 13, sy + 1.5, _fmt_axis(round(v, 1)), fontName=FONT, fontSize=6.5, fillColor=MUTED))
+    return dr
+
+
+# --- whole document ----------------------------------------------------------------------
+
+def flowables(blocks: tuple[d.Block, ...], width: float) -> list[Flowable]:
+    s = styles()
+    out: list[Flowable] = []
+    for b in blocks:
+        if isinstance(b, d.Heading):
+            if b.level == 1:
+                out.append(CondPageBreak(90 * mm if out else 0))
+            out.append(heading_flowable(b.text, b.level))
+        elif isinstance(b, d.Para):
+            out.append(Paragraph(esc(b.text), s[b.style]))
+        elif isinstance(b, d.Bullets):
+            for item in b.items:
+                out.append(Paragraph(esc(item), s["bullet"], bulletText="\u2022"))
+            out.append(Spacer(1, 4))
+        elif isinstance(b, d.Table):
+            out.extend(table_flowable(b, width))
+        elif isinstance(b, d.KeyValues):
+            out.append(key_values_flowable(b, width))
+            out.append(Spacer(1, 6))
+        elif isinstance(b, d.BarChart):
+            out.append(KeepTogether([bar_chart(b, width), Spacer(1, 8)]))
+        elif isinstance(b, d.Heatmap):
+            out.append(KeepTogether([heatmap(b, width), Spacer(1, 8)]))
+        elif isinstance(b, d.PageBreak):
+            out.append(PageBreak())
+        else:  # pragma: no cover - the Block union is closed
+            raise TypeError(f"unknown block {type(b).__name__}")
+    return out
+
+
+def render_pdf(document: d.Document) -> bytes:
+    """The PDF bytes of a document (byte-identical for equal documents)."""
+    s = styles()
+    buf = io.BytesIO()
+    size = landscape(A4) if document.landscape else A4
+    tpl = ReportDocTemplate(buf, title=document.title, author=document.author,
+                            subject=document.subtitle or "", keywords=document.keywords, pagesize=size)
+    story: list[Flowable] = [Spacer(1, 30 * mm), Paragraph(esc(document.title), s["title"])]
+    if document.subtitle:
+        story.append(Paragraph(esc(document.subtitle), s["subtitle"]))
+    if document.cover:
+        story.append(key_values_flowable(d.KeyValues(document.cover), tpl.width))
+    if document.toc:
+        story.append(PageBreak())
+        story.append(Paragraph("Contents", s["h1"]))
+        toc = TableOfContents()
+        toc.levelStyles = [s["toc1"], s["toc2"]]
+        toc.dotsMinLevel = 0
+        story.append(toc)
+    story.append(PageBreak())
+    story.extend(flowables(document.blocks, tpl.width))
+    tpl.multiBuild(story, canvasmaker=footer_canvas(document.footer), maxPasses=6)
+    return buf.getvalue()
+
+
+__all__ = ["render_pdf", "styles", "table_flowable", "key_values_flowable", "bar_chart", "heatmap", "flowables",
+           "ReportDocTemplate", "FooterCanvas", "footer_canvas", "heading_flowable", "plain", "esc",
+           "NextPageTemplate", "TA_LEFT"]

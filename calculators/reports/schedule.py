@@ -1,0 +1,578 @@
+"""The SLA schedule: every clause of a contract written out as plain sentences.
+
+`schedule_document(lc, tool_version)` builds a `Document` from the loaded contract only:
+every number in the text (counts, hostlists, thresholds, fees, allowances, worked
+examples) is read or derived from the same model the calculators use, so the schedule
+cannot drift from the terms the engine applies. The PDF and the Markdown are two renderings
+of this one document.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import timedelta
+from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
+from typing import Any
+
+from calculators.reports import doc as d
+from calculators.reports.fmt import CENT, count, money, pct, pct_terms, plural, words
+from slaschema import hostlist
+from slaschema.loader import LoadedContract
+from slaschema.models import Contract, Criterion, ServiceLevel
+from slaschema.summary import monthly_fees
+from slaschema.types import format_threshold, human_duration
+
+MONTH_DAYS = (28, 30, 31)
+RACK_TABLE_INLINE = 24          # more racks than this: the rack list moves to an appendix
+SCOPE_WORD = {"node": "node", "rack": "rack", "cluster": "cluster", "site": "site"}
+FORM_WORDS = {"future_invoice": "a credit against a future invoice",
+              "same_invoice": "a deduction on the invoice for the month concerned",
+              "refund": "a refund"}
+
+
+def _hd(td: timedelta | None) -> str:
+    return words(td)
+
+
+def _hrs(days: int) -> int:
+    return days * 24
+
+
+class _Ctx:
+    """Derived figures used across clauses (fees, unit sizes)."""
+
+    def __init__(self, lc: LoadedContract) -> None:
+        self.lc = lc
+        self.m: Contract = lc.model
+        self.t = lc.topology
+        self.cur = self.m.contract.currency
+        self.rack_sizes = self.t.nodes_per_rack()
+        self.gpus = self.t.node_gpus
+
+    def node_fee(self, node_idx: int, days: int = 30) -> Decimal:
+        p = self.m.pricing
+        if p.per_gpu_hour is not None:
+            return p.per_gpu_hour * self.gpus[node_idx] * _hrs(days)
+        assert p.per_node_month is not None
+        return p.per_node_month
+
+    def unit_fee(self, scope: str, unit: str, days: int = 30) -> Decimal:
+        idx = self.t.node_index
+        return sum((self.node_fee(idx[n], days) for n in self.t.nodes_of(scope, unit)), Decimal(0))
+
+    def first(self, scope: str) -> str:
+        return self.t.units(scope)[0]
+
+
+def _size_words(sizes: list[int], noun: str) -> str:
+    c = Counter(sizes)
+    if len(c) == 1:
+        return plural(sizes[0], noun)
+    lo, hi = min(sizes), max(sizes)
+    return f"{lo:,} to {hi:,} {noun}s"
+
+
+def _allowance(month_seconds: int, below: Decimal) -> int:
+    """Largest downtime (whole seconds) that keeps availability at or above `below`."""
+    allowed = Decimal(month_seconds) * (Decimal(100) - below) / Decimal(100)
+    return int(allowed.to_integral_value(ROUND_FLOOR))
+
+
+def _avail(down_s: int, month_s: int) -> Decimal:
+    return (Decimal(1) - Decimal(down_s) / Decimal(month_s)) * 100
+
+
+# --- clauses -----------------------------------------------------------------------------
+
+def _parties(c: _Ctx) -> list[d.Block]:
+    info = c.m.contract
+    out: list[d.Block] = [d.Heading("1. Parties, term and charges", 1)]
+    term = "no fixed term is stated"
+    if info.effective:
+        term = (f"these service levels apply from {info.effective.from_.isoformat()}"
+                + (f" to {info.effective.to.isoformat()} inclusive" if info.effective.to else " with no end date"))
+    out.append(d.Para(f"This schedule sets out the service levels that {info.provider} (the provider) commits to "
+                      f"for {info.customer} (the customer) under contract {info.id}"
+                      + (f" ({info.title})" if info.title else "") + f"; {term}."))
+    out.append(d.Para(f"All amounts are in {c.cur}. All times are compared in UTC; calendar months, which are the "
+                      f"measurement periods, begin and end at local midnight in {info.timezone}, so a month with a "
+                      "daylight-saving change can be an hour shorter or longer."))
+    p = c.m.pricing
+    fees = monthly_fees(c.lc)
+    if p.per_gpu_hour is not None:
+        out.append(d.Para(f"Charges are {money(p.per_gpu_hour, c.cur)} per GPU-hour. A node's monthly fee is its GPU "
+                          f"count x {money(p.per_gpu_hour)} x the hours in the month; a rack's, cluster's or site's "
+                          "fee is the sum of its nodes' fees."))
+    else:
+        out.append(d.Para(f"Charges are {money(p.per_node_month, c.cur)} per node and month; a rack's, cluster's or "
+                          "site's fee is the sum of its nodes' fees."))
+    out.append(d.Table(("Month length", "Hours", "Total monthly fee (" + c.cur + ")"), width_fraction=0.7,
+                       rows=
+                       tuple((f"{days} days", f"{_hrs(days):,}", money(fees[f'{days}d'])) for days in MONTH_DAYS),
+                       align=("l", "r", "r"), widths=(2, 1, 2)))
+    return out
+
+
+def _definitions(c: _Ctx) -> tuple[list[d.Block], list[d.Block]]:
+    t, m = c.t, c.m
+    counts = t.counts()
+    out: list[d.Block] = [d.Heading("2. Definitions", 1)]
+    gpu_sizes = sorted(set(t.node_gpus))
+    gpus_word = (plural(gpu_sizes[0], "GPU") if len(gpu_sizes) == 1
+                 else f"{gpu_sizes[0]} to {gpu_sizes[-1]} GPUs")
+    model = m.topology.gpu_model or "GPU"
+    arch = m.topology.architecture
+    tray = " (one compute tray of an NVL72 rack)" if arch in ("gb200-nvl72", "gb300-nvl72") else ""
+    out.append(d.Para(f"Node: one server{tray} with {gpus_word} ({model}). The service covers "
+                      f"{count(counts['nodes'])} nodes with {count(counts['gpus'])} GPUs in total: "
+                      f"{hostlist.compress(t.nodes)}."))
+    out.append(d.Para(f"Rack: a named group of nodes; there are {plural(counts['racks'], 'rack')} of "
+                      f"{_size_words(c.rack_sizes, 'node')} each"
+                      + (f" ({', '.join(t.racks)})." if counts["racks"] <= RACK_TABLE_INLINE else
+                         f" (listed in Appendix A).")))
+    cl_parts = []
+    for ci, cl in enumerate(t.clusters):
+        racks = [r for ri, r in enumerate(t.racks) if t.rack_cluster[ri] == ci]
+        n_nodes = len(t.nodes_of("cluster", cl))
+        cl_parts.append(f"{cl} ({plural(len(racks), 'rack')}, {plural(n_nodes, 'node')}, site "
+                        f"{t.sites[t.cluster_site[ci]]})")
+    out.append(d.Para(f"Cluster: the racks that share a fabric; there {'is' if counts['clusters'] == 1 else 'are'} "
+                      f"{plural(counts['clusters'], 'cluster')}: " + "; ".join(cl_parts) + "."))
+    site_parts = [f"{s} ({plural(len(t.nodes_of('site', s)), 'node')})" for s in t.sites]
+    out.append(d.Para(f"Site: a data-centre location; there {'is' if counts['sites'] == 1 else 'are'} "
+                      f"{plural(counts['sites'], 'site')}: " + "; ".join(site_parts) + "."))
+    out.append(d.Para("Unit: a node, rack, cluster or site. Incident: a record in the provider's incident log "
+                      "naming a unit, a start and (once resolved) an end; times are half-open intervals "
+                      "[start, end) at one-second resolution."))
+    out.append(d.Para("Downtime: the time in a month during which a unit is down under clause 3, after the "
+                      "exclusions of clause 4. Availability of a unit in a month = 1 - downtime / length of the "
+                      "month, in percent; excluded time does not shorten the month. Availability exactly equal "
+                      "to a threshold is not below it. Reports show availability rounded to four decimals."))
+    appendix: list[d.Block] = []
+    if t.racks:
+        rows = []
+        for ri, r in enumerate(t.racks):
+            names = [t.nodes[i] for i in t.rack_nodes[ri]]
+            ci = t.rack_cluster[ri]
+            rows.append((r, t.clusters[ci], t.sites[t.cluster_site[ci]], hostlist.compress(names),
+                         count(len(names)), count(sum(t.node_gpus[i] for i in t.rack_nodes[ri]))))
+        table = d.Table(("Rack", "Cluster", "Site", "Nodes", "Node count", "GPUs"), tuple(rows),
+                        align=("l", "l", "l", "l", "r", "r"), widths=(1.2, 1, 1, 3, 1, 0.8))
+        if counts["racks"] <= RACK_TABLE_INLINE:
+            out.append(table)
+        else:
+            appendix = [d.Heading("Appendix A. Racks and their nodes", 1), table]
+    return out, appendix
+
+
+def _downtime(c: _Ctx) -> list[d.Block]:
+    dt = c.m.downtime
+    out: list[d.Block] = [d.Heading("3. What counts as down", 1)]
+    out.append(d.Para("An incident against a site makes every cluster, rack and node of that site down for the "
+                      "incident's counted time; an incident against a cluster does the same for its racks and "
+                      "nodes; an incident against a rack for its nodes. An incident that is still open runs "
+                      "until the end of the period reviewed and is marked open in every report."))
+    deg = {"ignore": "An incident marked degraded (capacity reduced but the node in service) is not downtime.",
+           "down": "An incident marked degraded counts exactly like a full outage.",
+           "proportional": ("An incident marked degraded costs the node the share of its capacity that is lost "
+                            "(GPUs affected / GPUs of the node) for its duration; at any moment a node's loss is "
+                            "the largest of its active incidents (a full outage = 1). A degraded node is not "
+                            "counted as down by the rack and cluster rules.")}[dt.degraded]
+    out.append(d.Heading("3.1 Degraded service", 2))
+    out.append(d.Para(deg))
+    if dt.degraded == "proportional":
+        gpus = c.gpus[0]
+        lost = 1
+        ex_h = 10
+        out.append(d.Para(f"Example: a node with {gpus} GPUs that has {lost} GPU unavailable for {ex_h} hours "
+                          f"accrues {ex_h} x {lost}/{gpus} = "
+                          f"{(Decimal(ex_h * lost) / gpus).quantize(CENT, ROUND_HALF_UP)} hours of downtime."))
+    out.append(d.Heading("3.2 Minimum outage", 2))
+    if dt.min_outage > timedelta(0):
+        mo = _hd(dt.min_outage)
+        out.append(d.Para(f"Overlapping or touching outages of one unit are first merged into one. A merged outage "
+                          f"shorter than {mo} does not count. The rule applies to the whole merged outage before "
+                          "it is split at month boundaries, so an outage that spans midnight at the end of a month "
+                          "counts in both months."))
+    else:
+        out.append(d.Para("Overlapping or touching outages of one unit are merged into one; every outage counts, "
+                          "however short."))
+    out.append(d.Heading("3.3 Racks", 2))
+    rr = dt.rack
+    if rr is None:
+        out.append(d.Para("A rack is down only while an incident names the rack, its cluster or its site; node "
+                          "outages never make a rack down."))
+    else:
+        k = rr.down_when_nodes_down
+        sizes = c.rack_sizes
+        n_text = (f"{k} of {sizes[0]}" if len(set(sizes)) == 1
+                  else f"{k} of its nodes (racks have {min(sizes)} to {max(sizes)})")
+        out.append(d.Para(f"A rack is down while an incident names the rack, its cluster or its site, or while at "
+                          f"least {n_text} nodes are down at the same moment (after the minimum-outage rule). "
+                          "The rack's down time is merged and the minimum-outage rule applied to it as well."))
+        if rr.nodes_follow_rack:
+            out.append(d.Para("While a rack is down, every node in it counts as down too, including nodes that "
+                              "are running."))
+        else:
+            out.append(d.Para("A rack being down does not add downtime to its nodes; each node keeps its own "
+                              "downtime."))
+        out += _rack_example(c, k, rr.nodes_follow_rack)
+    out.append(d.Heading("3.4 Clusters and sites", 2))
+    cr = dt.cluster
+    if cr is None:
+        out.append(d.Para("A cluster is down only while an incident names the cluster or its site."))
+    else:
+        thr = cr.down_when_available_below
+        parts = []
+        for cl in c.t.clusters:
+            n = len(c.t.nodes_of("cluster", cl))
+            need = int((Decimal(n) * (Decimal(100) - thr) / 100).to_integral_value(ROUND_FLOOR)) + 1
+            parts.append(f"{cl}: {need} of {n} nodes down")
+        extra = ""
+        if dt.rack and dt.rack.nodes_follow_rack and len(set(c.rack_sizes)) == 1:
+            extra = (f" A rack that is down counts all {c.rack_sizes[0]} of its nodes as down for this rule.")
+        out.append(d.Para(f"A cluster is down while an incident names the cluster or its site, or while fewer than "
+                          f"{pct_terms(thr)} of its nodes are up. That is the case from "
+                          + "; ".join(parts) + "." + extra))
+        if cr.nodes_follow_cluster:
+            out.append(d.Para("While a cluster is down, every node in it counts as down too."))
+    out.append(d.Para("A site is down while an incident names the site, or while all of its clusters are down."))
+    return out
+
+
+def _rack_example(c: _Ctx, k: int, follow: bool) -> list[d.Block]:
+    t = c.t
+    rack = t.racks[0]
+    names = [t.nodes[i] for i in t.rack_nodes[0]]
+    n = len(names)
+    mo = int(c.m.downtime.min_outage.total_seconds())
+    # rack outage of 40 minutes, or longer when the minimum outage is longer
+    rack_min = max(40, (2 * mo + 59) // 60)
+    base = 10 * 60                                              # 10:00
+    before = names[:k - 1]
+    kth = names[k - 1]
+    def hm(mins: int) -> str:
+        return f"{mins // 60:02d}:{mins % 60:02d}"
+    s1, e1 = base, base + 120 + rack_min
+    s2, e2 = base + 60, base + 60 + rack_min
+    lines: list[str] = []
+    if before:
+        lines.append(f"{hostlist.compress(before)} ({plural(len(before), 'node')}) down from {hm(s1)} to {hm(e1)};")
+    lines.append(f"{kth} down from {hm(s2)} to {hm(e2)}.")
+    month_s = 30 * 86400
+    a = _avail(rack_min * 60, month_s).quantize(Decimal("0.0001"), ROUND_HALF_UP)
+    text = (f"Worked example (rack {rack}, {n} nodes, rule {k} of {n}): on one day in a 30-day month, "
+            + " ".join(lines)
+            + f" The rack is down from {hm(s2)} to {hm(e2)}, {rack_min} minutes, because {k} of its nodes are "
+              f"down together only then")
+    if k == 1:
+        text = (f"Worked example (rack {rack}, {n} nodes, rule 1 of {n}): on one day in a 30-day month, {kth} is "
+                f"down from {hm(s2)} to {hm(e2)}. The rack is down for the same {rack_min} minutes, because a "
+                "single node down takes the rack down")
+    text += (f". Its availability for the month is 1 - {rack_min * 60:,} s / {month_s:,} s = {a}%.")
+    if follow:
+        text += (f" Because nodes follow the rack, each of the {n} nodes also counts those {rack_min} minutes as "
+                 "down, in addition to any downtime of its own outside that window.")
+    if k > 1:
+        text += (f" Had only {k - 1} of its nodes been down at once, the rack would not have been down at all.")
+    return [d.Para(text, "small")]
+
+
+def _exclusions(c: _Ctx) -> list[d.Block]:
+    ex = c.m.exclusions
+    out: list[d.Block] = [d.Heading("4. Exclusions", 1)]
+    if not ex:
+        out.append(d.Para("There are no exclusions: every incident counts in full."))
+        return out
+    out.append(d.Para("Each incident carries a category. Incidents of category unplanned, and of any category not "
+                      "listed below, count in full (a category not listed is flagged in reports). Time of an "
+                      "incident in a listed category is excluded from downtime, subject to the notice and the "
+                      "monthly cap below. Excluded time is reported separately; it never makes a unit down, never "
+                      "counts towards the rack or cluster rules and does not shorten the month."))
+    rows = []
+    for name, e in ex.items():
+        rows.append((name.replace("_", " "), e.definition or "—",
+                     f"{_hd(e.notice)} before the start" if e.notice else "none",
+                     _hd(e.max_per_month) if e.max_per_month else "no cap"))
+    out.append(d.Table(("Category", "Definition", "Notice required", "Excluded at most, per unit and month"),
+                       tuple(rows), widths=(1.2, 3.4, 1.4, 1.6)))
+    noticed = [(n, e) for n, e in ex.items() if e.notice]
+    if noticed:
+        out.append(d.Para("Notice: an exclusion with a notice period holds only if the provider gave notice at least "
+                          "that long before the incident started ("
+                          + "; ".join(f"{n.replace('_', ' ')}: {_hd(e.notice)}" for n, e in noticed)
+                          + "). With notice missing or late the incident counts in full and is flagged."))
+    capped = [(n, e) for n, e in ex.items() if e.max_per_month]
+    if capped:
+        n0, e0 = capped[0]
+        cap_min = int(e0.max_per_month.total_seconds()) // 60
+        over = cap_min + 120
+        out.append(d.Para("Caps: excluded time of a category is capped per unit and month and used up in "
+                          "chronological order; time beyond the cap counts as downtime and is flagged. Example: "
+                          f"{n0.replace('_', ' ')} with due notice lasting {words(timedelta(minutes=over))} "
+                          f"on a node that has used none of its {_hd(e0.max_per_month)} this month: "
+                          f"{_hd(e0.max_per_month)} is excluded and {words(timedelta(minutes=over - cap_min))} "
+                          "counts as downtime."))
+    return out
+
+
+def _tier_rows(level: ServiceLevel, c: _Ctx) -> list[tuple[str, ...]]:
+    rows = []
+    assert level.credits is not None
+    for tier in level.credits:
+        allow = [human_duration(timedelta(seconds=_allowance(days * 86400, tier.below))) for days in MONTH_DAYS]
+        rows.append((f"below {pct_terms(tier.below)}", pct_terms(tier.credit), *allow))
+    return rows
+
+
+def _service_levels(c: _Ctx) -> list[d.Block]:
+    out: list[d.Block] = [d.Heading("5. Service levels and credits", 1)]
+    items = c.m.service_levels.items()
+    scopes = ", ".join(f"{s} ({pct_terms(l.effective_target)})" for s, l in items)
+    out.append(d.Para(f"The provider commits to a monthly availability target for each of these scopes: {scopes}. "
+                      "Each unit of a scope is measured on its own. A unit below its target earns the customer a "
+                      "service credit, a share of that unit's fee for the month, as set out below."))
+    for i, (scope, level) in enumerate(items, start=1):
+        unit = c.first(scope)
+        n_units = len(c.t.units(scope))
+        fee = c.unit_fee(scope, unit)
+        out.append(d.Heading(f"5.{i} {scope.capitalize()} availability", 2))
+        target = level.effective_target
+        allow30 = words(timedelta(seconds=_allowance(30 * 86400, target)))
+        who = f"each of the {plural(n_units, scope)} is" if n_units > 1 else f"{scope} {unit} is"
+        out.append(d.Para(f"Target: {who} available at least {pct_terms(target)} "
+                          f"of every month (at most {allow30} of downtime in a 30-day month). "
+                          f"Monthly fee of {scope} {unit} in a 30-day month: {money(fee, c.cur)}."))
+        if level.credits:
+            out.append(d.Table(("Availability in the month", "Credit (% of unit fee)",
+                                "Downtime allowed before the tier: 28 d", "30 d", "31 d"),
+                               tuple(_tier_rows(level, c)), align=("l", "r", "r", "r", "r"),
+                               widths=(1.6, 1.4, 1.9, 0.9, 0.9),
+                               caption="A unit earns the largest credit among the tiers whose threshold is above its "
+                                       "availability; downtime up to the figure shown keeps it at or above the "
+                                       "threshold."))
+            first = level.credits[0]
+            down = _allowance(30 * 86400, first.below) + 60
+            avail = _avail(down, 30 * 86400)
+            credit_pct = max((t.credit for t in level.credits if t.below > avail), default=Decimal(0))
+            amount = (fee * credit_pct / 100).quantize(CENT, ROUND_HALF_UP)
+            out.append(d.Para(f"Example: {scope} {unit} down {words(timedelta(seconds=down))} in a 30-day "
+                              f"month has availability {pct(avail)}, below {pct_terms(first.below)}, and earns "
+                              f"{pct_terms(credit_pct)} of {money(fee, c.cur)} = {money(amount, c.cur)}.", "small"))
+        else:
+            assert level.pro_rata is not None
+            mult = level.pro_rata.multiplier
+            hrs = 40
+            hourly = fee / _hrs(30)
+            amount = min(fee, hourly * hrs * mult).quantize(CENT, ROUND_HALF_UP)
+            out.append(d.Para(f"Credit (pro rata): downtime hours x the {scope}'s monthly fee / hours in the month "
+                              f"x {mult}, never more than the {scope}'s monthly fee."))
+            out.append(d.Para(f"Example: {scope} {unit} down {hrs} hours in a 30-day month (720 hours): {hrs} x "
+                              f"{money(fee)} / 720 x {mult} = {money(amount, c.cur)}.", "small"))
+    return out
+
+
+def _credit_terms(c: _Ctx) -> list[d.Block]:
+    cp = c.m.credits
+    fees = monthly_fees(c.lc)
+    out: list[d.Block] = [d.Heading("6. How credits are settled", 1)]
+    out.append(d.Para("Each scope's credit for a unit is spread over the nodes the unit covers in proportion to "
+                      "their fees. " + ("Per node, the largest of the amounts from the different scopes applies "
+                                        "(credits do not stack)."
+                                        if cp.stacking == "max" else
+                                        "Per node, the amounts from the different scopes are added (credits stack).")
+                      + " A node's credit never exceeds its monthly fee."))
+    bullets = ["Each node's monthly credit is rounded half-up to the cent; the month's total is the sum of the "
+               "rounded node credits."]
+    if cp.cap is not None:
+        bullets.append(f"Cap: the total credit for a month is at most {pct_terms(cp.cap)} of that month's total fee "
+                       f"({money(Decimal(fees['30d']) * cp.cap / 100, c.cur)} in a 30-day month).")
+    else:
+        bullets.append("There is no cap on the total credit for a month.")
+    if cp.minimum > 0:
+        bullets.append(f"Minimum: a month whose total credit (after the cap) is below {money(cp.minimum, c.cur)} "
+                       "gives no credit.")
+    if cp.claim_window is not None:
+        bullets.append(f"Claims: the customer claims a month's credit within {_hd(cp.claim_window)} after the end of "
+                       "that month.")
+    else:
+        bullets.append("No claim is needed: credits are issued on the monthly review.")
+    bullets.append(f"Form: credits are given as {FORM_WORDS[cp.form]}.")
+    out.append(d.Bullets(tuple(bullets)))
+    return out
+
+
+def _support(c: _Ctx) -> list[d.Block]:
+    s = c.m.support
+    out: list[d.Block] = [d.Heading("7. Support", 1)]
+    sentences = []
+    if s.detection is not None:
+        sentences.append(f"The provider detects a fault within {_hd(s.detection)} of its start (start to the "
+                         "incident's detected time).")
+    if not sentences and s.response is None and s.restore is None:
+        out.append(d.Para("No support targets are set."))
+    for x in sentences:
+        out.append(d.Para(x))
+    if s.response is not None:
+        rows = [(sev.upper().replace("SEV", "Severity "), _hd(getattr(s.response, sev)))
+                for sev in ("sev1", "sev2", "sev3", "sev4") if getattr(s.response, sev) is not None]
+        out.append(d.Para("Response: from the customer's report (or the fault's start when the provider found it "
+                          "first) to the provider's first response, by severity:"))
+        out.append(d.Table(("Severity", "Response within"), tuple(rows), align=("l", "r"), widths=(1, 1),
+                           width_fraction=0.5))
+    if s.restore is not None:
+        rows = [(sc, _hd(getattr(s.restore, sc))) for sc in ("node", "rack", "cluster", "site")
+                if getattr(s.restore, sc) is not None]
+        out.append(d.Para("Restore: from the fault's start until the capacity is back (by a hot spare or a repair), "
+                          "by the scope of the incident:"))
+        out.append(d.Table(("Scope", "Restore within"), tuple(rows), align=("l", "r"), widths=(1, 1),
+                           width_fraction=0.5))
+    rights = []
+    if s.hot_spares is not None:
+        hs = s.hot_spares
+        rights.append(f"The provider keeps {plural(hs.nodes, 'spare node')} ready"
+                      + (f" and swaps a failed node within {_hd(hs.swap_within)}." if hs.swap_within else "."))
+    rights.append("The customer may export logs and telemetry of its nodes." if s.log_export else
+                  "Log and telemetry export is not part of this schedule.")
+    rights.append("The customer may run its own availability monitoring against its nodes." if s.customer_monitoring
+                  else "Customer-run availability monitoring is not part of this schedule.")
+    out.append(d.Bullets(tuple(rights)))
+    out.append(d.Para("Support figures are reported in every review; they earn credits only where this schedule "
+                      "says so.", "note"))
+    return out
+
+
+def _threshold(cr: Criterion) -> str:
+    unit = "" if cr.metric is None else f" {cr.metric}"
+    parts = []
+    if cr.min is not None:
+        parts.append(f">= {format_threshold(cr.min)}{unit}")
+    if cr.max is not None:
+        parts.append(f"<= {format_threshold(cr.max)}{unit}")
+    if cr.warn_below is not None:
+        parts.append(f"warn below {format_threshold(cr.warn_below)}")
+    if cr.warn_above is not None:
+        parts.append(f"warn above {format_threshold(cr.warn_above)}")
+    if cr.expect:
+        parts.append("; ".join(f"{k} = {_plain(v)}" for k, v in cr.expect.items()))
+    return "; ".join(parts) if parts else "passes"
+
+
+def _plain(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def _acceptance(c: _Ctx) -> list[d.Block]:
+    a = c.m.acceptance
+    out: list[d.Block] = [d.Heading("8. Acceptance", 1)]
+    if a.deadline:
+        out.append(d.Para(f"The provider hands the cluster over ready for acceptance by {a.deadline.isoformat()}. "
+                          "The customer accepts it when every criterion below passes on every node it applies to."))
+    if a.burn_in is not None:
+        b = a.burn_in
+        text = (f"Burn-in: all GPUs run under load for {_hd(b.duration)} with at most "
+                f"{plural(b.max_xid_events, 'Xid event')}")
+        if b.max_throttle_pct is not None:
+            text += f" and at most {pct_terms(b.max_throttle_pct)} of samples throttled"
+        out.append(d.Para(text + "."))
+    if a.criteria:
+        rows = []
+        for cr in a.criteria:
+            params = ", ".join(f"{k}={_plain(v)}" for k, v in (cr.params or {}).items())
+            rows.append((cr.id, cr.check + (f" ({params})" if params else ""), cr.metric or "—", _threshold(cr),
+                         cr.severity, cr.source or "—"))
+        out.append(d.Table(("Criterion", "Check", "Metric", "Threshold", "Severity", "Source of the threshold"),
+                           tuple(rows), widths=(1.6, 2.1, 1.3, 1.6, 0.8, 2.1), font_size=7))
+    else:
+        out.append(d.Para("No acceptance criteria are set."))
+    r = a.remedies
+    if r is not None:
+        fees = monthly_fees(c.lc)
+        if r.credit_per_day_late is not None:
+            per_day = Decimal(fees["30d"]) * r.credit_per_day_late / 100
+            out.append(d.Para(f"Late acceptance: for each whole day between the deadline and the day the cluster is "
+                              f"accepted, the customer earns {pct_terms(r.credit_per_day_late)} of the monthly fee "
+                              f"({money(per_day, c.cur)} per day in a 30-day month)."))
+        if r.termination_right_after is not None:
+            out.append(d.Para(f"If the cluster is not accepted within {_hd(r.termination_right_after)} after the "
+                              "deadline, the customer may terminate the contract."))
+    return out
+
+
+def _termination(c: _Ctx) -> list[d.Block]:
+    tm = c.m.termination
+    out: list[d.Block] = [d.Heading("9. Termination rights", 1)]
+    items = []
+    if tm.chronic is not None:
+        ch = tm.chronic
+        items.append(f"Chronic failure: if any unit misses its availability target in {ch.months_below_target} of "
+                     f"any {ch.within_months} consecutive months, the customer may terminate the contract. Each "
+                     "review states how close every unit is to this.")
+    a = c.m.acceptance
+    if a.remedies and a.remedies.termination_right_after is not None:
+        items.append(f"Acceptance delay: acceptance more than {_hd(a.remedies.termination_right_after)} after "
+                     f"{a.deadline.isoformat() if a.deadline else 'the deadline'} gives the customer a right to "
+                     "terminate.")
+    if tm.notice is not None:
+        items.append(f"Notice: termination takes effect {_hd(tm.notice)} after written notice.")
+    if tm.exit_assistance is not None:
+        items.append(f"Exit assistance: the provider assists with the customer's exit for {_hd(tm.exit_assistance)}.")
+    out.append(d.Bullets(tuple(items)) if items else d.Para("This schedule adds no termination rights."))
+    return out
+
+
+def _review(c: _Ctx) -> list[d.Block]:
+    cad = c.m.review.cadence
+    text = ("Provider and customer review the service every month" if cad == "monthly" else
+            "Provider and customer review the service every quarter; each month of the quarter is computed and "
+            "shown on its own")
+    return [d.Heading("10. Service review", 1),
+            d.Para(text + ", from the provider's incident log: availability per unit against target, credits "
+                          "owed, support compliance and every incident with its counted and excluded time.")]
+
+
+def _identification(c: _Ctx, version: str) -> list[d.Block]:
+    info = c.m.contract
+    return [d.Heading("11. Identification of these terms", 1),
+            d.Para("This schedule is generated from the machine-readable contract below. Both parties can check "
+                   "that they hold the same terms by comparing the SHA-256 printed at the foot of every page with "
+                   "that of their own copy of the file."),
+            d.KeyValues((("Contract", info.id), ("File", c.lc.file), ("SHA-256", c.lc.sha256),
+                         ("Generated by", f"slakit {version}"))),
+            d.Table(("Party", "Name", "Signature", "Date"),
+                    (("Provider", info.provider, "", ""), ("Customer", info.customer, "", "")),
+                    widths=(1, 2, 2.5, 1), min_row_height=28)]
+
+
+def schedule_document(lc: LoadedContract, tool_version: str) -> d.Document:
+    c = _Ctx(lc)
+    info = c.m.contract
+    definitions, appendix = _definitions(c)
+    blocks: list[d.Block] = []
+    blocks += _parties(c)
+    blocks += definitions
+    blocks += _downtime(c)
+    blocks += _exclusions(c)
+    blocks += _service_levels(c)
+    blocks += _credit_terms(c)
+    blocks += _support(c)
+    blocks += _acceptance(c)
+    blocks += _termination(c)
+    blocks += _review(c)
+    blocks += _identification(c, tool_version)
+    blocks += appendix
+    counts = lc.topology.counts()
+    cover = [("Contract", info.id), ("Provider", info.provider), ("Customer", info.customer)]
+    if info.effective:
+        cover.append(("Term", f"{info.effective.from_.isoformat()} to "
+                              f"{info.effective.to.isoformat() if info.effective.to else 'open'}"))
+    cover += [("Scope of service", f"{count(counts['nodes'])} nodes, {count(counts['gpus'])} GPUs, "
+                                   f"{plural(counts['racks'], 'rack')}, {plural(counts['clusters'], 'cluster')}, "
+                                   f"{plural(counts['sites'], 'site')}"),
+              ("Contract file", lc.file), ("SHA-256", lc.sha256), ("Generated by", f"slakit {tool_version}")]
+    return d.Document(title=info.title or f"Service level schedule — {info.id}",
+                      subtitle=f"Service level schedule for contract {info.id}",
+                      footer=f"{info.id} · contract SHA-256 {lc.sha256} · slakit {tool_version}",
+                      blocks=tuple(blocks), cover=tuple(cover), keywords=(info.id, lc.sha256))

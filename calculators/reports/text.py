@@ -1,0 +1,132 @@
+"""Markdown and HTML renderers for `calculators.reports.doc.Document`.
+
+Same blocks as the PDF; charts become their data tables (`fallback`), so the text formats
+carry every figure the PDF shows.
+"""
+
+from __future__ import annotations
+
+import html
+
+from calculators.reports import doc as d
+
+
+def _md_cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", "<br>")
+
+
+def _md_table(t: d.Table) -> list[str]:
+    align = t.align or tuple("l" for _ in t.header)
+    marks = {"l": ":---", "r": "---:", "c": ":---:"}
+    lines = ["| " + " | ".join(_md_cell(h) for h in t.header) + " |",
+             "|" + "|".join(marks[a] for a in align) + "|"]
+    for i, row in enumerate(t.rows):
+        cells = [_md_cell(v) for v in row]
+        if t.total_row and i == len(t.rows) - 1:
+            cells = [f"**{c}**" if c else c for c in cells]
+        lines.append("| " + " | ".join(cells) + " |")
+    if t.caption:
+        lines += ["", f"*{t.caption}*"]
+    return lines
+
+
+def render_markdown(document: d.Document) -> str:
+    out: list[str] = [f"# {document.title}", ""]
+    if document.subtitle:
+        out += [f"**{document.subtitle}**", ""]
+    for k, v in document.cover:
+        out.append(f"- **{k}:** {v}")
+    if document.cover:
+        out.append("")
+    if document.toc:
+        out += ["## Contents", ""]
+        for b in document.blocks:
+            if isinstance(b, d.Heading) and b.level <= 2:
+                out.append(("  " * (b.level - 1)) + f"- {b.text}")
+        out.append("")
+    for b in document.blocks:
+        if isinstance(b, d.Heading):
+            out += ["#" * min(6, b.level + 1) + " " + b.text, ""]
+        elif isinstance(b, d.Para):
+            text = b.text
+            if b.style in ("strong", "warning"):
+                text = f"**{text}**"
+            elif b.style == "note":
+                text = f"*{text}*"
+            out += [text, ""]
+        elif isinstance(b, d.Bullets):
+            out += [f"- {x}" for x in b.items] + [""]
+        elif isinstance(b, d.Table):
+            out += _md_table(b) + [""]
+        elif isinstance(b, d.KeyValues):
+            out += [f"- **{k}:** {v}" for k, v in b.items] + [""]
+        elif isinstance(b, (d.BarChart, d.Heatmap)):
+            out += [f"**{b.title}**", ""] + _md_table(b.fallback) + [""]
+        elif isinstance(b, d.PageBreak):
+            continue
+    out += ["---", "", f"*{document.footer}*", ""]
+    return "\n".join(out)
+
+
+_CSS = """body{font-family:Helvetica,Arial,sans-serif;color:#1f2933;max-width:60em;margin:2em auto;padding:0 1em}
+h1,h2,h3{color:#243b53}table{border-collapse:collapse;margin:.5em 0 1em;font-size:.85em}
+th{background:#243b53;color:#fff;text-align:left;padding:.25em .5em}td{padding:.2em .5em;border-bottom:1px solid #cbd2d9}
+td.r,th.r{text-align:right}tr.warn td{background:#fde8e8}tr.total td{font-weight:bold;border-top:2px solid #1f2933}
+.note{color:#616e7c;font-size:.85em}.warning{color:#9b1c1c;font-weight:bold}footer{color:#616e7c;font-size:.8em;margin-top:2em}"""
+
+
+def _html_table(t: d.Table) -> list[str]:
+    align = t.align or tuple("l" for _ in t.header)
+    e = html.escape
+    lines = ["<table>", "<tr>" + "".join(f'<th class="{a}">{e(h)}</th>' for a, h in zip(align, t.header)) + "</tr>"]
+    for i, row in enumerate(t.rows):
+        cls = []
+        if i in t.highlight:
+            cls.append("warn")
+        if t.total_row and i == len(t.rows) - 1:
+            cls.append("total")
+        attr = f' class="{" ".join(cls)}"' if cls else ""
+        lines.append(f"<tr{attr}>" + "".join(f'<td class="{a}">{e(str(v))}</td>' for a, v in zip(align, row))
+                     + "</tr>")
+    lines.append("</table>")
+    if t.caption:
+        lines.append(f'<p class="note">{e(t.caption)}</p>')
+    return lines
+
+
+def render_html(document: d.Document) -> str:
+    e = html.escape
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">', f"<title>{e(document.title)}</title>",
+           f"<style>{_CSS}</style></head><body>", f"<h1>{e(document.title)}</h1>"]
+    if document.subtitle:
+        out.append(f"<p><strong>{e(document.subtitle)}</strong></p>")
+    if document.cover:
+        out.append("<ul>" + "".join(f"<li><strong>{e(k)}:</strong> {e(v)}</li>" for k, v in document.cover) + "</ul>")
+    n = 0
+    toc: list[str] = []
+    body: list[str] = []
+    for b in document.blocks:
+        if isinstance(b, d.Heading):
+            n += 1
+            level = min(6, b.level + 1)
+            body.append(f'<h{level} id="s{n}">{e(b.text)}</h{level}>')
+            if b.level <= 2:
+                toc.append(f'<li style="margin-left:{(b.level - 1) * 1.5}em"><a href="#s{n}">{e(b.text)}</a></li>')
+        elif isinstance(b, d.Para):
+            cls = {"note": "note", "small": "note", "warning": "warning"}.get(b.style)
+            text = f"<strong>{e(b.text)}</strong>" if b.style == "strong" else e(b.text)
+            body.append(f'<p class="{cls}">{text}</p>' if cls else f"<p>{text}</p>")
+        elif isinstance(b, d.Bullets):
+            body.append("<ul>" + "".join(f"<li>{e(x)}</li>" for x in b.items) + "</ul>")
+        elif isinstance(b, d.Table):
+            body += _html_table(b)
+        elif isinstance(b, d.KeyValues):
+            body.append("<ul>" + "".join(f"<li><strong>{e(k)}:</strong> {e(v)}</li>" for k, v in b.items) + "</ul>")
+        elif isinstance(b, (d.BarChart, d.Heatmap)):
+            body.append(f"<h4>{e(b.title)}</h4>")
+            body += _html_table(b.fallback)
+    if document.toc and toc:
+        out += ["<h2>Contents</h2>", '<ul style="list-style:none;padding-left:0">'] + toc + ["</ul>"]
+    out += body
+    out += [f"<footer>{e(document.footer)}</footer>", "</body></html>", ""]
+    return "\n".join(out)
