@@ -159,6 +159,9 @@ def split_samples(text: str) -> list[str]:
             seen_rows = True
     if not starts:
         return ["\n".join(lines)] if lines else []
+    # The command line and "# Collective test starting: X" printed before a run belong to it;
+    # the first run also keeps everything before it (prompt, launcher messages).
+    starts = [0] + [_with_preamble(lines, i) for i in starts[1:]]
     bounds = starts + [len(lines)]
     samples = []
     for a, b in zip(bounds, bounds[1:]):
@@ -166,6 +169,15 @@ def split_samples(text: str) -> list[str]:
         if chunk.strip():
             samples.append(chunk)
     return samples
+
+
+def _with_preamble(lines: list[str], start: int) -> int:
+    i = start
+    while i > 0 and (not lines[i - 1].strip() or "Collective test starting" in lines[i - 1]
+                     or _COLLECTIVE.search(lines[i - 1]) and not _ROW.match(lines[i - 1])
+                     and not _AVG.search(lines[i - 1])):
+        i -= 1
+    return i
 
 
 def parse_nccl_tests(text: str) -> NcclRecord:

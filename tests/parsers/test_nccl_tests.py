@@ -93,3 +93,21 @@ def test_wrong_count_is_summed():
 def test_text_without_table_or_failure_is_unparseable():
     with pytest.raises(ParseError):
         parse_nccl_tests("hello\nworld\n")
+
+
+def test_collective_named_before_each_run_stays_with_it():
+    table = (
+        "# nThread 1 nGpus 8 minBytes 1048576 maxBytes 1048576 step: 2(factor) warmup iters: 5 iters: 20\n"
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+        "     1048576        {count}     float    {op}      -1    30.00   34.95   {bw}      0    30.00   34.95   {bw}      0\n"
+        "# Avg bus bandwidth    : {bw}\n"
+    )
+    text = (
+        "$ ./build/all_gather_perf -b 1M -e 1M -g 8\n# Collective test starting: all_gather_perf\n"
+        + table.format(count=32768, op="none", bw="30.58")
+        + "\n# Collective test starting: reduce_scatter_perf\n"
+        + table.format(count=32768, op="sum", bw="30.11")
+    )
+    first, second = (parse_nccl_tests(s) for s in split_samples(text))
+    assert (first.collective, first.busbw_at(1048576)) == ("all_gather_perf", 30.58)
+    assert (second.collective, second.busbw_at(1048576)) == ("reduce_scatter_perf", 30.11)
