@@ -8,10 +8,17 @@ finding; IO happens only in the `collect` step of each check):
     run_isolation(host, contract, criterion=..., node=..., params=...)
     run_criterion(host, check, contract, criterion_id=..., params=..., expect=..., now=..., table=..., node=...)
     audit(host, contract=None, only=None, table=None, now=..., node=None) -> AuditResult
+
+On a cluster the runner collects on each node and judges centrally:
+
+    argv = probe_argv("security.access", params, python)     # run it on the node (srun ...)
+    verdicts = evaluate_probe(json.loads(stdout), "security.access", contract=..., criterion=...,
+                              node=..., params=..., expect=..., table=...)
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -22,6 +29,7 @@ from acceptance.results import Status, Verdict, worst
 from . import audit_access, audit_isolation, audit_versions
 from .host import Host
 from .minimums import MAX_AGE_DAYS, MinimumTable, load_minimums
+from .serial import raw_from_json
 
 CHECKS = ("security.versions", "security.access", "security.isolation")
 SHORT = {"versions": "security.versions", "access": "security.access", "isolation": "security.isolation"}
@@ -54,10 +62,18 @@ def run_versions(host: Host, *, table: MinimumTable, now: datetime | date, crite
                  expect: Mapping[str, Any] | None = None) -> list[Verdict]:
     """Versions against `table`. params: `max_table_age` (days, default 90), `components` (subset);
     expect/params `table_date`: the table must be at least this recent."""
+    return evaluate_versions(audit_versions.collect(host), table=table, now=now, criterion=criterion, node=node,
+                             params=params, expect=expect)
+
+
+def evaluate_versions(raw: audit_versions.VersionsRaw, *, table: MinimumTable, now: datetime | date,
+                      criterion: str = "security.versions", node: str | None = None,
+                      params: Mapping[str, Any] | None = None, expect: Mapping[str, Any] | None = None) -> list[Verdict]:
+    """Pure: collected versions -> verdicts (see run_versions for params/expect)."""
     p = dict(params or {})
     e = dict(expect or {})
     only = set(p["components"]) if p.get("components") else None
-    obs = audit_versions.parse(audit_versions.collect(host))
+    obs = audit_versions.parse(raw)
     out = audit_versions.evaluate(obs, table, now, criterion, node, _age_days(p.get("max_table_age")), only)
     required = _date(e.get("table_date", p.get("table_date")))
     if required is not None:
@@ -85,6 +101,39 @@ def run_isolation(host: Host, contract: Any = None, *, criterion: str = "securit
         p["bmc_address"] = bmc
     ip = audit_isolation.params_from(p)
     return audit_isolation.evaluate(audit_isolation.collect(host, ip), criterion, node)
+
+
+def probe_argv(check: str, params: Mapping[str, Any] | None = None, python: str = sys.executable) -> list[str]:
+    """argv that collects `check` on a node and prints the probe document (read-only)."""
+    import json
+    from pathlib import Path
+
+    short = check.removeprefix("security.")
+    if short not in SHORT:
+        raise ValueError(f"not a security check: {check}")
+    keep = {"access": ("shared_mounts", "walk_max_depth", "walk_max_dirs"),
+            "isolation": ("bmc_address", "kubeconfig", "kubelet_host", "connect_timeout_s"),
+            "versions": ()}[short]
+    node_params = {k: v for k, v in (params or {}).items() if k in keep}
+    return [python, str(Path(__file__).resolve().parent / "probe.py"), short, json.dumps(node_params, sort_keys=True)]
+
+
+def evaluate_probe(doc: Mapping[str, Any], check: str, *, contract: Any = None, criterion: str | None = None,
+                   node: str | None = None, params: Mapping[str, Any] | None = None,
+                   expect: Mapping[str, Any] | None = None, table: MinimumTable | None = None) -> list[Verdict]:
+    """Pure: one node's probe document -> verdicts. The table's age is judged at the probe's
+    `collected_at`. Raises serial.ProbeError (with `.reason`) for a document that is not one."""
+    raw = raw_from_json(dict(doc), check)
+    cid = criterion or check
+    if check == "security.versions":
+        if table is None:
+            raise ValueError("security.versions needs the minimum-version table")
+        now = datetime.fromisoformat(str(doc["collected_at"]))
+        return evaluate_versions(raw, table=table, now=now, criterion=cid, node=node, params=params, expect=expect)
+    if check == "security.access":
+        p = audit_access.params_from_contract(contract, params)
+        return audit_access.evaluate(raw, p, cid, node)
+    return audit_isolation.evaluate(raw, cid, node)
 
 
 def run_criterion(host: Host, check: str, contract: Any = None, *, criterion_id: str | None = None,
