@@ -201,6 +201,106 @@ def subprocess_timeout():
     return subprocess.TimeoutExpired
 
 
+
+@click.command("reconcile")
+@click.argument("ours", type=click.Path(dir_okay=False))
+@click.argument("theirs", type=click.Path(dir_okay=False))
+@click.option("--tolerance", type=DURATION, default="5m", show_default=True,
+              help="Start/end differences up to this are agreement.")
+@click.option("--as-of", "as_of", help="End of open incidents (ISO 8601 with offset) "
+              "[default: the latest time in either log].")
+@click.option("--contract", type=click.Path(dir_okay=False),
+              help="Contract for the credit difference the disagreements make.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def reconcile_cmd(ours, theirs, tolerance, as_of, contract, fmt) -> None:
+    """Compare our incident log OURS with the provider's THEIRS.
+
+    Lists incidents missing on either side and start/end disagreements beyond the
+    tolerance. Exit 0 when the logs agree, 1 when they do not (or an input is bad).
+    """
+    from datetime import datetime
+
+    from acceptance.reconcile import latest_time, read_log, reconcile
+    from slaschema.cli import emit_problems
+    from slaschema.errors import InputError
+
+    problems = []
+    logs = []
+    for path in (ours, theirs):
+        try:
+            logs.append(read_log(path))
+        except InputError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        emit_problems(problems, fmt)
+        sys.exit(1)
+    ours_log, theirs_log = logs
+    if as_of:
+        try:
+            at = datetime.fromisoformat(as_of.replace("Z", "+00:00"))
+        except ValueError:
+            raise click.BadParameter(f"{as_of!r} is not an ISO 8601 timestamp", param_hint="--as-of")
+        if at.tzinfo is None:
+            raise click.BadParameter("give an offset or Z", param_hint="--as-of")
+    else:
+        at = latest_time(ours_log + theirs_log) or datetime.fromisoformat("1970-01-01T00:00:00+00:00")
+    result = reconcile(ours_log, theirs_log, tolerance, at)
+    credit = _credit_difference(contract)
+    if fmt == "json":
+        doc = {"agree": result.agree, "as_of": at.isoformat(), "tolerance_s": result.tolerance_s,
+               "ours_incidents": result.ours_count, "theirs_incidents": result.theirs_count,
+               "matched": result.matched, "counts": result.counts(),
+               "findings": [f.to_json() for f in result.findings], "credit_difference": credit}
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        _print_reconciliation(result, credit)
+    sys.exit(0 if result.agree else 1)
+
+
+def _credit_difference(contract: str | None) -> dict:
+    """The credit the disagreements are worth needs the credits engine of `calculators`."""
+    if contract is None:
+        return {"available": False, "reason": "no_contract"}
+    import importlib.util
+
+    if importlib.util.find_spec("calculators.engine") is None:
+        return {"available": False, "reason": "engine_missing"}
+    return {"available": False, "reason": "engine_api_unsupported"}
+
+
+def _print_reconciliation(result, credit: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    def t(x):
+        return x.strftime("%m-%d %H:%M:%S") if x else "open"
+
+    console = Console()
+    if result.findings:
+        table = Table(title="Incident log disagreements (times UTC)")
+        table.add_column("kind", no_wrap=True)
+        table.add_column("unit", no_wrap=True)
+        for col in ("ours", "theirs"):
+            table.add_column(col)
+        table.add_column("delta", justify="right")
+        for f in result.findings:
+            ours_span = f"{f.ours}\n{t(f.ours_start)}→{t(f.ours_end)}" if f.ours else "—"
+            theirs_span = f"{f.theirs}\n{t(f.theirs_start)}→{t(f.theirs_end)}" if f.theirs else "—"
+            if f.kind == "category_differs":
+                delta = f"{f.details['ours']} vs {f.details['theirs']}"
+            else:
+                delta = "" if f.delta_s is None else f"{f.delta_s:+.0f} s"
+            unit = f.unit if f.scope == "node" else f"{f.scope} {f.unit}"
+            table.add_row(f.kind, unit, ours_span, theirs_span, delta)
+        console.print(table)
+    counts = ", ".join(f"{k} {v}" for k, v in result.counts().items())
+    click.echo(f"ours {result.ours_count} incidents, theirs {result.theirs_count}, matched {result.matched}; "
+               f"{counts} (tolerance {result.tolerance_s:g} s)")
+    if not credit.get("available"):
+        click.echo(f"credit difference: not computed ({credit['reason']})")
+
+
 def register(group: click.Group) -> None:
     get_accept_group(group).add_command(drill)
     group.add_command(watch)
+    group.add_command(reconcile_cmd)

@@ -1,0 +1,229 @@
+"""Compare two incident logs of the same cluster: the buyer's own (from `slakit watch`) and
+the provider's.
+
+Incidents are compared per unit: node incidents are expanded to one entry per node (a
+provider row for `r01-n[03-05]` covers three nodes); other scopes compare by (scope, target).
+Within a unit, an incident of one side matches one of the other side when their intervals
+overlap or lie within the tolerance of each other; pairs are taken closest start first, one
+to one. Then:
+
+  missing_in_theirs   we recorded it, the provider did not
+  missing_in_ours     the provider recorded it, we did not
+  start_differs       matched, starts differ by more than the tolerance
+  end_differs         matched, ends differ by more than the tolerance (or one side still open)
+  category_differs    matched, but one side calls it e.g. maintenance (an exclusion) and the
+                      other unplanned
+
+Open incidents (no end) run until `as_of` for matching. `reconcile` is pure.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from slaschema.errors import InputError, Problem
+from slaschema.hostlist import HostlistError, expand
+
+SCOPES = ("node", "rack", "cluster", "site")
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    id: str
+    scope: str
+    unit: str                  # one node (node scope) or the target
+    start: datetime
+    end: datetime | None
+    category: str
+    row: int
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str                  # missing_in_ours | missing_in_theirs | start_differs | end_differs | category_differs
+    scope: str
+    unit: str
+    ours: str | None           # incident id on our side
+    theirs: str | None
+    ours_start: datetime | None = None
+    ours_end: datetime | None = None
+    theirs_start: datetime | None = None
+    theirs_end: datetime | None = None
+    delta_s: float | None = None   # theirs - ours, for start/end differences
+    details: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        iso = lambda t: t.isoformat() if t else None  # noqa: E731
+        return {"kind": self.kind, "scope": self.scope, "unit": self.unit, "ours": self.ours,
+                "theirs": self.theirs, "ours_start": iso(self.ours_start), "ours_end": iso(self.ours_end),
+                "theirs_start": iso(self.theirs_start), "theirs_end": iso(self.theirs_end),
+                "delta_s": self.delta_s, **({"details": self.details} if self.details else {})}
+
+
+@dataclass(frozen=True)
+class Reconciliation:
+    findings: tuple[Finding, ...]
+    matched: int
+    ours_count: int
+    theirs_count: int
+    tolerance_s: float
+    as_of: datetime
+
+    @property
+    def agree(self) -> bool:
+        return not self.findings
+
+    def counts(self) -> dict[str, int]:
+        out = {k: 0 for k in ("missing_in_ours", "missing_in_theirs", "start_differs", "end_differs",
+                              "category_differs")}
+        for f in self.findings:
+            out[f.kind] += 1
+        return out
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+def _parse_time(text: str, file: str, row: int, column: str, problems: list[Problem]) -> datetime | None:
+    try:
+        t = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        problems.append(Problem("timestamp_invalid", "not an ISO 8601 timestamp", file=file, row=row,
+                                column=column, value=text, fix="write e.g. 2027-02-03T10:00:00Z"))
+        return None
+    if t.tzinfo is None:
+        problems.append(Problem("timestamp_naive", "timestamp without an offset", file=file, row=row,
+                                column=column, value=text, fix="add Z or an offset such as +01:00"))
+        return None
+    return t
+
+
+def _records(path: Path) -> list[dict]:
+    text = path.read_text(encoding="utf-8-sig")
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        data = json.loads(text)
+        return [d if isinstance(d, dict) else {} for d in data]
+    if stripped.startswith("{"):
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    return [dict(r) for r in csv.DictReader(io.StringIO(text))]
+
+
+def read_log(path: str | Path) -> list[LogEntry]:
+    """Incident log (CSV, JSON Lines or JSON array) -> entries, one per unit; every problem at once."""
+    p = Path(path)
+    file = str(path)
+    if not p.is_file():
+        raise InputError([Problem("file_not_found", "no such incident log", file=file, fix="check the path")])
+    try:
+        records = _records(p)
+    except (json.JSONDecodeError, csv.Error, UnicodeDecodeError) as exc:
+        raise InputError([Problem("unreadable_log", f"cannot read the log: {exc}", file=file)]) from None
+    problems: list[Problem] = []
+    entries: list[LogEntry] = []
+    for i, rec in enumerate(records, start=1):
+        cell = {k.strip().lower(): ("" if v is None else str(v)) for k, v in rec.items() if k}
+        missing = [c for c in ("id", "scope", "target", "start") if not cell.get(c, "").strip()]
+        for c in missing:
+            problems.append(Problem("missing_value", f"{c} is required", file=file, row=i, column=c))
+        if missing:
+            continue
+        scope = cell["scope"].strip().lower()
+        if scope not in SCOPES:
+            problems.append(Problem("invalid_choice", "unknown scope", file=file, row=i, column="scope",
+                                    value=cell["scope"], fix=f"use one of {', '.join(SCOPES)}"))
+            continue
+        start = _parse_time(cell["start"], file, i, "start", problems)
+        end = _parse_time(cell["end"], file, i, "end", problems) if cell.get("end", "").strip() else None
+        if start is None or (cell.get("end", "").strip() and end is None):
+            continue
+        if end is not None and end < start:
+            problems.append(Problem("end_before_start", "end is before start", file=file, row=i, column="end",
+                                    value=cell["end"]))
+            continue
+        target = cell["target"].strip()
+        if scope == "node":
+            try:
+                units = expand(target)
+            except HostlistError as exc:
+                problems.append(Problem(exc.code, str(exc), file=file, row=i, column="target", value=target))
+                continue
+        else:
+            units = [target]
+        category = cell.get("category", "").strip() or "unplanned"
+        entries.extend(LogEntry(cell["id"].strip(), scope, u, start, end, category, i) for u in units)
+    if problems:
+        raise InputError(problems)
+    return entries
+
+
+# --- comparing -----------------------------------------------------------------------------
+
+def reconcile(ours: Iterable[LogEntry], theirs: Iterable[LogEntry], tolerance: timedelta,
+              as_of: datetime) -> Reconciliation:
+    ours, theirs = list(ours), list(theirs)
+    tol = tolerance.total_seconds()
+    by_unit: dict[tuple[str, str], tuple[list[LogEntry], list[LogEntry]]] = defaultdict(lambda: ([], []))
+    for e in ours:
+        by_unit[(e.scope, e.unit)][0].append(e)
+    for e in theirs:
+        by_unit[(e.scope, e.unit)][1].append(e)
+
+    findings: list[Finding] = []
+    matched = 0
+    for (scope, unit), (a_list, b_list) in sorted(by_unit.items()):
+        pairs = []
+        for ai, a in enumerate(a_list):
+            a_end = a.end or as_of
+            for bi, b in enumerate(b_list):
+                b_end = b.end or as_of
+                gap = max((b.start - a_end).total_seconds(), (a.start - b_end).total_seconds(), 0.0)
+                if gap <= tol:
+                    pairs.append((abs((b.start - a.start).total_seconds()), gap, ai, bi))
+        pairs.sort()
+        used_a: set[int] = set()
+        used_b: set[int] = set()
+        for _, _, ai, bi in pairs:
+            if ai in used_a or bi in used_b:
+                continue
+            used_a.add(ai)
+            used_b.add(bi)
+            matched += 1
+            a, b = a_list[ai], b_list[bi]
+            common = dict(scope=scope, unit=unit, ours=a.id, theirs=b.id, ours_start=a.start, ours_end=a.end,
+                          theirs_start=b.start, theirs_end=b.end)
+            d_start = (b.start - a.start).total_seconds()
+            if abs(d_start) > tol:
+                findings.append(Finding("start_differs", delta_s=d_start, **common))
+            if (a.end is None) != (b.end is None):
+                findings.append(Finding("end_differs", delta_s=None,
+                                        details={"open_on": "ours" if a.end is None else "theirs"}, **common))
+            elif a.end is not None and b.end is not None:
+                d_end = (b.end - a.end).total_seconds()
+                if abs(d_end) > tol:
+                    findings.append(Finding("end_differs", delta_s=d_end, **common))
+            if a.category != b.category:
+                findings.append(Finding("category_differs", details={"ours": a.category, "theirs": b.category},
+                                        **common))
+        for ai, a in enumerate(a_list):
+            if ai not in used_a:
+                findings.append(Finding("missing_in_theirs", scope, unit, a.id, None, a.start, a.end,
+                                        details={"category": a.category}))
+        for bi, b in enumerate(b_list):
+            if bi not in used_b:
+                findings.append(Finding("missing_in_ours", scope, unit, None, b.id, theirs_start=b.start,
+                                        theirs_end=b.end, details={"category": b.category}))
+    findings.sort(key=lambda f: (f.scope, f.unit, f.ours_start or f.theirs_start, f.kind))
+    return Reconciliation(tuple(findings), matched, len({e.id for e in ours}), len({e.id for e in theirs}),
+                          tol, as_of)
+
+
+def latest_time(entries: Iterable[LogEntry]) -> datetime | None:
+    times = [t for e in entries for t in (e.start, e.end) if t is not None]
+    return max(times) if times else None
