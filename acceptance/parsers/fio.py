@@ -127,13 +127,16 @@ def _find_document(text: str) -> tuple[dict, bool] | None:
 
 
 def split_samples(text: str) -> list[str]:
-    """Each complete fio JSON document in `text`, as text."""
+    """Each complete fio JSON document in `text`, as text; a commented or cut-off document
+    (which `parse_fio` also reads) is returned whole."""
     text = clean_text(text)
     out = []
     decoder = json.JSONDecoder()
     for pos, doc in iter_json_objects(text):
         if _is_fio_doc(doc):
             out.append(text[pos: decoder.raw_decode(text, pos)[1]])
+    if not out and _find_document(text) is not None:
+        out.append(text)
     return out
 
 

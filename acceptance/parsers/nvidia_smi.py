@@ -133,6 +133,7 @@ def _sum_ints(values: Iterable[Any]) -> int | None:
 _XML_START = re.compile(r"<\?xml[^>]*\?>|<nvidia_smi_log\b")
 _QUERY_START = re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$", re.M)
 _TABLE_HEAD = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?")
+_XML_DOC = re.compile(r"(?:<\?xml[^>]*\?>\s*)?(?:<!DOCTYPE[^>]*>\s*)?<nvidia_smi_log\b.*?</nvidia_smi_log>", re.S)
 _QUERY_GPU_CMD = re.compile(r"--query-gpu[= ]([A-Za-z0-9_.,\-]+)")
 
 
@@ -140,14 +141,15 @@ def split_samples(text: str) -> list[str]:
     """Each nvidia-smi output in `text` (XML documents, -q logs, tables, CSV blocks), in order."""
     text = clean_text(text)
     spans: list[tuple[int, int]] = []
-    for m in re.finditer(r"(?:<\?xml[^>]*\?>\s*)?(?:<!DOCTYPE[^>]*>\s*)?<nvidia_smi_log\b.*?</nvidia_smi_log>", text, re.S):
-        spans.append((m.start(), m.end()))
+    if "<nvidia_smi_log" in text:
+        for m in _XML_DOC.finditer(text):
+            spans.append((m.start(), m.end()))
     starts = [m.start() for m in _QUERY_START.finditer(text)]
     for i, s in enumerate(starts):
         e = starts[i + 1] if i + 1 < len(starts) else len(text)
         spans.append((s, _query_end(text, s, e)))
-    for m in re.finditer(r"^.*NVIDIA-SMI\s+\S+\s+Driver Version:.*$", text, re.M):
-        spans.append(_table_span(text, m.start()))
+    for m in _TABLE_HEAD.finditer(text):
+        spans.append(_table_span(text, text.rfind("\n", 0, m.start()) + 1))
     spans.extend(_csv_blocks(text))
     spans.sort()
     out: list[str] = []
@@ -277,6 +279,9 @@ def parse_nvidia_smi(text: str, query_fields: list[str] | None = None) -> Nvidia
     text = clean_text(text)
     if query_fields:
         return _parse_csv(text, query_fields)
+    samples = split_samples(text)
+    if samples:
+        text = samples[0]
     fmt = detect_format(text)
     if fmt == "xml":
         return _parse_xml(text)

@@ -23,6 +23,20 @@ SEEDS = {
     "xid": "xid_kernel_log_samples.txt",
 }
 
+# More real outputs for the wrapping and per-sample tests: every format variant.
+VARIANTS = sorted(SEEDS.items()) + [
+    ("nvidia-smi", "nvidia_smi_q_x_a100_sxm4_telegraf.xml.txt"),
+    ("nvidia-smi", "nvidia_smi_q_text_h100_1gpu.txt"),
+    ("nvidia-smi", "nvidia_smi_query_gpu_csv_h100_1gpu.txt"),
+    ("nvidia-smi", "nvidia_smi_query_gpu_csv_multi_sources.txt"),
+    ("nccl-tests", "nccl_all_reduce_perf_h100_1node_and_2node_ib_nccl-tests-issue290.txt"),
+    ("nccl-tests", "nccl_all_reduce_perf_h100_p5_awsbatch.txt"),
+    ("nccl-tests", "nccl_mpirun_failure_not_enough_slots_gcm_fixture.txt"),
+    ("dcgmi", "dcgmi_diag_json_samples.txt"),
+    ("fio", "fio_json_throughput_1M_numjobs8_gotcha_excerpt.txt"),
+    ("ibstat", "ib_sysfs_snapshot_h100_gpud.txt"),
+]
+
 _TOOLS = sorted(PARSERS)
 
 _TOKENS = list("{}[]<>|#:,.-_=+ \t\n\"'0123456789abcXYZ/\\") + [
@@ -70,9 +84,9 @@ def test_empty_input_is_unparseable_or_empty(tool):
         _check(tool, sample)
 
 
-@pytest.mark.parametrize("tool", sorted(SEEDS))
-def test_wrapping_is_tolerated(tool):
-    text = read_realdata(SEEDS[tool])
+@pytest.mark.parametrize("tool,name", VARIANTS)
+def test_wrapping_is_tolerated(tool, name):
+    text = read_realdata(name)
     plain = PARSERS[tool](text).to_json()
     wrapped = "user@host:~$ some command\r\n```text\r\n" + text.replace("\n", "\r\n") + "\r\n```\r\nuser@host:~$ \r\n"
     assert _positionless(PARSERS[tool](wrapped).to_json()) == _positionless(plain)
@@ -93,9 +107,9 @@ def test_iperf3_wrapping_is_tolerated():
     assert PARSERS["iperf3"]("$ iperf3 -c 127.0.0.1 -J\n```json\n" + text + "\n```\n").to_json() == plain
 
 
-@pytest.mark.parametrize("tool", sorted(SEEDS))
-def test_every_sample_of_every_seed_parses(tool):
-    text = read_realdata(SEEDS[tool])
+@pytest.mark.parametrize("tool,name", VARIANTS)
+def test_every_sample_of_every_seed_parses(tool, name):
+    text = read_realdata(name)
     samples = SPLITTERS[tool](text)
     assert samples
     for sample in samples:
