@@ -211,8 +211,11 @@ def subprocess_timeout():
               "[default: the latest time in either log].")
 @click.option("--contract", type=click.Path(dir_okay=False),
               help="Contract for the credit difference the disagreements make.")
+@click.option("--period", "periods", multiple=True,
+              help="Month (YYYY-MM) or quarter (YYYY-Qn) for the credit difference; repeatable "
+                   "[default: every month from the first incident to --as-of].")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def reconcile_cmd(ours, theirs, tolerance, as_of, contract, fmt) -> None:
+def reconcile_cmd(ours, theirs, tolerance, as_of, contract, periods, fmt) -> None:
     """Compare our incident log OURS with the provider's THEIRS.
 
     Lists incidents missing on either side and start/end disagreements beyond the
@@ -245,7 +248,8 @@ def reconcile_cmd(ours, theirs, tolerance, as_of, contract, fmt) -> None:
     else:
         at = latest_time(ours_log + theirs_log) or datetime.fromisoformat("1970-01-01T00:00:00+00:00")
     result = reconcile(ours_log, theirs_log, tolerance, at)
-    credit = _credit_difference(contract)
+    earliest = min((e.start for e in ours_log + theirs_log), default=None)
+    credit = _credit_difference(contract, ours, theirs, periods, at, earliest, fmt)
     if fmt == "json":
         doc = {"agree": result.agree, "as_of": at.isoformat(), "tolerance_s": result.tolerance_s,
                "ours_incidents": result.ours_count, "theirs_incidents": result.theirs_count,
@@ -257,15 +261,63 @@ def reconcile_cmd(ours, theirs, tolerance, as_of, contract, fmt) -> None:
     sys.exit(0 if result.agree else 1)
 
 
-def _credit_difference(contract: str | None) -> dict:
-    """The credit the disagreements are worth needs the credits engine of `calculators`."""
+def _months(start, end, zone: str) -> list[str]:
+    from datetime import timedelta as _td
+    from zoneinfo import ZoneInfo
+
+    tz = ZoneInfo(zone)
+    if end > start:
+        end = end - _td(microseconds=1)     # half-open: an as_of at a month's start excludes it
+    a, b = start.astimezone(tz), end.astimezone(tz)
+    y, m = a.year, a.month
+    out = []
+    while (y, m) <= (b.year, b.month):
+        out.append(f"{y:04d}-{m:02d}")
+        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
+    return out
+
+
+def _credit_difference(contract, ours_path, theirs_path, periods, as_of, earliest, fmt) -> dict:
+    """Credits each log earns under the contract, per month and node, and their difference."""
     if contract is None:
         return {"available": False, "reason": "no_contract"}
     import importlib.util
 
     if importlib.util.find_spec("calculators.engine") is None:
         return {"available": False, "reason": "engine_missing"}
-    return {"available": False, "reason": "engine_api_unsupported"}
+    from calculators.credits import money
+    from calculators.engine import compute
+    from calculators.incidents import load_incidents
+    from slaschema.cli import emit_problems, load_or_exit
+    from slaschema.errors import InputError
+
+    lc = load_or_exit(contract, fmt)
+    logs, problems = [], []
+    for path in (ours_path, theirs_path):
+        try:
+            logs.append(load_incidents(path, lc))
+        except InputError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        emit_problems(problems, fmt)
+        sys.exit(1)
+    labels = list(periods) or _months(earliest or as_of, as_of, lc.model.contract.timezone)
+    ours_r = compute(lc, logs[0], labels, as_of=as_of, support=False)
+    theirs_r = compute(lc, logs[1], labels, as_of=as_of, support=False)
+    months, total = [], 0
+    for po, pt in zip(ours_r.periods, theirs_r.periods):
+        diff = po.credit_total_cents - pt.credit_total_cents
+        total += diff
+        nodes = []
+        for i, node in enumerate(po.nodes.ids):
+            d = int(po.nodes.credit_cents[i]) - int(pt.nodes.credit_cents[i])
+            if d:
+                nodes.append({"node": node, "ours": money(int(po.nodes.credit_cents[i])),
+                              "theirs": money(int(pt.nodes.credit_cents[i])), "difference": money(d)})
+        months.append({"period": po.period.label, "ours": money(po.credit_total_cents),
+                       "theirs": money(pt.credit_total_cents), "difference": money(diff), "nodes": nodes})
+    return {"available": True, "currency": lc.model.contract.currency, "months": months,
+            "difference": money(total)}
 
 
 def _print_reconciliation(result, credit: dict) -> None:
@@ -298,6 +350,13 @@ def _print_reconciliation(result, credit: dict) -> None:
                f"{counts} (tolerance {result.tolerance_s:g} s)")
     if not credit.get("available"):
         click.echo(f"credit difference: not computed ({credit['reason']})")
+        return
+    for m in credit["months"]:
+        click.echo(f"credits {m['period']}: ours {m['ours']} {credit['currency']}, theirs {m['theirs']}, "
+                   f"difference {m['difference']}")
+        for n in m["nodes"]:
+            click.echo(f"  {n['node']}: ours {n['ours']}, theirs {n['theirs']}, difference {n['difference']}")
+    click.echo(f"credit difference (ours - theirs): {credit['difference']} {credit['currency']}")
 
 
 def register(group: click.Group) -> None:

@@ -116,3 +116,29 @@ def test_bad_rows_are_all_reported_with_row_and_column(tmp_path):
     assert res.exit_code == 1
     assert [p["code"] for p in json.loads(res.output)["problems"]] == [
         "timestamp_naive", "invalid_choice", "end_before_start", "missing_value"]
+
+
+def test_credit_difference_under_the_contract(tmp_path):
+    from tests.slurm._contract import CONTRACT
+
+    contract = tmp_path / "c.yaml"
+    contract.write_text(CONTRACT.replace("DETECTION", "2m") + "exclusions:\n  maintenance: {}\n")
+    ours = tmp_path / "ours.csv"
+    theirs = tmp_path / "theirs.csv"
+    # 30 h down in March 2027 (744 h): availability 95.97% < 99% -> 10% of the node's fee
+    ours.write_text("id,scope,target,start,end\nw1,node,gpu-04,2027-03-03T00:00:00Z,2027-03-04T06:00:00Z\n")
+    theirs.write_text("id,scope,target,start,end,category\n"
+                      "T-2,node,gpu-04,2027-03-03T00:00:00Z,2027-03-04T06:00:00Z,maintenance\n")
+    res = CliRunner().invoke(main, ["reconcile", str(ours), str(theirs), "--contract", str(contract),
+                                    "--as-of", "2027-04-01T00:00:00Z", "--format", "json"])
+    assert res.exit_code == 1, res.output
+    doc = json.loads(res.output)
+    assert [f["kind"] for f in doc["findings"]] == ["category_differs"]
+    credit = doc["credit_difference"]
+    # fee = 8 GPUs x 2.50 x 744 h = 14,880.00; 10% = 1,488.00 on our log; the provider's
+    # row is maintenance, an exclusion without a notice rule in this contract: no credit
+    assert [m["period"] for m in credit["months"]] == ["2027-03"]
+    assert (credit["months"][0]["ours"], credit["months"][0]["theirs"]) == ("1488.00", "0.00")
+    assert credit["months"][0]["nodes"] == [
+        {"node": "gpu-04", "ours": "1488.00", "theirs": "0.00", "difference": "1488.00"}]
+    assert credit["difference"] == "1488.00"
