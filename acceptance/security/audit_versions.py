@@ -338,9 +338,8 @@ def parse(raw: VersionsRaw) -> VersionsObservation:
     if not release:
         code = "tool_not_found" if uname is None or uname.missing else "tool_failed"
         missing.append(NotFound(comp, code, "no kernel release from uname -r or /proc/sys/kernel/osrelease"))
-    elif f"linux-image-{release}" in pkgs:
-        installed.append(Installed(comp, pkgs[f"linux-image-{release}"], f"dpkg-query linux-image-{release}",
-                                   extra={"running": release}))
+    elif (pkg := next((p for p in (f"linux-image-{release}", f"linux-image-unsigned-{release}") if p in pkgs), None)):
+        installed.append(Installed(comp, pkgs[pkg], f"dpkg-query {pkg}", extra={"running": release}))
     elif dpkg is None or dpkg.missing:
         missing.append(NotFound(comp, "tool_not_found", f"running kernel {release}; dpkg-query not found"))
     else:

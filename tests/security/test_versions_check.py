@@ -133,6 +133,18 @@ def test_nvidia_smi_fallback_and_tool_failures(tmp_path):
     assert not any(x.status is Status.PASS for k, x in v.items() if k not in ("nvidia_driver", "minimum-version table"))
 
 
+def test_unsigned_kernel_package_and_other_release(tmp_path):
+    fake_tree(tmp_path, {}, driver=None)
+    outputs = dict(OUTPUTS)
+    outputs["dpkg-query -W -f ${Package}\t${Version}\t${Status}\n linux-image-*"] = (
+        "linux-image-unsigned-6.8.0-124-generic\t6.8.0-124.124\tinstall ok installed\n")
+    v = by_subject(av.evaluate(av.parse(av.collect(Host(tmp_path, run=table_runner(outputs)))), load_minimums(), NOW))
+    assert v["linux_kernel_ubuntu_noble"].details["source"] == "dpkg-query linux-image-unsigned-6.8.0-124-generic"
+    (tmp_path / "etc/os-release").write_text("ID=ubuntu\nVERSION_CODENAME=jammy\n")
+    v = by_subject(av.evaluate(av.parse(av.collect(Host(tmp_path, run=table_runner(outputs)))), load_minimums(), NOW))
+    assert (v["linux_kernel_ubuntu_jammy"].status, v["linux_kernel_ubuntu_jammy"].reason) == (Status.SKIP, "no_minimum_in_table")
+
+
 def test_unparseable_installed_version_is_an_error():
     v = av.evaluate_installed(av.Installed("runc", "1.2.x-dev", "runc --version"), load_minimums(), "c", None)
     assert (v.status, v.reason) == (Status.ERROR, "unparseable_version")
