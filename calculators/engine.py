@@ -501,22 +501,25 @@ def _period_figures(lc, tr: Trace, tree: Tree, period: Period, id_codes, id_name
     shares: list[tuple[str, np.ndarray, np.ndarray]] = []
     indexes: dict[int, IdIndex] = {}
     dt = contract.downtime
-    for c, name in enumerate(SCOPES):
-        sl = getattr(contract.service_levels, name)
-        if sl is None and not (c == RACK and dt.rack and dt.rack.nodes_follow_rack) \
-                and not (c == CLUSTER and dt.cluster and dt.cluster.nodes_follow_cluster):
+    follows = {RACK: bool(dt.rack and dt.rack.nodes_follow_rack),
+               CLUSTER: bool(dt.cluster and dt.cluster.nodes_follow_cluster)}
+    attributed: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    for c in (SITE, CLUSTER, RACK, NODE):
+        sl = getattr(contract.service_levels, SCOPES[c])
+        if sl is None and not (follows.get(c) and contract.service_levels.node is not None):
             continue
-        u, codes, fl = _attribution(tr, tree, c, id_codes, ps, pe, att_pairs[c])
+        u, codes, fl = attributed[c] = _attribution(tr, tree, c, id_codes, ps, pe, att_pairs[c])
         extra: tuple = ()
         if c == NODE:
-            for parent, follows in ((RACK, dt.rack and dt.rack.nodes_follow_rack),
-                                    (CLUSTER, dt.cluster and dt.cluster.nodes_follow_cluster)):
-                if follows and parent in indexes:
-                    extra += ((tree.owner(NODE, parent), indexes[parent]),)
-        idx = IdIndex(u, codes, id_names, extra)
-        indexes[c] = idx
+            extra = tuple((tree.owner(NODE, parent), indexes[parent]) for parent in (RACK, CLUSTER)
+                          if follows[parent] and parent in indexes)
+        indexes[c] = IdIndex(u, codes, id_names, extra)
+    for c, name in enumerate(SCOPES):
+        sl = getattr(contract.service_levels, name)
         if sl is None:
             continue
+        u, codes, fl = attributed[c]
+        idx = indexes[c]
         n = tree.size[c]
         D = seconds[c]
         if c == NODE and proportional:
@@ -553,10 +556,9 @@ def _period_figures(lc, tr: Trace, tree: Tree, period: Period, id_codes, id_name
         own = Pieces.cat(_in_period(tr.counted[c], ps, pe), _in_period(tr.excluded[c], ps, pe))
         flags = _flag_bits(n, [(u, fl), (own.iv.unit, own.flags)])
         if c == NODE:
-            for parent, follows in ((RACK, dt.rack and dt.rack.nodes_follow_rack),
-                                    (CLUSTER, dt.cluster and dt.cluster.nodes_follow_cluster)):
-                if follows and parent in indexes:
-                    pu, _, pf = _attribution(tr, tree, parent, id_codes, ps, pe, att_pairs[parent])
+            for parent in (RACK, CLUSTER):
+                if follows[parent] and parent in attributed:
+                    pu, _, pf = attributed[parent]
                     flags |= _flag_bits(tree.size[parent], [(pu, pf)])[tree.owner(NODE, parent)]
         scopes[name] = ScopeMonth(name, tree.names[c], lnum, dn, excl, avail, sl.effective_target, met, pct,
                                   snum, sden, unum, fee_den, credit, flags, idx,
