@@ -69,8 +69,20 @@ def parse(tool: str, text: str) -> Record:
     return parser(text)
 
 
+def parse_all(tool: str, text: str) -> list[Record]:
+    """Parse every output of `tool` in `text` (a file holding several pasted runs).
+
+    Raises ParseError when there is none."""
+    if tool not in PARSERS:
+        raise ValueError(f"unknown tool {tool!r}; known: {', '.join(sorted(PARSERS))}")
+    samples = SPLITTERS[tool](text)
+    if not samples:
+        raise ParseError(tool, "no output of this tool found")
+    return [PARSERS[tool](s) for s in samples]
+
+
 __all__ = [
-    "PARSERS", "SPLITTERS", "UNPARSEABLE", "ParseError", "Record", "parse",
+    "PARSERS", "SPLITTERS", "UNPARSEABLE", "ParseError", "Record", "parse", "parse_all",
     "DcgmRecord", "FioRecord", "IbBwRecord", "IbstatRecord", "Iperf3Record", "NcclRecord",
     "NvidiaSmiRecord", "TopoRecord", "XidRecord",
     "parse_dcgmi", "parse_fio", "parse_ib_write_bw", "parse_ibstat", "parse_iperf3",

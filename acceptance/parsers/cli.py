@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from acceptance.parsers import PARSERS, SPLITTERS, ParseError
+from acceptance.parsers import PARSERS, ParseError, parse_all
 
 # The list field shown as the main table for each record type, and the columns it shows
 # (the JSON output carries every field).
@@ -96,10 +96,7 @@ def parse_command(tool: str, file: str, fmt: str, all_samples: bool) -> None:
     parser = PARSERS[tool]
     try:
         if all_samples:
-            samples = SPLITTERS[tool](text)
-            if not samples:
-                raise ParseError(tool, "no output of this tool found")
-            records = [parser(s).to_json() for s in samples]
+            records = [r.to_json() for r in parse_all(tool, text)]
         else:
             records = [parser(text).to_json()]
     except ParseError as exc:

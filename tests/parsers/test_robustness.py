@@ -114,3 +114,14 @@ def test_every_sample_of_every_seed_parses(tool, name):
     assert samples
     for sample in samples:
         assert isinstance(PARSERS[tool](sample), Record)
+
+
+def test_parse_all_and_unknown_tool():
+    from acceptance.parsers import parse, parse_all
+
+    records = parse_all("nccl-tests", read_realdata("nccl_all_reduce_perf_h100_1node_and_2node_ib_nccl-tests-issue290.txt"))
+    assert [r.nodes for r in records] == [1, 2, 2]
+    with pytest.raises(ParseError):
+        parse_all("iperf3", "no json here")
+    with pytest.raises(ValueError):
+        parse("lspci", "")
