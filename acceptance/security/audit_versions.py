@@ -423,6 +423,16 @@ def evaluate_installed(inst: Installed, table: MinimumTable, criterion: str, nod
         return Verdict(criterion, node, Status.FAIL, inst.version, expected, "below_minimum",
                        _remediation(comp), details)
     details["advisories"] = _advisories(applicable)
+    if kind.line_rule is LineRule.LTS_YEAR and line != "GA":
+        # The version number alone cannot tell an LTS build from a GA build of the same year.
+        ga = [e for e in table.for_component(comp) if e.line == "GA"
+              and parse_version(e.minimum, kind.scheme).release[:1] == pv.release[:1]
+              and pv < parse_version(e.minimum, kind.scheme)]
+        if ga:
+            details["advisories"] = _advisories(ga)
+            return Verdict(criterion, node, Status.WARN, inst.version, f"{expected}; >= {ga[0].minimum} if GA",
+                           "line_ambiguous", "Confirm the release stream (LTS or GA); on GA upgrade to "
+                           f"{ga[0].minimum} or later.", details)
     return Verdict(criterion, node, Status.PASS, inst.version, expected, "at_or_above_minimum", "", details)
 
 

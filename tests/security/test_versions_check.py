@@ -145,6 +145,19 @@ def test_unsigned_kernel_package_and_other_release(tmp_path):
     assert (v["linux_kernel_ubuntu_jammy"].status, v["linux_kernel_ubuntu_jammy"].reason) == (Status.SKIP, "no_minimum_in_table")
 
 
+@pytest.mark.parametrize("version,status,reason", [
+    ("24.10.50", Status.PASS, "at_or_above_minimum"),
+    ("24.10.49", Status.FAIL, "below_minimum"),
+    ("25.10.1", Status.FAIL, "below_minimum"),
+    ("25.10.4", Status.WARN, "line_ambiguous"),     # passes LTS25 (25.10.2), not GA (25.10.6)
+    ("25.10.6", Status.PASS, "at_or_above_minimum"),
+    ("26.4.0", Status.PASS, "at_or_above_minimum"),  # no LTS26: the GA line, past 25.10.6
+])
+def test_virtio_net_lines(version, status, reason):
+    v = av.evaluate_installed(av.Installed("virtio_net_bluefield", version, "fixture"), load_minimums(), "c", None)
+    assert (v.status, v.reason) == (status, reason)
+
+
 def test_unparseable_installed_version_is_an_error():
     v = av.evaluate_installed(av.Installed("runc", "1.2.x-dev", "runc --version"), load_minimums(), "c", None)
     assert (v.status, v.reason) == (Status.ERROR, "unparseable_version")
