@@ -45,6 +45,7 @@ import difflib
 import hashlib
 import io
 import json
+import warnings
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -171,9 +172,12 @@ def detect_format(name: str, text: str) -> str:
 
 def _read_csv(text: str, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
     try:
-        raw = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_filter=False,
-                          skip_blank_lines=True, skipinitialspace=False)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as e:
+        with warnings.catch_warnings():
+            # a row with more cells than the header: an error, never silently dropped cells
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            raw = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_filter=False,
+                              skip_blank_lines=True, index_col=False)
+    except (pd.errors.ParserError, pd.errors.ParserWarning, pd.errors.EmptyDataError, ValueError) as e:
         raise InputError([Problem("csv_invalid", f"the CSV cannot be read: {str(e).strip()}", file=fname,
                                   fix="check quoting and that every row has as many cells as the header")]) from None
     raw.columns = [str(c).strip() for c in raw.columns]
@@ -289,7 +293,7 @@ def _lower(s: pd.Series) -> pd.Series:
     return pd.Series(low[codes], index=s.index)
 
 
-def _has_offset(vals: np.ndarray) -> np.ndarray:
+def has_utc_offset(vals: np.ndarray) -> np.ndarray:
     """True where an ISO 8601 string carries a UTC offset (Z, +hh:mm, -hhmm) after the date."""
     return np.fromiter(((("Z" in (t := v[10:])) or ("z" in t) or ("+" in t) or ("-" in t)) for v in vals),
                        dtype=bool, count=len(vals))
@@ -417,7 +421,7 @@ def _parse_strings(text: pd.Series, column: str, col: _Collector, assume_tz: str
     if not present.any():
         return
     has_offset = np.zeros(len(text), dtype=bool)
-    has_offset[present] = _has_offset(text.to_numpy(dtype=object)[present])
+    has_offset[present] = has_utc_offset(text.to_numpy(dtype=object)[present])
     aware = present & has_offset
     naive = present & ~has_offset
     if aware.any():

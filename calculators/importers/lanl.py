@@ -27,6 +27,7 @@ times in the repeated hour take the first (daylight) occurrence.
 from __future__ import annotations
 
 import io
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -63,8 +64,10 @@ def convert_lanl(text: str, *, tz: str = DEFAULT_TZ, file: str | None = None, no
     """Convert the LANL table's text; raises InputError listing every bad row unless
     `skip_bad_rows` (then they are left out and listed in `skipped`)."""
     try:
-        raw = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_filter=False, index_col=False)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as e:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            raw = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_filter=False, index_col=False)
+    except (pd.errors.ParserError, pd.errors.ParserWarning, pd.errors.EmptyDataError) as e:
         raise InputError([Problem("csv_invalid", f"the LANL table cannot be read: {str(e).strip()}",
                                   file=file)]) from None
     raw.columns = [str(c).strip() for c in raw.columns]
@@ -115,7 +118,7 @@ def convert_lanl(text: str, *, tz: str = DEFAULT_TZ, file: str | None = None, no
     start = localize(start_local, tz)
     end = localize(end_local, tz)
     by_minutes = start + pd.to_timedelta(down.fillna(0), unit="m")
-    use_minutes = end.isna() & down.notna() & start.notna()
+    use_minutes = end.isna() & down.notna() & (down >= 0) & start.notna()
     end = end.where(~use_minutes, by_minutes)
     flag((end.notna() & start.notna() & (end < start)).to_numpy(), "end_before_start", "Prob Fixed",
          "Prob Fixed is before Prob Started")

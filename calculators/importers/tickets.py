@@ -25,6 +25,7 @@ loaded against a contract (`load_incidents`), like any other log.
 from __future__ import annotations
 
 import io
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -147,8 +148,10 @@ def convert_tickets(text: str, cmap: ColumnMap, *, file: str | None = None,
                     skip_bad_rows: bool = False) -> ImportResult:
     """Map an export's rows to incident-log rows (strings, times in UTC)."""
     try:
-        raw = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_filter=False, index_col=False)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as e:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            raw = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_filter=False, index_col=False)
+    except (pd.errors.ParserError, pd.errors.ParserWarning, pd.errors.EmptyDataError) as e:
         raise InputError([Problem("csv_invalid", f"the export cannot be read: {str(e).strip()}", file=file)]) from None
     raw.columns = [str(c).strip() for c in raw.columns]
     missing = [(ours, theirs) for ours, theirs in cmap.columns.items() if theirs not in raw.columns]

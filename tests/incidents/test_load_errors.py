@@ -1,0 +1,169 @@
+"""Every reason code of the incident-log loader, with its row and column."""
+
+from __future__ import annotations
+
+import pytest
+
+from calculators.incidents import IncidentLog, load_incidents
+from slaschema.errors import InputError
+
+HEADER = "id,scope,target,start,end,impact,gpus_affected,category,severity,notice_at\n"
+GOOD = "G1,node,r01-n01,2027-02-03T10:00:00Z,2027-02-03T11:00:00Z,,,,,\n"
+
+
+def errors(write, body: str, lc, **kw) -> list[tuple[str, int | None, str | None]]:
+    path = write("log.csv", HEADER + body)
+    with pytest.raises(InputError) as ei:
+        load_incidents(path, lc, **kw)
+    return [(p.code, p.row, p.column) for p in ei.value.problems if p.severity == "error"]
+
+
+@pytest.mark.parametrize("line, code, column", [
+    (",node,r01-n01,2027-02-03T10:00:00Z,,,,,,", "missing_id", "id"),
+    ("X,,r01-n01,2027-02-03T10:00:00Z,,,,,,", "missing_value", "scope"),
+    ("X,node,,2027-02-03T10:00:00Z,,,,,,", "missing_value", "target"),
+    ("X,node,r01-n01,,,,,,,", "missing_value", "start"),
+    ("X,node,r01-n01,yesterday,,,,,,", "timestamp_invalid", "start"),
+    ("X,node,r01-n01,2027-02-30T10:00:00Z,,,,,,", "timestamp_invalid", "start"),
+    ("X,node,r01-n01,2027-02-03T10:00:00Z,soon,,,,,", "timestamp_invalid", "end"),
+    ("X,node,r01-n01,2027-02-03T10:00:00Z,,,,,,last week", "timestamp_invalid", "notice_at"),
+    ("X,node,r01-n01,2027-02-03T10:00:00,,,,,,", "timestamp_naive", "start"),
+    ("X,node,r01-n01,2027-02-03,,,,,,", "timestamp_naive", "start"),
+    ("X,node,r01-n01,2027-02-03T10:00:00Z,2027-02-03T09:59:59Z,,,,,", "end_before_start", "end"),
+    ("X,nodes,r01-n01,2027-02-03T10:00:00Z,,,,,,", "unknown_scope", "scope"),
+    ("X,node,r01-n19,2027-02-03T10:00:00Z,,,,,,", "unknown_target", "target"),
+    ("X,rack,r01-n01,2027-02-03T10:00:00Z,,,,,,", "unknown_target", "target"),
+    ("X,rack,r09,2027-02-03T10:00:00Z,,,,,,", "unknown_target", "target"),
+    ("X,cluster,c2,2027-02-03T10:00:00Z,,,,,,", "unknown_target", "target"),
+    ("X,site,dfw2,2027-02-03T10:00:00Z,,,,,,", "unknown_target", "target"),
+    ('X,node,"r01-n[01-03",2027-02-03T10:00:00Z,,,,,,', "unknown_target", "target"),
+    ("X,node,r01-n[17-19],2027-02-03T10:00:00Z,,,,,,", "unknown_target", "target"),
+    ("X,node,r01-n01,2027-02-03T10:00:00Z,,partial,,,,", "unknown_impact", "impact"),
+    ("X,node,r01-n01,2027-02-03T10:00:00Z,,,,,P1,", "unknown_severity", "severity"),
+    ("X,node,r01-n01,2027-02-03T10:00:00Z,,,,,sev5,", "unknown_severity", "severity"),
+    ("X,node,r01-n01,2027-02-03T10:00:00Z,,degraded,5,,,", "gpus_affected_range", "gpus_affected"),
+    ("X,node,r01-n01,2027-02-03T10:00:00Z,,degraded,0,,,", "gpus_affected_range", "gpus_affected"),
+    ("X,node,r01-n01,2027-02-03T10:00:00Z,,degraded,1.5,,,", "gpus_affected_range", "gpus_affected"),
+    ("X,node,r01-n01,2027-02-03T10:00:00Z,,degraded,two,,,", "gpus_affected_range", "gpus_affected"),
+    ("X,rack,r02,2027-02-03T10:00:00Z,,degraded,5,,,", "gpus_affected_range", "gpus_affected"),
+    # the example contract counts degraded time proportionally, so the GPU count is needed
+    ("X,node,r01-n01,2027-02-03T10:00:00Z,,degraded,,,,", "missing_value", "gpus_affected"),
+])
+def test_each_code_with_row_and_column(write, lc, line, code, column):
+    # the bad line is data row 2, after a good one
+    assert errors(write, GOOD + line + "\n", lc) == [(code, 2, column)]
+
+
+def test_duplicate_id_points_at_the_later_rows(write, lc):
+    body = GOOD + GOOD.replace("r01-n01", "r01-n02") + GOOD.replace("r01-n01", "r01-n03")
+    path = write("log.csv", HEADER + body)
+    with pytest.raises(InputError) as ei:
+        load_incidents(path, lc)
+    probs = ei.value.problems
+    assert [(p.code, p.row, p.column, p.value) for p in probs] == [
+        ("duplicate_id", 2, "id", "G1"), ("duplicate_id", 3, "id", "G1")]
+    assert "row 1" in probs[0].message
+
+
+def test_every_bad_row_is_reported_at_once(write, lc):
+    body = (GOOD
+            + "B1,node,r01-n99,2027-02-03T10:00:00Z,,,,,,\n"
+            + "B2,rack,r02,2027-02-03T10:00:00,2027-02-03T09:00:00Z,down,,,sev9,\n"
+            + "G2,site,dfw1,2027-02-03T10:00:00+01:00,,,,,,\n"
+            + ",bogus,,,,,,,,\n")
+    got = errors(write, body, lc)
+    assert got == [
+        ("unknown_target", 2, "target"),
+        ("timestamp_naive", 3, "start"),
+        ("unknown_severity", 3, "severity"),
+        ("missing_id", 5, "id"),
+        ("unknown_scope", 5, "scope"),
+        ("missing_value", 5, "target"),
+        ("missing_value", 5, "start"),
+    ]
+
+
+def test_problem_carries_file_value_and_fix(write, lc):
+    path = write("log.csv", HEADER + "X,node,r01-n1,2027-02-03T10:00:00Z,,,,,,\n")
+    with pytest.raises(InputError) as ei:
+        load_incidents(path, lc)
+    (p,) = ei.value.problems
+    assert (p.file, p.row, p.column, p.value, p.code) == (str(path), 1, "target", "r01-n1", "unknown_target")
+    assert p.fix and "r01-n" in p.fix
+    assert p.format().startswith(f"{path} row 1, column target:")
+
+
+def test_missing_required_column_is_fatal_even_when_skipping(write, lc):
+    path = write("log.csv", "id,target,start\nA,r01-n01,2027-02-03T10:00:00Z\n")
+    with pytest.raises(InputError) as ei:
+        load_incidents(path, lc, skip_bad_rows=True)
+    assert [(p.code, p.column) for p in ei.value.problems] == [("missing_column", "scope")]
+
+
+def test_unknown_column_is_a_warning_only(write, lc):
+    path = write("log.csv", "id,scope,target,start,sevrity\nA,node,r01-n01,2027-02-03T10:00:00Z,sev1\n")
+    log = load_incidents(path, lc)
+    assert len(log.frame) == 1
+    assert [(w.code, w.column, w.severity) for w in log.warnings] == [("unknown_column", "sevrity", "warning")]
+    assert "severity" in (log.warnings[0].fix or "")
+
+
+def test_unknown_column_warning_travels_with_errors(write, lc):
+    path = write("log.csv", "id,scope,target,start,owner\nA,node,r01-n99,2027-02-03T10:00:00Z,x\n")
+    with pytest.raises(InputError) as ei:
+        load_incidents(path, lc)
+    assert [(p.code, p.severity) for p in ei.value.problems] == [("unknown_target", "error"),
+                                                                  ("unknown_column", "warning")]
+
+
+def test_empty_file_is_an_error(write, lc):
+    path = write("log.csv", "  \n")
+    with pytest.raises(InputError) as ei:
+        load_incidents(path, lc)
+    assert ei.value.codes == ["empty_log"]
+
+
+def test_header_only_log_is_empty_with_a_warning(write, lc):
+    log = load_incidents(write("log.csv", HEADER), lc)
+    assert log.frame.empty and list(log.frame.columns)[:4] == ["id", "row", "scope", "target"]
+    assert [w.code for w in log.warnings] == ["empty_log"]
+
+
+def test_missing_file(lc, tmp_path):
+    with pytest.raises(InputError) as ei:
+        load_incidents(tmp_path / "nope.csv", lc)
+    assert ei.value.codes == ["file_not_found"]
+
+
+def test_ragged_csv(write, lc):
+    path = write("log.csv", "id,scope,target,start\nA,node,r01-n01,2027-02-03T10:00:00Z,extra,cells\n")
+    with pytest.raises(InputError) as ei:
+        load_incidents(path, lc)
+    assert ei.value.codes == ["csv_invalid"]
+
+
+def test_bad_json_lines_report_their_line(write, lc):
+    path = write("log.jsonl", '{"id": "A", "scope": "node", "target": "r01-n01", "start": "2027-02-03T10:00:00Z"}\n'
+                 '\n{"id": "B", oops}\n[1, 2]\n')
+    with pytest.raises(InputError) as ei:
+        load_incidents(path, lc)
+    assert [(p.code, p.row) for p in ei.value.problems] == [("json_invalid", 3), ("json_invalid", 4)]
+
+
+def test_json_array_element_not_object(write, lc):
+    path = write("log.json", '[{"id": "A", "scope": "node", "target": "r01-n01", "start": "2027-02-03T10:00:00Z"}, 7]')
+    with pytest.raises(InputError) as ei:
+        load_incidents(path, lc)
+    assert [(p.code, p.row) for p in ei.value.problems] == [("json_invalid", 2)]
+
+
+def test_from_records_reports_the_same_codes(lc):
+    with pytest.raises(InputError) as ei:
+        IncidentLog.from_records([
+            {"id": "A", "scope": "node", "target": "r01-n01", "start": 1_801_000_000, "end": 1_800_000_000},
+            {"id": "B", "scope": "rack", "target": "r01", "start": "not a time"},
+            {"id": "C", "scope": "node", "target": "r01-n01", "start": 1_801_000_000, "impact": "degraded",
+             "gpus_affected": 9},
+        ], lc.topology)
+    assert [(p.code, p.row, p.column) for p in ei.value.problems] == [
+        ("end_before_start", 1, "end"), ("timestamp_invalid", 2, "start"), ("gpus_affected_range", 3, "gpus_affected")]
