@@ -15,7 +15,7 @@ import pytest
 from acceptance.results import Status
 from acceptance.security import audit_access as aa
 from acceptance.security.audit import run_access
-from acceptance.security.host import CommandResult, FileStat, Host, table_runner
+from acceptance.security.host import FileStat, Host, table_runner
 from acceptance.security.sshkeys import KeyError_, parse_key
 
 

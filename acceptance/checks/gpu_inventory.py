@@ -1,0 +1,170 @@
+"""gpu.inventory: GPU count and model per node, driver, ECC, row remaps and retired pages,
+persistence mode, power limit and clocks, from `nvidia-smi -q -x` (or a handed-over
+`--query-gpu` CSV, `-q` text or the default table: the parser tells them apart).
+
+Besides the `expect:` items, every GPU is always checked for memory health: a pending or
+failed row remap, pending page retirement or uncorrectable volatile ECC errors fail the node.
+
+expect keys: gpus_per_node, model (matched as a substring of the GPU name, case-insensitive),
+driver (version constraint, `>=570`), ecc, persistence (true/false), power_limit_w (minimum
+enforced limit, W), max_sm_clock_mhz (minimum of the GPU's maximum SM clock).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from acceptance.checks.base import Check, CheckParams, CollectContext, register
+from acceptance.checks.constraint import ConstraintError, satisfies
+from acceptance.executors.base import RawOutput
+from acceptance.judge import fmt, verdict
+from acceptance.parsers.nvidia_smi import parse_nvidia_smi
+from acceptance.results import Status, Verdict
+from slaschema.models import Criterion
+
+_DRIVER_FAIL = re.compile(r"NVIDIA-SMI has failed[^\n]*|No devices were found", re.I)
+EXPECT = ("gpus_per_node", "model", "driver", "ecc", "persistence", "power_limit_w", "max_sm_clock_mhz")
+NO_GPU = (Status.SKIP, "no_gpu", "nvidia-smi is not installed here: no NVIDIA GPU on this host")
+
+
+class InventoryParams(CheckParams):
+    pass
+
+
+@register
+class InventoryCheck(Check):
+    id = "gpu.inventory"
+    Params = InventoryParams
+    default_timeout_s = 60.0
+    expect_keys = EXPECT
+    launch_failure = NO_GPU
+    units = {"gpu_count": "GPUs"}
+    remediation = {"gpu_count": "reseat or replace the missing GPU; check `nvidia-smi -L` and dmesg for "
+                                "fallen-off-the-bus errors"}
+
+    def argv(self, params: InventoryParams, ctx: CollectContext) -> list[str]:
+        return ["nvidia-smi", "-q", "-x"]
+
+    def parse(self, raw: RawOutput) -> dict[str, Any]:
+        m = _DRIVER_FAIL.search(raw.stdout + "\n" + raw.stderr)
+        if m and "<nvidia_smi_log" not in raw.stdout:
+            return {"driver_failure": m.group(0).strip()[:300], "gpu_count": 0, "gpus": []}
+        rec = parse_nvidia_smi(raw.stdout).to_json()
+        return {
+            "gpu_count": rec["gpu_count"],
+            "driver_version": rec["driver_version"],
+            "cuda_version": rec["cuda_version"],
+            "gpus": [
+                {k: g.get(k) for k in (
+                    "index", "name", "uuid", "pci_bus_id", "serial", "ecc_mode", "ecc_mode_pending",
+                    "ecc_uncorrected_volatile", "retired_pages_pending", "remapped_rows_pending",
+                    "remapped_rows_failure", "remapped_rows_uncorrectable", "persistence_mode",
+                    "power_limit_w", "power_max_limit_w", "clocks_max_sm_mhz", "clocks_sm_mhz", "temperature_c",
+                )}
+                for g in rec["gpus"]
+            ],
+        }
+
+    def evaluate(self, criterion: Criterion, params: InventoryParams, metrics: dict[str, Any],
+                 node: str | None) -> list[Verdict]:
+        cid = criterion.id
+        if metrics.get("driver_failure"):
+            return [verdict(cid, node, Status.FAIL, "gpu_driver_failed", measured=metrics["driver_failure"],
+                            expected="nvidia-smi lists the GPUs",
+                            remediation="load the NVIDIA driver / fix the GPU; see dmesg for Xid and NVRM messages")]
+        out = self.check_expect(criterion, params, metrics, node)
+        expect = criterion.expect or {}
+        gpus: list[dict[str, Any]] = metrics.get("gpus") or []
+        if "gpus_per_node" in expect:
+            n = metrics.get("gpu_count")
+            want = int(expect["gpus_per_node"])
+            out.append(verdict(cid, node, Status.PASS if n == want else Status.FAIL,
+                               "as_expected" if n == want else "gpu_count_mismatch", measured=n,
+                               expected=f"{want} GPUs", details={"item": "gpus_per_node"},
+                               remediation="" if n == want else self.remediation["gpu_count"]))
+        if "model" in expect:
+            want = str(expect["model"])
+            wrong = sorted({str(g.get("name")) for g in gpus if want.lower() not in str(g.get("name") or "").lower()})
+            names = ", ".join(sorted({str(g.get("name")) for g in gpus})) or "none"
+            out.append(verdict(cid, node, Status.FAIL if wrong or not gpus else Status.PASS,
+                               "model_mismatch" if wrong or not gpus else "as_expected", measured=names,
+                               expected=f"model {want}", details={"item": "model"},
+                               remediation="deliver the GPU model the contract names" if wrong or not gpus else ""))
+        if "driver" in expect:
+            have = metrics.get("driver_version")
+            try:
+                ok = satisfies(have, expect["driver"])
+            except ConstraintError as exc:
+                out.append(verdict(cid, node, Status.ERROR, "bad_constraint", measured=have,
+                                   expected=f"driver {expect['driver']}", remediation=str(exc)))
+            else:
+                status = Status.ERROR if ok is None else Status.PASS if ok else Status.FAIL
+                reason = "metric_missing" if ok is None else "as_expected" if ok else "constraint_not_met"
+                out.append(verdict(cid, node, status, reason, measured=have, expected=f"driver {expect['driver']}",
+                                   details={"item": "driver"},
+                                   remediation="" if ok else "install the driver branch the contract names"))
+        for key, field, label in (("ecc", "ecc_mode", "ECC"), ("persistence", "persistence_mode", "persistence mode")):
+            if key in expect:
+                want = bool(expect[key])
+                out += _per_gpu(cid, node, gpus, lambda g, f=field, w=want: g.get(f) is w,
+                                f"{label} {'on' if want else 'off'}", f"{key}_mismatch", field,
+                                f"set {label} {'on' if want else 'off'} (nvidia-smi -e / -pm) and reboot if pending")
+        if "power_limit_w" in expect:
+            lim = float(expect["power_limit_w"])
+            out += _per_gpu(cid, node, gpus, lambda g: g.get("power_limit_w") is not None and g["power_limit_w"] >= lim,
+                            f"power limit >= {fmt(lim)} W", "power_limit_low", "power_limit_w",
+                            "restore the default power limit (nvidia-smi -pl) and check the BMC power capping")
+        if "max_sm_clock_mhz" in expect:
+            clk = float(expect["max_sm_clock_mhz"])
+            out += _per_gpu(cid, node, gpus, lambda g: g.get("clocks_max_sm_mhz") is not None and g["clocks_max_sm_mhz"] >= clk,
+                            f"max SM clock >= {fmt(clk)} MHz", "clock_low", "clocks_max_sm_mhz",
+                            "remove application clock limits (nvidia-smi -rgc) and check for HW slowdown")
+        out += memory_health(cid, node, gpus)
+        if criterion.metric is not None:
+            out.append(self.judge_metric(criterion, metrics, node))
+        if not out:
+            out.append(verdict(cid, node, Status.ERROR, "no_threshold", expected="expect: or metric:",
+                               remediation="list what the inventory must show under `expect:`"))
+        return out
+
+
+def _per_gpu(cid, node, gpus, ok, expected, reason, field, fix) -> list[Verdict]:
+    if not gpus:
+        return [verdict(cid, node, Status.FAIL, "no_gpu_found", measured=0, expected=expected,
+                        remediation="no GPU listed by nvidia-smi", details={"item": field})]
+    bad = [g for g in gpus if not ok(g)]
+    if not bad:
+        return [verdict(cid, node, Status.PASS, "as_expected", measured=f"all {len(gpus)} GPUs", expected=expected,
+                        details={"item": field})]
+    return [verdict(cid, node, Status.FAIL, reason, measured=_v(g.get(field)), expected=expected, remediation=fix,
+                    details={"item": field, "gpu": g.get("index"), "pci_bus_id": g.get("pci_bus_id")}) for g in bad]
+
+
+def _v(x: Any) -> Any:
+    return "unknown" if x is None else x
+
+
+def memory_health(cid: str, node: str | None, gpus: list[dict[str, Any]]) -> list[Verdict]:
+    """Pending/failed row remaps, pending retired pages and uncorrectable volatile ECC: fail. Pure."""
+    out = []
+    for g in gpus:
+        problems = []
+        if g.get("remapped_rows_failure"):
+            problems.append("row remapping failed")
+        if g.get("remapped_rows_pending"):
+            problems.append("row remap pending")
+        if g.get("retired_pages_pending"):
+            problems.append("page retirement pending")
+        if (g.get("ecc_uncorrected_volatile") or 0) > 0:
+            problems.append(f"{g['ecc_uncorrected_volatile']} uncorrectable ECC errors since boot")
+        if problems:
+            out.append(verdict(cid, node, Status.FAIL, "gpu_memory_unhealthy", measured="; ".join(problems),
+                               expected="no pending or failed remaps, no uncorrectable errors",
+                               remediation="reset the GPU to apply pending remaps; replace it if remapping failed",
+                               details={"item": "memory_health", "gpu": g.get("index"), "pci_bus_id": g.get("pci_bus_id")}))
+    if gpus and not out:
+        out.append(verdict(cid, node, Status.PASS, "as_expected", measured=f"all {len(gpus)} GPUs healthy",
+                           expected="no pending or failed remaps, no uncorrectable errors",
+                           details={"item": "memory_health"}))
+    return out

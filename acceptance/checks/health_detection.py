@@ -1,0 +1,74 @@
+"""health.detection: how long the provider's health checking took to take a faulty node out
+of scheduling, from the result of `slakit accept drill --format json > drill.json`.
+
+The check reads the drill's JSON (params.result, a file on the runner host); it runs nothing
+on the cluster. The document is either the drill command's output (`{"result": {...}}`) or
+the bare result object; `detection_s` is judged against `max` (e.g. `max: 2m`). A drill in
+which the fault was never detected (`detection_s: null`) fails with `not_detected`. Without
+a result file the criterion is skipped with reason `no_drill_result`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from acceptance.checks.base import CLUSTER, Check, CheckParams, CollectContext, SafePath, register
+from acceptance.executors.base import RawOutput
+from acceptance.judge import verdict
+from acceptance.parsers._common import ParseError, iter_json_objects
+from acceptance.results import Status, Verdict
+from slaschema.models import Criterion
+
+
+class DetectionParams(CheckParams):
+    result: SafePath | None = None
+
+
+@register
+class DetectionCheck(Check):
+    id = "health.detection"
+    Params = DetectionParams
+    default_timeout_s = 10.0
+    units = {"detection_s": "s"}
+    remediation = {"detection_s": "tighten the provider's health-check interval and drain action, then rerun the drill"}
+
+    def collect(self, params: DetectionParams, ctx: CollectContext) -> dict[str, RawOutput]:
+        now = datetime.now(timezone.utc)
+        if params.result is None:
+            return {CLUSTER: RawOutput("", "no drill result given (params.result)", 0, now, now, node=CLUSTER)}
+        try:
+            text = Path(params.result).read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            return {CLUSTER: RawOutput("", f"cannot read {params.result}: {exc.strerror}", 1, now, now, node=CLUSTER)}
+        return {CLUSTER: RawOutput(text, "", 0, now, datetime.now(timezone.utc), node=CLUSTER)}
+
+    def parse(self, raw: RawOutput) -> dict[str, Any]:
+        if not raw.stdout.strip():
+            return {"skip_reason": "no_drill_result", "skip_detail": raw.stderr.strip()[:300],
+                    "remediation": "run `slakit accept drill --node NODE --format json > drill.json` and pass "
+                                   "params.result (or --param CRITERION.result=PATH)"}
+        for _, doc in iter_json_objects(raw.stdout):
+            res = doc.get("result") if isinstance(doc.get("result"), dict) else doc
+            if "detection_s" in res:
+                d = res.get("detection_s")
+                return {
+                    "detection_s": float(d) if isinstance(d, (int, float)) and not isinstance(d, bool) else None,
+                    "node": res.get("node"),
+                    "fault": res.get("fault"),
+                    "detected_state": res.get("detected_state"),
+                    "return_to_service_s": res.get("return_to_service_s"),
+                }
+        raise ParseError("drill result", "no object with `detection_s` found")
+
+    def evaluate(self, criterion: Criterion, params: DetectionParams, metrics: dict[str, Any],
+                 node: str | None) -> list[Verdict]:
+        drilled = metrics.get("node")
+        if metrics.get("detection_s") is None:
+            return [verdict(criterion.id, drilled, Status.FAIL, "not_detected", measured="not detected",
+                            expected="node drained by the health checks",
+                            remediation="configure the health check to drain nodes with this fault")]
+        if criterion.metric is None:
+            criterion = criterion.model_copy(update={"metric": "detection_s"})
+        return [self.judge_metric(criterion, metrics, drilled, {"fault": metrics.get("fault")})]

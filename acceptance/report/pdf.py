@@ -1,0 +1,174 @@
+"""The acceptance certificate (PDF): summary verdict, per-criterion table, per-node detail,
+evidence hashes and a sign-off block for both parties.
+
+A function of the run document and the bundle manifest; reportlab's `invariant=1` makes the
+same inputs give the same bytes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from acceptance.report.render import criterion_rows, measured_text
+
+COLORS = {"pass": "#1b7f3b", "warn": "#b7791f", "fail": "#c53030", "skip": "#2b6cb0", "error": "#805ad5"}
+MAX_DETAIL_ROWS = 3000
+MAX_HASH_ROWS = 400
+
+
+def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, *, bundle_ok: bool = True) -> None:
+    from reportlab.lib import colors
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
+    from reportlab.lib.units import mm
+    from reportlab.platypus import KeepTogether, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
+
+    from slaschema.fileio import write_atomic
+
+    styles = getSampleStyleSheet()
+    small = ParagraphStyle("small", parent=styles["BodyText"], fontSize=7.5, leading=9)
+    body = ParagraphStyle("body", parent=styles["BodyText"], fontSize=9, leading=11.5)
+    mono = ParagraphStyle("mono", parent=small, fontName="Courier", fontSize=6.5, leading=8)
+
+    def p(text: Any, style: ParagraphStyle = small) -> Paragraph:
+        return Paragraph(_esc(text), style)
+
+    def status_cell(s: str) -> Paragraph:
+        return Paragraph(f'<font color="{COLORS.get(s, "#000000")}"><b>{s.upper()}</b></font>', small)
+
+    contract = doc["contract"]
+    run = doc["run"]
+    status = doc["status"]
+    incomplete = run.get("state") not in (None, "complete")
+    story: list[Any] = []
+    story.append(Paragraph("Acceptance certificate", styles["Title"]))
+    story.append(p(f"{contract.get('title') or contract['id']}", styles["Heading3"]))
+    story.append(Spacer(1, 3 * mm))
+
+    verdict_word = {"pass": "ACCEPTED", "warn": "ACCEPTED WITH WARNINGS", "skip": "NOT FULLY TESTED",
+                    "fail": "NOT ACCEPTED", "error": "NOT ACCEPTED (UNJUDGED CRITERIA)"}[status]
+    if incomplete:
+        verdict_word = "INCOMPLETE RUN — " + verdict_word
+    counts = ", ".join(f"{v} {k}" for k, v in doc["counts"].items() if v)
+    summary = Table([[Paragraph(f'<font size="16" color="{COLORS[status]}"><b>{verdict_word}</b></font>', body)],
+                     [p(f"Overall status: {status.upper()} — criteria: {counts}", body)]],
+                    colWidths=[170 * mm])
+    summary.setStyle(TableStyle([("BOX", (0, 0), (-1, -1), 1.2, colors.HexColor(COLORS[status])),
+                                 ("TOPPADDING", (0, 0), (-1, -1), 6), ("BOTTOMPADDING", (0, 0), (-1, -1), 6)]))
+    story += [summary, Spacer(1, 4 * mm)]
+
+    info = [
+        ["Contract", contract["id"]], ["Provider", contract.get("provider")], ["Customer", contract.get("customer")],
+        ["Contract file SHA-256", contract.get("sha256")],
+        ["Run", f"{run.get('mode')} / {run.get('state')} — executor {run.get('executor') or '—'}"],
+        ["Started / finished", f"{run.get('started') or '—'} / {run.get('finished') or '—'}"],
+        ["Nodes", f"{len(run.get('nodes') or [])}: {_short_list(run.get('nodes') or [])}"],
+        ["Evidence digest", (manifest or {}).get("digest", "no manifest")],
+        ["Bundle verifies", "yes" if bundle_ok else "NO — files changed, missing or added since the manifest"],
+    ]
+    if run.get("overrides"):
+        info.append(["Parameter overrides", "; ".join(f"{c}: {v}" for c, v in run["overrides"].items())])
+    t = Table([[p(k, small), p(v, mono if "SHA" in k or "digest" in k else small)] for k, v in info],
+              colWidths=[38 * mm, 132 * mm])
+    t.setStyle(TableStyle([("GRID", (0, 0), (-1, -1), 0.25, colors.grey), ("VALIGN", (0, 0), (-1, -1), "TOP"),
+                           ("BACKGROUND", (0, 0), (0, -1), colors.HexColor("#f2f2f2"))]))
+    story += [t, Spacer(1, 5 * mm)]
+
+    story.append(Paragraph("Criteria", styles["Heading2"]))
+    rows = [[p(h) for h in ("Criterion", "Check", "Status", "Measured (worst)", "Required", "Nodes", "Reason")]]
+    by_id = {c["id"]: c for c in doc["criteria"]}
+    for r in criterion_rows(doc):
+        c = by_id[r["id"]]
+        required = r["expected"] + (f" — source: {c['source']}" if c.get("source") else "")
+        rows.append([p(r["id"]), p(r["check"]), status_cell(r["status"]), p(r["measured"]), p(required),
+                     p(r["nodes"]), p(r["reason"])])
+    ct = Table(rows, colWidths=[26 * mm, 22 * mm, 14 * mm, 30 * mm, 44 * mm, 14 * mm, 20 * mm], repeatRows=1)
+    ct.setStyle(_grid(colors))
+    story += [ct, Spacer(1, 5 * mm)]
+
+    story.append(Paragraph("Per-node detail", styles["Heading2"]))
+    story.append(p("Every verdict that is not a pass, then the number of passing verdicts per criterion.", body))
+    detail = [[p(h) for h in ("Criterion", "Node", "Status", "Measured", "Expected", "Reason / remediation")]]
+    shown = 0
+    for c in doc["criteria"]:
+        passes = 0
+        for v in c["verdicts"]:
+            if v["status"] == "pass":
+                passes += 1
+                continue
+            if shown < MAX_DETAIL_ROWS:
+                detail.append([p(c["id"]), p(v["node"] or "cluster"), status_cell(v["status"]),
+                               p(measured_text(v, c.get("unit", ""))), p(v["expected"]),
+                               p(f"{v['reason']}: {v.get('remediation') or ''}")])
+            shown += 1
+        if passes:
+            detail.append([p(c["id"]), p("—"), status_cell("pass"), p(f"{passes} verdict(s) passed"), p(""), p("")])
+    if shown > MAX_DETAIL_ROWS:
+        detail.append([p("…"), p(""), p(""), p(f"{shown - MAX_DETAIL_ROWS} more in results.json"), p(""), p("")])
+    dt = Table(detail, colWidths=[26 * mm, 22 * mm, 14 * mm, 34 * mm, 34 * mm, 40 * mm], repeatRows=1)
+    dt.setStyle(_grid(colors))
+    story += [dt, Spacer(1, 5 * mm)]
+
+    story.append(Paragraph("Evidence", styles["Heading2"]))
+    files = sorted(((manifest or {}).get("files") or {}).items())
+    story.append(p(f"manifest.json lists {len(files)} files (SHA-256). Digest over the manifest: "
+                   f"{(manifest or {}).get('digest', '—')}. Check with: slakit accept verify BUNDLE", body))
+    hrows = [[p("File"), p("SHA-256")]] + [[p(f, mono), p(h, mono)] for f, h in files[:MAX_HASH_ROWS]]
+    if len(files) > MAX_HASH_ROWS:
+        hrows.append([p(f"… {len(files) - MAX_HASH_ROWS} more files in manifest.json"), p("")])
+    ht = Table(hrows, colWidths=[70 * mm, 100 * mm], repeatRows=1)
+    ht.setStyle(_grid(colors))
+    story += [ht, Spacer(1, 6 * mm)]
+
+    sign = [[p("<b>For the provider</b>", body), p("<b>For the customer</b>", body)],
+            [p(contract.get("provider"), body), p(contract.get("customer"), body)]]
+    for label in ("Name", "Title", "Signature", "Date"):
+        sign.append([p(f"{label}: ____________________________", body)] * 2)
+    st = Table(sign, colWidths=[85 * mm, 85 * mm])
+    st.setStyle(TableStyle([("BOX", (0, 0), (0, -1), 0.5, colors.grey), ("BOX", (1, 0), (1, -1), 0.5, colors.grey),
+                            ("TOPPADDING", (0, 2), (-1, -1), 10)]))
+    story.append(KeepTogether([Paragraph("Sign-off", styles["Heading2"]),
+                               p("The parties confirm that the criteria above were tested on the nodes listed, "
+                                 "with the evidence identified by the digest above.", body), Spacer(1, 2 * mm), st]))
+
+    out = Path(out)
+    tmp = out.with_name(f".{out.name}.build")
+    title = f"Acceptance certificate {contract['id']}"
+    pdf = SimpleDocTemplate(str(tmp), pagesize=A4, title=title, author="slakit", invariant=1,
+                            leftMargin=18 * mm, rightMargin=18 * mm, topMargin=16 * mm, bottomMargin=16 * mm)
+
+    def footer(canvas, d) -> None:
+        canvas.saveState()
+        canvas.setFont("Helvetica", 7)
+        canvas.drawString(18 * mm, 9 * mm, f"{title} — evidence digest {(manifest or {}).get('digest', '—')[:16]}…")
+        canvas.drawRightString(A4[0] - 18 * mm, 9 * mm, f"page {d.page}")
+        canvas.restoreState()
+
+    pdf.build(story, onFirstPage=footer, onLaterPages=footer)
+    data = tmp.read_bytes()
+    tmp.unlink()
+    write_atomic(out, data)
+
+
+def _grid(colors: Any) -> Any:
+    from reportlab.platypus import TableStyle
+
+    return TableStyle([("GRID", (0, 0), (-1, -1), 0.25, colors.grey), ("VALIGN", (0, 0), (-1, -1), "TOP"),
+                       ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#e8e8e8"))])
+
+
+def _esc(text: Any) -> str:
+    s = "" if text is None else str(text)
+    if s.startswith("<b>") or s.startswith("<font"):
+        return s
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _short_list(items: list[str], n: int = 12) -> str:
+    from slaschema.hostlist import compress
+
+    try:
+        return compress(items)
+    except Exception:  # noqa: BLE001 - names that do not compress are listed as they are
+        return ", ".join(items[:n]) + (f", … ({len(items) - n} more)" if len(items) > n else "")

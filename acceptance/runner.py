@@ -1,0 +1,549 @@
+"""Run a contract's acceptance criteria and write the evidence bundle; or judge a bundle.
+
+The runner knows no tool: for each selected criterion it asks the check for validated params,
+lets the check `collect` through the executor (IO), writes the raw outputs, and judges them
+with the pure `judge_output` pipeline. After every criterion the bundle (raw outputs,
+metrics, run.json, results.json, junit.xml, manifest.json) is complete and consistent, so
+an interrupted run leaves evidence that verifies, and `--resume` continues it.
+
+The run document (results.json, format `slakit-acceptance-run/1`) is the one input of
+every renderer:
+
+    {"format", "contract": {id, title, provider, customer, file, sha256},
+     "run": {mode (run | evaluate), state (complete | interrupted), started, finished,
+             executor, nodes, overrides},
+     "status": worst criterion status, "counts": {status: criteria},
+     "criteria": [{id, check, area, metric, severity, source, description, params,
+                   thresholds {min, max, warn_below, warn_above, expect}, expected, unit,
+                   status, reason, state, duration_s, nodes,
+                   verdicts: [{criterion, node, status, measured, expected, reason,
+                               remediation, details}]}]}
+
+A criterion's status is the worst of its verdicts (error > fail > warn > skip > pass).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acceptance.checks import get_check
+from acceptance.checks.base import CLUSTER, Check, CheckParams, CollectContext, judge_output
+from acceptance.evidence import Bundle, dumps, read_raw_dir, verify
+from acceptance.executors.base import Clock, Executor, RawOutput, utc_now
+from acceptance.judge import Bounds, verdict
+from acceptance.results import PRECEDENCE, Status, Verdict, worst
+from slaschema.checks import AREAS, KNOWN_CHECKS
+from slaschema.errors import InputError, Problem
+from slaschema.loader import LoadedContract
+from slaschema.models import Criterion
+
+RUN_FORMAT = "slakit-acceptance-run/1"
+
+
+# --------------------------------------------------------------------------- executors
+
+def _local() -> Executor:
+    from acceptance.executors.local import LocalExecutor
+
+    return LocalExecutor()
+
+
+def _slurm() -> Executor:
+    from acceptance.executors.slurm import SlurmExecutor
+
+    return SlurmExecutor()
+
+
+EXECUTORS: dict[str, Callable[[], Executor]] = {"local": _local, "slurm": _slurm}
+
+
+def make_executor(name: str) -> Executor:
+    try:
+        return EXECUTORS[name]()
+    except KeyError:
+        raise InputError([Problem("unknown_executor", f"no executor {name!r}", value=name,
+                                  fix=f"use one of: {', '.join(EXECUTORS)}")]) from None
+
+
+# --------------------------------------------------------------------------- planning
+
+@dataclass(frozen=True)
+class Planned:
+    criterion: Criterion
+    check: Check
+    params: CheckParams
+    timeout_s: float
+
+
+def select(criteria: Sequence[Criterion], only: Iterable[str]) -> list[Criterion]:
+    """Criteria matching any of `only` (criterion id, check name or area); all when empty."""
+    wanted = [w for w in only if w]
+    if not wanted:
+        return list(criteria)
+    problems = []
+    for w in wanted:
+        if not any(c.id == w or c.check == w or _area(c.check) == w for c in criteria):
+            problems.append(Problem("unknown_selection", f"--only {w}: no criterion, check or area of that name",
+                                    value=w, fix="criterion ids: " + ", ".join(c.id for c in criteria)
+                                    + f"; areas: {', '.join(AREAS)}"))
+    if problems:
+        raise InputError(problems)
+    return [c for c in criteria if any(c.id == w or c.check == w or _area(c.check) == w for w in wanted)]
+
+
+def _area(check: str) -> str:
+    return KNOWN_CHECKS.get(check, (check.split(".")[0],))[0]
+
+
+def parse_overrides(items: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """`["shared-fs-read.path=/tmp/x", "shared-fs-read.numjobs=2"]` -> {id: {key: value}}."""
+    out: dict[str, dict[str, Any]] = {}
+    problems = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        cid, dot, name = key.rpartition(".")
+        if not sep or not dot or not cid or not name:
+            problems.append(Problem("bad_param_override", f"--param {item}: expected CRITERION.KEY=VALUE", value=item,
+                                    fix="e.g. --param shared-fs-read.path=/tmp/fio"))
+            continue
+        out.setdefault(cid, {})[name] = _scalar(value)
+    if problems:
+        raise InputError(problems)
+    return out
+
+
+def _scalar(text: str) -> Any:
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text
+
+
+def plan(criteria: Sequence[Criterion], overrides: Mapping[str, Mapping[str, Any]] | None = None,
+         timeout_s: float | None = None) -> list[Planned]:
+    """Validate every criterion's params up front; all problems at once."""
+    overrides = dict(overrides or {})
+    problems: list[Problem] = []
+    known_ids = {c.id for c in criteria}
+    for cid in overrides:
+        if cid not in known_ids:
+            problems.append(Problem("unknown_criterion", f"--param names criterion {cid!r}, which is not selected",
+                                    value=cid, fix="criterion ids: " + ", ".join(sorted(known_ids))))
+    out = []
+    for c in criteria:
+        check = get_check(c.check)
+        if check is None:
+            problems.append(Problem("unknown_check", f"criterion {c.id}: no check {c.check!r}", value=c.check,
+                                    path=f"acceptance.criteria[{c.id}].check"))
+            continue
+        try:
+            params = check.params(c, overrides.get(c.id))
+        except InputError as exc:
+            problems.extend(exc.problems)
+            continue
+        out.append(Planned(c, check, params, float(timeout_s) if timeout_s else check.timeout(params)))
+    if problems:
+        raise InputError(problems)
+    return out
+
+
+# --------------------------------------------------------------------------- judging
+
+@dataclass
+class CriterionResult:
+    planned: Planned
+    verdicts: list[Verdict]
+    metrics: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    state: str = "done"                   # done | interrupted | pending
+    duration_s: float | None = None
+    nodes: list[str] = field(default_factory=list)
+
+
+def judge_outputs(p: Planned, outputs: Mapping[str, RawOutput]) -> tuple[list[Verdict], dict[str, Any]]:
+    """All nodes' raw outputs of one criterion -> verdicts and metrics per node. Pure."""
+    verdicts: list[Verdict] = []
+    metrics: dict[str, Any] = {}
+    if not outputs:
+        return [verdict(p.criterion.id, None, Status.ERROR, "no_evidence", expected="raw outputs of the check",
+                        remediation="run the check or hand over its raw outputs (raw/<criterion>/<node>.json)")], {}
+    for node in sorted(outputs):
+        m, vs = judge_output(p.check, p.criterion, p.params, node, outputs[node])
+        metrics[node] = m
+        verdicts.extend(vs)
+    return verdicts, metrics
+
+
+def verdict_json(v: Verdict) -> dict[str, Any]:
+    d = asdict(v)
+    d["status"] = str(v.status)
+    return d
+
+
+def expected_text(c: Criterion, check: Check) -> str:
+    parts = []
+    if c.metric:
+        parts.append(f"{c.metric} {Bounds.of(c).describe(check.units.get(c.metric, ''))}")
+    for k, v in (c.expect or {}).items():
+        parts.append(f"{k}: {v}")
+    return "; ".join(parts) or "—"
+
+
+def criterion_json(r: CriterionResult) -> dict[str, Any]:
+    c, check = r.planned.criterion, r.planned.check
+    status = worst(v.status for v in r.verdicts)
+    first = next((v for s in PRECEDENCE for v in r.verdicts if v.status == s), None)
+    return {
+        "id": c.id,
+        "check": c.check,
+        "area": _area(c.check),
+        "metric": c.metric,
+        "severity": c.severity,
+        "source": c.source,
+        "description": c.description,
+        "params": r.planned.params.model_dump(mode="json", exclude_none=True),
+        "thresholds": {**Bounds.of(c).to_json(), "expect": c.expect},
+        "expected": expected_text(c, check),
+        "unit": check.units.get(c.metric or "", ""),
+        "status": str(status),
+        "reason": first.reason if first else None,
+        "state": r.state,
+        "duration_s": r.duration_s,
+        "nodes": r.nodes,
+        "verdicts": [verdict_json(v) for v in r.verdicts],
+    }
+
+
+def run_document(contract: LoadedContract, run_meta: dict[str, Any], results: Sequence[CriterionResult]) -> dict[str, Any]:
+    criteria = [criterion_json(r) for r in results]
+    counts = {str(s): 0 for s in PRECEDENCE}
+    for c in criteria:
+        counts[c["status"]] += 1
+    info = contract.model.contract
+    return {
+        "format": RUN_FORMAT,
+        "contract": {"id": info.id, "title": info.title, "provider": info.provider, "customer": info.customer,
+                     "file": contract.file, "sha256": contract.sha256},
+        "run": run_meta,
+        "status": str(worst(Status(c["status"]) for c in criteria)) if criteria else str(Status.SKIP),
+        "counts": counts,
+        "criteria": criteria,
+    }
+
+
+def failed(doc: Mapping[str, Any]) -> bool:
+    """Exit status 1: some criterion failed or could not be judged."""
+    return doc.get("status") in (str(Status.FAIL), str(Status.ERROR))
+
+
+# --------------------------------------------------------------------------- running
+
+class Interrupted(Exception):
+    """The run was stopped with Ctrl-C; the bundle is consistent and resumable."""
+
+    def __init__(self, document: dict[str, Any]) -> None:
+        super().__init__("interrupted")
+        self.document = document
+
+
+def default_nodes(executor_name: str, contract: LoadedContract) -> list[str]:
+    if executor_name == "local":
+        return [socket.gethostname().split(".")[0] or "localhost"]
+    return list(contract.topology.nodes)
+
+
+def stop_children(grace_s: float = 3.0) -> None:
+    """Stop every process this process started (and their process groups). Linux /proc only."""
+    me = os.getpid()
+    kids = []
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read().decode("utf-8", "replace")
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == me:
+            kids.append(int(entry))
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        alive = []
+        for pid in kids:
+            try:
+                pgid = os.getpgid(pid)
+                if pgid == pid:
+                    os.killpg(pid, sig)
+                else:
+                    os.kill(pid, sig)
+                alive.append(pid)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if not alive:
+            return
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline and any(_exists(p) for p in alive):
+            time.sleep(0.05)
+        kids = [p for p in alive if _exists(p)]
+        if not kids:
+            return
+
+
+def _exists(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            state = fh.read().decode("utf-8", "replace").rsplit(")", 1)[1].split()[0]
+        return state != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+Event = Callable[[str, Planned, dict[str, Any]], None]
+
+
+@dataclass
+class RunOptions:
+    out: Path
+    nodes: list[str]
+    executor_name: str = "local"
+    only: tuple[str, ...] = ()
+    overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
+    timeout_s: float | None = None
+    resume: bool = False
+    python: str = sys.executable
+    durable: bool = True
+
+
+def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executor, *,
+                   on_event: Event | None = None, clock: Clock = utc_now) -> dict[str, Any]:
+    """Run the selected criteria; returns the run document. Raises Interrupted on Ctrl-C."""
+    event = on_event or (lambda kind, p, info: None)
+    bundle = Bundle(opts.out, durable=opts.durable)
+    previous = _previous_run(opts, contract)
+    planned = plan(select(contract.model.acceptance.criteria, opts.only), opts.overrides, opts.timeout_s)
+    if previous is not None:
+        bundle.adopt_existing()
+    states: dict[str, str] = {p.criterion.id: "pending" for p in planned}
+    done_before = {cid for cid, s in (previous or {}).get("criteria", {}).items() if s.get("state") == "done"}
+    run_meta = {
+        "mode": "run",
+        "state": "running",
+        "started": (previous or {}).get("started") or clock().isoformat(),
+        "finished": None,
+        "executor": opts.executor_name,
+        "nodes": list(opts.nodes),
+        "overrides": opts.overrides,
+        "resumed": previous is not None,
+    }
+    results: dict[str, CriterionResult] = {}
+
+    def save(final_state: str | None = None) -> dict[str, Any]:
+        if final_state:
+            run_meta["state"] = final_state
+            run_meta["finished"] = clock().isoformat()
+        ordered = []
+        for p in planned:
+            r = results.get(p.criterion.id)
+            if r is None:
+                reason = "interrupted" if final_state == "interrupted" else "not_run"
+                r = CriterionResult(p, [verdict(p.criterion.id, None, Status.ERROR, reason, expected="the check ran",
+                                                remediation="rerun with --resume to finish the run")],
+                                    state=states[p.criterion.id])
+            ordered.append(r)
+        doc = run_document(contract, dict(run_meta), ordered)
+        bundle.write_json("run.json", {
+            **run_meta,
+            "format": RUN_FORMAT,
+            "contract": {"id": contract.id, "file": contract.file, "sha256": contract.sha256},
+            "criteria": {cid: {"state": s, "check": results[cid].planned.criterion.check if cid in results else None,
+                               "nodes": results[cid].nodes if cid in results else [],
+                               "duration_s": results[cid].duration_s if cid in results else None}
+                         for cid, s in states.items()},
+        })
+        from acceptance.report.render import render_junit
+
+        bundle.write_json("results.json", doc)
+        bundle.write("junit.xml", render_junit(doc))
+        bundle.write_manifest()
+        return doc
+
+    save()
+    current: list[str] = []
+    try:
+        for p in planned:
+            current[:] = [p.criterion.id]
+            _run_one(p, opts, contract, executor, bundle, previous, done_before, results, states, event)
+            save()
+    except KeyboardInterrupt:
+        stop_children()
+        for cid in current:
+            if states.get(cid) != "done":
+                states[cid] = "interrupted"
+                results.pop(cid, None)
+        raise Interrupted(save("interrupted")) from None
+    return save("complete")
+
+
+def _run_one(p: Planned, opts: RunOptions, contract: LoadedContract, executor: Executor, bundle: Bundle,
+             previous: dict[str, Any] | None, done_before: set[str], results: dict[str, CriterionResult],
+             states: dict[str, str], event: Event) -> None:
+    cid = p.criterion.id
+    if cid in done_before and previous is not None:
+        outputs = read_raw_dir(opts.out, cid) or {}
+        vs, ms = judge_outputs(p, outputs)
+        prev = previous["criteria"][cid]
+        results[cid] = CriterionResult(p, vs, ms, "done", prev.get("duration_s"), sorted(outputs))
+        states[cid] = "done"
+        event("resumed", p, {"status": str(worst(v.status for v in vs))})
+        return
+    _clear(bundle, cid)
+    event("start", p, {"timeout_s": p.timeout_s})
+    ctx = CollectContext(executor=executor, nodes=tuple(opts.nodes), timeout_s=p.timeout_s, python=opts.python,
+                         gpus_per_node=_gpus_per_node(contract))
+    t0 = time.perf_counter()
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["outputs"] = p.check.collect(p.params, ctx)
+        except Exception as exc:  # noqa: BLE001 - reported as the criterion's error verdict
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name=f"collect-{cid}", daemon=True)
+    try:
+        worker.start()
+        deadline = time.monotonic() + p.timeout_s + 60.0
+        while worker.is_alive() and time.monotonic() < deadline:
+            worker.join(0.05)
+        if worker.is_alive():
+            stop_children()
+            worker.join(10.0)
+            box.setdefault("error", TimeoutError("the check did not return within its time limit"))
+    except KeyboardInterrupt:
+        stop_children()
+        worker.join(10.0)
+        event("interrupted", p, {})
+        raise
+    duration = time.perf_counter() - t0
+    if "error" in box:
+        exc = box["error"]
+        reason = "timeout" if isinstance(exc, TimeoutError) else "collect_failed"
+        vs = [verdict(cid, None, Status.ERROR, reason, measured=f"{type(exc).__name__}: {exc}"[:300],
+                      expected="the check runs", remediation="see the message; rerun with --resume")]
+        results[cid] = CriterionResult(p, vs, {}, "done", duration, [])
+    else:
+        outputs: dict[str, RawOutput] = box["outputs"]
+        for node, raw in outputs.items():
+            bundle.write_raw(cid, node, raw)
+        vs, ms = judge_outputs(p, outputs)
+        for node, m in ms.items():
+            bundle.write_metrics(cid, node, m)
+        results[cid] = CriterionResult(p, vs, ms, "done", duration, sorted(outputs))
+    states[cid] = "done"
+    event("done", p, {"status": str(worst(v.status for v in results[cid].verdicts)), "duration_s": duration})
+
+
+def _gpus_per_node(contract: LoadedContract) -> int | None:
+    gpus = contract.topology.node_gpus
+    return max(gpus) if gpus else None
+
+
+def _clear(bundle: Bundle, cid: str) -> None:
+    for top in ("raw", "metrics"):
+        folder = bundle.root / top / cid
+        if folder.is_dir():
+            for f in folder.iterdir():
+                if f.is_file():
+                    f.unlink()
+                    bundle.hashes.pop(f.relative_to(bundle.root).as_posix(), None)
+
+
+def _previous_run(opts: RunOptions, contract: LoadedContract) -> dict[str, Any] | None:
+    import json
+
+    run_file = opts.out / "run.json"
+    if not run_file.exists():
+        if opts.resume and opts.out.exists() and any(opts.out.iterdir()):
+            raise InputError([Problem("not_a_bundle", f"{opts.out} holds no run.json to resume", file=str(opts.out))])
+        return None
+    if not opts.resume:
+        raise InputError([Problem("bundle_exists", f"{opts.out} already holds an acceptance run", file=str(opts.out),
+                                  fix="pass --resume to continue it, or choose a new --out folder")])
+    result = verify(opts.out)
+    if not result.ok:
+        raise InputError([Problem("bundle_tampered", "the bundle does not match its manifest: "
+                                  + ", ".join([*(f"changed {f}" for f in result.changed), *(f"missing {f}" for f in result.missing),
+                                               *(f"added {f}" for f in result.added), *result.problems][:10]),
+                                  file=str(opts.out), fix="resume only an untouched bundle; start a new run otherwise")])
+    doc = json.loads(run_file.read_text(encoding="utf-8"))
+    if doc.get("contract", {}).get("sha256") != contract.sha256:
+        raise InputError([Problem("resume_mismatch", "the bundle was made with a different contract file",
+                                  file=str(opts.out), value=doc.get("contract", {}).get("sha256"),
+                                  fix="resume with the same contract, or start a new run")])
+    return doc
+
+
+# --------------------------------------------------------------------------- evaluate
+
+def evaluate_bundle(contract: LoadedContract, root: Path, *, only: Sequence[str] = (),
+                    overrides: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    """Judge the raw outputs in `root` against the contract, running nothing."""
+    import json
+
+    root = Path(root)
+    if not (root / "raw").is_dir():
+        raise InputError([Problem("not_a_bundle", f"{root} has no raw/ folder", file=str(root),
+                                  fix="lay out raw/<criterion>/<node>.json (or .txt) as in docs/acceptance.md")])
+    meta: dict[str, Any] = {}
+    run_file = root / "run.json"
+    if run_file.is_file():
+        try:
+            meta = json.loads(run_file.read_text(encoding="utf-8"))
+        except ValueError:
+            meta = {}
+    if overrides is None:
+        overrides = meta.get("overrides") or {}
+    planned = plan(select(contract.model.acceptance.criteria, only), overrides)
+    results = []
+    nodes: set[str] = set()
+    for p in planned:
+        outputs = read_raw_dir(root, p.criterion.id) or {}
+        vs, ms = judge_outputs(p, outputs)
+        nodes.update(n for n in outputs if n != CLUSTER)
+        prev = (meta.get("criteria") or {}).get(p.criterion.id) or {}
+        results.append(CriterionResult(p, vs, ms, "done", prev.get("duration_s"), sorted(outputs)))
+    run_meta = {
+        "mode": "evaluate",
+        "state": meta.get("state", "complete"),
+        "started": meta.get("started"),
+        "finished": meta.get("finished"),
+        "executor": meta.get("executor"),
+        "nodes": meta.get("nodes") or sorted(nodes),
+        "overrides": dict(overrides),
+        "resumed": bool(meta.get("resumed")),
+    }
+    return run_document(contract, run_meta, results)
+
+
+def write_evaluation(root: Path, doc: dict[str, Any]) -> None:
+    """Store an evaluation's results.json and junit.xml in the bundle and refresh the manifest."""
+    from acceptance.report.render import render_junit
+
+    bundle = Bundle(root)
+    bundle.adopt_existing()
+    bundle.write("results.json", dumps(doc))
+    bundle.write("junit.xml", render_junit(doc))
+    bundle.write_manifest()
