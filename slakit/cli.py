@@ -18,6 +18,7 @@ COMMAND_MODULES = [
     "acceptance.security.cli",
     "slaschema.cli",
     "acceptance.slurm_cli",
+    "acceptance.cli",
     "slaschema.lint.cli",
     "acceptance.parsers.cli",
     "calculators.importers.cli",
