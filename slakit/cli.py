@@ -20,6 +20,7 @@ COMMAND_MODULES = [
     "acceptance.slurm_cli",
     "acceptance.cli",
     "slaschema.lint.cli",
+    "calculators.simulate.cli",
     "acceptance.parsers.cli",
     "calculators.importers.cli",
     "calculators.reports.cli",

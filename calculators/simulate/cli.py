@@ -1,0 +1,110 @@
+"""`slakit simulate CONTRACT`: what the SLA would pay under a failure model (Monte Carlo)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+
+def render_table(data: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    cur = data["currency"]
+    console.print(f"[bold]{data['contract']}[/]: {data['runs']} runs x {data['months']} months "
+                  f"({data['periods'][0]} to {data['periods'][1]}), model {data['model']['name']}, seed {data['seed']}",
+                  highlight=False)
+    console.print(f"incidents per run: {data['incidents']['mean_per_run']} "
+                  f"({data['incidents']['per_1000_gpu_days']} per 1,000 GPU-days); fee over the horizon "
+                  f"{data['fee_total']} {cur}", highlight=False)
+    c = data["credits"]
+    t = Table(title="Credits over the horizon")
+    for col in ("mean", "P50", "P95", "max", "mean % of fee", "P(any credit)"):
+        t.add_column(col, justify="right")
+    t.add_row(c["mean"], c["p50"], c["p95"], c["max"], f"{c['mean_pct_of_fee']:.2f}%", f"{c['probability_any']:.0%}")
+    console.print(t)
+    a = Table(title="Availability per scope (mean over unit-months, distribution over runs, %)")
+    for col in ("scope", "mean", "P5", "P50", "P95", "worst unit-month (P50)", "unit-months below target",
+                "P(chronic exit)"):
+        a.add_column(col, justify="right")
+    for scope, v in data["availability"].items():
+        a.add_row(scope, v["mean"], v["p5"], v["p50"], v["p95"], v["worst_unit_month_p50"],
+                  f"{v['unit_months_below_target_pct']:.2f}%",
+                  f"{data['termination']['chronic'].get(scope, 0.0):.1%}")
+    console.print(a)
+    vr = data["value_returned"]
+    console.print(f"GPU-hours lost per run: mean {data['lost_gpu_hours']['mean']:.0f} "
+                  f"(value {data['value_lost']['mean']} {cur} at {data['value_lost']['price_per_gpu_hour']}/GPU-h)",
+                  highlight=False)
+    ratio = "n/a" if vr["ratio_of_means"] is None else f"{vr['ratio_of_means']:.3f}"
+    console.print(f"value returned (credits / value of lost GPU-hours): {ratio} "
+                  f"(per run P50 {vr['p50']:.3f}, P95 {vr['p95']:.3f})", highlight=False)
+    console.print(f"P(any chronic-failure exit): {data['termination']['chronic_any']:.1%}; acceptance: "
+                  f"{data['termination']['acceptance']}", highlight=False)
+
+
+@click.command()
+@click.argument("contract", type=click.Path(dir_okay=False))
+@click.option("--failure-model", "model_name", default="llama3", show_default=True,
+              help="Built-in model (llama3, titan, titan-wearout) or a YAML model file.")
+@click.option("--months", type=click.IntRange(1, 120), default=12, show_default=True)
+@click.option("--runs", type=click.IntRange(1, 1_000_000), default=1000, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--start", default=None, help="First month YYYY-MM (default: the contract's effective date).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--chart", type=click.Path(dir_okay=False), default=None,
+              help="Write a chart to FILE (.png or .pdf).")
+@click.option("--show-model", is_flag=True, help="Print the failure model (every rate with its source) and exit.")
+def simulate(contract: str, model_name: str, months: int, runs: int, seed: int, start: str | None, fmt: str,
+             chart: str | None, show_model: bool) -> None:
+    """Monte Carlo of what CONTRACT pays: generate incident logs for its topology from a
+    failure model, compute each run with the credits engine, and report availability per
+    scope, credits (mean, P50, P95), the odds that each termination trigger fires, and the
+    value returned (credits / value of the GPU-hours lost). Deterministic for a seed.
+    """
+    from slaschema.cli import emit_problems, load_or_exit
+    from slaschema.errors import InputError
+
+    if chart and Path(chart).suffix.lower() not in (".png", ".pdf"):
+        raise click.UsageError("--chart must end in .png or .pdf")
+    if start is not None:
+        import re
+
+        if not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", start):
+            raise click.UsageError("--start must be YYYY-MM")
+    from calculators.simulate.models import load_model
+
+    try:
+        model = load_model(model_name)
+    except InputError as e:
+        emit_problems(e.problems, fmt)
+        sys.exit(1)
+    if show_model:
+        click.echo(json.dumps(model.describe(), indent=2))
+        return
+    lc = load_or_exit(contract, fmt)
+    if start is None and lc.model.contract.effective is None:
+        raise click.UsageError("the contract has no effective date; name the first month with --start YYYY-MM")
+    from calculators.simulate.run import simulate as run_simulation
+
+    result = run_simulation(lc, model, months=months, runs=runs, seed=seed, start=start)
+    data = result.to_json()
+    if chart:
+        from calculators.simulate.chart import render_chart
+        from slaschema.fileio import write_atomic
+
+        write_atomic(Path(chart), render_chart(result, Path(chart).suffix.lower().lstrip(".")))
+    if fmt == "json":
+        click.echo(json.dumps(data, indent=2))
+    else:
+        render_table(data)
+        if chart:
+            click.echo(f"wrote {chart}")
+
+
+def register(group: click.Group) -> None:
+    group.add_command(simulate)
