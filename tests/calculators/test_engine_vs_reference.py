@@ -119,9 +119,11 @@ def specs(draw):
 
 
 @st.composite
-def scenarios(draw):
+def scenarios(draw, pairs=tuple(MONTH_PAIRS), zones=None):
     spec = draw(specs())
-    pair = draw(st.sampled_from(MONTH_PAIRS))
+    if zones is not None:
+        spec["zone"] = draw(st.sampled_from(zones))
+    pair = draw(st.sampled_from(pairs))
     periods = parse_periods(list(pair), spec["zone"])
     anchors = [periods[0].start, periods[1].start, periods[1].end, (periods[0].start + periods[0].end) // 2]
     units = {"site": list(spec["sites"]),
