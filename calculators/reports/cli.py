@@ -27,6 +27,9 @@ def write_atomic(path: str | Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, p)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -68,5 +71,98 @@ def draft(contract: str, output: str, fmt: str | None) -> None:
     click.echo(f"{output}: SLA schedule for {lc.id} ({fmt}, {len(data):,} bytes, contract sha256 {lc.sha256[:12]})")
 
 
+
+
+@click.command()
+@click.argument("contract", type=click.Path(dir_okay=False))
+@click.argument("incidents", type=click.Path(dir_okay=False))
+@click.option("--quarter", help="Quarter to review, e.g. 2027-Q1 (each month computed on its own).")
+@click.option("--month", help="Month to review, e.g. 2027-02.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Output file; .pdf, .md or .html picks the format.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+              help="Output format (default: from the file name, else pdf).")
+@click.option("--as-of", "as_of", default=None,
+              help="Open incidents run until this ISO 8601 instant (default: the end of the period).")
+@click.option("--assume-tz", default=None, help="Zone for naive timestamps in the incident log.")
+@click.option("--skip-bad-rows", is_flag=True, help="Leave out unreadable rows (they are listed in the report).")
+@click.option("--register-limit", type=click.IntRange(min=0), default=2000, show_default=True,
+              help="Incidents printed in the register; the full register goes to OUTPUT.incidents.csv.")
+@click.option("--json-out", type=click.Path(dir_okay=False), default=None,
+              help="Also write the result document the report is built from (JSON).")
+def review(contract: str, incidents: str, quarter: str | None, month: str | None, output: str, fmt: str | None,
+           as_of: str | None, assume_tz: str | None, skip_bad_rows: bool, register_limit: int,
+           json_out: str | None) -> None:
+    """Write the SLA review of CONTRACT for a quarter or a month from the INCIDENTS log.
+
+    Cover with the inputs' SHA-256, executive summary (credits owed, targets met, termination
+    rights, open and flagged incidents), availability per scope and month, downtime by
+    category and cause, a rack x day fleet view, the credit statement, support compliance and
+    the incident register; every node's credit in an appendix. Figures come from the credits
+    engine; the report only formats them. Exit 1 when the contract or the log has errors.
+    """
+    import json
+    from datetime import datetime
+    from decimal import Decimal
+
+    from calculators.engine import compute
+    from calculators.incidents import load_incidents
+    from calculators.periods import PeriodError
+    from calculators.reports.fmt import money
+    from calculators.reports.review import ReviewInputs, review_document
+    from calculators.reports.review_model import review_extras
+    from slakit import __version__
+    from slaschema.cli import emit_problems, load_or_exit
+    from slaschema.errors import InputError
+
+    if (quarter is None) == (month is None):
+        raise click.UsageError("name exactly one of --quarter or --month")
+    label = quarter or month
+    assert label is not None
+    as_of_dt = None
+    if as_of is not None:
+        try:
+            as_of_dt = datetime.fromisoformat(as_of.replace("Z", "+00:00"))
+        except ValueError:
+            raise click.BadParameter("expected an ISO 8601 instant such as 2027-04-01T00:00:00Z",
+                                     param_hint="--as-of") from None
+        if as_of_dt.tzinfo is None:
+            raise click.BadParameter("give an offset or Z, e.g. 2027-04-01T00:00:00Z", param_hint="--as-of")
+    lc = load_or_exit(contract)
+    try:
+        log = load_incidents(incidents, lc, assume_tz=assume_tz, skip_bad_rows=skip_bad_rows)
+    except InputError as e:
+        emit_problems(e.problems, "table")
+        sys.exit(1)
+    try:
+        result = compute(lc, log, [label], as_of=as_of_dt).to_json()
+    except PeriodError as e:
+        raise click.BadParameter(str(e), param_hint="--quarter/--month") from None
+    extras = review_extras(lc, log, result)
+    fmt = _format_for(output, fmt)
+    out = Path(output)
+    stem = out.name[: -len(out.suffix)] if out.suffix else out.name
+    inputs = ReviewInputs(contract_file=Path(lc.file).name, contract_sha256=lc.sha256,
+                          incidents_file=Path(incidents).name, incidents_sha256=log.sha256 or "",
+                          tool_version=__version__, period_label=label.upper() if quarter else label)
+    document, attachments = review_document(lc, result, extras, inputs, register_limit=register_limit,
+                                            attachment_stem=stem)
+    data = render(document, fmt)
+    write_atomic(out, data)
+    written = [f"{out} ({fmt}, {len(data):,} bytes)"]
+    for a in attachments:
+        path = out.with_name(stem + a.name)
+        write_atomic(path, a.data)
+        written.append(f"{path} ({a.description})")
+    if json_out:
+        write_atomic(json_out, (json.dumps(result, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+        written.append(f"{json_out} (result document)")
+    total = sum((Decimal(p["credit_total"]) for p in result["periods"]), Decimal(0))
+    click.echo(f"SLA review {label} for {lc.id}: credits owed {money(total, result['currency'])}")
+    for w in written:
+        click.echo(f"  wrote {w}")
+
+
 def register(group: click.Group) -> None:
     group.add_command(draft)
+    group.add_command(review)

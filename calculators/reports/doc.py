@@ -47,6 +47,7 @@ class Table:
     font_size: float | None = None                  # PDF only: smaller type for wide tables
     width_fraction: float = 1.0                     # PDF only: share of the text width the table takes
     min_row_height: float | None = None             # PDF only: e.g. room for signatures
+    group_size: int | None = None                   # PDF only: a rule every N columns (side-by-side lists)
 
 
 @dataclass(frozen=True)

@@ -25,14 +25,14 @@ from reportlab.graphics.charts.barcharts import HorizontalBarChart, VerticalBarC
 from reportlab.graphics.charts.legends import Legend
 from reportlab.graphics.shapes import Drawing, Line, Rect, String
 from reportlab.lib import colors
-from reportlab.lib.enums import TA_CENTER, TA_LEFT, TA_RIGHT
+from reportlab.lib.enums import TA_CENTER, TA_RIGHT
 from reportlab.lib.pagesizes import A4, landscape
 from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
 from reportlab.lib.units import mm
 from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen import canvas as rl_canvas
-from reportlab.platypus import (BaseDocTemplate, CondPageBreak, Flowable, Frame, KeepTogether, LongTable,
-                                NextPageTemplate, PageBreak, PageTemplate, Paragraph, Spacer, TableStyle)
+from reportlab.platypus import (BaseDocTemplate, CondPageBreak, Flowable, Frame, KeepTogether, LongTable, PageBreak,
+                                PageTemplate, Paragraph, Spacer, TableStyle)
 from reportlab.platypus.tableofcontents import TableOfContents
 
 from calculators.reports import doc as d
@@ -210,7 +210,8 @@ def table_flowable(t: d.Table, width: float) -> list[Flowable]:
     cell_styles = {}
     for key, name in (("l", "cell"), ("r", "cell_r"), ("c", "cell_c")):
         cell_styles[key] = ParagraphStyle(f"{name}{size}", parent=s[name], fontSize=size, leading=size * 1.2)
-    head_styles = {"l": s["head"], "r": s["head_r"], "c": s["head_c"]}
+    head_styles = {k: ParagraphStyle(f"{s[n].name}{size}", parent=s[n], fontSize=size, leading=size * 1.2)
+                   for k, n in (("l", "head"), ("r", "head_r"), ("c", "head_c"))}
     data: list[list[Any]] = [[Paragraph(esc(h), head_styles[align[i]]) for i, h in enumerate(t.header)]]
     for row in t.rows:
         data.append([_cell(str(v), cell_styles[align[i]], cols[i], FONT, size) for i, v in enumerate(row)])
@@ -232,6 +233,9 @@ def table_flowable(t: d.Table, width: float) -> list[Flowable]:
         cmds.append(("BACKGROUND", (0, r), (-1, r), STRIPE))
     for r in t.highlight:
         cmds.append(("BACKGROUND", (0, r + 1), (-1, r + 1), WARN_BG))
+    if t.group_size:
+        for c in range(t.group_size, n, t.group_size):
+            cmds.append(("LINEBEFORE", (c, 0), (c, -1), 0.8, MUTED))
     if t.total_row and t.rows:
         cmds.append(("FONT", (0, -1), (-1, -1), FONT_BOLD, size, size * 1.2))
         cmds.append(("LINEABOVE", (0, -1), (-1, -1), 0.8, INK))
@@ -387,7 +391,7 @@ def heatmap(h: d.Heatmap, width: float) -> Drawing:
     """Shaded grid (rows x columns) with row labels, sparse column labels and a scale."""
     n_r, n_c = len(h.row_labels), len(h.col_labels)
     label_w = min(110.0, max([stringWidth(plain(x), FONT, 6.5) for x in h.row_labels] + [20.0]) + 6)
-    cell_h = 9.0 if n_r <= 40 else max(4.0, 360.0 / n_r)
+    cell_h = min(16.0, 160.0 / max(1, n_r)) if n_r <= 16 else (9.0 if n_r <= 40 else max(4.0, 360.0 / n_r))
     grid_w = width - label_w - 6
     cell_w = grid_w / max(1, n_c)
     height = n_r * cell_h + 60
@@ -479,5 +483,4 @@ def render_pdf(document: d.Document) -> bytes:
 
 
 __all__ = ["render_pdf", "styles", "table_flowable", "key_values_flowable", "bar_chart", "heatmap", "flowables",
-           "ReportDocTemplate", "FooterCanvas", "footer_canvas", "heading_flowable", "plain", "esc",
-           "NextPageTemplate", "TA_LEFT"]
+           "ReportDocTemplate", "FooterCanvas", "footer_canvas", "heading_flowable", "plain", "esc"]

@@ -1,0 +1,524 @@
+"""The SLA review: a result document (plus `review_extras`) as a `Document`.
+
+`review_document(...)` only selects, sorts, counts and formats figures that the engine
+computed (`calculators.engine.compute(...).to_json()`) and that `review_extras` took from the
+engine's trace; it never applies an SLA rule itself. Summaries come first; long lists
+(every node's credit, the incident register) go to appendices, and the register is cut at
+`register_limit` rows in the document with the full register written as a CSV attachment.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from calculators.reports import doc as d
+from calculators.reports.fmt import count, dec, duration, hours, minutes, money, pct, plural, words
+
+SCOPES = ("node", "rack", "cluster", "site")
+UNIT_TABLE_MAX = 30         # scopes with more units show a summary and the worst units
+WORST = 12
+REGISTER_LIMIT = 2000
+FORM_WORDS = {"future_invoice": "a credit on a future invoice", "same_invoice": "a deduction on this period's invoice",
+              "refund": "a refund"}
+FLAG_WORDS = {"notice_not_met": "notice missing or late", "exclusion_cap_exceeded": "past the exclusion cap",
+              "unknown_category": "category not in the contract", "open_incident": "still open"}
+
+
+@dataclass(frozen=True)
+class ReviewInputs:
+    """What the cover names: the files the figures come from and the tool that built them."""
+    contract_file: str
+    contract_sha256: str
+    incidents_file: str
+    incidents_sha256: str
+    tool_version: str
+    period_label: str                      # "2027-Q1" or "2027-02"
+
+
+@dataclass(frozen=True)
+class Attachment:
+    name: str                               # suffix for the file written next to the report
+    data: bytes
+    description: str
+
+
+def _units_by_scope(period: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for u in period["units"]:
+        out.setdefault(u["scope"], []).append(u)
+    return out
+
+
+def _avail_num(u: dict[str, Any]) -> float:
+    return float(u["availability_pct"])
+
+
+def _target_text(t: str) -> str:
+    return f"{dec(t).normalize():f}%"
+
+
+def _ids(ids: list[str], limit: int = 8) -> str:
+    if not ids:
+        return "—"
+    if len(ids) <= limit:
+        return ", ".join(ids)
+    return ", ".join(ids[:limit]) + f" and {len(ids) - limit:,} more"
+
+
+# --- sections ---------------------------------------------------------------------------
+
+def _summary(lc, result, extras, months: list[str]) -> list[d.Block]:
+    cur = result["currency"]
+    cp = lc.model.credits
+    periods = result["periods"]
+    total = sum((dec(p["credit_total"]) for p in periods), Decimal(0))
+    out: list[d.Block] = [d.Heading("1. Executive summary", 1)]
+    out.append(d.Para(f"Credits owed for {', '.join(months)}: {money(total, cur)} after the cap and the minimum, "
+                      f"given as {FORM_WORDS.get(cp.form, cp.form)}."
+                      + (f" Claims for a month are due within {words(cp.claim_window)} after its end."
+                         if cp.claim_window else ""), "strong"))
+    rows = []
+    for p in periods:
+        notes = []
+        if p.get("cap_applied"):
+            notes.append(f"cap of {money(p.get('cap_amount'))} applied")
+        if p.get("minimum_applied"):
+            notes.append(f"below the minimum of {money(p.get('minimum'))}: not issued")
+        rows.append((p["period"], money(p["fee_total"]), money(p["credit_uncapped"]), money(p["credit_total"]),
+                     "; ".join(notes) or "—"))
+    if len(periods) > 1:
+        rows.append(("Total", money(sum((dec(p["fee_total"]) for p in periods), Decimal(0))),
+                     money(sum((dec(p["credit_uncapped"]) for p in periods), Decimal(0))), money(total), ""))
+    out.append(d.Table(("Month", f"Fee ({cur})", f"Credit before cap ({cur})", f"Credit owed ({cur})", "Notes"),
+                       tuple(rows), align=("l", "r", "r", "r", "l"), widths=(1, 1.5, 1.6, 1.5, 2.4),
+                       total_row=len(periods) > 1))
+    # targets met per scope and month
+    header = ("Scope", "Target") + tuple(p["period"] for p in periods)
+    rows2, hl = [], []
+    for scope in SCOPES:
+        cells = []
+        missed_any = False
+        target = None
+        for p in periods:
+            us = [u for u in p["units"] if u["scope"] == scope]
+            if not us:
+                cells.append("—")
+                continue
+            target = us[0]["target_pct"]
+            missed = [u for u in us if not u["met"]]
+            missed_any |= bool(missed)
+            if len(us) == 1:
+                cells.append("met" if not missed else f"missed ({pct(us[0]['availability_pct'])})")
+            else:
+                cells.append("all met" if not missed else f"missed by {len(missed):,} of {len(us):,}")
+        if target is None:
+            continue
+        if missed_any:
+            hl.append(len(rows2))
+        rows2.append((scope, _target_text(target), *cells))
+    out.append(d.Table(header, tuple(rows2), align=("l", "r") + ("l",) * len(periods), highlight=tuple(hl),
+                       caption="Highlighted: a scope with at least one unit below target in the period."))
+    # termination
+    term = result.get("termination") or {}
+    ch = term.get("chronic")
+    items = []
+    if ch:
+        if ch.get("triggered"):
+            for t in ch["triggered"]:
+                items.append(f"Termination right reached: {t['scope']} {t['id']} below target in "
+                             f"{', '.join(t['months_below_target'])} ({ch['months_below_target']} of "
+                             f"{ch['within_months']} months).")
+        near_n = ch["months_below_target"] - 1
+        near = [u for u in extras["chronic"]["units"] if near_n >= 1 and len(u["months_below_target"]) == near_n]
+        if near:
+            names = [f"{u['scope']} {u['id']}" for u in near]
+            items.append(f"Near the chronic-failure right ({near_n} of {ch['months_below_target']} months below "
+                         f"target within the months reviewed): {_ids(names, 10)}.")
+        if not items:
+            items.append(f"No unit is near the chronic-failure right ({ch['months_below_target']} months below target "
+                         f"within {ch['within_months']}); months considered: {', '.join(ch['months_considered'])}"
+                         + ("" if ch.get("window_complete") else " (the window is not yet complete)") + ".")
+    ad = term.get("acceptance_delay")
+    if ad:
+        items.append("Acceptance delay: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in ad.items()
+                                                      if not isinstance(v, (dict, list))) + ".")
+    if items:
+        out.append(d.Heading("Termination rights", 3))
+        out.append(d.Bullets(tuple(items)))
+    # incidents needing attention
+    reg = extras["incidents"]
+    open_ids = [r["id"] for r in reg if "open_incident" in r["flags"]]
+    flagged = {f: [r["id"] for r in reg if f in r["flags"]] for f in ("notice_not_met", "exclusion_cap_exceeded",
+                                                                      "unknown_category")}
+    att = [f"{plural(len(reg), 'incident')} touch the period; "
+           f"{plural(len(open_ids), 'is', 'are')} still open" + (f": {_ids(open_ids)}." if open_ids else ".")]
+    for f, ids in flagged.items():
+        if ids:
+            att.append(f"{FLAG_WORDS[f].capitalize()} ({f}): {plural(len(ids), 'incident')}, {_ids(ids)}; "
+                       "counted as downtime.")
+    if not any(flagged.values()):
+        att.append("No incident has a notice, cap or category problem.")
+    skipped = result.get("skipped_rows") or []
+    if skipped:
+        att.append(f"{plural(len({s.get('row') for s in skipped}), 'row')} of the incident log could not be read "
+                   "and were skipped (Appendix C); the figures leave them out.")
+    out.append(d.Heading("Incidents needing attention", 3))
+    out.append(d.Bullets(tuple(att)))
+    return out
+
+
+def _availability(result, months: list[str]) -> list[d.Block]:
+    periods = result["periods"]
+    out: list[d.Block] = [d.Heading("2. Availability against target", 1)]
+    out.append(d.Para("Availability per unit and month = 1 - downtime / length of the month, after exclusions, "
+                      "rounded to four decimals for display. A unit exactly at its target meets it."))
+    by_scope = [_units_by_scope(p) for p in periods]
+    n = 0
+    for scope in SCOPES:
+        if not any(scope in b for b in by_scope):
+            continue
+        n += 1
+        ids = [u["id"] for u in next(b[scope] for b in by_scope if scope in b)]
+        target = next(b[scope] for b in by_scope if scope in b)[0]["target_pct"]
+        table: dict[str, list[dict[str, Any] | None]] = {i: [None] * len(periods) for i in ids}
+        for k, b in enumerate(by_scope):
+            for u in b.get(scope, []):
+                table.setdefault(u["id"], [None] * len(periods))[k] = u
+        out.append(d.Heading(f"2.{n} {scope.capitalize()} availability (target {_target_text(target)})", 2))
+        if len(ids) > UNIT_TABLE_MAX:
+            rows = []
+            for k, p in enumerate(periods):
+                us = by_scope[k].get(scope, [])
+                missed = [u for u in us if not u["met"]]
+                low = min(us, key=_avail_num)
+                rows.append((p["period"], count(len(us)), count(len(us) - len(missed)), count(len(missed)),
+                             f"{pct(low['availability_pct'])} ({low['id']})"))
+            out.append(d.Table(("Month", "Units", "Met", "Missed", "Lowest availability"), tuple(rows),
+                               align=("l", "r", "r", "r", "l"), widths=(1, 1, 1, 1, 2.5)))
+            worst = sorted(ids, key=lambda i: (min(_avail_num(u) for u in table[i] if u), i))[:WORST]
+            shown = worst
+            caption = f"The {len(shown)} {scope}s with the lowest availability in any month of the period."
+        else:
+            shown = ids
+            caption = None
+        rows, hl = [], []
+        for i in shown:
+            cells = [pct(u["availability_pct"]) if u else "—" for u in table[i]]
+            if any(u and not u["met"] for u in table[i]):
+                hl.append(len(rows))
+            rows.append((i, *cells))
+        out.append(d.Table((scope.capitalize(), *months), tuple(rows), align=("l",) + ("r",) * len(months),
+                           highlight=tuple(hl), caption=caption or "Highlighted: below target in at least one month."))
+        vals = [float(u["availability_pct"]) for i in shown for u in table[i] if u]
+        lo = min(vals + [float(target)])
+        floor = max(0.0, float(int(lo) - (1 if lo - int(lo) < 0.5 else 0)))
+        series = tuple((m, tuple(float(table[i][k]["availability_pct"]) if table[i][k] else 0.0 for i in shown))
+                       for k, m in enumerate(months))
+        out.append(d.BarChart(title=f"{scope.capitalize()} availability per month (%)", categories=tuple(shown),
+                              series=series, value_label="availability %",
+                              reference=(("target " + _target_text(target), float(target)),),
+                              value_min=floor, value_max=100.0,
+                              fallback=d.Table((scope.capitalize(), *months), tuple(rows),
+                                               align=("l",) + ("r",) * len(months))))
+    return out
+
+
+def _downtime(extras) -> list[d.Block]:
+    out: list[d.Block] = [d.Heading("3. Downtime by category and cause", 1)]
+    cats = extras["by_category"]
+    tot_c = sum(x["counted_node_seconds"] for x in cats)
+    tot_e = sum(x["excluded_node_seconds"] for x in cats)
+    out.append(d.Para(f"Incident time inside the period, in node-hours (an hour of a rack incident costs as many "
+                      f"node-hours as the rack has nodes): {hours(tot_c)} node-hours counted as downtime and "
+                      f"{hours(tot_e)} node-hours excluded under the contract's exclusions. Counted time is before "
+                      "the minimum-outage rule and before the rack and cluster rules add time."))
+    if cats:
+        rows = tuple((x["key"], hours(x["counted_node_seconds"]), hours(x["excluded_node_seconds"])) for x in cats)
+        out.append(d.BarChart(title="Node-hours by category: counted vs excluded",
+                              categories=tuple(x["key"].replace("_", " ") for x in cats),
+                              series=(("counted", tuple(x["counted_node_seconds"] / 3600 for x in cats)),
+                                      ("excluded", tuple(x["excluded_node_seconds"] / 3600 for x in cats))),
+                              value_label="node-hours", stacked=True, horizontal=True,
+                              fallback=d.Table(("Category", "Counted node-hours", "Excluded node-hours"), rows,
+                                               align=("l", "r", "r"))))
+        out.append(d.Table(("Category", "Counted node-hours", "Excluded node-hours"), rows, align=("l", "r", "r"),
+                           widths=(2, 1, 1), width_fraction=0.8))
+    causes = extras["by_cause"]
+    if causes:
+        rows = tuple((x["key"], hours(x["counted_node_seconds"]), hours(x["excluded_node_seconds"])) for x in causes)
+        out.append(d.BarChart(title="Node-hours by cause (largest first)",
+                              categories=tuple(_short(x["key"], 48) for x in causes),
+                              series=(("counted", tuple(x["counted_node_seconds"] / 3600 for x in causes)),
+                                      ("excluded", tuple(x["excluded_node_seconds"] / 3600 for x in causes))),
+                              value_label="node-hours", stacked=True, horizontal=True,
+                              fallback=d.Table(("Cause", "Counted node-hours", "Excluded node-hours"), rows,
+                                               align=("l", "r", "r"))))
+    return out
+
+
+def _short(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 3].rstrip() + "..."
+
+
+def _fleet(result, extras, months: list[str]) -> list[d.Block]:
+    hm = extras["heatmap"]
+    out: list[d.Block] = [d.Heading("4. Fleet view", 1)]
+    out.append(d.Para("Where and when capacity was lost: node-hours down per rack and local calendar day, after "
+                      "the rack and cluster rules (a rack that is down counts all its nodes when nodes follow the "
+                      "rack). Darker is more."))
+    days = hm["days"]
+    col_labels = tuple(x[5:] for x in days)
+    fb_rows = tuple((r, hours(Decimal(str(sum(v))) * 3600), ", ".join(f"{days[j]}: {v[j]}" for j in range(len(v))
+                                                                    if v[j] > 0) or "—")
+                    for r, v in zip(hm["racks"], hm["node_hours"]))
+    out.append(d.Heatmap(title="Node-hours down per rack and day", row_labels=tuple(hm["racks"]),
+                         col_labels=col_labels, values=tuple(tuple(v) for v in hm["node_hours"]),
+                         value_label="node-hours per day", row_note=hm.get("note"),
+                         fallback=d.Table(("Rack", "Node-hours", "Days with downtime (node-hours)"), fb_rows,
+                                          align=("l", "r", "l"))))
+    if hm.get("note"):
+        out.append(d.Para(hm["note"], "note"))
+    # worst nodes with their incidents
+    per_node: dict[str, dict[str, Any]] = {}
+    for k, p in enumerate(result["periods"]):
+        for u in p["units"]:
+            if u["scope"] != "node":
+                continue
+            e = per_node.setdefault(u["id"], {"down": 0.0, "excl": 0, "avail": [None] * len(months), "inc": []})
+            e["down"] += float(u["downtime_seconds"])
+            e["excl"] += int(u["excluded_seconds"])
+            e["avail"][k] = u["availability_pct"]
+            e["inc"].extend(x for x in u["incidents"] if x not in e["inc"])
+    worst = sorted((i for i, e in per_node.items() if e["down"] > 0), key=lambda i: (-per_node[i]["down"], i))[:WORST]
+    if worst:
+        rows = tuple((i, hours(per_node[i]["down"]), *(pct(a) if a else "—" for a in per_node[i]["avail"]),
+                      _ids(per_node[i]["inc"], 6)) for i in worst)
+        out.append(d.Heading("Nodes with the most downtime", 2))
+        out.append(d.Table(("Node", "Down (h)", *months, "Incidents"), rows,
+                           align=("l", "r") + ("r",) * len(months) + ("l",),
+                           widths=(1.1, 0.8) + (1,) * len(months) + (3,), font_size=7.5))
+    totals = hm.get("rack_totals", {})
+    top_racks = sorted(totals, key=lambda r: (-totals[r], r))[:WORST]
+    if top_racks and totals[top_racks[0]] > 0:
+        rack_units: dict[str, list[str]] = {}
+        for p in result["periods"]:
+            for u in p["units"]:
+                if u["scope"] == "rack":
+                    rack_units.setdefault(u["id"], [])
+                    rack_units[u["id"]].extend(x for x in u["incidents"] if x not in rack_units[u["id"]])
+        rows = tuple((r, f"{totals[r]:,.2f}", _ids(rack_units.get(r, []), 8)) for r in top_racks if totals[r] > 0)
+        out.append(d.Heading("Racks with the most node-hours down", 2))
+        out.append(d.Table(("Rack", "Node-hours down", "Rack-level incidents"), rows, align=("l", "r", "l"),
+                           widths=(1, 1, 4)))
+    return out
+
+
+def _credits(lc, result) -> list[d.Block]:
+    cur = result["currency"]
+    cp = lc.model.credits
+    out: list[d.Block] = [d.Heading("5. Credit statement", 1)]
+    stacking = ("the largest of its scope amounts (stacking: max)" if cp.stacking == "max"
+                else "the sum of its scope amounts (stacking: sum)")
+    out.append(d.Para(f"Each scope's credit for a unit is spread over the unit's nodes in proportion to their fees; "
+                      f"each node then receives {stacking}, never more than its fee, rounded half-up to the cent. "
+                      "The month's credit is the sum of the rounded node credits; then the cap and then the minimum "
+                      "apply."))
+    for p in result["periods"]:
+        out.append(d.Heading(f"Credits for {p['period']}", 2))
+        rows = []
+        for scope in SCOPES:
+            us = [u for u in p["units"] if u["scope"] == scope]
+            if not us:
+                continue
+            with_credit = [u for u in us if dec(u["credit"]) > 0]
+            rows.append((f"{scope} credits (before stacking)", f"{len(with_credit):,} of {len(us):,} units",
+                         money(sum((dec(u["credit"]) for u in with_credit), Decimal(0)))))
+        nodes_with = [x for x in p["nodes"] if dec(x["credit"]) > 0]
+        rows.append((f"Node credits after stacking ({cp.stacking}) and rounding", f"{len(nodes_with):,} nodes",
+                     money(p["credit_uncapped"])))
+        cap = p.get("cap_amount")
+        rows.append(("Cap" + (f" ({cp.cap.normalize():f}% of the fee of {money(p['fee_total'])})" if cp.cap is not None
+                              else ""), "applied" if p.get("cap_applied") else "not reached",
+                     money(cap) if cap is not None else "none"))
+        rows.append((f"Minimum ({money(p.get('minimum'))})", "applied: nothing issued" if p.get("minimum_applied")
+                     else "met", ""))
+        rows.append(("Credit owed", "", money(p["credit_total"], cur)))
+        out.append(d.Table(("Line", "Basis", f"Amount ({cur})"), tuple(rows), align=("l", "l", "r"),
+                           widths=(3, 2, 1.4), total_row=True))
+        scope_units = [u for u in p["units"] if u["scope"] != "node" and dec(u["credit"]) > 0]
+        if scope_units:
+            out.append(d.Table(("Unit", "Availability", "Target", "Credit %", f"Unit fee ({cur})", f"Credit ({cur})"),
+                               tuple((f"{u['scope']} {u['id']}", pct(u["availability_pct"]), _target_text(u["target_pct"]),
+                                      f"{dec(u['credit_pct']).normalize():f}%", money(u["fee"]), money(u["credit"]))
+                                     for u in scope_units[:WORST * 2]),
+                               align=("l", "r", "r", "r", "r", "r"), widths=(1.4, 1, 0.8, 0.8, 1.2, 1.2),
+                               caption="Rack, cluster and site units with a credit, before it is spread over nodes."))
+        top = sorted(nodes_with, key=lambda x: (-dec(x["credit"]), x["id"]))[:WORST]
+        if top:
+            out.append(d.Table(("Node", f"Fee ({cur})", f"Credit ({cur})", "From scope"),
+                               tuple((x["id"], money(x["fee"]), money(x["credit"]), x["basis"]) for x in top),
+                               align=("l", "r", "r", "l"), widths=(1.2, 1, 1, 1), width_fraction=0.8,
+                               caption=f"Largest node credits; all {len(nodes_with):,} nodes with a credit are "
+                                       "listed in Appendix A."))
+    return out
+
+
+def _secs(v: int | None) -> str:
+    return duration(v) if v is not None else "—"
+
+
+def _support(result) -> list[d.Block]:
+    s = result.get("support") or {}
+    out: list[d.Block] = [d.Heading("6. Support compliance", 1)]
+    if not s:
+        out.append(d.Para("The result carries no support figures."))
+        return out
+    out.append(d.Para(f"Basis: {s.get('basis', '')}. {plural(int(s.get('incidents', 0)), 'incident')} started in "
+                      f"the period; {plural(int(s.get('planned_excluded', 0)), 'planned incident')} with notice "
+                      f"left out. Percentiles: {s.get('percentile_method', 'nearest-rank')}. A time exactly on "
+                      "target is met."))
+    rows, hl, breach_lines = [], [], []
+
+    def add(label: str, f: dict[str, Any]) -> None:
+        if f.get("breaches"):
+            hl.append(len(rows))
+            breach_lines.append(f"{label}: {_ids(f.get('breach_ids', []), 12)}")
+        rows.append((label, _secs(f.get("target_seconds")), count(f.get("count", 0)), count(f.get("measured", 0)),
+                     "—" if f.get("breaches") is None else count(f["breaches"]), _secs(f.get("p50_seconds")),
+                     _secs(f.get("p95_seconds")), _secs(f.get("max_seconds"))))
+
+    if s.get("detection"):
+        add("Detection", s["detection"])
+    for sev, f in (s.get("response") or {}).items():
+        add(f"Response {sev}", f)
+    for scope, f in (s.get("restore") or {}).items():
+        add(f"Restore {scope}" + (f" ({f['open']} open)" if f.get("open") else ""), f)
+    out.append(d.Table(("Measure", "Target", "Incidents", "Measured", "Breaches", "P50", "P95", "Max"), tuple(rows),
+                       align=("l", "r", "r", "r", "r", "r", "r", "r"), highlight=tuple(hl),
+                       widths=(1.8, 1, 0.9, 0.9, 0.9, 1, 1, 1)))
+    if breach_lines:
+        out.append(d.Heading("Breaches", 3))
+        out.append(d.Bullets(tuple(breach_lines)))
+    return out
+
+
+REGISTER_HEADER = ("ID", "Scope: target", "Category", "Start", "End", "Counted (min)", "Excluded (min)", "Flags",
+                   "Cause")
+
+
+def _register_row(r: dict[str, Any]) -> tuple[str, ...]:
+    target = r["target"] + (f" ({r['units']} units)" if r["units"] > 1 else "")
+    cat = r["category"].replace("_", " ") + (" (degraded)" if r.get("impact") == "degraded" else "")
+    return (r["id"], f"{r['scope']}: {target}", cat, r["start"], r["end"] or "open", minutes(r["counted_seconds"]),
+            minutes(r["excluded_seconds"]), ", ".join(r["flags"]) or "—", r["cause"])
+
+
+def register_csv(extras) -> bytes:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(("id", "scope", "target", "units", "category", "impact", "severity", "start", "end",
+                "counted_seconds", "excluded_seconds", "flags", "cause"))
+    for r in extras["incidents"]:
+        w.writerow((r["id"], r["scope"], r["target"], r["units"], r["category"], r["impact"], r["severity"], r["start"],
+                    r["end"], r["counted_seconds"], r["excluded_seconds"], " ".join(r["flags"]), r["cause"]))
+    return buf.getvalue().encode("utf-8")
+
+
+def node_credits_csv(result) -> bytes:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(("period", "node", "fee", "credit", "basis"))
+    for p in result["periods"]:
+        for x in p["nodes"]:
+            w.writerow((p["period"], x["id"], x["fee"], x["credit"], x["basis"]))
+    return buf.getvalue().encode("utf-8")
+
+
+def _register(extras, limit: int, attachment_name: str | None) -> list[d.Block]:
+    reg = extras["incidents"]
+    out: list[d.Block] = [d.Heading("7. Incident register", 1)]
+    out.append(d.Para(f"Every incident that touches the period, in order of start (times in {extras['zone']}). "
+                      "Counted and excluded minutes are summed over the units an incident names and limited to the "
+                      "period; counted time is before the minimum-outage rule."))
+    shown = reg[:limit]
+    if len(reg) > limit:
+        where = f" the attached file {attachment_name}" if attachment_name else " the CSV form of the register"
+        out.append(d.Para(f"The register has {len(reg):,} incidents; the first {limit:,} are printed here and all "
+                          f"{len(reg):,} are in{where}.", "warning"))
+    if not reg:
+        out.append(d.Para("No incidents touch the period."))
+        return out
+    hl = tuple(i for i, r in enumerate(shown) if set(r["flags"]) - {"open_incident"})
+    out.append(d.Table(REGISTER_HEADER, tuple(_register_row(r) for r in shown),
+                       align=("l", "l", "l", "l", "l", "r", "r", "l", "l"),
+                       widths=(1.0, 1.3, 1.1, 1.4, 1.4, 0.95, 0.95, 1.15, 2.0), font_size=6.5, highlight=hl,
+                       caption="Highlighted: notice, cap or category problems."))
+    return out
+
+
+def _appendix_nodes(result) -> list[d.Block]:
+    out: list[d.Block] = [d.Heading("Appendix A. Node credits", 1)]
+    cur = result["currency"]
+    for p in result["periods"]:
+        nodes = [x for x in p["nodes"] if dec(x["credit"]) > 0]
+        out.append(d.Heading(f"Node credits for {p['period']}", 2))
+        n_all = len(p["nodes"])
+        out.append(d.Para(f"{len(nodes):,} of {n_all:,} nodes have a credit (before the cap and the minimum, which "
+                          f"apply to the month's total); the other {n_all - len(nodes):,} nodes have none.", "note"))
+        if not nodes:
+            continue
+        half = (len(nodes) + 1) // 2
+        rows = []
+        for i in range(half):
+            a = nodes[i]
+            b = nodes[half + i] if half + i < len(nodes) else None
+            rows.append((a["id"], money(a["fee"]), money(a["credit"]), a["basis"],
+                         *((b["id"], money(b["fee"]), money(b["credit"]), b["basis"]) if b else ("", "", "", ""))))
+        out.append(d.Table(("Node", f"Fee ({cur})", "Credit", "Scope") * 2, tuple(rows),
+                           align=("l", "r", "r", "l") * 2, font_size=7, group_size=4))
+    return out
+
+
+def review_document(lc, result: dict[str, Any], extras: dict[str, Any], inputs: ReviewInputs,
+                    register_limit: int = REGISTER_LIMIT, attachment_stem: str | None = None
+                    ) -> tuple[d.Document, list[Attachment]]:
+    """The review and its attachments (the full register when it is cut)."""
+    info = lc.model.contract
+    months = [p["period"] for p in result["periods"]]
+    reg_name = f"{attachment_stem}.incidents.csv" if attachment_stem else None
+    attachments: list[Attachment] = []
+    if len(extras["incidents"]) > register_limit:
+        attachments.append(Attachment(".incidents.csv", register_csv(extras), "full incident register"))
+    blocks: list[d.Block] = []
+    blocks += _summary(lc, result, extras, months)
+    blocks += _availability(result, months)
+    blocks += _downtime(extras)
+    blocks += _fleet(result, extras, months)
+    blocks += _credits(lc, result)
+    blocks += _support(result)
+    blocks += _register(extras, register_limit, reg_name)
+    blocks += _appendix_nodes(result)
+    skipped = result.get("skipped_rows") or []
+    if skipped:
+        blocks.append(d.Heading("Appendix C. Skipped rows of the incident log", 1))
+        blocks.append(d.Table(("Row", "Column", "Code", "Message"),
+                              tuple((str(s.get("row") or ""), str(s.get("column") or ""), str(s.get("code") or ""),
+                                     str(s.get("message") or "")) for s in skipped[:register_limit]),
+                              widths=(0.6, 1, 1.4, 4)))
+    cover = [("Contract", f"{info.id}" + (f" — {info.title}" if info.title else "")),
+             ("Provider", info.provider), ("Customer", info.customer),
+             ("Period", f"{inputs.period_label} ({', '.join(months)}; months in {result.get('timezone', info.timezone)})"),
+             ("Figures as of", result["as_of"]),
+             ("Contract file", f"{inputs.contract_file}"), ("Contract SHA-256", inputs.contract_sha256),
+             ("Incident log", inputs.incidents_file), ("Incident log SHA-256", inputs.incidents_sha256),
+             ("Generated by", f"slakit {inputs.tool_version}")]
+    doc = d.Document(title=f"SLA review {inputs.period_label} — {info.id}",
+                     subtitle=f"{info.provider} for {info.customer}" + (f" · {info.title}" if info.title else ""),
+                     footer=(f"{info.id} · {inputs.period_label} · contract SHA-256 {inputs.contract_sha256[:16]} · "
+                             f"log SHA-256 {inputs.incidents_sha256[:16]} · slakit {inputs.tool_version}"),
+                     blocks=tuple(blocks), cover=tuple(cover), keywords=(info.id, inputs.period_label))
+    return doc, attachments
