@@ -72,7 +72,17 @@ class _SecurityCheck(Check):
         return out
 
 
-class VersionsSecurityParams(CheckParams):
+class _ContractAccess(CheckParams):
+    """The contract's `access` section, passed by the runner as overrides (same for every
+    security check, so one `contract_overrides(contract)` fits all three)."""
+
+    provider_staff_keys: list[str] | None = None
+    customer_keys: list[str] | None = None
+    allowed_ports: list[int | str] | None = None
+    bmc_address: str | None = None
+
+
+class VersionsSecurityParams(_ContractAccess):
     minimums: str | None = Field(default=None, description="table file or URL; default: the shipped table")
     max_table_age: int | str | None = Field(default=None, description="days, e.g. 90 or '90d'")
     table_date: date | None = Field(default=None, description="the table must be dated this day or later")
@@ -98,11 +108,7 @@ class SecurityVersionsCheck(_SecurityCheck):
                               params={k: v for k, v in p.items() if v is not None}, expect=criterion.expect)
 
 
-class AccessSecurityParams(CheckParams):
-    provider_staff_keys: list[str] | None = None
-    customer_keys: list[str] | None = None
-    allowed_ports: list[int | str] | None = None
-    bmc_address: str | None = None            # accepted so contract_overrides can pass the whole section
+class AccessSecurityParams(_ContractAccess):
     shared_mounts: list[SafePath] = Field(default_factory=list)
     walk_max_depth: int = Field(default=3, ge=0, le=64)
     walk_max_dirs: int = Field(default=20000, ge=1, le=10_000_000)
@@ -121,14 +127,10 @@ class SecurityAccessCheck(_SecurityCheck):
         return evaluate_probe(doc, self.id, contract=contract, criterion=criterion.id, node=node)
 
 
-class IsolationSecurityParams(CheckParams):
-    bmc_address: str | None = None
+class IsolationSecurityParams(_ContractAccess):
     kubeconfig: SafePath | None = None
     kubelet_host: str = "127.0.0.1"
     connect_timeout_s: float = Field(default=2.0, gt=0, le=30)
-    provider_staff_keys: list[str] | None = None   # accepted so contract_overrides can pass the whole section
-    customer_keys: list[str] | None = None
-    allowed_ports: list[int | str] | None = None
 
 
 @register

@@ -76,6 +76,14 @@ def test_isolation_on_this_host_with_bmc():
     assert [(v.status, v.reason) for v in bmc] == [(Status.PASS, "bmc_not_reachable")]
 
 
+def test_every_security_check_takes_the_whole_access_section():
+    overrides = contract_overrides({"access": {"provider_staff_keys": [STAFF], "customer_keys": [CUSTOMER],
+                                               "allowed_ports": [22, "8000-8100"], "bmc_address": "10.0.0.5"}})
+    for name in ("security.versions", "security.access", "security.isolation"):
+        params = base.REGISTRY[name]().params(Criterion(id="c", check=name), overrides)
+        assert params.customer_keys == [CUSTOMER] and params.bmc_address == "10.0.0.5"
+
+
 def test_contract_overrides():
     assert contract_overrides(None) == {}
     assert contract_overrides({"access": {"customer_keys": ["k"]}}) == {"customer_keys": ["k"], "provider_staff_keys": []}
