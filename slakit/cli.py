@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "acceptance.cli",
     "slaschema.lint.cli",
     "calculators.simulate.cli",
+    "slaschema.compare.cli",
     "acceptance.parsers.cli",
     "calculators.importers.cli",
     "calculators.reports.cli",

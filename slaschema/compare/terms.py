@@ -1,0 +1,301 @@
+"""Side-by-side terms of competing offers, each row marking the best offer for the buyer.
+
+A row is data: section, term, a getter that reads a comparable value from a contract, a
+formatter, and the rule that decides which value is best for the buyer (written out in the
+row's `rule` text, which every output shows). Missing terms are handled per row: a missing
+detection target is the worst value, a missing credit cap the best.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any, Literal
+
+from slaschema.checks import AREAS, KNOWN_CHECKS
+from slaschema.loader import LoadedContract
+from slaschema.models import SCOPES, ServiceLevel
+from slaschema.types import format_duration, format_percent
+
+HOURS_PER_MONTH = Decimal(730)   # 8,760 h / 12, to put per-node-month prices on a GPU-hour basis
+Better = Literal["lower", "higher", "yes", None]
+
+
+@dataclass(frozen=True)
+class Row:
+    section: str
+    term: str
+    values: tuple[str, ...]
+    best: tuple[int, ...]      # indices of the best offer(s); empty when the row is informational
+    rule: str                  # how `best` is decided
+
+    def to_json(self) -> dict[str, Any]:
+        return {"section": self.section, "term": self.term, "values": list(self.values),
+                "best": list(self.best), "rule": self.rule}
+
+
+@dataclass(frozen=True)
+class Spec:
+    section: str
+    term: str
+    get: Callable[[LoadedContract], Any]
+    fmt: Callable[[Any], str]
+    better: Better
+    missing: Literal["worst", "best"] = "worst"
+    rule: str = ""
+
+
+def _rule_text(s: Spec) -> str:
+    if s.rule:
+        return s.rule
+    base = {"lower": "lower is better", "higher": "higher is better", "yes": "yes is better",
+            None: "for information"}[s.better]
+    if s.better is not None:
+        base += "; none is " + ("best" if s.missing == "best" else "worst")
+    return base
+
+
+def best_of(values: list[Any], better: Better, missing: str) -> tuple[int, ...]:
+    """Indices of the best values (ties share the mark); none when all are equal."""
+    if better is None or len(values) < 2:
+        return ()
+    if better == "yes":
+        key = [1 if v else 0 for v in values]
+        top = max(key)
+    else:
+        present = [v for v in values if v is not None]
+        if not present:
+            return ()
+        sign = 1 if better == "higher" else -1
+        inf_ = 1 if missing == "best" else -1
+        key = [(inf_, 0) if v is None else (0, sign * v) for v in values]
+        key = [(k[0], k[1]) for k in key]
+        top = max(key)
+    idx = tuple(i for i, k in enumerate(key) if k == top)
+    return () if len(idx) == len(values) else idx
+
+
+# --- value getters -------------------------------------------------------------------------
+
+def price_per_gpu_hour(lc: LoadedContract) -> Decimal:
+    p = lc.model.pricing
+    if p.per_gpu_hour is not None:
+        return p.per_gpu_hour
+    assert p.per_node_month is not None
+    gpus_per_node = Decimal(lc.topology.gpu_count) / len(lc.topology.nodes)
+    return p.per_node_month / (gpus_per_node * HOURS_PER_MONTH)
+
+
+def credit_at(sl: ServiceLevel | None, availability: Decimal) -> Decimal | None:
+    """Credit share (percent of the unit's fee) for a month at this availability."""
+    if sl is None:
+        return None
+    if sl.credits:
+        hits = [t.credit for t in sl.credits if availability < t.below]
+        return max(hits) if hits else Decimal(0)
+    assert sl.pro_rata is not None
+    share = (Decimal(100) - availability) * sl.pro_rata.multiplier
+    return min(share, Decimal(100))
+
+
+def _sl(scope: str) -> Callable[[LoadedContract], ServiceLevel | None]:
+    return lambda lc: getattr(lc.model.service_levels, scope)
+
+
+def _schedule(sl: ServiceLevel | None) -> str:
+    if sl is None:
+        return "—"
+    if sl.credits:
+        return ", ".join(f"<{format_percent(t.below)}: {format_percent(t.credit)}" for t in sl.credits)
+    assert sl.pro_rata is not None
+    return f"pro rata x{sl.pro_rata.multiplier}"
+
+
+def _td(v: timedelta | None) -> str:
+    return "—" if v is None else format_duration(v)
+
+
+def _sec(v: timedelta | None) -> int | None:
+    return None if v is None else int(v.total_seconds())
+
+
+def _pct(v: Decimal | None) -> str:
+    return "—" if v is None else format_percent(v)
+
+
+def _yes(v: Any) -> str:
+    return "yes" if v else "no"
+
+
+def _areas(lc: LoadedContract) -> int:
+    return len({KNOWN_CHECKS[c.check][0] for c in lc.model.acceptance.criteria if c.check in KNOWN_CHECKS})
+
+
+def _degraded_rank(lc: LoadedContract) -> int:
+    return {"ignore": 0, "proportional": 1, "down": 2}[lc.model.downtime.degraded]
+
+
+def _exclusion_names(offers: list[LoadedContract]) -> list[str]:
+    names: list[str] = []
+    for lc in offers:
+        for n in lc.model.exclusions:
+            if n not in names:
+                names.append(n)
+    return names
+
+
+def _excl(name: str, attr: str) -> Callable[[LoadedContract], Any]:
+    def get(lc: LoadedContract) -> Any:
+        ex = lc.model.exclusions.get(name)
+        if ex is None:
+            return "absent"
+        return getattr(ex, attr)
+
+    return get
+
+
+def specs(offers: list[LoadedContract]) -> list[Spec]:
+    out: list[Spec] = [
+        Spec("Offer", "provider", lambda lc: lc.model.contract.provider, str, None),
+        Spec("Offer", "GPUs (nodes)", lambda lc: (lc.topology.gpu_count, len(lc.topology.nodes)),
+             lambda v: f"{v[0]} ({v[1]})", None),
+        Spec("Offer", "architecture", lambda lc: lc.model.topology.architecture, str, None),
+        Spec("Price", "price per GPU-hour", price_per_gpu_hour, lambda v: f"{v:.4f}", "lower",
+             rule="lower is better; per_node_month / (GPUs per node x 730 h)"),
+    ]
+    for scope in SCOPES:
+        if not any(getattr(lc.model.service_levels, scope) for lc in offers):
+            continue
+        out += [
+            Spec("Service levels", f"{scope} target", lambda lc, s=scope: (getattr(lc.model.service_levels, s)
+                                                                          .effective_target
+                                                                          if getattr(lc.model.service_levels, s)
+                                                                          else None),
+                 _pct, "higher"),
+            Spec("Service levels", f"{scope} credits", lambda lc, s=scope: _schedule(_sl(s)(lc)), str, None),
+            Spec("Service levels", f"{scope} credit at 98% availability",
+                 lambda lc, s=scope: credit_at(_sl(s)(lc), Decimal(98)), _pct, "higher"),
+            Spec("Service levels", f"{scope} credit at 95% availability",
+                 lambda lc, s=scope: credit_at(_sl(s)(lc), Decimal(95)), _pct, "higher"),
+        ]
+    out += [
+        Spec("Downtime", "min_outage", lambda lc: _sec(lc.model.downtime.min_outage),
+             lambda v: format_duration(timedelta(seconds=v)), "lower"),
+        Spec("Downtime", "degraded time", _degraded_rank, lambda v: ("ignored", "proportional", "down")[v], "higher",
+             rule="down > proportional > ignored"),
+        Spec("Downtime", "rack down with k nodes down",
+             lambda lc: lc.model.downtime.rack.down_when_nodes_down if lc.model.downtime.rack else None,
+             lambda v: "—" if v is None else str(v), "lower"),
+        Spec("Downtime", "nodes follow rack",
+             lambda lc: bool(lc.model.downtime.rack and lc.model.downtime.rack.nodes_follow_rack), _yes, "yes"),
+        Spec("Downtime", "cluster down below",
+             lambda lc: lc.model.downtime.cluster.down_when_available_below if lc.model.downtime.cluster else None,
+             _pct, "higher"),
+    ]
+    for name in _exclusion_names(offers):
+        out += [
+            Spec("Exclusions", f"{name}: notice", lambda lc, n=name: _notice_value(lc, n),
+                 lambda v: "not excluded" if v == "absent" else _td(None if v is None else timedelta(seconds=v)),
+                 "higher", rule="longer notice is better; not excluded is best, no notice worst"),
+            Spec("Exclusions", f"{name}: monthly cap", lambda lc, n=name: _cap_value(lc, n),
+                 lambda v: "not excluded" if v == -1 else ("no cap" if v is None
+                                                          else format_duration(timedelta(seconds=v))),
+                 "lower", rule="smaller cap is better; not excluded is best, no cap worst"),
+            Spec("Exclusions", f"{name}: defined", lambda lc, n=name: (
+                n not in lc.model.exclusions or bool((lc.model.exclusions[n].definition or "").strip())),
+                lambda v: _yes(v), "yes", rule="a written definition (or no exclusion) is better"),
+        ]
+    out += [
+        Spec("Credits", "cap (share of fee)", lambda lc: lc.model.credits.cap, lambda v: "no cap" if v is None
+             else format_percent(v), "higher", missing="best"),
+        Spec("Credits", "minimum credit", lambda lc: lc.model.credits.minimum, str, "lower"),
+        Spec("Credits", "claim window", lambda lc: _sec(lc.model.credits.claim_window),
+             lambda v: "none" if v is None else format_duration(timedelta(seconds=v)), "higher", missing="best"),
+        Spec("Credits", "stacking across scopes", lambda lc: lc.model.credits.stacking == "sum",
+             lambda v: "sum" if v else "max", "yes", rule="sum is better than max"),
+        Spec("Support", "detection", lambda lc: _sec(lc.model.support.detection),
+             lambda v: _td(None if v is None else timedelta(seconds=v)), "lower"),
+    ]
+    for sev in ("sev1", "sev2", "sev3", "sev4"):
+        out.append(Spec("Support", f"{sev} response",
+                        lambda lc, s=sev: _sec(getattr(lc.model.support.response, s) if lc.model.support.response
+                                               else None),
+                        lambda v: _td(None if v is None else timedelta(seconds=v)), "lower"))
+    for scope in SCOPES:
+        if any(lc.model.support.restore and getattr(lc.model.support.restore, scope) for lc in offers):
+            out.append(Spec("Support", f"{scope} restore",
+                            lambda lc, s=scope: _sec(getattr(lc.model.support.restore, s)
+                                                     if lc.model.support.restore else None),
+                            lambda v: _td(None if v is None else timedelta(seconds=v)), "lower"))
+    out += [
+        Spec("Support", "hot spares per 100 nodes",
+             lambda lc: (Decimal(lc.model.support.hot_spares.nodes * 100) / len(lc.topology.nodes)
+                         if lc.model.support.hot_spares else Decimal(0)),
+             lambda v: f"{v:.1f}", "higher"),
+        Spec("Support", "log and telemetry export", lambda lc: lc.model.support.log_export, _yes, "yes"),
+        Spec("Support", "customer monitoring", lambda lc: lc.model.support.customer_monitoring, _yes, "yes"),
+        Spec("Acceptance", "deadline", lambda lc: lc.model.acceptance.deadline,
+             lambda v: "none" if v is None else str(v), None),
+        Spec("Acceptance", "burn-in", lambda lc: _sec(lc.model.acceptance.burn_in.duration)
+             if lc.model.acceptance.burn_in else None,
+             lambda v: _td(None if v is None else timedelta(seconds=v)), "higher"),
+        Spec("Acceptance", "areas tested (of 5)", _areas, str, "higher",
+             rule=f"more of {', '.join(AREAS)} is better"),
+        Spec("Acceptance", "criteria", lambda lc: len(lc.model.acceptance.criteria), str, None),
+        Spec("Acceptance", "credit per day late",
+             lambda lc: lc.model.acceptance.remedies.credit_per_day_late if lc.model.acceptance.remedies else None,
+             _pct, "higher"),
+        Spec("Acceptance", "termination right after",
+             lambda lc: _sec(lc.model.acceptance.remedies.termination_right_after)
+             if lc.model.acceptance.remedies else None,
+             lambda v: _td(None if v is None else timedelta(seconds=v)), "lower"),
+        Spec("Exit", "chronic-failure exit",
+             lambda lc: (Decimal(lc.model.termination.chronic.months_below_target)
+                         / lc.model.termination.chronic.within_months) if lc.model.termination.chronic else None,
+             lambda v: "none" if v is None else f"{v:.2f} of months", "lower",
+             rule="fewer bad months per window is better; none is worst"),
+        Spec("Exit", "chronic trigger", lambda lc: (f"{lc.model.termination.chronic.months_below_target} bad months "
+                                                    f"in {lc.model.termination.chronic.within_months}"
+                                                    if lc.model.termination.chronic else "none"), str, None),
+        Spec("Exit", "termination notice", lambda lc: _sec(lc.model.termination.notice),
+             lambda v: _td(None if v is None else timedelta(seconds=v)), "lower", missing="best"),
+        Spec("Exit", "exit assistance", lambda lc: _sec(lc.model.termination.exit_assistance),
+             lambda v: _td(None if v is None else timedelta(seconds=v)), "higher"),
+    ]
+    return out
+
+
+def _notice_value(lc: LoadedContract, name: str) -> Any:
+    ex = lc.model.exclusions.get(name)
+    if ex is None:
+        return "absent"
+    return _sec(ex.notice)
+
+
+def _cap_value(lc: LoadedContract, name: str) -> Any:
+    ex = lc.model.exclusions.get(name)
+    if ex is None:
+        return -1
+    return _sec(ex.max_per_month)
+
+
+def _comparable(spec: Spec, raw: list[Any]) -> tuple[list[Any], Better, str]:
+    """Map the exclusion sentinels onto the row's ordering."""
+    if spec.term.endswith(": notice"):
+        big = 10**12
+        return [big if v == "absent" else v for v in raw], spec.better, "worst"
+    if spec.term.endswith(": monthly cap"):
+        return [None if v is None else (-1 if v == -1 else v) for v in raw], spec.better, "worst"
+    return raw, spec.better, spec.missing
+
+
+def term_rows(offers: list[LoadedContract]) -> list[Row]:
+    rows = []
+    for s in specs(offers):
+        raw = [s.get(lc) for lc in offers]
+        vals, better, missing = _comparable(s, raw)
+        rows.append(Row(s.section, s.term, tuple(s.fmt(v) for v in raw), best_of(vals, better, missing),
+                        _rule_text(s)))
+    return rows
