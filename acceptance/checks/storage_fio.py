@@ -93,10 +93,7 @@ class FioCheck(Check):
                 for j in data["jobs"]
             ],
         }
-        if not rec.complete:
-            out.update(error_reason="incomplete_output", error_detail="the fio document is cut off",
-                       remediation="hand over fio's complete JSON output")
-        elif rec.errors:
+        if rec.errors:
             out.update(error_reason="tool_failed", error_detail=f"fio reported error {rec.errors}",
                        remediation="see fio's messages in the raw output")
         return out
@@ -109,6 +106,9 @@ class FioCheck(Check):
                             expected=describe_job(params),
                             remediation="run fio with exactly the contract's job (rw, bs, numjobs, size) and hand over its JSON",
                             details={"mismatches": problems})]
+        if not metrics.get("complete", True):
+            return [verdict(criterion.id, node, Status.ERROR, "incomplete_output", measured="the fio document is cut off",
+                            expected="fio's complete JSON output", remediation="hand over fio's complete JSON output")]
         return super().evaluate(criterion, params, metrics, node)
 
 
