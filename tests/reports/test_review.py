@@ -1,0 +1,193 @@
+"""The SLA review: figures in the PDF equal the engine's result document; builds are byte-stable."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from decimal import Decimal
+
+import pytest
+from click.testing import CliRunner
+
+from calculators.engine import compute
+from calculators.incidents import load_incidents
+from calculators.reports.fmt import money, pct
+from calculators.reports.pdf import render_pdf
+from calculators.reports.review import ReviewInputs, register_csv, review_document
+from calculators.reports.review_model import review_extras
+from calculators.reports.text import render_html, render_markdown
+from slakit.cli import main
+from tests.reports.conftest import EXAMPLE, ROOT, pdf_pages, pdf_text
+
+LOG = ROOT / "examples" / "gb200-incidents-2027Q1.csv"
+
+
+@pytest.fixture(scope="module")
+def run(example_contract):
+    lc = example_contract
+    log = load_incidents(LOG, lc)
+    result = compute(lc, log, ["2027-Q1"]).to_json()
+    extras = review_extras(lc, log, result)
+    inputs = ReviewInputs(EXAMPLE.name, lc.sha256, LOG.name, log.sha256, "9.9.9", "2027-Q1")
+    doc, attachments = review_document(lc, result, extras, inputs)
+    return lc, log, result, extras, doc, attachments
+
+
+@pytest.fixture(scope="module")
+def pdf(run):
+    return render_pdf(run[4])
+
+
+@pytest.fixture(scope="module")
+def text(pdf):
+    return pdf_text(pdf)
+
+
+def test_byte_identical_and_bounded(run, pdf):
+    lc, log, result, extras, _, _ = run
+    again, _ = review_document(lc, result, extras,
+                               ReviewInputs(EXAMPLE.name, lc.sha256, LOG.name, log.sha256, "9.9.9", "2027-Q1"))
+    assert render_pdf(again) == pdf
+    assert 6 <= pdf_pages(pdf) <= 25
+
+
+def test_cover_names_inputs_and_hashes(run, text):
+    lc, log, result, *_ = run
+    for needle in (lc.id, "Example Neocloud Inc.", "Example AI Lab", "2027-Q1", EXAMPLE.name, lc.sha256,
+                   LOG.name, log.sha256, "slakit 9.9.9", result["as_of"]):
+        assert needle in text, needle
+
+
+def test_credit_totals_equal_the_result(run, text):
+    result = run[2]
+    total = sum(Decimal(p["credit_total"]) for p in result["periods"])
+    assert f"Credits owed for 2027-01, 2027-02, 2027-03: {money(total, 'USD')}" in text
+    for p in result["periods"]:
+        assert money(p["credit_total"], "USD") in text
+        assert money(p["fee_total"]) in text
+        assert money(p["credit_uncapped"]) in text
+
+
+def test_every_node_with_a_credit_is_listed_with_its_amount(run, pdf):
+    from pypdf import PdfReader
+
+    result = run[2]
+    reader = PdfReader(io.BytesIO(pdf))
+    pages = [p.extract_text() for p in reader.pages]
+    start = max(i for i, t in enumerate(pages) if "Appendix A. Node credits" in t)     # not the contents page
+    appendix = " ".join(pages[start:])
+    n = 0
+    for p in result["periods"]:
+        section = appendix.split(f"Node credits for {p['period']}", 1)[1]
+        nxt = [x for x in result["periods"] if x["period"] > p["period"]]
+        if nxt:
+            section = section.split(f"Node credits for {nxt[0]['period']}", 1)[0]
+        tokens = section.split()
+        for x in p["nodes"]:
+            if Decimal(x["credit"]) > 0:
+                i = tokens.index(x["id"])
+                assert tokens[i + 1:i + 4] == [money(x["fee"]), money(x["credit"]), x["basis"]], x
+                n += 1
+            else:
+                assert x["id"] not in tokens
+    assert n > 0
+
+
+def test_availability_values_equal_the_result(run, text):
+    result = run[2]
+    for p in result["periods"]:
+        for u in p["units"]:
+            if u["scope"] in ("rack", "cluster"):
+                assert pct(u["availability_pct"]) in text
+    # the worst node of each month is named with its value
+    for p in result["periods"]:
+        nodes = [u for u in p["units"] if u["scope"] == "node"]
+        low = min(nodes, key=lambda u: Decimal(u["availability_pct"]))
+        assert f"{pct(low['availability_pct'])} ({low['id']})" in text
+
+
+def test_register_figures_come_from_the_engine_trace(run):
+    reg = {r["id"]: r for r in run[3]["incidents"]}
+    # maintenance past the 8h monthly cap on r01-n02 (6h used earlier in March): 2h excluded, 2h counted
+    assert reg["CHG-27058"]["excluded_seconds"] == 7200
+    assert reg["CHG-27058"]["counted_seconds"] == 7200
+    assert reg["CHG-27058"]["flags"] == ["exclusion_cap_exceeded"]
+    assert reg["CHG-27017"]["flags"] == ["notice_not_met"]
+    assert reg["INC-27021"]["flags"] == ["unknown_category"]
+    assert reg["INC-27064"]["flags"] == ["open_incident"] and reg["INC-27064"]["end"] == ""
+    assert reg["CHG-27040"]["units"] == 6 and reg["CHG-27040"]["target"] == "r04-n[01-06]"
+    assert reg["INC-27034"]["counted_seconds"] == 0 and reg["INC-27034"]["excluded_seconds"] == 3 * 3600
+
+
+def test_register_rows_in_pdf(run, text):
+    for r in run[3]["incidents"]:
+        assert r["id"] in text
+
+
+def test_support_and_flags_in_summary(run, text):
+    s = run[2]["support"]
+    assert f"{s['incidents']} incidents started in the period" in text
+    assert "Notice missing or late (notice_not_met): 3 incidents" in text
+    assert "INC-27064" in text
+
+
+def test_markdown_and_html_carry_the_same_figures(run, text):
+    doc, result = run[4], run[2]
+    md, html = render_markdown(doc), render_html(doc)
+    for p in result["periods"]:
+        for needle in (money(p["credit_total"], "USD"), p["period"]):
+            assert needle in md and needle in html and needle in text
+    assert "| Node | Fee (USD) | Credit | Scope |" in md
+
+
+def test_register_is_cut_with_a_full_csv_attachment(run):
+    lc, log, result, extras, _, _ = run
+    inputs = ReviewInputs(EXAMPLE.name, lc.sha256, LOG.name, log.sha256, "1", "2027-Q1")
+    doc, attachments = review_document(lc, result, extras, inputs, register_limit=5, attachment_stem="rev")
+    t = render_markdown(doc)
+    n = len(extras["incidents"])
+    assert f"the first 5 are printed here and all {n} are in the attached file rev.incidents.csv" in t
+    assert [a.name for a in attachments] == [".incidents.csv"]
+    rows = list(csv.DictReader(io.StringIO(attachments[0].data.decode())))
+    assert len(rows) == n and rows[0]["id"] == extras["incidents"][0]["id"]
+    assert attachments[0].data == register_csv(extras)
+
+
+def test_renderer_needs_only_the_documented_json_shape(run):
+    """A result with no support or termination figures still renders."""
+    lc, log, result, extras, _, _ = run
+    slim = {**result, "support": {}, "termination": {}}
+    inputs = ReviewInputs(EXAMPLE.name, lc.sha256, LOG.name, log.sha256, "1", "2027-Q1")
+    doc, _ = review_document(lc, json.loads(json.dumps(slim)), extras, inputs)
+    assert "The result carries no support figures." in render_markdown(doc)
+
+
+def test_cli_review_month_pdf_and_json(tmp_path):
+    out = tmp_path / "review.pdf"
+    r = CliRunner().invoke(main, ["review", str(EXAMPLE), str(LOG), "--month", "2027-02", "-o", str(out),
+                                  "--json-out", str(tmp_path / "result.json")])
+    assert r.exit_code == 0, r.output
+    result = json.loads((tmp_path / "result.json").read_text())
+    t = pdf_text(out.read_bytes())
+    assert [p["period"] for p in result["periods"]] == ["2027-02"]
+    assert money(result["periods"][0]["credit_total"], "USD") in t
+    assert "credits owed USD" in r.output
+
+
+def test_cli_review_usage_errors(tmp_path):
+    base = ["review", str(EXAMPLE), str(LOG), "-o", str(tmp_path / "r.pdf")]
+    assert CliRunner().invoke(main, base).exit_code == 2
+    assert CliRunner().invoke(main, base + ["--month", "2027-02", "--quarter", "2027-Q1"]).exit_code == 2
+    assert CliRunner().invoke(main, base + ["--month", "2027-13"]).exit_code == 2
+    assert CliRunner().invoke(main, base + ["--month", "2027-02", "--as-of", "2027-03-01T00:00"]).exit_code == 2
+
+
+def test_cli_review_bad_log_exits_1(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("id,scope,target,start\nX1,node,nope-n01,2027-02-01T00:00:00Z\n")
+    r = CliRunner().invoke(main, ["review", str(EXAMPLE), str(bad), "--month", "2027-02",
+                                  "-o", str(tmp_path / "r.pdf")])
+    assert r.exit_code == 1
+    assert "unknown_target" in r.output
+    assert not (tmp_path / "r.pdf").exists()
