@@ -228,7 +228,8 @@ exclusions:
     notice: 72h
     max_per_month: 8h""")
 def _planned_notice(lc: LoadedContract) -> list[Hit]:
-    return [Hit(("exclusions", name), f"`{name}` is excluded without a `notice` period", name)
+    return [Hit(("exclusions", name), f"`{name}` is excluded without a `notice` period", name,
+                fix=f"exclusions:\n  {name}:\n    notice: {'24h' if 'patch' in name else '72h'}")
             for name, ex in lc.model.exclusions.items() if _planned(name) and ex.notice is None]
 
 
@@ -245,7 +246,8 @@ exclusions:
     notice: 24h
     max_per_month: 4h""")
 def _planned_cap(lc: LoadedContract) -> list[Hit]:
-    return [Hit(("exclusions", name), f"`{name}` has no `max_per_month`", name)
+    return [Hit(("exclusions", name), f"`{name}` has no `max_per_month`", name,
+                fix=f"exclusions:\n  {name}:\n    max_per_month: {'4h' if 'patch' in name else '8h'}")
             for name, ex in lc.model.exclusions.items() if _planned(name) and ex.max_per_month is None]
 
 
@@ -273,7 +275,8 @@ exclusions:
   customer_caused:
     definition: Faults caused by the customer's workloads, changes or instructions.""")
 def _definitions(lc: LoadedContract) -> list[Hit]:
-    return [Hit(("exclusions", name), f"`{name}` has no `definition`", name)
+    return [Hit(("exclusions", name), f"`{name}` has no `definition`", name,
+                fix=f"exclusions:\n  {name}:\n    definition: <what the category covers, in words>")
             for name, ex in lc.model.exclusions.items()
             if name != "force_majeure" and not (ex.definition or "").strip()]
 
@@ -375,7 +378,8 @@ service_levels:
     pro_rata: {multiplier: 2}""")
 def _multiplier(lc: LoadedContract) -> list[Hit]:
     return [Hit(("service_levels", scope, "pro_rata", "multiplier"),
-                f"{scope} credits pay {sl.pro_rata.multiplier}x the fee of the lost hours", str(sl.pro_rata.multiplier))
+                f"{scope} credits pay {sl.pro_rata.multiplier}x the fee of the lost hours", str(sl.pro_rata.multiplier),
+                fix=f"service_levels:\n  {scope}:\n    pro_rata: {{multiplier: 2}}")
             for scope, sl in lc.model.service_levels.items()
             if sl.pro_rata is not None and sl.pro_rata.multiplier < 1]
 
@@ -415,7 +419,9 @@ service_levels:
 def _first_tier(lc: LoadedContract) -> list[Hit]:
     return [Hit(("service_levels", scope, "credits", 0, "below"),
                 f"{scope} target is {_pct(sl.target)} but the first tier starts below {_pct(sl.credits[0].below)}",
-                _pct(sl.credits[0].below))
+                _pct(sl.credits[0].below),
+                fix=f"service_levels:\n  {scope}:\n    credits:\n      - {{below: {_pct(sl.target)}, "
+                    f"credit: {_pct(sl.credits[0].credit)}}}   # first tier starts at the target")
             for scope, sl in lc.model.service_levels.items()
             if sl.credits and sl.target is not None and sl.target > sl.credits[0].below]
 

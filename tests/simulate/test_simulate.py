@@ -219,3 +219,22 @@ def test_cli_json_and_chart(tmp_path):
     assert "arXiv:2407.21783" in shown.output
     assert runner.invoke(main, ["simulate", str(EXAMPLE), "--chart", "x.svg"]).exit_code == 2
     assert runner.invoke(main, ["simulate", str(EXAMPLE), "--failure-model", "nope"]).exit_code == 1
+
+
+def test_titan_hazard_is_derived_from_the_lifetimes():
+    src = SHARED / "titan_gpu_life" / "gc_summary_loc.csv"
+    if not src.is_file():
+        pytest.skip("../shared/data/titan_gpu_life is not next to the repo")
+    import pandas as pd
+
+    d = pd.read_csv(src)
+    shipped = list(csv.DictReader((ROOT / "calculators/simulate/data/titan_gpu_hazard.csv").open()))
+    assert len(shipped) == 6
+    for row in shipped:
+        k = int(row["age_from_years"])
+        exposure = np.clip(d["years"] - k, 0, 1).sum()
+        failures = int((d["dead"] & (d["years"] >= k) & (d["years"] < k + 1)).sum())
+        assert int(row["failures"]) == failures
+        assert float(row["hazard_per_1000_gpu_days"]) == pytest.approx(failures / (exposure * 365.25) * 1000,
+                                                                       rel=1e-3)
+        assert "TitanGPULife" in row["source"]
