@@ -195,8 +195,9 @@ def verdict_json(v: Verdict) -> dict[str, Any]:
 
 def expected_text(c: Criterion, check: Check) -> str:
     parts = []
-    if c.metric:
-        parts.append(f"{c.metric} {Bounds.of(c).describe(check.units.get(c.metric, ''))}")
+    metric = check.judged_metric(c)
+    if metric:
+        parts.append(f"{metric} {Bounds.of(c).describe(check.units.get(metric, ''))}")
     for k, v in (c.expect or {}).items():
         parts.append(f"{k}: {v}")
     return "; ".join(parts) or "—"
@@ -210,14 +211,14 @@ def criterion_json(r: CriterionResult) -> dict[str, Any]:
         "id": c.id,
         "check": c.check,
         "area": _area(c.check),
-        "metric": c.metric,
+        "metric": check.judged_metric(c),
         "severity": c.severity,
         "source": c.source,
         "description": c.description,
         "params": r.planned.params.model_dump(mode="json", exclude_none=True),
         "thresholds": {**Bounds.of(c).to_json(), "expect": c.expect},
         "expected": expected_text(c, check),
-        "unit": check.units.get(c.metric or "", ""),
+        "unit": check.units.get(check.judged_metric(c) or "", ""),
         "status": str(status),
         "reason": first.reason if first else None,
         "state": r.state,
@@ -419,7 +420,7 @@ def _run_one(p: Planned, opts: RunOptions, contract: LoadedContract, executor: E
     def work() -> None:
         try:
             box["outputs"] = p.check.collect(p.params, ctx)
-        except Exception as exc:  # noqa: BLE001 - reported as the criterion's error verdict
+        except BaseException as exc:  # noqa: BLE001 - reported as the criterion's error verdict
             box["error"] = exc
 
     worker = threading.Thread(target=work, name=f"collect-{cid}", daemon=True)

@@ -194,7 +194,7 @@ class Check:
                  node: str | None) -> list[Verdict]:
         """Pure: metrics -> verdicts. The default judges `criterion.metric` against the bounds."""
         out = self.check_expect(criterion, params, metrics, node)
-        if criterion.metric is not None or not out:
+        if self.judged_metric(criterion) is not None or not out:
             out.append(self.judge_metric(criterion, metrics, node))
         return out
 
@@ -211,9 +211,18 @@ class Check:
 
     expect_keys: ClassVar[tuple[str, ...]] = ()
 
+    def judged_metric(self, criterion: Criterion) -> str | None:
+        """The metric a criterion judges: its `metric`, or the check's only metric when bounds are given."""
+        if criterion.metric is not None:
+            return criterion.metric
+        known = KNOWN_CHECKS.get(self.id, ("", (), ""))[1]
+        if len(known) == 1 and not Bounds.of(criterion).empty:
+            return known[0]
+        return None
+
     def judge_metric(self, criterion: Criterion, metrics: dict[str, Any], node: str | None,
                      details: dict[str, Any] | None = None) -> Verdict:
-        name = criterion.metric
+        name = self.judged_metric(criterion)
         known = KNOWN_CHECKS.get(self.id, ("", (), ""))[1]
         if name is None:
             return verdict(criterion.id, node, Status.ERROR, "no_metric", expected=f"one of: {', '.join(known)}",

@@ -85,7 +85,7 @@ class BurnCheck(Check):
         for err in metrics.get("errors", []):
             out.append(verdict(cid, node, Status.FAIL, "stress_failed", measured=err, expected="stress runs throughout",
                                remediation="the GPU failed under load: check dmesg for Xids and replace it"))
-        if criterion.metric is not None or not out:
+        if self.judged_metric(criterion) is not None or not out:
             out.append(self.judge_metric(criterion, metrics, node))
         return out
 

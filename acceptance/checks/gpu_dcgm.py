@@ -72,6 +72,6 @@ class DcgmCheck(Check):
             ok = overall == "pass" or (want == "warn" and overall == "warn")
             out.append(verdict(cid, node, Status.PASS if ok else Status.FAIL, "as_expected" if ok else "diag_failed",
                                measured=overall, expected=f"overall {want}", remediation="" if ok else FIX))
-        if criterion.metric is not None:
+        if self.judged_metric(criterion) is not None:
             out.append(self.judge_metric(criterion, metrics, node))
         return out

@@ -28,7 +28,7 @@ SKIP_FIX = {
 
 
 class GemmParams(CheckParams):
-    dtype: Literal["bf16", "fp16", "fp8", "tf32", "fp32"] | None = None
+    dtype: Literal["bf16", "fp16", "fp8"] | None = None
     size: int = Field(default=8192, ge=256, le=65536)
     iters: int = Field(default=50, ge=1, le=10000)
     warmup: int = Field(default=10, ge=0, le=1000)

@@ -121,7 +121,7 @@ class InventoryCheck(Check):
                             f"max SM clock >= {fmt(clk)} MHz", "clock_low", "clocks_max_sm_mhz",
                             "remove application clock limits (nvidia-smi -rgc) and check for HW slowdown")
         out += memory_health(cid, node, gpus)
-        if criterion.metric is not None:
+        if self.judged_metric(criterion) is not None:
             out.append(self.judge_metric(criterion, metrics, node))
         if not out:
             out.append(verdict(cid, node, Status.ERROR, "no_threshold", expected="expect: or metric:",

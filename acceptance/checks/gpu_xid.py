@@ -63,7 +63,7 @@ class XidCheck(Check):
 
     def evaluate(self, criterion: Criterion, params: XidParams, metrics: dict[str, Any],
                  node: str | None) -> list[Verdict]:
-        if criterion.metric is not None:
+        if self.judged_metric(criterion) is not None:
             return [self.judge_metric(criterion, metrics, node, {"worst_action": metrics.get("worst_action"),
                                                                  "counts": metrics.get("counts")})]
         return judge_events(criterion.id, node, metrics.get("events", []))

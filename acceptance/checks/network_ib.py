@@ -97,7 +97,7 @@ class IbCheck(Check):
         for dev, err in (metrics.get("bw_errors") or {}).items():
             out.append(verdict(cid, node, Status.ERROR, "tool_failed", measured=err, expected=f"ib_write_bw on {dev}",
                                remediation="ib_write_bw did not complete on this HCA; see the raw output"))
-        if criterion.metric is not None:
+        if self.judged_metric(criterion) is not None:
             out.append(self.judge_metric(criterion, metrics, node))
         elif not out:
             out.append(verdict(cid, node, Status.PASS, "as_expected", measured=f"{len(ports)} ports active",

@@ -123,7 +123,7 @@ class S3Check(Check):
         for err in metrics.get("errors") or []:
             out.append(verdict(cid, node, Status.ERROR, "s3_request_failed", measured=err, expected="requests succeed",
                                remediation="see the error; check credentials and the endpoint"))
-        if criterion.metric is not None:
+        if self.judged_metric(criterion) is not None:
             out.append(self.judge_metric(criterion, metrics, node))
         return out
 

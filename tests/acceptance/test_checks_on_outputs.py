@@ -193,6 +193,9 @@ def test_xid_policy_actions_from_real_kernel_logs():
     _, vs = judge(Criterion(id="xid", check="gpu.xid", metric="xid_events", max=Decimal(0)),
                   raw("[  1.0] Linux version 6.1\n[  2.0] usb 1-1: new device\n"))
     assert statuses(vs) == [("pass", "within_bounds")]
+    # A bound without `metric:` on a check with a single metric judges that metric.
+    _, vs = judge(Criterion(id="xid", check="gpu.xid", max=Decimal(0)), raw(text))
+    assert statuses(vs) == [("fail", "above_max")] and vs[0].details["metric"] == "xid_events"
 
 
 # --------------------------------------------------------------------------- network.iperf3

@@ -1,0 +1,292 @@
+"""The runner and the evidence bundle: run, verify, tampering, resume, Ctrl-C, evaluate, report."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import pytest
+from click.testing import CliRunner
+
+from acceptance.evidence import verify
+from acceptance.executors.local import LocalExecutor
+from acceptance.runner import Interrupted, RunOptions, evaluate_bundle, run_acceptance
+from slakit.cli import main
+from slaschema.errors import InputError
+from tests.acceptance.conftest import REPO, contract_with, load, realdata
+
+CRITERIA = """
+- id: fs-write
+  check: storage.fio
+  params: {path: TMP, rw: write, bs: 1M, size: 8M, numjobs: 1, ioengine: psync, iodepth: 1}
+  metric: write_gbps
+  min: 0.0001
+- id: sw
+  check: software.versions
+  expect: {kernel: ">=3"}
+- id: inv
+  check: gpu.inventory
+  expect: {gpus_per_node: 4}
+- id: fs-impossible
+  check: storage.fio
+  params: {path: TMP, rw: write, bs: 1M, size: 8M, numjobs: 1, ioengine: psync, iodepth: 1}
+  metric: write_gbps
+  min: 100000
+"""
+
+
+@pytest.fixture
+def contract(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    return contract_with(tmp_path, CRITERIA.replace("TMP", str(data)))
+
+
+def run(contract_path: Path, out: Path, **kw):
+    opts = RunOptions(out=out, nodes=["local"], **kw)
+    return run_acceptance(load(contract_path), opts, LocalExecutor())
+
+
+@pytest.fixture
+def bundle(contract, tmp_path):
+    out = tmp_path / "bundle"
+    doc = run(contract, out)
+    return contract, out, doc
+
+
+def test_run_writes_a_complete_verifiable_bundle(bundle):
+    _, out, doc = bundle
+    by_id = {c["id"]: c for c in doc["criteria"]}
+    assert by_id["fs-write"]["status"] == "pass"
+    assert by_id["fs-impossible"]["status"] == "fail" and by_id["fs-impossible"]["reason"] == "below_min"
+    assert by_id["sw"]["status"] == "pass"
+    assert doc["status"] == "fail" and doc["run"]["state"] == "complete"
+    assert (out / "raw" / "fs-write" / "local.json").is_file()
+    assert (out / "metrics" / "fs-write" / "local.json").is_file()
+    assert json.loads((out / "results.json").read_text()) == json.loads(json.dumps(doc))
+    res = verify(out)
+    assert res.ok and res.checked == len([p for p in out.rglob("*") if p.is_file()]) - 1
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert set(manifest["files"]) >= {"results.json", "junit.xml", "run.json", "raw/fs-write/local.json"}
+    # JUnit parses and counts what results.json says.
+    root = ET.parse(out / "junit.xml").getroot()
+    assert root.tag == "testsuites"
+    assert int(root.get("failures")) == sum(1 for c in doc["criteria"] for v in c["verdicts"] if v["status"] == "fail")
+    assert int(root.get("skipped")) >= 1          # gpu.inventory: no GPU here (or a GPU host: passes/fails)
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    assert suites["fs-impossible"].find("testcase/failure").get("type") == "below_min"
+
+
+def test_verify_detects_changed_missing_added_and_edited_manifest(bundle, tmp_path):
+    _, out, _ = bundle
+    for case in ("changed", "missing", "added", "manifest"):
+        b = tmp_path / f"copy-{case}"
+        shutil.copytree(out, b)
+        if case == "changed":
+            p = b / "raw" / "fs-write" / "local.json"
+            p.write_text(p.read_text().replace('"rc": 0', '"rc": 0 '))
+        elif case == "missing":
+            (b / "metrics" / "sw" / "local.json").unlink()
+        elif case == "added":
+            (b / "raw" / "fs-write" / "extra.txt").write_text("planted")
+        else:
+            m = json.loads((b / "manifest.json").read_text())
+            m["files"]["results.json"] = "0" * 64
+            (b / "manifest.json").write_text(json.dumps(m))
+        res = verify(b)
+        assert not res.ok
+        if case == "changed":
+            assert res.changed == ("raw/fs-write/local.json",)
+        elif case == "missing":
+            assert res.missing == ("metrics/sw/local.json",)
+        elif case == "added":
+            assert res.added == ("raw/fs-write/extra.txt",)
+        else:
+            assert not res.digest_ok and res.changed == ("results.json",)
+        r = CliRunner().invoke(main, ["accept", "verify", str(b)])
+        assert r.exit_code == 1, r.output
+    r = CliRunner().invoke(main, ["accept", "verify", str(out), "--format", "json"])
+    assert r.exit_code == 0 and json.loads(r.output)["ok"] is True
+
+
+def test_resume_keeps_finished_checks_and_refuses_tampering_or_another_contract(bundle, tmp_path):
+    contract, out, first = bundle
+    raw_before = (out / "raw" / "fs-write" / "local.json").read_bytes()
+    with pytest.raises(InputError) as e:
+        run(contract, out)
+    assert e.value.problems[0].code == "bundle_exists"
+    events = []
+    doc = run_acceptance(load(contract), RunOptions(out=out, nodes=["local"], resume=True), LocalExecutor(),
+                         on_event=lambda kind, p, info: events.append((kind, p.criterion.id)))
+    assert {k for k, _ in events} == {"resumed"}
+    assert (out / "raw" / "fs-write" / "local.json").read_bytes() == raw_before
+    assert [c["status"] for c in doc["criteria"]] == [c["status"] for c in first["criteria"]]
+    assert verify(out).ok
+    other = contract_with(tmp_path, CRITERIA.replace("TMP", str(tmp_path)).replace("100000", "99999"), "other.yaml")
+    with pytest.raises(InputError) as e:
+        run(other, out, resume=True)
+    assert e.value.problems[0].code == "resume_mismatch"
+    (out / "results.json").write_text("{}")
+    with pytest.raises(InputError) as e:
+        run(contract, out, resume=True)
+    assert e.value.problems[0].code == "bundle_tampered"
+
+
+def test_evaluate_judges_an_existing_bundle_without_running(bundle, tmp_path):
+    contract, out, doc = bundle
+    again = evaluate_bundle(load(contract), out)
+    assert [(c["id"], c["status"]) for c in again["criteria"]] == [(c["id"], c["status"]) for c in doc["criteria"]]
+    assert again["run"]["mode"] == "evaluate"
+    r = CliRunner().invoke(main, ["accept", "evaluate", str(contract), str(out), "--format", "json"])
+    assert r.exit_code == 1                       # fs-impossible fails
+    assert json.loads(r.output)["status"] == "fail"
+    r = CliRunner().invoke(main, ["accept", "evaluate", str(contract), str(out), "--only", "sw", "--format", "json"])
+    assert r.exit_code == 0 and [c["id"] for c in json.loads(r.output)["criteria"]] == ["sw"]
+    r = CliRunner().invoke(main, ["accept", "evaluate", str(contract), str(out), "--only", "nope"])
+    assert r.exit_code == 2 and "unknown_selection" in r.output
+
+
+REALDATA_CRITERIA = """
+- id: nccl-1g
+  check: network.nccl
+  params: {collective: all_reduce, nodes: 1, size: 1G}
+  metric: busbw_gbps
+  min: 220
+- id: inventory
+  check: gpu.inventory
+  expect: {gpus_per_node: 1, model: A100, ecc: true}
+- id: dcgm
+  check: gpu.dcgm
+  expect: {overall: pass}
+- id: xid
+  check: gpu.xid
+  metric: xid_events
+  max: 0
+"""
+
+
+def test_evaluate_a_handed_over_bundle_of_real_outputs(tmp_path):
+    files = {
+        "nccl-1g/_cluster.txt": realdata("nccl_all_reduce_perf_a100_1node_gcm_fixture.txt"),
+        "inventory/gpu01.txt": realdata("nvidia_smi_q_x_a100_sxm4_telegraf.xml.txt"),
+        "dcgm/gpu01.txt": realdata("dcgmi_diag_r3_text_8xH100_FAIL_fabricmanager_nccl-tests-issue264.txt"),
+        "xid/gpu01.txt": realdata("xid_kernel_log_samples.txt"),
+    }
+    b = tmp_path / "handover"
+    for rel, src in files.items():
+        (b / "raw" / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(src, b / "raw" / rel)
+    contract = contract_with(tmp_path, REALDATA_CRITERIA)
+    r = CliRunner().invoke(main, ["accept", "evaluate", str(contract), str(b), "--write", "--format", "json"])
+    assert r.exit_code == 1, r.output
+    doc = json.loads(r.output)
+    status = {c["id"]: (c["status"], c["reason"]) for c in doc["criteria"]}
+    assert status == {"nccl-1g": ("pass", "within_bounds"), "inventory": ("pass", "as_expected"),
+                      "dcgm": ("fail", "diag_test_failed"), "xid": ("fail", "above_max")}
+    assert verify(b).ok
+    pdf = tmp_path / "acceptance.pdf"
+    r = CliRunner().invoke(main, ["accept", "report", str(b), "-o", str(pdf)])
+    assert r.exit_code == 0, r.output
+    from pypdf import PdfReader
+
+    text = "\n".join(page.extract_text() for page in PdfReader(str(pdf)).pages)
+    for needle in ("Acceptance certificate", "NOT ACCEPTED", "nccl-1g", "diag_test_failed", "gpu01",
+                   "For the provider", "For the customer", json.loads((b / "manifest.json").read_text())["digest"][:16]):
+        assert needle in text
+    first = pdf.read_bytes()
+    CliRunner().invoke(main, ["accept", "report", str(b), "-o", str(pdf)])
+    assert pdf.read_bytes() == first                # invariant: same inputs, same bytes
+    r = CliRunner().invoke(main, ["accept", "report", str(b), "--format", "junit"])
+    assert ET.fromstring(r.output.encode()).tag == "testsuites"
+
+
+def test_params_are_validated_before_anything_runs(tmp_path):
+    bad = contract_with(tmp_path, """
+- id: fs
+  check: storage.fio
+  params: {path: "relative/dir", bs: "1 fortnight", numjobs: 0}
+  metric: read_gbps
+  min: 1
+- id: eth
+  check: network.iperf3
+  params: {server: "-oProxyCommand=x"}
+  metric: throughput_gbps
+  min: 1
+""")
+    out = tmp_path / "never"
+    r = CliRunner().invoke(main, ["accept", "run", str(bad), "--out", str(out), "--no-progress"])
+    assert r.exit_code == 1
+    for code in ("path_not_absolute", "size_invalid", "greater_than_equal", "host_invalid"):
+        assert code in r.output
+    assert not out.exists()
+    r = CliRunner().invoke(main, ["accept", "run", str(bad), "--out", str(out), "--param", "nonsense"])
+    assert r.exit_code == 2 and "bad_param_override" in r.output
+
+
+LONG = """
+- id: sw
+  check: software.versions
+  expect: {kernel: ">=3"}
+- id: burn
+  check: gpu.burn
+  params: {stress: cpu, duration_s: 60, interval_s: 0.5}
+  expect: {max_xid_events: 0}
+- id: sw-again
+  check: software.versions
+  expect: {kernel: ">=3"}
+"""
+
+
+def test_sigint_leaves_a_consistent_bundle_and_resume_finishes(tmp_path):
+    contract = contract_with(tmp_path, LONG)
+    out = tmp_path / "b"
+    cmd = [sys.executable, "-m", "slakit", "accept", "run", str(contract), "--out", str(out), "--no-progress",
+           "--format", "json"]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        run_json = out / "run.json"
+        if run_json.is_file():
+            try:
+                state = json.loads(run_json.read_text())["criteria"]["sw"]["state"]
+            except (ValueError, KeyError):
+                state = None
+            if state == "done":
+                break
+        time.sleep(0.1)
+    time.sleep(1.0)                                 # burn is running now
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert time.monotonic() - t0 < 20               # stopped the 60 s burn instead of waiting for it
+    assert proc.returncode == 130, stderr
+    assert "--resume" in stderr
+    assert verify(out).ok
+    run_doc = json.loads((out / "run.json").read_text())
+    assert run_doc["state"] == "interrupted"
+    assert {k: v["state"] for k, v in run_doc["criteria"].items()} == {"sw": "done", "burn": "interrupted",
+                                                                        "sw-again": "pending"}
+    results = json.loads((out / "results.json").read_text())
+    assert results["run"]["state"] == "interrupted" and results["status"] == "error"
+    assert json.loads(stdout)["run"]["state"] == "interrupted"
+    # No stray burn processes survive the interruption.
+    time.sleep(0.5)
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert "burn.py --duration 60" not in ps
+    node = socket.gethostname().split(".")[0]
+    sw_raw = (out / "raw" / "sw" / f"{node}.json").read_bytes()
+    r = subprocess.run(cmd + ["--resume", "--param", "burn.duration_s=1"], cwd=REPO, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["run"]["state"] == "complete" and doc["run"]["resumed"] is True
+    assert [c["status"] for c in doc["criteria"]] == ["pass", "pass", "pass"]
+    assert verify(out).ok
+    assert (out / "raw" / "sw" / f"{node}.json").read_bytes() == sw_raw      # not run again
