@@ -34,6 +34,7 @@ MAX_NVL72_RACK_K = 3                      # 16-of-18-tray jobs stop when 3 trays
 MAX_MINIMUM_SHARE = Decimal("0.01")       # minimum credit above 1 % of the monthly fee
 MAX_CHRONIC_MONTHS = 3
 MAX_CHRONIC_WINDOW = 12
+GPU_COMPUTE_CHECKS = ("gpu.gemm", "gpu.dcgm", "gpu.burn")
 
 
 def _pct(d: Decimal) -> str:
@@ -629,9 +630,12 @@ def _areas(lc: LoadedContract) -> list[Hit]:
     if not crit:
         return []
     covered = {KNOWN_CHECKS[c.check][0] for c in crit if c.check in KNOWN_CHECKS}
+    if not any(c.check in GPU_COMPUTE_CHECKS for c in crit):
+        covered.discard("gpu")                  # an inventory alone does not test compute
     missing = [a for a in AREAS if a != "security" and a not in covered]
     if missing:
-        return [Hit(("acceptance", "criteria"), f"no criteria for {', '.join(missing)}", missing)]
+        names = ["gpu compute (gpu.gemm, gpu.dcgm or gpu.burn)" if m == "gpu" else m for m in missing]
+        return [Hit(("acceptance", "criteria"), f"no criteria for {', '.join(names)}", missing)]
     return []
 
 

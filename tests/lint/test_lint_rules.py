@@ -175,6 +175,16 @@ def test_second_variant_of_detection_and_burn_in():
     assert "SLA043" in r.rule_ids()
 
 
+def test_inventory_alone_does_not_cover_gpu_compute():
+    def only_inventory(d):
+        d["acceptance"]["criteria"] = [c for c in d["acceptance"]["criteria"]
+                                       if c["check"] not in ("gpu.gemm", "gpu.dcgm")]
+
+    _, r = variant(only_inventory)
+    (f,) = [f for f in r.findings if f.rule == "SLA044"]
+    assert f.value == ["gpu"]
+
+
 def test_line_number_points_at_the_value():
     text, report = variant(setp("credits.cap", "5%"))
     (f,) = [f for f in report.findings if f.rule == "SLA020"]

@@ -139,6 +139,29 @@ def test_stricter_contract_never_pays_less(lc):
     assert results["strict"].mean() > results["lax"].mean()
 
 
+STRICT_LAX = {
+    "min_outage": (lambda d: d["downtime"].__setitem__("min_outage", "30m"),
+                   lambda d: d["downtime"].__setitem__("min_outage", "0s")),
+    "rack_k": (lambda d: d["downtime"]["rack"].__setitem__("down_when_nodes_down", 6),
+               lambda d: d["downtime"]["rack"].__setitem__("down_when_nodes_down", 1)),
+    "degraded": (lambda d: d["downtime"].__setitem__("degraded", "ignore"),
+                 lambda d: d["downtime"].__setitem__("degraded", "down")),
+    "stacking": (lambda d: d["credits"].__setitem__("stacking", "max"),
+                 lambda d: d["credits"].__setitem__("stacking", "sum")),
+    "multiplier": (lambda d: d["service_levels"]["rack"]["pro_rata"].__setitem__("multiplier", "1"),
+                   lambda d: d["service_levels"]["rack"]["pro_rata"].__setitem__("multiplier", "3")),
+}
+
+
+@pytest.mark.parametrize("term", sorted(STRICT_LAX))
+def test_each_stricter_term_never_pays_less(term):
+    lax_m, strict_m = STRICT_LAX[term]
+    lax = simulate(variant(lax_m), builtin("llama3"), months=2, runs=30, seed=8).figures.credits_cents
+    strict = simulate(variant(strict_m), builtin("llama3"), months=2, runs=30, seed=8).figures.credits_cents
+    assert np.all(strict >= lax), term
+    assert strict.mean() >= lax.mean()
+
+
 def test_statistics_are_consistent(lc):
     r = simulate(lc, builtin("llama3"), months=3, runs=40, seed=1)
     data = r.to_json()
