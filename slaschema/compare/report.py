@@ -18,14 +18,13 @@ SIM_SECTION = "Simulated"
 
 def _sim_rows(sims: list[dict[str, Any]]) -> list[Row]:
     """Rows from each offer's simulation summary (same model, seed, runs and months)."""
-    cur = sims[0]["currency"]
     rows: list[Row] = []
 
     def add(term: str, values: list[Any], fmt, better, rule: str) -> None:
         rows.append(Row(SIM_SECTION, term, tuple(fmt(v) for v in values), best_of(values, better, "worst"), rule))
 
-    add("expected credits (mean)", [float(s["credits"]["mean"]) for s in sims], lambda v: f"{v:,.2f} {cur}", None,
-        "for information (offers differ in size)")
+    add("expected credits (mean)", [(float(s["credits"]["mean"]), s["currency"]) for s in sims],
+        lambda v: f"{v[0]:,.2f} {v[1]}", None, "for information (offers differ in size)")
     add("expected credits, % of fee", [s["credits"]["mean_pct_of_fee"] for s in sims], lambda v: f"{v:.2f}%",
         "higher", "higher is better: more of the fee comes back for the same failures")
     add("credits P50 / P95, % of fee",
