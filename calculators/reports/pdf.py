@@ -229,8 +229,7 @@ def table_flowable(t: d.Table, width: float) -> list[Flowable]:
     for i, a in enumerate(align):
         if a != "l":
             cmds.append(("ALIGN", (i, 1), (i, -1), "RIGHT" if a == "r" else "CENTER"))
-    for r in range(1, len(data), 2):
-        cmds.append(("BACKGROUND", (0, r), (-1, r), STRIPE))
+    cmds.append(("ROWBACKGROUNDS", (0, 1), (-1, -1), [colors.white, STRIPE]))
     for r in t.highlight:
         cmds.append(("BACKGROUND", (0, r + 1), (-1, r + 1), WARN_BG))
     if t.group_size:

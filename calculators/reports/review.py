@@ -460,26 +460,60 @@ def _register(extras, limit: int, attachment_name: str | None) -> list[d.Block]:
     return out
 
 
+BASIS_CODE = {"node": "N", "rack": "R", "cluster": "C", "site": "S"}
+
+
+def _basis_code(basis: str) -> str:
+    return "+".join(BASIS_CODE.get(b, b) for b in basis.split("+")) if basis and basis != "none" else ""
+
+
 def _appendix_nodes(result) -> list[d.Block]:
+    """One line per node with a credit in any month: its credit per month and the scope it came from."""
     out: list[d.Block] = [d.Heading("Appendix A. Node credits", 1)]
-    cur = result["currency"]
-    for p in result["periods"]:
-        nodes = [x for x in p["nodes"] if dec(x["credit"]) > 0]
-        out.append(d.Heading(f"Node credits for {p['period']}", 2))
-        n_all = len(p["nodes"])
-        out.append(d.Para(f"{len(nodes):,} of {n_all:,} nodes have a credit (before the cap and the minimum, which "
-                          f"apply to the month's total); the other {n_all - len(nodes):,} nodes have none.", "note"))
-        if not nodes:
-            continue
-        half = (len(nodes) + 1) // 2
-        rows = []
-        for i in range(half):
-            a = nodes[i]
-            b = nodes[half + i] if half + i < len(nodes) else None
-            rows.append((a["id"], money(a["fee"]), money(a["credit"]), a["basis"],
-                         *((b["id"], money(b["fee"]), money(b["credit"]), b["basis"]) if b else ("", "", "", ""))))
-        out.append(d.Table(("Node", f"Fee ({cur})", "Credit", "Scope") * 2, tuple(rows),
-                           align=("l", "r", "r", "l") * 2, font_size=7, group_size=4))
+    periods = result["periods"]
+    months = [p["period"] for p in periods]
+    per_node: dict[str, list[dict[str, Any] | None]] = {}
+    order: list[str] = []
+    fees: dict[str, set[str]] = {m: set() for m in months}
+    for k, p in enumerate(periods):
+        for x in p["nodes"]:
+            fees[p["period"]].add(x["fee"])
+            if dec(x["credit"]) > 0:
+                if x["id"] not in per_node:
+                    per_node[x["id"]] = [None] * len(months)
+                    order.append(x["id"])
+                per_node[x["id"]][k] = x
+    n_all = max((len(p["nodes"]) for p in periods), default=0)
+    counts = ", ".join(f"{m}: {sum(1 for v in per_node.values() if v[k]):,}" for k, m in enumerate(months))
+    fee_text = "; ".join(f"{m}: {money(next(iter(f)))}" if len(f) == 1 else f"{m}: varies by node"
+                         for m, f in fees.items())
+    out.append(d.Para(f"Nodes with a credit, per month ({counts}; of {n_all:,} nodes). Amounts in "
+                      f"{result['currency']}, before the cap and the minimum, which apply to the month's total. "
+                      f"Letter after an amount: the scope the credit came from (N node, R rack, C cluster, S site). "
+                      f"Node fee per month: {fee_text}.", "note"))
+    if not per_node:
+        return out
+    pos = {x["id"]: i for i, x in enumerate(periods[-1]["nodes"])}
+    ids = sorted(order, key=lambda i: (pos.get(i, len(pos)), i))
+    groups = 2 if len(months) <= 3 else 1
+    per_group = (len(ids) + groups - 1) // groups
+    rows = []
+
+    def cells(i: str | None) -> tuple[str, ...]:
+        if i is None:
+            return ("",) * (1 + len(months))
+        return (i, *(f"{money(x['credit'])} {_basis_code(x['basis'])}".strip() if x else "—" for x in per_node[i]))
+
+    for r in range(per_group):
+        row: tuple[str, ...] = ()
+        for g in range(groups):
+            j = g * per_group + r
+            row += cells(ids[j] if j < len(ids) else None)
+        rows.append(row)
+    header = ("Node", *months) * groups
+    out.append(d.Table(header, tuple(rows), align=(("l",) + ("r",) * len(months)) * groups,
+                       widths=((1.25,) + (1,) * len(months)) * groups, font_size=7,
+                       group_size=1 + len(months)))
     return out
 
 
@@ -493,6 +527,8 @@ def review_document(lc, result: dict[str, Any], extras: dict[str, Any], inputs: 
     attachments: list[Attachment] = []
     if len(extras["incidents"]) > register_limit:
         attachments.append(Attachment(".incidents.csv", register_csv(extras), "full incident register"))
+    if sum(len(p["nodes"]) for p in result["periods"]) > register_limit:
+        attachments.append(Attachment(".node-credits.csv", node_credits_csv(result), "every node's fee and credit"))
     blocks: list[d.Block] = []
     blocks += _summary(lc, result, extras, months)
     blocks += _availability(result, months)

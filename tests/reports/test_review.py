@@ -72,26 +72,31 @@ def test_credit_totals_equal_the_result(run, text):
 def test_every_node_with_a_credit_is_listed_with_its_amount(run, pdf):
     from pypdf import PdfReader
 
+    from calculators.reports.review import _basis_code
+
     result = run[2]
     reader = PdfReader(io.BytesIO(pdf))
     pages = [p.extract_text() for p in reader.pages]
     start = max(i for i, t in enumerate(pages) if "Appendix A. Node credits" in t)     # not the contents page
-    appendix = " ".join(pages[start:])
-    n = 0
-    for p in result["periods"]:
-        section = appendix.split(f"Node credits for {p['period']}", 1)[1]
-        nxt = [x for x in result["periods"] if x["period"] > p["period"]]
-        if nxt:
-            section = section.split(f"Node credits for {nxt[0]['period']}", 1)[0]
-        tokens = section.split()
+    tokens = " ".join(pages[start:]).split("Appendix A. Node credits", 1)[1].split()
+    months = [p["period"] for p in result["periods"]]
+    expected: dict[str, list[list[str]]] = {}
+    for k, p in enumerate(result["periods"]):
         for x in p["nodes"]:
-            if Decimal(x["credit"]) > 0:
-                i = tokens.index(x["id"])
-                assert tokens[i + 1:i + 4] == [money(x["fee"]), money(x["credit"]), x["basis"]], x
-                n += 1
-            else:
-                assert x["id"] not in tokens
-    assert n > 0
+            cell = [money(x["credit"]), _basis_code(x["basis"])] if Decimal(x["credit"]) > 0 else ["—"]
+            expected.setdefault(x["id"], [None] * len(months))[k] = cell
+    listed = 0
+    for node, cells in expected.items():
+        if all(c == ["—"] for c in cells):
+            assert node not in tokens, node
+            continue
+        i = tokens.index(node) + 1
+        for cell in cells:
+            assert tokens[i:i + len(cell)] == cell, (node, cells, tokens[i - 1:i + 8])
+            i += len(cell)
+        listed += 1
+    assert listed == len({x["id"] for p in result["periods"] for x in p["nodes"] if Decimal(x["credit"]) > 0})
+    assert listed > 0
 
 
 def test_availability_values_equal_the_result(run, text):
@@ -138,7 +143,7 @@ def test_markdown_and_html_carry_the_same_figures(run, text):
     for p in result["periods"]:
         for needle in (money(p["credit_total"], "USD"), p["period"]):
             assert needle in md and needle in html and needle in text
-    assert "| Node | Fee (USD) | Credit | Scope |" in md
+    assert "| Node | 2027-01 | 2027-02 | 2027-03 | Node | 2027-01 | 2027-02 | 2027-03 |" in md
 
 
 def test_register_is_cut_with_a_full_csv_attachment(run):
@@ -148,7 +153,7 @@ def test_register_is_cut_with_a_full_csv_attachment(run):
     t = render_markdown(doc)
     n = len(extras["incidents"])
     assert f"the first 5 are printed here and all {n} are in the attached file rev.incidents.csv" in t
-    assert [a.name for a in attachments] == [".incidents.csv"]
+    assert [a.name for a in attachments] == [".incidents.csv", ".node-credits.csv"]
     rows = list(csv.DictReader(io.StringIO(attachments[0].data.decode())))
     assert len(rows) == n and rows[0]["id"] == extras["incidents"][0]["id"]
     assert attachments[0].data == register_csv(extras)
