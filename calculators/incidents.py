@@ -135,17 +135,17 @@ def load_incidents(path: str | Path, lc: LoadedContract, assume_tz: str | None =
         raise InputError([Problem("file_not_found", "no such incident log", file=fname, fix="check the path")])
     data = p.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
-    text = data.decode("utf-8-sig", errors="replace")
-    if not text.strip():
+    head = data[:4096].decode("utf-8-sig", errors="replace")
+    if not head.strip() and not data.decode("utf-8-sig", errors="replace").strip():
         raise InputError([Problem("empty_log", "the incident log is empty", file=fname,
                                   fix="export the incidents with a header row: id,scope,target,start,end,...")])
-    fmt = detect_format(fname, text)
+    fmt = detect_format(fname, head)
     if fmt == "csv":
-        raw, rows = _read_csv(text, fname)
+        raw, rows = _read_csv(data, fname)   # bytes straight to the C parser: no decode/re-encode
     elif fmt == "jsonl":
-        raw, rows = _read_jsonl(text, fname)
+        raw, rows = _read_jsonl(data.decode("utf-8-sig", errors="replace"), fname)
     else:
-        raw, rows = _read_json_array(text, fname)
+        raw, rows = _read_json_array(data.decode("utf-8-sig", errors="replace"), fname)
     return _build(raw, rows, lc.topology, file=fname, sha256=digest, assume_tz=assume_tz,
                   skip_bad_rows=skip_bad_rows, gpus_required=lc.model.downtime.degraded == "proportional",
                   allow_empty=True)
@@ -170,13 +170,14 @@ def detect_format(name: str, text: str) -> str:
 
 # --- readers: everything becomes a frame of strings (NaN = empty) plus row numbers -----------
 
-def _read_csv(text: str, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
+def _read_csv(data: bytes, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
     try:
         with warnings.catch_warnings():
             # a row with more cells than the header: an error, never silently dropped cells
             warnings.simplefilter("error", pd.errors.ParserWarning)
-            raw = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_filter=False,
-                              skip_blank_lines=True, index_col=False)
+            raw = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, na_filter=False,
+                              skip_blank_lines=True, index_col=False, encoding="utf-8-sig",
+                              encoding_errors="replace")
     except (pd.errors.ParserError, pd.errors.ParserWarning, pd.errors.EmptyDataError, ValueError) as e:
         raise InputError([Problem("csv_invalid", f"the CSV cannot be read: {str(e).strip()}", file=fname,
                                   fix="check quoting and that every row has as many cells as the header")]) from None
@@ -242,12 +243,14 @@ class _Collector:
         self.file = file
         self.problems: list[Problem] = []
         self.bad = np.zeros(len(rows), dtype=bool)
+        self.flagged: dict[str, np.ndarray] = {}      # column -> rows with a problem there
 
     def add(self, mask: np.ndarray, code: str, column: str, values: pd.Series | None, message, fix=None) -> None:
         mask = np.asarray(mask, dtype=bool)
         if not mask.any():
             return
         self.bad |= mask
+        self.flagged[column] = self.flagged.get(column, np.zeros(len(mask), dtype=bool)) | mask
         idx = np.flatnonzero(mask)
         vals = values.to_numpy(dtype=object)[idx] if values is not None else [None] * len(idx)
         for i, v in zip(idx, vals):
@@ -346,7 +349,8 @@ def _parse_times(s: pd.Series, column: str, col: _Collector, assume_tz: str | No
     obj = s.astype(object).to_numpy()
     kinds = np.fromiter((_kind(v) for v in obj), dtype=np.int8, count=n) if not _all_str(s) else None
     if kinds is None:
-        _parse_strings(_as_text(s), column, col, assume_tz, out, np.ones(n, dtype=bool))
+        if not _parse_uniform(s, column, col, assume_tz, out):
+            _parse_strings(_as_text(s), column, col, assume_tz, out, np.ones(n, dtype=bool))
         return out
     # mixed objects: ints, datetimes, strings
     is_int = kinds == 1
@@ -413,6 +417,55 @@ def _epoch(ts: pd.Series) -> np.ndarray:
     unit = getattr(ts.dt, "unit", "ns")
     per = _NS_PER_UNIT[unit]
     return ts.dt.tz_convert("UTC").array.asi8 // per
+
+
+_INVALID_FIX = "write e.g. 2027-02-03T10:00:00Z or 2027-02-03T04:00:00-06:00"
+_NAIVE_FIX = "write it with an offset (2027-02-03T10:00:00Z) or pass --assume-tz ZONE"
+
+
+def _parse_uniform(s: pd.Series, column: str, col: _Collector, assume_tz: str | None, out: np.ndarray) -> bool:
+    """Fast path for a column whose times all carry the same offset, or all carry none.
+
+    pandas parses such a column in one C pass; it raises when offsets differ or when
+    naive and aware times are mixed, and then the caller takes the per-cell path.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            parsed = pd.to_datetime(s, format="ISO8601", errors="coerce")
+    except (ValueError, TypeError, OverflowError):
+        return False
+    aware = isinstance(parsed.dtype, pd.DatetimeTZDtype)
+    if not aware and not pd.api.types.is_datetime64_dtype(parsed.dtype):
+        return False
+    ok = parsed.notna().to_numpy()
+    if not ok.all():
+        miss = np.flatnonzero(~ok)
+        vals = s.to_numpy(dtype=object)[miss]
+        nonempty = miss[(vals != "") & s.notna().to_numpy()[miss]]
+        invalid = np.zeros(len(s), dtype=bool)
+        for i in nonempty:
+            v = s.iat[i]
+            invalid[i] = isinstance(v, str) and bool(v.strip())
+        col.add(invalid, "timestamp_invalid", column, s, "not an ISO 8601 timestamp", _INVALID_FIX)
+    if aware:
+        out[ok] = _epoch(parsed[ok])
+        return True
+    if not ok.any():
+        return True
+    if assume_tz is None:
+        col.add(ok, "timestamp_naive", column, s, "timestamp has no UTC offset", _NAIVE_FIX)
+        return True
+    local = parsed[ok].dt.tz_localize(assume_tz, ambiguous="NaT", nonexistent="NaT")
+    valid = local.notna().to_numpy()
+    idx = np.flatnonzero(ok)
+    out[idx[valid]] = _epoch(local[valid])
+    odd = np.zeros(len(s), dtype=bool)
+    odd[idx[~valid]] = True
+    col.add(odd, "timestamp_invalid", column, s,
+            f"this local time does not exist or is ambiguous in {assume_tz} (daylight saving change)",
+            "write the time with a UTC offset")
+    return True
 
 
 def _parse_strings(text: pd.Series, column: str, col: _Collector, assume_tz: str | None,
@@ -533,9 +586,6 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
             "give every incident a unique id (the ticket number)")
     for c, s in (("scope", scope), ("target", target)):
         col.add(s.isna().to_numpy(), "missing_value", c, None, f"{c} is empty", None)
-    start_missing = text("start").isna().to_numpy()
-    col.add(start_missing, "missing_value", "start", None, "start is empty",
-            "write when the fault began, e.g. 2027-02-03T10:00:00Z")
     # duplicate ids (every occurrence after the first)
     dup = ids.duplicated(keep="first").to_numpy() & ids.notna().to_numpy()
     if dup.any():
@@ -569,6 +619,9 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
             times[c] = np.full(n, np.iinfo(np.int64).min, dtype=np.int64)
     NA = np.iinfo(np.int64).min
     st, en = times["start"], times["end"]
+    start_missing = (st == NA) & ~col.flagged.get("start", np.zeros(n, dtype=bool))
+    col.add(start_missing, "missing_value", "start", None, "start is empty",
+            "write when the fault began, e.g. 2027-02-03T10:00:00Z")
     ebs = (st != NA) & (en != NA) & (en < st)
     if ebs.any():
         end_text = text("end")
@@ -620,9 +673,13 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
         m = (scope == s).to_numpy() & tgt_ok
         if s == "node":
             plain = m.copy()
-            for i in node_lists:
+            expr_limit: dict[int, int] = {}
+            for i, names in node_lists.items():
                 plain[i] = False
-                limit[i] = min(idx.min_gpus["node"][idx.units["node"].get_indexer(node_lists[i])])
+                key = id(names)   # rows with the same expression share one list
+                if key not in expr_limit:
+                    expr_limit[key] = int(idx.min_gpus["node"][idx.units["node"].get_indexer(names)].min())
+                limit[i] = expr_limit[key]
             if plain.any():
                 pos = idx.units["node"].get_indexer(target[plain])
                 limit[plain] = idx.min_gpus["node"][pos]
