@@ -187,7 +187,12 @@ def support_report(lc: LoadedContract, log: IncidentLog, period_start_s: int, pe
 
 def compute_support(lc: LoadedContract, log: IncidentLog, period_start_s: int, period_end_s: int,
                     as_of_s: int | None = None) -> dict[str, Any]:
-    """JSON form of `support_report` (the `support` key of the credits result)."""
+    """JSON form of `support_report` (the `support` key of the credits result).
+
+    Covers the incidents that start within [period_start_s, period_end_s), each once;
+    planned work announced in advance is left out (see the module docstring and
+    docs/semantics-notes.md).
+    """
     return support_report(lc, log, period_start_s, period_end_s, as_of_s).to_json()
 
 
