@@ -127,11 +127,20 @@ def _summary(lc, result, extras, months: list[str]) -> list[d.Block]:
     ch = term.get("chronic")
     items = []
     if ch:
-        if ch.get("triggered"):
-            for t in ch["triggered"]:
+        trig = ch.get("triggered") or []
+        if len(trig) <= 5:
+            for t in trig:
                 items.append(f"Termination right reached: {t['scope']} {t['id']} below target in "
                              f"{', '.join(t['months_below_target'])} ({ch['months_below_target']} of "
                              f"{ch['within_months']} months).")
+        else:
+            by = {}
+            for t in trig:
+                by[t["scope"]] = by.get(t["scope"], 0) + 1
+            items.append(f"Termination right reached for {len(trig):,} units ("
+                         + ", ".join(f"{k}: {v:,}" for k, v in by.items())
+                         + f"), each below target in {ch['months_below_target']} of {ch['within_months']} months: "
+                         + _ids([f"{t['scope']} {t['id']}" for t in trig], 10) + "; all are listed in Appendix B.")
         near_n = ch["months_below_target"] - 1
         near = [u for u in extras["chronic"]["units"] if near_n >= 1 and len(u["months_below_target"]) == near_n]
         if near:
@@ -455,7 +464,7 @@ def _register(extras, limit: int, attachment_name: str | None) -> list[d.Block]:
     hl = tuple(i for i, r in enumerate(shown) if set(r["flags"]) - {"open_incident"})
     out.append(d.Table(REGISTER_HEADER, tuple(_register_row(r) for r in shown),
                        align=("l", "l", "l", "l", "l", "r", "r", "l", "l"),
-                       widths=(1.0, 1.3, 1.1, 1.4, 1.4, 0.95, 0.95, 1.15, 2.0), font_size=6.5, highlight=hl,
+                       widths=(0.95, 1.65, 1.05, 1.35, 1.35, 0.85, 0.85, 1.45, 1.9), font_size=6.5, highlight=hl,
                        caption="Highlighted: notice, cap or category problems."))
     return out
 
@@ -538,6 +547,12 @@ def review_document(lc, result: dict[str, Any], extras: dict[str, Any], inputs: 
     blocks += _support(result)
     blocks += _register(extras, register_limit, reg_name)
     blocks += _appendix_nodes(result)
+    trig = ((result.get("termination") or {}).get("chronic") or {}).get("triggered") or []
+    if len(trig) > 5:
+        blocks.append(d.Heading("Appendix B. Units with a chronic-failure termination right", 1))
+        blocks.append(d.Table(("Scope", "Unit", "Months below target"),
+                              tuple((t["scope"], t["id"], ", ".join(t["months_below_target"])) for t in trig),
+                              widths=(1, 1.5, 3), font_size=7))
     skipped = result.get("skipped_rows") or []
     if skipped:
         blocks.append(d.Heading("Appendix C. Skipped rows of the incident log", 1))
