@@ -77,8 +77,11 @@ def manifest_digest(files: dict[str, str]) -> str:
     return sha256_bytes(canonical.encode("utf-8"))
 
 
-def dumps(doc: Any) -> str:
-    return json.dumps(doc, indent=2, sort_keys=False, ensure_ascii=False, default=str) + "\n"
+def dumps(doc: Any, *, pretty: bool = True) -> str:
+    """JSON text; `pretty=False` for the large machine documents (raw outputs, metrics, results)."""
+    if pretty:
+        return json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"
+    return json.dumps(doc, ensure_ascii=False, default=str, separators=(",", ":")) + "\n"
 
 
 def _write(path: Path, data: bytes, durable: bool) -> None:
@@ -117,8 +120,8 @@ class Bundle:
         self.hashes[rel] = digest
         return digest
 
-    def write_json(self, rel: str, doc: Any) -> str:
-        return self.write(rel, dumps(doc))
+    def write_json(self, rel: str, doc: Any, *, pretty: bool = True) -> str:
+        return self.write(rel, dumps(doc, pretty=pretty))
 
     def adopt_existing(self) -> None:
         """Hash the files already in the folder (resume, re-evaluation)."""
@@ -132,11 +135,11 @@ class Bundle:
 
     # raw outputs ------------------------------------------------------------------------
     def write_raw(self, criterion: str, node: str, raw: RawOutput) -> None:
-        self.write_json(f"raw/{criterion}/{node_file(node)}.json", raw.to_json())
+        self.write_json(f"raw/{criterion}/{node_file(node)}.json", raw.to_json(), pretty=False)
 
     def write_metrics(self, criterion: str, node: str, metrics: dict[str, Any] | None) -> None:
         if metrics is not None:
-            self.write_json(f"metrics/{criterion}/{node_file(node)}.json", metrics)
+            self.write_json(f"metrics/{criterion}/{node_file(node)}.json", metrics, pretty=False)
 
 
 def list_files(root: Path) -> list[str]:

@@ -31,7 +31,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -171,6 +171,13 @@ class CriterionResult:
     state: str = "done"                   # done | interrupted | pending
     duration_s: float | None = None
     nodes: list[str] = field(default_factory=list)
+    _json: dict[str, Any] | None = field(default=None, repr=False)
+
+    def as_json(self) -> dict[str, Any]:
+        """The criterion's entry of the run document (computed once: results do not change)."""
+        if self._json is None:
+            self._json = criterion_json(self)
+        return self._json
 
 
 def judge_outputs(p: Planned, outputs: Mapping[str, RawOutput]) -> tuple[list[Verdict], dict[str, Any]]:
@@ -188,9 +195,8 @@ def judge_outputs(p: Planned, outputs: Mapping[str, RawOutput]) -> tuple[list[Ve
 
 
 def verdict_json(v: Verdict) -> dict[str, Any]:
-    d = asdict(v)
-    d["status"] = str(v.status)
-    return d
+    return {"criterion": v.criterion, "node": v.node, "status": str(v.status), "measured": v.measured,
+            "expected": v.expected, "reason": v.reason, "remediation": v.remediation, "details": dict(v.details)}
 
 
 def expected_text(c: Criterion, check: Check) -> str:
@@ -229,7 +235,7 @@ def criterion_json(r: CriterionResult) -> dict[str, Any]:
 
 
 def run_document(contract: LoadedContract, run_meta: dict[str, Any], results: Sequence[CriterionResult]) -> dict[str, Any]:
-    criteria = [criterion_json(r) for r in results]
+    criteria = [r.as_json() for r in results]
     counts = {str(s): 0 for s in PRECEDENCE}
     for c in criteria:
         counts[c["status"]] += 1
@@ -332,7 +338,9 @@ def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executo
                    on_event: Event | None = None, clock: Clock = utc_now) -> dict[str, Any]:
     """Run the selected criteria; returns the run document. Raises Interrupted on Ctrl-C."""
     event = on_event or (lambda kind, p, info: None)
-    bundle = Bundle(opts.out, durable=opts.durable)
+    # Every write is atomic (temp file + rename), so the bundle is consistent at every moment;
+    # the data reach the disk with one sync at the end instead of an fsync per file.
+    bundle = Bundle(opts.out, durable=False)
     previous = _previous_run(opts, contract)
     planned = plan(select(contract.model.acceptance.criteria, opts.only), opts.overrides, opts.timeout_s)
     if previous is not None:
@@ -376,9 +384,11 @@ def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executo
         })
         from acceptance.report.render import render_junit
 
-        bundle.write_json("results.json", doc)
+        bundle.write_json("results.json", doc, pretty=False)
         bundle.write("junit.xml", render_junit(doc))
         bundle.write_manifest()
+        if final_state and opts.durable:
+            os.sync()
         return doc
 
     save()
@@ -545,6 +555,6 @@ def write_evaluation(root: Path, doc: dict[str, Any]) -> None:
 
     bundle = Bundle(root)
     bundle.adopt_existing()
-    bundle.write("results.json", dumps(doc))
+    bundle.write("results.json", dumps(doc, pretty=False))
     bundle.write("junit.xml", render_junit(doc))
     bundle.write_manifest()

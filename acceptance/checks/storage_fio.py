@@ -71,7 +71,6 @@ class FioCheck(Check):
                 return {"error_reason": "tool_failed", "error_detail": _tail(text),
                         "remediation": "see fio's messages in the raw output"}
             raise
-        data = rec.to_json()
         out: dict[str, Any] = {
             "fio_version": rec.fio_version,
             "complete": rec.complete,
@@ -84,13 +83,13 @@ class FioCheck(Check):
             "write_p99_ms": _div(rec.write_clat_p99_us, 1e3),
             "jobs": [
                 {
-                    "name": j["name"], "rw": j["rw"], "bs_bytes": j["bs_bytes"], "numjobs": j["numjobs"],
-                    "size": j["size"], "group_reporting": j["options"].get("group_reporting"),
-                    "error": j["error"],
-                    "effective_bs_bytes": {d: j[d]["effective_bs_bytes"] for d in ("read", "write")
-                                           if j[d] is not None and j[d]["total_ios"]},
+                    "name": j.name, "rw": j.rw, "bs_bytes": j.bs_bytes, "numjobs": j.numjobs,
+                    "size": j.size, "group_reporting": j.options.get("group_reporting"),
+                    "error": j.error,
+                    "effective_bs_bytes": {name: d.effective_bs_bytes for name, d in (("read", j.read), ("write", j.write))
+                                           if d is not None and d.total_ios},
                 }
-                for j in data["jobs"]
+                for j in rec.jobs
             ],
         }
         if rec.errors:
