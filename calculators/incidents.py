@@ -35,7 +35,8 @@ cause, ticket  str      free text or missing
 
 Reason codes: missing_column, missing_id, missing_value, duplicate_id, timestamp_invalid,
 timestamp_naive, end_before_start, unknown_scope, unknown_target, unknown_impact,
-unknown_severity, gpus_affected_range, empty_log, file_not_found, csv_invalid, json_invalid;
+unknown_severity, gpus_affected_range, empty_log, file_not_found, csv_invalid, json_invalid,
+duplicate_column;
 warnings (never block): unknown_column, empty_log for a well-formed log without rows.
 """
 
@@ -45,6 +46,7 @@ import difflib
 import hashlib
 import io
 import json
+import re
 import warnings
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -71,6 +73,7 @@ FRAME_COLUMNS = ("id", "row", "scope", "target", "start", "end", "impact", "gpus
                  "notice_at", "detected_at", "reported_at", "responded_at", "resolved_at", "severity",
                  "cause", "ticket")
 SCOPES = ("node", "rack", "cluster", "site")
+_MANGLED = re.compile(r"(.+)\.(\d+)")
 _FEW = frozenset({"scope", "target", "impact", "gpus_affected", "category", "severity", "cause"})
 IMPACTS = ("down", "degraded")
 SEVERITIES = ("sev1", "sev2", "sev3", "sev4")
@@ -79,7 +82,7 @@ DEFAULT_CATEGORY = "unplanned"
 _NS_PER_UNIT = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class IncidentLog:
     """A validated incident log (see the module docstring for the frame's columns)."""
 
@@ -542,15 +545,17 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
     n = len(raw)
     present = list(raw.columns)
     file_problems: list[Problem] = []
-    warnings: list[Problem] = []
+    warns: list[Problem] = []
+    # pandas renames a repeated CSV header to `name.1`, `name.2`, ...
+    repeated = {c: m.group(1) for c in present if (m := _MANGLED.fullmatch(c)) and m.group(1) in COLUMNS
+                and m.group(1) in present}
     for c in present:
-        if c not in COLUMNS:
+        if c not in COLUMNS and c not in repeated:
             close = difflib.get_close_matches(c, COLUMNS, n=1, cutoff=0.6)
-            warnings.append(Problem("unknown_column", f"column {c!r} is not part of the incident log format; "
-                                    "it is ignored", file=file, column=c, value=c, severity="warning",
-                                    fix=f"did you mean {close[0]!r}?" if close else None))
-    dup_cols = [c for c in set(present) if present.count(c) > 1]
-    for c in dup_cols:
+            warns.append(Problem("unknown_column", f"column {c!r} is not part of the incident log format; "
+                                 "it is ignored", file=file, column=c, value=c, severity="warning",
+                                 fix=f"did you mean {close[0]!r}?" if close else None))
+    for c in sorted(set(repeated.values()) | {c for c in present if present.count(c) > 1}):
         file_problems.append(Problem("duplicate_column", f"column {c!r} appears more than once", file=file,
                                      column=c, value=c, fix="keep one column of each name"))
     if n or len(present):
@@ -560,13 +565,13 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
                                              column=c, fix="the header needs id,scope,target,start "
                                              "(plus end, impact, category, ... as needed)"))
     if file_problems:
-        raise InputError(file_problems + warnings)
+        raise InputError(file_problems + warns)
     if n == 0:
         if file is not None and not allow_empty:
             raise InputError([Problem("empty_log", "the incident log has no rows", file=file)])
         if file is not None:
-            warnings.append(Problem("empty_log", "the incident log has no incidents", file=file, severity="warning"))
-        return IncidentLog(empty_frame(), [], file, sha256, warnings)
+            warns.append(Problem("empty_log", "the incident log has no incidents", file=file, severity="warning"))
+        return IncidentLog(empty_frame(), [], file, sha256, warns)
 
     raw = raw.reset_index(drop=True)
     col = _Collector(rows, file)
@@ -699,7 +704,7 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
     problems = sorted(col.problems, key=lambda p: (p.row or 0, COLUMNS.index(p.column)
                                                    if p.column in COLUMNS else 99))
     if problems and not skip_bad_rows:
-        raise InputError(problems + warnings)
+        raise InputError(problems + warns)
     keep = ~col.bad
     skipped = problems if skip_bad_rows else []
 
@@ -743,7 +748,7 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
             for j, names in local.items():
                 targets[starts[j]:starts[j] + len(names)] = names
             frame["target"] = pd.Series(targets, dtype=str)
-    return IncidentLog(frame, skipped, file, sha256, warnings)
+    return IncidentLog(frame, skipped, file, sha256, warns)
 
 
 def _expand_nodes(expr: str, nodes: pd.Index) -> tuple[list[str] | None, str]:

@@ -167,3 +167,10 @@ def test_from_records_reports_the_same_codes(lc):
         ], lc.topology)
     assert [(p.code, p.row, p.column) for p in ei.value.problems] == [
         ("end_before_start", 1, "end"), ("timestamp_invalid", 2, "start"), ("gpus_affected_range", 3, "gpus_affected")]
+
+
+def test_repeated_column_is_an_error(write, lc):
+    path = write("log.csv", "id,scope,target,start,start\nA,node,r01-n01,2027-02-03T10:00:00Z,2027-02-03T11:00:00Z\n")
+    with pytest.raises(InputError) as ei:
+        load_incidents(path, lc, skip_bad_rows=True)
+    assert [(p.code, p.column) for p in ei.value.problems] == [("duplicate_column", "start")]

@@ -232,3 +232,12 @@ def test_example_log_crosses_a_month_boundary_in_the_contract_zone(lc):
     months = [(datetime.fromtimestamp(s, zone).month, datetime.fromtimestamp(int(e) - 1, zone).month)
               for s, e in zip(closed.start, closed["end"])]
     assert any(a != b for a, b in months)
+
+
+def test_json_numbers_are_epoch_seconds_but_csv_numbers_are_not(write, lc):
+    log = load_incidents(write("log.json", json.dumps([{"id": "A", "scope": "node", "target": "r01-n01",
+                                                         "start": T0, "end": T0 + 60.9}])), lc)
+    assert (log.frame["start"].iloc[0], int(log.frame["end"].iloc[0])) == (T0, T0 + 60)
+    with pytest.raises(InputError) as ei:
+        load_incidents(write("log.csv", f"id,scope,target,start\nA,node,r01-n01,{T0}\n"), lc)
+    assert ei.value.codes == ["timestamp_invalid"]
