@@ -91,7 +91,9 @@ def test_verify_detects_changed_missing_added_and_edited_manifest(bundle, tmp_pa
         shutil.copytree(out, b)
         if case == "changed":
             p = b / "raw" / "fs-write" / "local.json"
-            p.write_text(p.read_text().replace('"rc": 0', '"rc": 0 '))
+            doc = json.loads(p.read_text())
+            doc["stdout"] = doc["stdout"].replace('"bw_bytes"', '"bw_bytes" ', 1)
+            p.write_text(json.dumps(doc))
         elif case == "missing":
             (b / "metrics" / "sw" / "local.json").unlink()
         elif case == "added":
