@@ -1,10 +1,28 @@
 """`slakit lint`: review a contract against the buyer's checklist before signing.
 
 Rules live in `slaschema.lint.rules` (one registered function each, metadata as data);
-`slaschema.lint.engine.lint` runs them and attaches line numbers.
+`slaschema.lint.engine.lint` runs them and attaches line numbers. Names are loaded on first
+use so `slakit --help` does not import pydantic.
 """
 
-from slaschema.lint.base import RULES, Hit, Rule
-from slaschema.lint.engine import Finding, LintReport, all_rules, lint, lint_file
+from __future__ import annotations
 
-__all__ = ["RULES", "Finding", "Hit", "LintReport", "Rule", "all_rules", "lint", "lint_file"]
+from typing import Any
+
+_EXPORTS = {"RULES": "slaschema.lint.base", "Hit": "slaschema.lint.base", "Rule": "slaschema.lint.base",
+            "Finding": "slaschema.lint.engine", "LintReport": "slaschema.lint.engine",
+            "all_rules": "slaschema.lint.engine", "lint": "slaschema.lint.engine",
+            "lint_file": "slaschema.lint.engine"}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        import importlib
+
+        module = importlib.import_module(_EXPORTS[name])
+        if name == "RULES":
+            importlib.import_module("slaschema.lint.rules")    # registers the rule set
+        return getattr(module, name)
+    raise AttributeError(name)
