@@ -241,3 +241,16 @@ def test_json_numbers_are_epoch_seconds_but_csv_numbers_are_not(write, lc):
     with pytest.raises(InputError) as ei:
         load_incidents(write("log.csv", f"id,scope,target,start\nA,node,r01-n01,{T0}\n"), lc)
     assert ei.value.codes == ["timestamp_invalid"]
+
+
+def test_example_log_is_what_the_script_generates():
+    import importlib.machinery
+    import importlib.util
+
+    from .conftest import REPO
+
+    loader = importlib.machinery.SourceFileLoader("make_example_incidents", str(REPO / "scripts" / "make-example-incidents"))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    assert mod.build(2027) == EXAMPLE_LOG.read_text()
