@@ -32,9 +32,11 @@ def _emit(doc: dict, fmt: str) -> None:
     elif fmt == "junit":
         click.echo(render_junit(doc), nl=False)
     else:
+        import shutil
+
         from rich.console import Console
 
-        render_table(doc, Console(soft_wrap=False))
+        render_table(doc, Console(width=max(100, shutil.get_terminal_size((140, 24)).columns)))
 
 
 def _nodes(expr: str | None) -> list[str] | None:

@@ -360,6 +360,11 @@ def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executo
     results: dict[str, CriterionResult] = {}
 
     def save(final_state: str | None = None) -> dict[str, Any]:
+        # Ctrl-C waits until the bundle files and their manifest agree again.
+        with _sigint_deferred():
+            return _save(final_state)
+
+    def _save(final_state: str | None) -> dict[str, Any]:
         if final_state:
             run_meta["state"] = final_state
             run_meta["finished"] = clock().isoformat()
@@ -465,6 +470,19 @@ def _run_one(p: Planned, opts: RunOptions, contract: LoadedContract, executor: E
         results[cid] = CriterionResult(p, vs, ms, "done", duration, sorted(outputs))
     states[cid] = "done"
     event("done", p, {"status": str(worst(v.status for v in results[cid].verdicts)), "duration_s": duration})
+
+
+class _sigint_deferred:
+    """Block SIGINT in the main thread for the duration; a Ctrl-C pressed meanwhile arrives after."""
+
+    def __enter__(self) -> None:
+        self.active = threading.current_thread() is threading.main_thread() and hasattr(signal, "pthread_sigmask")
+        if self.active:
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+    def __exit__(self, *exc: object) -> None:
+        if self.active:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _gpus_per_node(contract: LoadedContract) -> int | None:

@@ -168,3 +168,13 @@ def test_software_versions_real_probe():
     assert by_item["kernel"] == (Status.PASS, "as_expected")
     if metrics["driver"] is None:
         assert by_item["driver"] == (Status.SKIP, "driver_not_found")
+
+
+def test_a_check_past_its_time_limit_is_stopped_and_judged_an_error():
+    crit = Criterion(id="burn", check="gpu.burn", expect={"max_xid_events": 0},
+                     params={"stress": "cpu", "duration_s": 30, "interval_s": 1})
+    t0 = time.monotonic()
+    raw, _, verdicts = run_check(crit, timeout=1.0)
+    assert time.monotonic() - t0 < 10
+    assert raw.timed_out
+    assert [(v.status, v.reason) for v in verdicts] == [(Status.ERROR, "timeout")]
