@@ -261,3 +261,10 @@ def test_titan_hazard_is_derived_from_the_lifetimes():
         assert float(row["hazard_per_1000_gpu_days"]) == pytest.approx(failures / (exposure * 365.25) * 1000,
                                                                        rel=1e-3)
         assert "TitanGPULife" in row["source"]
+
+
+def test_example_failure_model_file(lc):
+    m = load_model(str(ROOT / "examples" / "failure-model.yaml"))
+    assert m.name == "llama3-plus-maintenance" and len(m.causes) == len(builtin("llama3").causes) + 1
+    r = simulate(lc, m, months=1, runs=5, seed=0)
+    assert r.figures.incidents.mean() > 72 * 0.5     # at least the maintenance windows
