@@ -98,9 +98,10 @@ def cents_floor(num, den):
 
 def money(cents: int) -> str:
     cents = int(cents)
-    sign = "-" if cents < 0 else ""
-    cents = abs(cents)
-    return f"{sign}{cents // 100}.{cents % 100:02d}"
+    if cents < 0:
+        return "-" + money(-cents)
+    units, c = divmod(cents, 100)
+    return f"{units}.{c:02d}"
 
 
 def money_decimal(cents: int) -> Decimal:

@@ -36,8 +36,8 @@ import numpy as np
 import pandas as pd
 
 from calculators import credits as cr
-from calculators.intervals import (MAX_TIME, Intervals, a_minus_b, at_least, clip, concat, csr, drop_short,
-                                   expand, merge, merge_labels, overlap_pairs, seconds_in)
+from calculators.intervals import (MAX_TIME, Intervals, at_least, concat, csr, drop_short, expand, intersect,
+                                   merge, merge_labels, overlap_pairs, seconds_in)
 from calculators.periods import Period, month_bounds, parse_periods
 
 SCOPES = ("node", "rack", "cluster", "site")
@@ -395,29 +395,65 @@ def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
 
 # --- figures per month ----------------------------------------------------------------------
 
-class IdIndex:
-    """Incident ids per unit, looked up on demand (sorted unit array -> id codes)."""
+class IdCodes:
+    """Incident ids of the log as integer codes (first-appearance order), made on first use."""
 
-    def __init__(self, unit: np.ndarray, code: np.ndarray, names: np.ndarray,
-                 extra: tuple[tuple[np.ndarray, IdIndex], ...] = ()) -> None:
-        keyed = np.unique(unit.astype(I64) * (len(names) + 1) + code.astype(I64))
-        self.unit = keyed // (len(names) + 1)
-        self.code = keyed % (len(names) + 1)
-        self.names = names
-        self.extra = extra           # (owner array, parent index): ids of the parent unit too
+    def __init__(self, ids: pd.Series) -> None:
+        self._ids = ids
+        self._done: tuple[np.ndarray, np.ndarray] | None = None
+
+    def get(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._done is None:
+            codes, names = pd.factorize(self._ids.astype(str), sort=False)
+            self._done = (codes.astype(I64), np.asarray(names, dtype=object))
+        return self._done
+
+
+class IdIndex:
+    """Incident ids per unit, in log order, sorted out on first use (computing the figures
+    stays cheap when only money is needed). Built from (unit, frame row) pairs; `extra` adds
+    the ids of a parent unit whose down time the unit follows (rack or cluster -> nodes)."""
+
+    def __init__(self, unit: np.ndarray, rows: np.ndarray, codes: IdCodes, n_units: int,
+                 extra: tuple[tuple[np.ndarray, np.ndarray, IdIndex], ...] = ()) -> None:
+        self._raw = (unit, rows)
+        self._codes = codes
+        self.n_units = n_units
+        self.extra = extra           # (ptr, children, parent index)
+        self._pairs: tuple[np.ndarray, np.ndarray] | None = None
+        self._lists: list[list[str]] | None = None
+
+    def pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """Sorted unique (unit, id code)."""
+        if self._pairs is None:
+            codes, names = self._codes.get()
+            unit, rows = self._raw
+            units = [unit]
+            cs = [codes[rows]]
+            for ptr, kids, parent in self.extra:
+                pu, pc = parent.pairs()
+                at, child = expand(pu, ptr, kids)
+                units.append(child)
+                cs.append(pc[at])
+            k = np.sort(np.concatenate(units).astype(I64) * (len(names) + 1) + np.concatenate(cs))
+            if len(k):
+                k = k[np.concatenate([[True], k[1:] != k[:-1]])]
+            self._pairs = (k // (len(names) + 1), k % (len(names) + 1))
+        return self._pairs
+
+    def lists(self) -> list[list[str]]:
+        if self._lists is None:
+            unit, code = self.pairs()
+            names = self._codes.get()[1]
+            bounds = np.searchsorted(unit, np.arange(self.n_units + 1))
+            flat = names[code].tolist() if len(code) else []
+            b = bounds.tolist()
+            self._lists = [flat[b[i]:b[i + 1]] for i in range(self.n_units)]
+        return self._lists
 
     def get(self, i: int, default=()) -> tuple[str, ...]:
-        lo, hi = np.searchsorted(self.unit, [i, i + 1])
-        codes = set(self.code[lo:hi].tolist())
-        for owner, parent in self.extra:
-            plo, phi = np.searchsorted(parent.unit, [owner[i], owner[i] + 1])
-            codes.update(parent.code[plo:phi].tolist())
-        if not codes:
-            return default
-        return tuple(self.names[c] for c in sorted(codes))
-
-    def __contains__(self, i: int) -> bool:
-        return bool(self.get(i))
+        got = self.lists()[i]
+        return tuple(got) if got else default
 
 
 def _relabel(p: Pieces, owner: np.ndarray) -> Pieces:
@@ -433,9 +469,9 @@ def _candidates(tr: Trace, tree: Tree, scope: int) -> Pieces:
     return Pieces.cat(own, _relabel(tr.counted[NODE].down(), tree.owner(NODE, scope)))
 
 
-def _attribution(tr: Trace, tree: Tree, scope: int, id_codes: np.ndarray, ps: int, pe: int,
+def _attribution(tr: Trace, tree: Tree, scope: int, ps: int, pe: int,
                  pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(unit, id code, flags) of the incident pieces that overlap the unit's downtime in [ps, pe)."""
+    """(unit, frame row, flags) of the incident pieces that overlap the unit's downtime in [ps, pe)."""
     cand, a, b, final = pairs
     s = np.maximum(np.maximum(cand.iv.start[a], tr.final(scope).start[b]), ps)
     e = np.minimum(np.minimum(cand.iv.end[a], tr.final(scope).end[b]), pe)
@@ -447,7 +483,7 @@ def _attribution(tr: Trace, tree: Tree, scope: int, id_codes: np.ndarray, ps: in
         unit = np.concatenate([unit, d.iv.unit[m]])
         rows = np.concatenate([rows, d.row[m]])
         flags = np.concatenate([flags, d.flags[m]])
-    return unit, id_codes[rows], flags
+    return unit, rows, flags
 
 
 def _flag_bits(n_units: int, groups: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
@@ -486,8 +522,9 @@ def _share_stack(shares: list[tuple[str, np.ndarray, np.ndarray]], stacking: str
     return best_n, best_d, basis
 
 
-def _period_figures(lc, tr: Trace, tree: Tree, period: Period, id_codes, id_names, att_pairs,
-                    excluded_free: tuple[Intervals, ...]):
+def _period_figures(lc, tr: Trace, tree: Tree, period: Period, ids: IdCodes, att_pairs,
+                    excluded_sets: tuple[tuple[Intervals, Intervals], ...],
+                    degraded_sets: list[tuple[int, Intervals, Intervals]]):
     from calculators.result import NodeMonth, PeriodResult, ScopeMonth
 
     contract = lc.model
@@ -508,12 +545,12 @@ def _period_figures(lc, tr: Trace, tree: Tree, period: Period, id_codes, id_name
         sl = getattr(contract.service_levels, SCOPES[c])
         if sl is None and not (follows.get(c) and contract.service_levels.node is not None):
             continue
-        u, codes, fl = attributed[c] = _attribution(tr, tree, c, id_codes, ps, pe, att_pairs[c])
+        u, codes, fl = attributed[c] = _attribution(tr, tree, c, ps, pe, att_pairs[c])
         extra: tuple = ()
         if c == NODE:
-            extra = tuple((tree.owner(NODE, parent), indexes[parent]) for parent in (RACK, CLUSTER)
+            extra = tuple(tree.children(parent, NODE) + (indexes[parent],) for parent in (RACK, CLUSTER)
                           if follows[parent] and parent in indexes)
-        indexes[c] = IdIndex(u, codes, id_names, extra)
+        indexes[c] = IdIndex(u, codes, ids, tree.size[c], extra)
     for c, name in enumerate(SCOPES):
         sl = getattr(contract.service_levels, name)
         if sl is None:
@@ -524,21 +561,15 @@ def _period_figures(lc, tr: Trace, tree: Tree, period: Period, id_codes, id_name
         D = seconds[c]
         if c == NODE and proportional:
             lnum = tree.gpus * D
-            d = tr.degraded
-            if len(d):
-                restrict = np.isin(tr.node_final.unit, np.unique(d.iv.unit))
-                nf = tr.node_final.take(restrict)
-                prev = 0
-                for v in np.unique(d.ga).tolist():
-                    part = a_minus_b(d.iv.take(d.ga >= v), nf)
-                    lnum = lnum + (v - prev) * seconds_in(part, ps, pe, n)
-                    prev = v
+            for weight, part, overlap in degraded_sets:
+                lnum = lnum + weight * (seconds_in(part, ps, pe, n) - seconds_in(overlap, ps, pe, n))
             dn = cr.obj(tree.gpus)
         else:
             lnum = D
             dn = cr.obj(np.ones(n, dtype=I64))
         lnum = cr.obj(lnum)
-        excl = seconds_in(excluded_free[c], ps, pe, n)
+        ex_all, ex_down = excluded_sets[c]
+        excl = seconds_in(ex_all, ps, pe, n) - seconds_in(ex_down, ps, pe, n)
         avail = cr.availability_e4(lnum, dn, M)
         met = ~cr.below(lnum, dn, M, sl.effective_target)
         if sl.credits is not None:
@@ -629,20 +660,24 @@ def compute(lc, log, periods: list[str] | list[Period], as_of: datetime | int | 
     as_of_s = _as_epoch(as_of)
     tree = Tree(lc.topology)
     tr = trace(lc, log, plist, as_of_s)
-    frame = log.frame
-    if len(frame):
-        id_codes, id_names = pd.factorize(frame["id"].astype(str), sort=True)
-        id_names = np.asarray(id_names, dtype=object)
-    else:
-        id_codes, id_names = np.zeros(0, dtype=I64), np.zeros(0, dtype=object)
     att_pairs = []
-    excluded_free = []
+    excluded_sets = []
     for c in range(4):
         cand = _candidates(tr, tree, c)
         a, b = overlap_pairs(cand.iv, tr.final(c))
         att_pairs.append((cand, a, b, tr.final(c)))
-        excluded_free.append(a_minus_b(tr.excluded[c].iv, tr.final(c)))
-    results = [_period_figures(lc, tr, tree, p, id_codes, id_names, att_pairs, tuple(excluded_free))
+        ex = merge(tr.excluded[c].iv)
+        excluded_sets.append((ex, intersect(ex, tr.final(c))))
+    degraded_sets = []
+    d = tr.degraded
+    if len(d):
+        prev = 0
+        for v in np.unique(d.ga).tolist():
+            part = merge(d.iv.take(d.ga >= v))
+            degraded_sets.append((v - prev, part, intersect(part, tr.node_final)))
+            prev = v
+    ids = IdCodes(log.frame["id"] if len(log.frame) else pd.Series([], dtype=object))
+    results = [_period_figures(lc, tr, tree, p, ids, att_pairs, tuple(excluded_sets), degraded_sets)
                for p in plist]
     termination = _chronic(lc, results, tree)
     sup: dict = {}

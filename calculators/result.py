@@ -42,8 +42,11 @@ def iso(epoch: int) -> str:
     return datetime.fromtimestamp(int(epoch), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+_FLAG_LISTS = [[name for bit, name in FLAG_BITS if bits & bit] for bits in range(16)]
+
+
 def _flags(bits: int) -> list[str]:
-    return [name for bit, name in FLAG_BITS if bits & bit]
+    return list(_FLAG_LISTS[bits & 15])
 
 
 def _pct(value: Decimal | None) -> str:
