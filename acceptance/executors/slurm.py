@@ -19,6 +19,7 @@ import re
 import signal
 import subprocess
 import threading
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -236,6 +237,7 @@ class SlurmExecutor:
         tasks: dict[int, _TaskLog] = {}
         loose_err: list[str] = []
         lock = threading.Lock()
+        cancelling = threading.Event()   # end markers after this are the cancel's doing
 
         def task(tid: int) -> _TaskLog:
             if tid not in tasks:
@@ -256,7 +258,7 @@ class SlurmExecutor:
                         t.started = now
                         continue
                     pos = text.find(_END)
-                    if pos >= 0 and t.finished is None:
+                    if pos >= 0 and t.finished is None and not cancelling.is_set():
                         head, tail = text[:pos], text[pos + len(_END):].split()
                         if head:
                             t.out.append(head)
@@ -277,11 +279,18 @@ class SlurmExecutor:
         readers = [threading.Thread(target=read_out, daemon=True), threading.Thread(target=read_err, daemon=True)]
         for r in readers:
             r.start()
+        # Wait on the readers (they end when srun closes its output), not on Popen.wait with a
+        # timeout, which polls with sleeps of up to 50 ms and would dominate short checks.
         timed_out = False
+        deadline = time.monotonic() + timeout_s
+        for r in readers:
+            r.join(timeout=max(0.0, deadline - time.monotonic()))
         try:
-            proc.wait(timeout=timeout_s)
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()) if not any(r.is_alive() for r in readers) else 0)
         except subprocess.TimeoutExpired:
             timed_out = True
+            with lock:
+                cancelling.set()
             _cancel(proc, job_name, self.env)
         for r in readers:
             r.join(timeout=10)
