@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Mapping
 
@@ -123,8 +123,6 @@ class CollectContext:
     timeout_s: float
     python: str = sys.executable                 # interpreter for the bundled scripts
     gpus_per_node: int | None = None
-    workdir: Path | None = None                  # scratch space on the runner host
-    env: Mapping[str, str] = field(default_factory=dict)
 
 
 SCRIPTS = Path(__file__).resolve().parent      # gemm_bench.py, burn.py, ... live next to the checks

@@ -11,7 +11,6 @@ fabric_manager (`running`), container_runtime (`enroot`, `docker>=24`), slurm, k
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 

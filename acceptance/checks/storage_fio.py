@@ -10,7 +10,7 @@ because a fast number from a different job proves nothing.
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from pydantic import Field
 

@@ -31,8 +31,8 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
     body = ParagraphStyle("body", parent=styles["BodyText"], fontSize=9, leading=11.5)
     mono = ParagraphStyle("mono", parent=small, fontName="Courier", fontSize=6.5, leading=8)
 
-    def p(text: Any, style: ParagraphStyle = small) -> Paragraph:
-        return Paragraph(_esc(text), style)
+    def p(text: Any, style: ParagraphStyle = small, markup: bool = False) -> Paragraph:
+        return Paragraph(str(text) if markup else _esc(text), style)
 
     def status_cell(s: str) -> Paragraph:
         return Paragraph(f'<font color="{COLORS.get(s, "#000000")}"><b>{s.upper()}</b></font>', small)
@@ -121,7 +121,7 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
     ht.setStyle(_grid(colors))
     story += [ht, Spacer(1, 6 * mm)]
 
-    sign = [[p("<b>For the provider</b>", body), p("<b>For the customer</b>", body)],
+    sign = [[p("<b>For the provider</b>", body, markup=True), p("<b>For the customer</b>", body, markup=True)],
             [p(contract.get("provider"), body), p(contract.get("customer"), body)]]
     for label in ("Name", "Title", "Signature", "Date"):
         sign.append([p(f"{label}: ____________________________", body)] * 2)
@@ -160,8 +160,6 @@ def _grid(colors: Any) -> Any:
 
 def _esc(text: Any) -> str:
     s = "" if text is None else str(text)
-    if s.startswith("<b>") or s.startswith("<font"):
-        return s
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 

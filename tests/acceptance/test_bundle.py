@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from acceptance.evidence import verify
 from acceptance.executors.local import LocalExecutor
-from acceptance.runner import Interrupted, RunOptions, evaluate_bundle, run_acceptance
+from acceptance.runner import RunOptions, evaluate_bundle, run_acceptance
 from slakit.cli import main
 from slaschema.errors import InputError
 from tests.acceptance.conftest import REPO, contract_with, load, realdata
