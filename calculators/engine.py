@@ -647,7 +647,18 @@ def _chronic(lc, periods: list, tree: Tree) -> dict:
 def compute(lc, log, periods: list[str] | list[Period], as_of: datetime | int | None = None,
             accepted_on: date | None = None, support: bool = True):
     """Downtime, availability and credits for each month in `periods` (labels `YYYY-MM`,
-    `YYYY-Qn`, or `Period`s). Returns a frozen `calculators.result.Result`."""
+    `YYYY-Qn`, or `Period`s). Returns a frozen `calculators.result.Result`.
+
+    `as_of` (aware datetime or epoch seconds) ends open incidents; default: the end of the
+    last period. `accepted_on` adds the acceptance-delay figures to `termination`.
+    `support=False` leaves out the support figures (simulations).
+    """
+    return run(lc, log, periods, as_of, accepted_on, support)[0]
+
+
+def run(lc, log, periods, as_of=None, accepted_on=None, support=True):
+    """`compute`, also returning the `Trace` and `Tree` (for explanations)."""
+    from calculators import support as support_mod
     from calculators.result import Result
 
     zone = lc.model.contract.timezone
@@ -681,18 +692,15 @@ def compute(lc, log, periods: list[str] | list[Period], as_of: datetime | int | 
                for p in plist]
     termination = _chronic(lc, results, tree)
     sup: dict = {}
-    try:
-        from calculators import support as support_mod
-    except ImportError:           # pragma: no cover - support figures ship with the package
-        support_mod = None
-    if support and support_mod is not None:
+    if support:
         sup = support_mod.compute_support(lc, log, plist[0].start, plist[-1].end, tr.as_of)
-        if accepted_on is not None:
-            termination["acceptance_delay"] = support_mod.acceptance_delay(
-                lc, accepted_on, _deadline_month_fee(lc, tree))
-    return Result(lc.id, getattr(lc, "sha256", None), lc.model.contract.currency, zone, tr.as_of,
-                  getattr(log, "file", None), getattr(log, "sha256", None),
-                  tuple(p.to_json() for p in getattr(log, "skipped", [])), tuple(results), sup, termination)
+    if accepted_on is not None:
+        termination["acceptance_delay"] = support_mod.acceptance_delay(
+            lc, accepted_on, _deadline_month_fee(lc, tree))
+    result = Result(lc.id, getattr(lc, "sha256", None), lc.model.contract.currency, zone, tr.as_of,
+                    getattr(log, "file", None), getattr(log, "sha256", None),
+                    tuple(p.to_json() for p in getattr(log, "skipped", [])), tuple(results), sup, termination)
+    return result, tr, tree
 
 
 def _deadline_month_fee(lc, tree: Tree):

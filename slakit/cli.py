@@ -15,6 +15,7 @@ from slakit import __version__
 
 # Modules that define `register(group: click.Group) -> None`.
 COMMAND_MODULES = [
+    "calculators.cli",
     "acceptance.security.cli",
     "slaschema.cli",
     "acceptance.slurm_cli",

@@ -1,0 +1,289 @@
+"""`slakit credits` and `slakit explain`: incident log -> availability and service credits."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from datetime import datetime
+
+import click
+
+UNIT_COLUMNS = ("period", "scope", "id", "downtime_seconds", "excluded_seconds", "availability_pct", "target_pct",
+                "met", "credit_pct", "fee", "credit", "incidents", "flags")
+
+
+def _parse_as_of(text: str | None, assume_tz: str | None) -> datetime | None:
+    if text is None:
+        return None
+    from zoneinfo import ZoneInfo
+
+    try:
+        ts = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not an ISO 8601 timestamp", param_hint="--as-of") from None
+    if ts.tzinfo is None:
+        if not assume_tz:
+            raise click.BadParameter("give an offset or Z (2027-03-01T00:00:00Z), or name a zone with --assume-tz",
+                                     param_hint="--as-of")
+        ts = ts.replace(tzinfo=ZoneInfo(assume_tz))
+    return ts
+
+
+def _load(contract: str, incidents: str, assume_tz: str | None, skip_bad_rows: bool, fmt: str):
+    from calculators.incidents import load_incidents
+    from slaschema.cli import emit_problems, load_or_exit
+    from slaschema.errors import InputError
+
+    lc = load_or_exit(contract, "json" if fmt == "json" else "table")
+    try:
+        log = load_incidents(incidents, lc, assume_tz=assume_tz, skip_bad_rows=skip_bad_rows)
+    except InputError as e:
+        emit_problems(e.problems, "json" if fmt == "json" else "table")
+        if not skip_bad_rows and any(p.row is not None for p in e.problems):
+            click.echo("nothing computed: fix the rows above or pass --skip-bad-rows", err=True)
+        sys.exit(1)
+    return lc, log
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output:
+        from slaschema.fileio import write_atomic
+
+        write_atomic(output, text)
+        click.echo(f"wrote {output}", err=True)
+    else:
+        click.echo(text, nl=False)
+
+
+def _check_zone(assume_tz: str | None) -> None:
+    if assume_tz is None:
+        return
+    from zoneinfo import ZoneInfo
+
+    try:
+        ZoneInfo(assume_tz)
+    except Exception:
+        raise click.BadParameter(f"{assume_tz!r} is not an IANA time zone", param_hint="--assume-tz") from None
+
+
+@click.command()
+@click.argument("contract", type=click.Path(dir_okay=False))
+@click.argument("incidents", type=click.Path(dir_okay=False))
+@click.option("--period", "periods", multiple=True, metavar="YYYY-MM", help="A month (repeatable).")
+@click.option("--quarter", metavar="YYYY-Qn", help="The three months of a quarter, each computed on its own.")
+@click.option("--as-of", "as_of", metavar="TS", help="Open incidents end here (default: end of the last month).")
+@click.option("--assume-tz", metavar="ZONE", help="Zone for timestamps written without an offset.")
+@click.option("--skip-bad-rows", is_flag=True, help="Compute without the bad rows (they are listed in the output).")
+@click.option("--accepted-on", type=click.DateTime(["%Y-%m-%d"]), metavar="DATE",
+              help="Acceptance date: adds acceptance-delay credit and termination right.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE instead of stdout.")
+def credits(contract, incidents, periods, quarter, as_of, assume_tz, skip_bad_rows, accepted_on, fmt, output):
+    """Availability and service credits per unit and month from an INCIDENTS log.
+
+    Every scope with a service level is listed unit by unit; every node gets its fee and
+    credit. Exit 1 if the contract or the log has errors (all are printed; pass
+    --skip-bad-rows to compute without the bad rows).
+    """
+    from calculators.engine import EngineError, compute
+    from calculators.periods import PeriodError, parse_periods
+
+    if bool(periods) == bool(quarter):
+        raise click.UsageError("name the months: --period YYYY-MM (repeatable) or --quarter YYYY-Qn")
+    _check_zone(assume_tz)
+    as_of_dt = _parse_as_of(as_of, assume_tz)
+    lc, log = _load(contract, incidents, assume_tz, skip_bad_rows, fmt)
+    try:
+        plist = parse_periods(list(periods) or [quarter], lc.model.contract.timezone)
+    except PeriodError as e:
+        raise click.BadParameter(str(e), param_hint="--quarter" if quarter else "--period") from None
+    try:
+        result = compute(lc, log, plist, as_of=as_of_dt,
+                         accepted_on=accepted_on.date() if accepted_on else None)
+    except EngineError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(1)
+    if fmt == "json":
+        _emit(result.dumps(), output)
+    elif fmt == "csv":
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=UNIT_COLUMNS, extrasaction="ignore", lineterminator="\n")
+        w.writeheader()
+        for r in result.unit_rows():
+            w.writerow(r)
+        _emit(buf.getvalue(), output)
+    else:
+        _emit(render_table(result), output)
+
+
+def render_table(result, max_rows: int = 25) -> str:
+    """Terminal tables: per month the totals, then the units with downtime or credit."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from calculators import credits as cr
+
+    buf = io.StringIO()
+    con = Console(file=buf, width=120, force_terminal=False, color_system=None)
+    con.print(f"[bold]{result.contract}[/] — credits in {result.currency}, months in {result.timezone}, "
+              f"open incidents end at {result.to_json(include_units=False)['as_of']}")
+    if result.skipped_rows:
+        con.print(f"[yellow]{len(result.skipped_rows)} problem(s) in skipped rows:[/]")
+        for p in result.skipped_rows:
+            con.print(f"  row {p.get('row')}, column {p.get('column')}: {p.get('message')} [{p.get('code')}]")
+    totals = Table(title="Months")
+    for col in ("period", "hours", "fee total", "credit uncapped", "cap", "credit total", "note"):
+        totals.add_column(col, justify="right" if col not in ("period", "note") else "left")
+    for p in result.periods:
+        note = []
+        if p.cap_applied:
+            note.append("cap applied")
+        if p.minimum_applied:
+            note.append(f"below minimum {p.minimum_cents}")
+        totals.add_row(p.period.label, format(p.period.hours.normalize(), "f"), cr.money(p.fee_total_cents),
+                       cr.money(p.credit_uncapped_cents), cr.money(p.cap_cents) if p.cap_cents is not None else "-",
+                       cr.money(p.credit_total_cents), ", ".join(note))
+    for q in result.quarters():
+        if len(q["months"]) > 1:
+            totals.add_row(q["quarter"], "", q["fee_total"], "", "", q["credit_total"], "sum of the months")
+    con.print(totals)
+    for p in result.periods:
+        for name, sm in p.scopes.items():
+            hit = [i for i in _affected(sm)]
+            t = Table(title=f"{p.period.label} — {name}: {len(hit)} of {len(sm.ids)} with downtime, "
+                            f"{int((~sm.met).sum())} below target {sm.target}%")
+            for col in ("id", "downtime s", "excluded s", "availability %", "met", "credit %", "credit",
+                        "incidents", "flags"):
+                t.add_column(col, justify="right" if col.endswith(("s", "%", "credit")) else "left")
+            order = sorted(hit, key=lambda i: (-int(sm.credit_cents[i]), sm.ids[i]))
+            for i in order[:max_rows]:
+                r = sm.row(i)
+                ids = r["incidents"]
+                t.add_row(r["id"], str(r["downtime_seconds"]), str(r["excluded_seconds"]), r["availability_pct"],
+                          "yes" if r["met"] else "NO", r["credit_pct"], r["credit"],
+                          ", ".join(ids[:4]) + (f" +{len(ids) - 4}" if len(ids) > 4 else ""), " ".join(r["flags"]))
+            if hit:
+                con.print(t)
+                if len(order) > max_rows:
+                    con.print(f"  … {len(order) - max_rows} more {name} unit(s) with downtime (see --format json/csv)")
+            else:
+                con.print(f"{p.period.label} — {name}: no downtime in any of {len(sm.ids)} units")
+    chronic = result.termination.get("chronic")
+    if chronic:
+        if chronic["triggered"]:
+            con.print(f"[bold red]Chronic failure: termination right[/] for "
+                      f"{', '.join(t['id'] for t in chronic['triggered'][:10])}"
+                      + (" …" if len(chronic["triggered"]) > 10 else ""))
+        else:
+            con.print(f"Chronic failure: no unit below target in {chronic['months_below_target']} of the months "
+                      f"considered ({', '.join(chronic['months_considered'])}; the contract looks at "
+                      f"{chronic['within_months']}).")
+    acc = result.termination.get("acceptance_delay")
+    if acc:
+        con.print(f"Acceptance: {acc['days_late']} day(s) late (deadline {acc['deadline']}), credit {acc['credit']} "
+                  f"{acc['currency']}; termination right: {'yes' if acc['termination_right'] else 'no'}")
+    return buf.getvalue()
+
+
+def _affected(sm):
+    import numpy as np
+
+    lost = np.asarray([int(x) > 0 for x in sm.lnum], dtype=bool)
+    return np.flatnonzero(lost | (sm.excluded > 0) | (sm.flags > 0)).tolist()
+
+
+@click.command()
+@click.argument("contract", type=click.Path(dir_okay=False))
+@click.argument("incidents", type=click.Path(dir_okay=False))
+@click.option("--unit", required=True, help="A node, rack, cluster or site id.")
+@click.option("--period", required=True, metavar="YYYY-MM")
+@click.option("--as-of", "as_of", metavar="TS", help="Open incidents end here (default: end of the month).")
+@click.option("--assume-tz", metavar="ZONE", help="Zone for timestamps written without an offset.")
+@click.option("--skip-bad-rows", is_flag=True, help="Compute without the bad rows.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def explain(contract, incidents, unit, period, as_of, assume_tz, skip_bad_rows, fmt):
+    """How one unit's credit for one month comes about: timeline and arithmetic."""
+    from calculators.engine import EngineError
+    from calculators.explain import explain as build
+    from calculators.periods import PeriodError
+
+    _check_zone(assume_tz)
+    as_of_dt = _parse_as_of(as_of, assume_tz)
+    lc, log = _load(contract, incidents, assume_tz, skip_bad_rows, fmt)
+    try:
+        doc = build(lc, log, unit, period, as_of_dt)
+    except PeriodError as e:
+        raise click.BadParameter(str(e), param_hint="--period") from None
+    except EngineError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(1)
+    if fmt == "json":
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+    else:
+        click.echo(render_explanation(doc), nl=False)
+
+
+def render_explanation(doc: dict) -> str:
+    from rich.console import Console
+    from rich.table import Table
+
+    buf = io.StringIO()
+    con = Console(file=buf, width=160, force_terminal=False, color_system=None)
+    parents = ", ".join(f"{k} {v}" for k, v in doc["parents"].items())
+    con.print(f"[bold]{doc['scope']} {doc['unit']}[/] ({parents}) — {doc['period']} in {doc['zone']}: "
+              f"{doc['start']} to {doc['end']}, {doc['month_seconds']} s = {doc['hours']} h; open incidents end at "
+              f"{doc['as_of']}")
+    t = Table(title="1. Incident parts on this unit (own and inherited)")
+    for col in ("id", "row", "scope/target", "category", "impact", "part", "start", "end", "seconds", "flags"):
+        t.add_column(col, no_wrap=col in ("start", "end", "id"))
+    for p in doc["incidents"]:
+        impact = p["impact"] + (f" ({p['gpus_lost']} GPUs)" if p["gpus_lost"] is not None else "")
+        t.add_row(p["id"], str(p["row"]), f"{p['scope']} {p['target']}", p["category"], impact, p["part"],
+                  p["start"], p["end"], str(p["seconds"]), " ".join(p["flags"]))
+    con.print(t if doc["incidents"] else "1. No incident touches this unit in the month.")
+    for k, step in enumerate(doc["steps"], start=2):
+        ivs = step["intervals"]
+        con.print(f"{k}. {step['step']}: " + ("none" if not ivs else ""))
+        for iv in ivs:
+            extra = f", {iv['gpus_lost']} GPUs lost" if "gpus_lost" in iv else ""
+            inm = f" ({iv['in_month_seconds']} s in the month)" if "in_month_seconds" in iv and \
+                iv["in_month_seconds"] != iv["seconds"] else ""
+            con.print(f"     {iv['start']} – {iv['end']}  {iv['seconds']} s{inm}{extra}")
+    a = doc["availability"]
+    n = len(doc["steps"]) + 2
+    if a is None:
+        con.print(f"{n}. No service level for {doc['scope']}s: no availability figure.")
+    else:
+        con.print(f"{n}. Downtime {a['downtime_seconds']} s"
+                  + (f" ({a['lost_gpu_seconds']} GPU-seconds lost)" if a["lost_gpu_seconds"] is not None else "")
+                  + f"; excluded {a['excluded_seconds']} s (reported only)")
+        con.print(f"   availability = {a['formula']} = {a['exact']} → shown as {a['availability_pct']}%; "
+                  f"target {a['target_pct']}%: {'met' if a['met'] else 'NOT met'}")
+        for tier in a["tiers"]:
+            con.print(f"   tier below {tier['below']}% → {tier['credit']}%: {'applies' if tier['applies'] else 'no'}")
+        if a["pro_rata"]:
+            con.print(f"   pro rata: {a['pro_rata']['formula']}")
+        con.print(f"   credit {a['credit_pct']}% of the {doc['scope']} fee {a['unit_fee']} = {a['unit_credit']}")
+        if a["flags"]:
+            con.print(f"   flags: {', '.join(a['flags'])}")
+    m = doc["money"]
+    con.print(f"{n + 1}. Money ({m['currency']}), node fee = {m['node_fee_formula']}; stacking: {m['stacking']}")
+    for node in m["nodes"]:
+        shares = "; ".join(f"{s['scope']} {s['unit']}: {s['share_of_fee']}" for s in node["shares"]) or "none"
+        con.print(f"   {node['node']}: fee {node['fee_exact']} → {node['fee']}; shares of fee: {shares}; "
+                  f"basis {node['basis']}; credit rounded half-up {node['credit_rounded']}; "
+                  f"after cap and minimum {node['after_cap_and_minimum']}")
+    if m.get("nodes_not_listed"):
+        con.print(f"   … {m['nodes_not_listed']} more nodes")
+    pm = m["period"]
+    con.print(f"{n + 2}. Month: fee total {pm['fee_total']}, node credits {pm['credit_uncapped']}, cap "
+              f"{pm['cap_amount'] or 'none'}{' (applied)' if pm['cap_applied'] else ''}, minimum {pm['minimum']}"
+              f"{' (applied: nothing issued)' if pm['minimum_applied'] else ''} → credit total {pm['credit_total']}")
+    return buf.getvalue()
+
+
+def register(group: click.Group) -> None:
+    group.add_command(credits)
+    group.add_command(explain)

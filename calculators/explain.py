@@ -1,0 +1,207 @@
+"""`explain`: one unit, one month, from incident intervals to credit, step by step.
+
+The document lists every incident part on the unit (own and inherited from the racks,
+clusters and sites above it) with what was counted and what was excluded, the merged
+outages and those `min_outage` dropped, the rack/cluster rule intervals that apply, the
+final down intervals in the month, availability as an exact fraction, the tier or pro-rata
+arithmetic, the fee, the node's share from each scope with stacking, rounding, and the
+node's share of the capped total. It is computed by the same engine run as `credits`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from calculators import credits as cr
+from calculators.engine import (CLUSTER, DOWN, NODE, RACK, SCOPES, SITE, EngineError, Pieces, Trace, Tree,
+                                flag_names, run)
+from calculators.intervals import Intervals, merge
+from calculators.periods import parse_month
+from calculators.result import iso
+
+
+def find_unit(topology, unit_id: str) -> str:
+    for scope in SCOPES:
+        if unit_id in topology.index_of(scope):
+            return scope
+    raise EngineError(f"{unit_id!r} is not a node, rack, cluster or site of the contract")
+
+
+def _ivs(iv: Intervals, unit: int, base: int, lo: int, hi: int) -> list[dict[str, Any]]:
+    m = (iv.unit == unit) & (iv.end > lo) & (iv.start < hi)
+    out = []
+    for s, e in zip(iv.start[m].tolist(), iv.end[m].tolist()):
+        out.append({"start": iso(s + base), "end": iso(e + base), "seconds": e - s,
+                    "in_month_seconds": max(0, min(e, hi) - max(s, lo))})
+    return sorted(out, key=lambda d: d["start"])
+
+
+def _exact(x: Fraction, places: int = 6) -> str:
+    if x.denominator == 1:
+        return str(x.numerator)
+    d = Decimal(x.numerator) / Decimal(x.denominator)
+    exact = Decimal(x.numerator) / Decimal(x.denominator) == d and (d * 10**places) % 1 == 0
+    return format(d.quantize(Decimal(1).scaleb(-places)), "f") + ("" if exact else "…")
+
+
+def _pieces(p: Pieces, unit: int, frame, base: int, lo: int, hi: int, kind: str) -> list[dict[str, Any]]:
+    m = (p.iv.unit == unit) & (p.iv.end > lo) & (p.iv.start < hi)
+    out = []
+    for i in np.flatnonzero(m).tolist():
+        r = int(p.row[i])
+        s, e = int(p.iv.start[i]), int(p.iv.end[i])
+        row = frame.iloc[r]
+        out.append({"id": str(row["id"]), "row": int(row["row"]), "scope": str(row["scope"]),
+                    "target": str(row["target"]), "category": str(row["category"]), "impact": str(row["impact"]),
+                    "part": kind, "start": iso(s + base), "end": iso(e + base), "seconds": e - s,
+                    "gpus_lost": None if int(p.ga[i]) == DOWN else int(p.ga[i]),
+                    "flags": flag_names(int(p.flags[i]))})
+    return sorted(out, key=lambda d: (d["start"], d["id"]))
+
+
+def explain(lc, log, unit_id: str, period: str, as_of: datetime | int | None = None) -> dict[str, Any]:
+    zone = lc.model.contract.timezone
+    per = parse_month(period, zone)
+    scope = find_unit(lc.topology, unit_id)
+    result, tr, tree = run(lc, log, [per], as_of, support=False)
+    c = SCOPES.index(scope)
+    u = lc.topology.index_of(scope)[unit_id]
+    base = tr.base
+    ps, pe = per.start - base, per.end - base
+    frame = log.frame
+    dt = lc.model.downtime
+    mo = int(dt.min_outage.total_seconds())
+
+    # the window: the month, widened to whole merged outages that cross its bounds
+    final = tr.final(c)
+    touching = (final.unit == u) & (final.end > ps) & (final.start < pe)
+    lo = min([ps] + final.start[touching].tolist())
+    hi = max([pe] + final.end[touching].tolist())
+
+    steps: list[dict[str, Any]] = []
+    incidents = (_pieces(tr.counted[c], u, frame, base, lo, hi, "counted")
+                 + _pieces(tr.excluded[c], u, frame, base, lo, hi, "excluded"))
+    if c == NODE:
+        own = tr.counted[NODE].down()
+        steps.append({"step": "merged outages (overlapping or touching parts joined)",
+                      "intervals": _ivs(merge(own.iv), u, base, lo, hi)})
+        steps.append({"step": f"dropped by min_outage ({mo} s)", "intervals": _ivs(tr.node_short, u, base, lo, hi)})
+        rack = tree.owner(NODE, RACK)[u]
+        if dt.rack is not None:
+            steps.append({"step": f"rack {tree.names[RACK][rack]}: >= {dt.rack.down_when_nodes_down} nodes down",
+                          "intervals": _ivs(tr.rack_rule, rack, base, lo, hi)})
+        steps.append({"step": f"rack {tree.names[RACK][rack]} down"
+                              + (" (node follows the rack)" if dt.rack and dt.rack.nodes_follow_rack else
+                                 " (node does not follow the rack)"),
+                      "intervals": _ivs(tr.rack_down, rack, base, lo, hi)})
+        cl = tree.owner(NODE, CLUSTER)[u]
+        if dt.cluster is not None:
+            steps.append({"step": f"cluster {tree.names[CLUSTER][cl]} down (its incidents, or nodes up below "
+                                  f"{dt.cluster.down_when_available_below}%)"
+                                  + (" (node follows the cluster)" if dt.cluster.nodes_follow_cluster else
+                                     " (node does not follow the cluster)"),
+                          "intervals": _ivs(tr.cluster_down, cl, base, lo, hi)})
+        if len(tr.degraded):
+            d = tr.degraded
+            m = (d.iv.unit == u) & (d.iv.end > lo) & (d.iv.start < hi)
+            steps.append({"step": "degraded (proportional): GPUs lost while not down",
+                          "intervals": [{"start": iso(int(s) + base), "end": iso(int(e) + base),
+                                         "seconds": int(e - s), "gpus_lost": int(g)}
+                                        for s, e, g in zip(d.iv.start[m], d.iv.end[m], d.ga[m])]})
+    else:
+        own = merge(tr.counted[c].down().iv)
+        steps.append({"step": f"own and inherited {scope} incidents, merged", "intervals": _ivs(own, u, base, lo, hi)})
+        rule, short = {RACK: (tr.rack_rule, tr.rack_short), CLUSTER: (tr.cluster_rule, tr.cluster_short),
+                       SITE: (tr.site_rule, tr.site_short)}[c]
+        label = {RACK: f"rack rule: >= {dt.rack.down_when_nodes_down} nodes down" if dt.rack else "no rack rule",
+                 CLUSTER: (f"cluster rule: nodes up below {dt.cluster.down_when_available_below}%"
+                           if dt.cluster else "no cluster rule"),
+                 SITE: "all clusters of the site down"}[c]
+        steps.append({"step": label, "intervals": _ivs(rule, u, base, lo, hi)})
+        steps.append({"step": f"dropped by min_outage ({mo} s)", "intervals": _ivs(short, u, base, lo, hi)})
+    steps.append({"step": "down intervals (final)", "intervals": _ivs(final, u, base, lo, hi)})
+
+    pr = result.periods[0]
+    out: dict[str, Any] = {
+        "contract": lc.id, "unit": unit_id, "scope": scope, "parents": lc.topology.parent(scope, unit_id),
+        "period": per.label, "zone": zone, "start": iso(per.start), "end": iso(per.end),
+        "month_seconds": per.seconds, "hours": format(per.hours.normalize(), "f"),
+        "as_of": iso(result.as_of), "incidents": incidents, "steps": steps,
+    }
+    sm = pr.scopes.get(scope)
+    if sm is not None:
+        row = sm.row(u)
+        lnum, dn = int(sm.lnum[u]), int(sm.dn[u])
+        loss = Fraction(lnum, dn)
+        avail = 1 - loss / per.seconds
+        sl = getattr(lc.model.service_levels, scope)
+        tiers = []
+        for t in sl.credits or []:
+            tiers.append({"below": str(t.below), "credit": str(t.credit),
+                          "applies": bool(avail * 100 < Fraction(t.below))})
+        out["availability"] = {
+            "downtime_seconds": row["downtime_seconds"],
+            "lost_gpu_seconds": lnum if dn != 1 else None,
+            "excluded_seconds": row["excluded_seconds"],
+            "formula": f"1 - {_exact(loss)} / {per.seconds}",
+            "exact": _exact(avail * 100, 8) + "%",
+            "availability_pct": row["availability_pct"],
+            "target_pct": row["target_pct"], "met": row["met"],
+            "tiers": tiers,
+            "pro_rata": (None if sl.pro_rata is None else
+                         {"multiplier": str(sl.pro_rata.multiplier),
+                          "formula": f"min(1, {_exact(loss / 3600)} h x {sl.pro_rata.multiplier} / "
+                                     f"{format(per.hours.normalize(), 'f')} h) of the fee"}),
+            "credit_pct": row["credit_pct"], "unit_fee": row["fee"], "unit_credit": row["credit"],
+            "incidents": row["incidents"], "flags": row["flags"],
+        }
+    else:
+        out["availability"] = None
+    out["money"] = _money(lc, pr, tree, scope, u)
+    return out
+
+
+def _money(lc, pr, tree: Tree, scope: str, u: int) -> dict[str, Any]:
+    pricing = lc.model.pricing
+    c = SCOPES.index(scope)
+    nodes = np.flatnonzero(tree.owner(NODE, c) == u) if c != NODE else np.array([u])
+    first = int(nodes[0])
+    gpus = int(tree.gpus[first])
+    if pricing.per_gpu_hour is not None:
+        fee_formula = f"{gpus} GPUs x {pricing.per_gpu_hour} per GPU-hour x {format(pr.period.hours.normalize(), 'f')} h"
+    else:
+        fee_formula = f"{pricing.per_node_month} per node-month"
+    nm = pr.nodes
+    uncapped = pr.credit_uncapped_cents
+    money: dict[str, Any] = {"currency": lc.model.contract.currency, "stacking": lc.model.credits.stacking,
+                             "node_fee_formula": fee_formula, "nodes": []}
+    for i in nodes.tolist()[:50]:
+        shares = []
+        for name, sm in pr.scopes.items():
+            owner = int(tree.owner(NODE, SCOPES.index(name))[i])
+            share = Fraction(int(sm.share_num[owner]), int(sm.share_den[owner]))
+            shares.append({"scope": name, "unit": sm.ids[owner], "share_of_fee": _exact(share * 100, 6) + "%"})
+        fee = Fraction(int(nm.fee_num[i]), nm.fee_den)
+        credit = int(nm.credit_cents[i])
+        share_of_total = (Fraction(credit * pr.credit_total_cents, uncapped) if uncapped else Fraction(0))
+        money["nodes"].append({
+            "node": nm.ids[i], "fee_exact": _exact(fee, 6), "fee": cr.money(int(nm.fee_cents[i])),
+            "shares": shares, "basis": str(nm.basis[i]) or "none",
+            "credit_rounded": cr.money(credit),
+            "after_cap_and_minimum": cr.money(int(share_of_total)) if share_of_total.denominator == 1
+            else _exact(share_of_total / 100, 4),
+        })
+    if len(nodes) > 50:
+        money["nodes_not_listed"] = len(nodes) - 50
+    money["period"] = {
+        "fee_total": cr.money(pr.fee_total_cents), "credit_uncapped": cr.money(uncapped),
+        "cap_amount": cr.money(pr.cap_cents) if pr.cap_cents is not None else None,
+        "cap_applied": pr.cap_applied, "minimum": str(pr.minimum_cents), "minimum_applied": pr.minimum_applied,
+        "credit_total": cr.money(pr.credit_total_cents),
+    }
+    return money

@@ -1,0 +1,124 @@
+"""`slakit credits` and `slakit explain` end to end on small files."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from click.testing import CliRunner
+
+from slakit.cli import main
+from tests.calculators.helpers import EXAMPLE_CONTRACT
+
+LOG = """id,scope,target,start,end,category,notice_at
+B1,node,n2,2027-02-10T00:00:00Z,2027-02-10T04:01:00Z,,
+B2,node,n3,2027-02-10T00:00:00Z,2027-02-10T00:04:00Z,,
+C1,node,n4,2027-02-20T08:00:00Z,2027-02-20T14:00:00Z,maintenance,2027-02-19T08:00:00Z
+O1,node,n1,2027-03-31T20:00:00Z,,,
+"""
+
+BAD = LOG + """X1,node,n9,2027-02-01T00:00:00Z,2027-02-01T01:00:00Z,,
+X2,node,n1,2027-02-01T02:00:00Z,2027-02-01T01:00:00Z,,
+"""
+
+UNIT_KEYS = {"scope", "id", "downtime_seconds", "excluded_seconds", "availability_pct", "target_pct", "met",
+             "credit_pct", "credit", "incidents", "flags"}
+
+
+def files(tmp_path, log=LOG):
+    c = tmp_path / "c.yaml"
+    c.write_text(EXAMPLE_CONTRACT)
+    i = tmp_path / "incidents.csv"
+    i.write_text(log)
+    return str(c), str(i)
+
+
+def test_credits_json_has_the_stable_shape(tmp_path):
+    c, i = files(tmp_path)
+    r = CliRunner().invoke(main, ["credits", c, i, "--quarter", "2027-Q1", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert {"contract", "currency", "as_of", "skipped_rows", "periods", "support", "termination"} <= set(doc)
+    assert doc["as_of"] == "2027-04-01T00:00:00Z"
+    assert [p["period"] for p in doc["periods"]] == ["2027-01", "2027-02", "2027-03"]
+    feb = doc["periods"][1]
+    assert {"period", "fee_total", "credit_uncapped", "credit_total", "cap_applied", "units", "nodes"} <= set(feb)
+    assert all(UNIT_KEYS <= set(u) for u in feb["units"])
+    assert len(feb["units"]) == 4 and len(feb["nodes"]) == 4           # every node listed
+    n2 = next(u for u in feb["units"] if u["id"] == "n2")
+    assert n2["credit"] == "1075.20" and isinstance(n2["credit"], str)
+    n4 = next(u for u in feb["units"] if u["id"] == "n4")
+    assert n4["flags"] == ["notice_not_met"] and n4["credit"] == "1075.20"
+    assert feb["credit_total"] == "2150.40"
+    mar = doc["periods"][2]
+    n1 = next(u for u in mar["units"] if u["id"] == "n1")
+    assert n1["flags"] == ["open_incident"] and n1["downtime_seconds"] == 4 * 3600
+
+
+def test_credits_as_of_ends_open_incidents(tmp_path):
+    c, i = files(tmp_path)
+    r = CliRunner().invoke(main, ["credits", c, i, "--period", "2027-03", "--as-of", "2027-03-31T21:00:00Z",
+                                  "--format", "json"])
+    assert r.exit_code == 0, r.output
+    n1 = next(u for u in json.loads(r.stdout)["periods"][0]["units"] if u["id"] == "n1")
+    assert n1["downtime_seconds"] == 3600
+
+
+def test_credits_csv_one_row_per_unit_month(tmp_path):
+    c, i = files(tmp_path)
+    r = CliRunner().invoke(main, ["credits", c, i, "--period", "2027-02", "--period", "2027-03", "--format", "csv"])
+    assert r.exit_code == 0, r.output
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert len(rows) == 8
+    assert {row["period"] for row in rows} == {"2027-02", "2027-03"}
+    assert next(row for row in rows if row["id"] == "n2" and row["period"] == "2027-02")["credit"] == "1075.20"
+
+
+def test_bad_rows_stop_the_computation_and_are_all_printed(tmp_path):
+    c, i = files(tmp_path, BAD)
+    r = CliRunner().invoke(main, ["credits", c, i, "--period", "2027-02"])
+    assert r.exit_code == 1
+    assert "row 5" in r.output and "row 6" in r.output
+
+
+def test_skip_bad_rows_lists_them_in_the_output(tmp_path):
+    c, i = files(tmp_path, BAD)
+    r = CliRunner().invoke(main, ["credits", c, i, "--period", "2027-02", "--skip-bad-rows", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert sorted({p["row"] for p in doc["skipped_rows"]}) == [5, 6]
+    assert doc["periods"][0]["credit_total"] == "2150.40"
+
+
+def test_table_and_output_file(tmp_path):
+    c, i = files(tmp_path)
+    out = tmp_path / "credits.txt"
+    r = CliRunner().invoke(main, ["credits", c, i, "--period", "2027-02", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    text = out.read_text()
+    assert "2150.40" in text and "n2" in text
+
+
+def test_usage_errors(tmp_path):
+    c, i = files(tmp_path)
+    assert CliRunner().invoke(main, ["credits", c, i]).exit_code == 2
+    assert CliRunner().invoke(main, ["credits", c, i, "--period", "2027-13"]).exit_code == 2
+    assert CliRunner().invoke(main, ["credits", c, i, "--quarter", "2027-Q5"]).exit_code == 2
+    assert CliRunner().invoke(main, ["credits", c, i, "--period", "2027-02", "--as-of", "2027-03-01T00:00"]).exit_code == 2
+
+
+def test_explain_prints_the_arithmetic(tmp_path):
+    c, i = files(tmp_path)
+    r = CliRunner().invoke(main, ["explain", c, i, "--unit", "n4", "--period", "2027-02"])
+    assert r.exit_code == 0, r.output
+    assert "C1" in r.output and "notice_not_met" in r.output
+    assert "1 - 21600 / 2419200" in r.output
+    assert "1075.20" in r.output
+    r = CliRunner().invoke(main, ["explain", c, i, "--unit", "n3", "--period", "2027-02", "--format", "json"])
+    doc = json.loads(r.stdout)
+    dropped = next(s for s in doc["steps"] if s["step"].startswith("dropped by min_outage"))
+    assert dropped["intervals"][0]["seconds"] == 240
+    assert doc["availability"]["downtime_seconds"] == 0
+    r = CliRunner().invoke(main, ["explain", c, i, "--unit", "nope", "--period", "2027-02"])
+    assert r.exit_code == 1
