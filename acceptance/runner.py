@@ -205,7 +205,7 @@ def expected_text(c: Criterion, check: Check) -> str:
     if metric:
         parts.append(f"{metric} {Bounds.of(c).describe(check.units.get(metric, ''))}")
     for k, v in (c.expect or {}).items():
-        parts.append(f"{k}: {v}")
+        parts.append(f"{k}: {str(v).lower() if isinstance(v, bool) else v}")
     return "; ".join(parts) or "—"
 
 

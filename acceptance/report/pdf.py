@@ -68,7 +68,8 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
         ["Bundle verifies", "yes" if bundle_ok else "NO — files changed, missing or added since the manifest"],
     ]
     if run.get("overrides"):
-        info.append(["Parameter overrides", "; ".join(f"{c}: {v}" for c, v in run["overrides"].items())])
+        info.append(["Parameter overrides", "; ".join(
+            f"{c}: " + ", ".join(f"{k}={v}" for k, v in kv.items()) for c, kv in run["overrides"].items())])
     t = Table([[p(k, small), p(v, mono if "SHA" in k or "digest" in k else small)] for k, v in info],
               colWidths=[38 * mm, 132 * mm])
     t.setStyle(TableStyle([("GRID", (0, 0), (-1, -1), 0.25, colors.grey), ("VALIGN", (0, 0), (-1, -1), "TOP"),
