@@ -43,7 +43,12 @@ def _print_verdicts(verdicts, title: str) -> None:
     for col in ("criterion", "node", "status", "measured", "expected", "reason"):
         table.add_column(col)
     for v in verdicts:
-        measured = "" if v.measured is None else (f"{v.measured} s" if isinstance(v.measured, float) else str(v.measured))
+        if v.measured is None:
+            measured = ""
+        elif v.criterion.startswith("health.") and isinstance(v.measured, float):
+            measured = f"{v.measured} s"
+        else:
+            measured = str(v.measured)
         table.add_row(v.criterion, v.node or "", str(v.status), measured, v.expected, v.reason)
     Console().print(table)
     for v in verdicts:
@@ -359,7 +364,126 @@ def _print_reconciliation(result, credit: dict) -> None:
     click.echo(f"credit difference (ours - theirs): {credit['difference']} {credit['currency']}")
 
 
+
+@click.command("burn-in")
+@click.argument("contract", type=click.Path(dir_okay=False))
+@click.option("--duration", type=DURATION, help="Total stress time [default: acceptance.burn_in.duration].")
+@click.option("--executor", "executor_name", type=click.Choice(["slurm", "local"]), default="slurm",
+              show_default=True, help="slurm: every node at once through srun; local: this host.")
+@click.option("--nodes", "nodes_expr", help="Hostlist of nodes [default: the contract's nodes; this host for local].")
+@click.option("--partition", help="Slurm partition to run in.")
+@click.option("--stress", type=click.Choice(["gpu", "cpu"]), default="gpu", show_default=True,
+              help="cpu proves the loop on hosts without GPUs.")
+@click.option("--interval", type=DURATION, default="60s", show_default=True, help="Sampling interval.")
+@click.option("--segment", type=DURATION, default="15m", show_default=True,
+              help="Checkpoint length: an interruption repeats at most one segment.")
+@click.option("--max-xid", type=click.IntRange(min=0), help="Xid events allowed [default: contract, else 0].")
+@click.option("--max-throttle", "max_throttle", type=click.FloatRange(0, 100),
+              help="Percent of GPU samples allowed to be throttled [default: contract].")
+@click.option("-o", "--out", "out", default="evidence", show_default=True, type=click.Path(file_okay=False),
+              help="Evidence bundle folder; the burn-in writes under burn-in/.")
+@click.option("--resume", is_flag=True, help="Continue an interrupted burn-in in the same bundle.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def burn_in(contract, duration, executor_name, nodes_expr, partition, stress, interval, segment, max_xid,
+            max_throttle, out, resume, fmt) -> None:
+    """Stress all nodes at once for the contract's burn-in time and judge the samples.
+
+    Progress and an ETA go to stderr after every segment. Exit 0 when every node passes,
+    1 when a node fails or errs (or the burn-in is incomplete).
+    """
+    import time
+    from pathlib import Path
+
+    from acceptance.burnin import (
+        RESULTS, STATE, Plan, done_s, judge, limits_from_contract, new_state, same_plan, segment_record,
+    )
+    from acceptance.checks.base import CollectContext
+    from acceptance.checks.gpu_burn import BurnCheck, BurnParams
+    from acceptance.evidence import Bundle, node_file
+    from acceptance.executors.base import utc_now
+    from acceptance.executors.local import LocalExecutor
+    from acceptance.executors.slurm import SlurmExecutor
+    from acceptance.results import Status, worst
+    from slaschema.cli import load_or_exit
+    from slaschema.hostlist import HostlistError, expand
+
+    lc = load_or_exit(contract, fmt)
+    burn_cfg = lc.model.acceptance.burn_in if lc.model.acceptance is not None else None
+    total = duration or (burn_cfg.duration if burn_cfg is not None else None)
+    if total is None:
+        raise click.UsageError("no burn-in duration: give --duration or acceptance.burn_in.duration in the contract")
+    if nodes_expr:
+        try:
+            nodes = expand(nodes_expr)
+        except HostlistError as exc:
+            raise click.BadParameter(str(exc), param_hint="--nodes")
+    elif executor_name == "local":
+        import socket
+
+        nodes = [socket.gethostname().split(".")[0] or "localhost"]
+    else:
+        nodes = list(lc.topology.nodes)
+    plan = Plan(total.total_seconds(), min(segment.total_seconds(), total.total_seconds()),
+                interval.total_seconds(), stress, tuple(nodes))
+    limits = limits_from_contract(burn_cfg, max_xid, max_throttle)
+    bundle = Bundle(Path(out))
+    state_path = bundle.path(STATE)
+    if state_path.exists():
+        if not resume:
+            raise click.UsageError(f"{state_path} exists: continue it with --resume or choose another --out")
+        bundle.adopt_existing()
+        state = json.loads(state_path.read_text())
+        if not same_plan(state, plan):
+            raise click.UsageError(f"{state_path} was started with other settings: {state.get('plan')}")
+    else:
+        bundle.adopt_existing()
+        state = new_state(plan)
+        bundle.write_json(STATE, state)
+
+    executor = SlurmExecutor(partition=partition) if executor_name == "slurm" else LocalExecutor()
+    check = BurnCheck()
+    ctx = CollectContext(executor=executor, nodes=tuple(nodes), timeout_s=0)
+    lengths = plan.segments()
+    first = len(state["segments"])
+    t_run = time.monotonic()
+    for index in range(first, len(lengths)):
+        length = lengths[index]
+        params = BurnParams(duration_s=length, interval_s=min(plan.interval_s, length), stress=stress)
+        started = utc_now()
+        raws = executor.run(check.argv(params, ctx), nodes, check.timeout(params))
+        finished = utc_now()
+        for node, raw in raws.items():
+            bundle.write_json(f"burn-in/seg-{index:03d}/{node_file(node)}.json", raw.to_json(), pretty=False)
+        record = segment_record(index, length, started, finished, raws, check.parse)
+        state["segments"].append(record)
+        bundle.write_json(STATE, state)
+        done = done_s(state)
+        ok = sum(1 for v in record["nodes"].values() if "metrics" in v)
+        rate = (time.monotonic() - t_run) / max(done - sum(lengths[:first]), 1e-9)
+        eta = (plan.duration_s - done) * rate
+        click.echo(f"burn-in {_hms(done)}/{_hms(plan.duration_s)} ({done / plan.duration_s:.0%}), "
+                   f"ETA {_hms(eta)}; segment {index + 1}/{len(lengths)}: {ok}/{len(nodes)} nodes answered",
+                   err=True)
+    verdicts = judge(state, limits)
+    status = worst(v.status for v in verdicts)
+    doc = {"status": str(status), "plan": plan.to_json(), "limits": limits, "done_s": done_s(state),
+           "verdicts": [_verdict_json(v) for v in verdicts]}
+    bundle.write_json(RESULTS, doc)
+    bundle.write_manifest()
+    if fmt == "json":
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        _print_verdicts(verdicts, f"Burn-in {_hms(done_s(state))} on {len(nodes)} nodes ({stress})")
+    sys.exit(1 if status in (Status.FAIL, Status.ERROR) else 0)
+
+
+def _hms(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
 def register(group: click.Group) -> None:
     get_accept_group(group).add_command(drill)
+    get_accept_group(group).add_command(burn_in)
     group.add_command(watch)
     group.add_command(reconcile_cmd)
