@@ -134,8 +134,9 @@ def _scalar(text: str) -> Any:
 
 
 def plan(criteria: Sequence[Criterion], overrides: Mapping[str, Mapping[str, Any]] | None = None,
-         timeout_s: float | None = None) -> list[Planned]:
-    """Validate every criterion's params up front; all problems at once."""
+         timeout_s: float | None = None, contract: Any = None) -> list[Planned]:
+    """Validate every criterion's params up front; all problems at once. `contract` (the model)
+    supplies params some checks take from other sections (the security checks: `access`)."""
     overrides = dict(overrides or {})
     problems: list[Problem] = []
     known_ids = {c.id for c in criteria}
@@ -151,7 +152,8 @@ def plan(criteria: Sequence[Criterion], overrides: Mapping[str, Mapping[str, Any
                                     path=f"acceptance.criteria[{c.id}].check"))
             continue
         try:
-            params = check.params(c, overrides.get(c.id))
+            defaults = check.contract_params(contract) if contract is not None else None
+            params = check.params(c, overrides.get(c.id), defaults)
         except InputError as exc:
             problems.extend(exc.problems)
             continue
@@ -342,7 +344,8 @@ def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executo
     # the data reach the disk with one sync at the end instead of an fsync per file.
     bundle = Bundle(opts.out, durable=False)
     previous = _previous_run(opts, contract)
-    planned = plan(select(contract.model.acceptance.criteria, opts.only), opts.overrides, opts.timeout_s)
+    planned = plan(select(contract.model.acceptance.criteria, opts.only), opts.overrides, opts.timeout_s,
+                   contract.model)
     if previous is not None:
         bundle.adopt_existing()
     states: dict[str, str] = {p.criterion.id: "pending" for p in planned}
@@ -545,7 +548,7 @@ def evaluate_bundle(contract: LoadedContract, root: Path, *, only: Sequence[str]
             meta = {}
     if overrides is None:
         overrides = meta.get("overrides") or {}
-    planned = plan(select(contract.model.acceptance.criteria, only), overrides)
+    planned = plan(select(contract.model.acceptance.criteria, only), overrides, contract=contract.model)
     results = []
     nodes: set[str] = set()
     for p in planned:

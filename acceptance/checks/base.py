@@ -150,8 +150,11 @@ class Check:
     units: ClassVar[dict[str, str]] = {}
 
     # -- params --------------------------------------------------------------------------
-    def params(self, criterion: Criterion, overrides: Mapping[str, Any] | None = None) -> CheckParams:
-        raw = dict(criterion.params or {})
+    def params(self, criterion: Criterion, overrides: Mapping[str, Any] | None = None,
+               defaults: Mapping[str, Any] | None = None) -> CheckParams:
+        """Validated params: `defaults` (from the contract), then the criterion's, then `overrides`."""
+        raw = dict(defaults or {})
+        raw.update(criterion.params or {})
         raw.update(overrides or {})
         try:
             return self.prepare(criterion, self.Params.model_validate(raw))
@@ -166,6 +169,15 @@ class Check:
                 )
                 for err in exc.errors()
             ]) from None
+
+    def contract_params(self, contract: Any) -> dict[str, Any]:
+        """Params the check takes from other sections of the contract (e.g. `access`).
+
+        A check module may define `contract_overrides(contract) -> dict`; the criterion's own
+        params and `--param` overrides take precedence over what it returns.
+        """
+        hook = getattr(sys.modules.get(type(self).__module__), "contract_overrides", None)
+        return dict(hook(contract)) if callable(hook) else {}
 
     def timeout(self, params: CheckParams, default: float | None = None) -> float:
         if params.timeout_s is not None:
@@ -252,10 +264,21 @@ def register(cls: type[Check]) -> type[Check]:
     return cls
 
 
-def get_check(name: str) -> Check | None:
-    import acceptance.checks  # noqa: F401  (registers every check module)
+# Packages whose import registers more checks (the security checks live with the security audit).
+CHECK_MODULES = ("acceptance.checks", "acceptance.security.checks")
 
-    cls = REGISTRY.get(name)
+
+def load_checks() -> dict[str, type[Check]]:
+    """Import every check module; the full registry."""
+    import importlib
+
+    for name in CHECK_MODULES:
+        importlib.import_module(name)
+    return REGISTRY
+
+
+def get_check(name: str) -> Check | None:
+    cls = load_checks().get(name)
     return cls() if cls is not None else None
 
 

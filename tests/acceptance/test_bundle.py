@@ -292,3 +292,16 @@ def test_sigint_leaves_a_consistent_bundle_and_resume_finishes(tmp_path):
     assert [c["status"] for c in doc["criteria"]] == ["pass", "pass", "pass"]
     assert verify(out).ok
     assert (out / "raw" / "sw" / f"{node}.json").read_bytes() == sw_raw      # not run again
+
+
+def test_security_checks_run_through_the_same_runner(tmp_path):
+    contract = contract_with(tmp_path, """
+- id: sec-isolation
+  check: security.isolation
+""")
+    out = tmp_path / "b"
+    doc = run(contract, out)
+    (crit,) = doc["criteria"]
+    assert crit["check"] == "security.isolation" and crit["verdicts"]
+    assert all(v["reason"] not in ("unknown_check", "unparseable_output", "tool_missing") for v in crit["verdicts"])
+    assert any((out / "raw" / "sec-isolation").iterdir()) and verify(out).ok

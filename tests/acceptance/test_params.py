@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acceptance.checks import REGISTRY, get_check
-from acceptance.checks.base import CollectContext, format_size, parse_size
+from acceptance.checks.base import CollectContext, format_size, load_checks, parse_size
 from acceptance.executors.local import LocalExecutor
 from acceptance.runner import parse_overrides, plan, select
 from slaschema.checks import KNOWN_CHECKS
@@ -68,8 +68,9 @@ def test_argv_items_carry_one_value_each():
 
 
 def test_every_known_check_is_registered():
-    runnable = {k for k, v in KNOWN_CHECKS.items() if v[0] != "security"}
-    assert set(REGISTRY) == runnable
+    assert set(load_checks()) == set(KNOWN_CHECKS)
+    assert {k for k in REGISTRY if not k.startswith("security.")} == {k for k, v in KNOWN_CHECKS.items()
+                                                                     if v[0] != "security"}
 
 
 CRITERIA = [Criterion(id="inv", check="gpu.inventory", expect={"gpus_per_node": 4}),
