@@ -1,0 +1,70 @@
+"""Months in a zone, and the vectorised interval operations."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import numpy as np
+import pytest
+
+from calculators.intervals import Intervals, at_least, a_minus_b, drop_short, intersect, merge, overlap_pairs, seconds_in
+from calculators.periods import PeriodError, month, parse_periods
+
+
+def test_dst_months_have_743_and_745_hours():
+    assert month(2027, 3, "America/Chicago").hours == Decimal(743)
+    assert month(2027, 11, "America/Chicago").hours == Decimal(721)      # 30 days + 1 h
+    assert month(2027, 10, "America/Chicago").hours == Decimal(744)
+    assert month(2027, 3, "Europe/Berlin").hours == Decimal(743)
+    assert month(2027, 10, "Europe/Berlin").hours == Decimal(745)
+    assert month(2027, 2, "UTC").hours == Decimal(672)
+    feb = month(2027, 2, "America/Chicago")
+    assert feb.start == 1801461600            # 2027-02-01T06:00:00Z
+
+
+def test_quarters_and_labels():
+    ps = parse_periods(["2027-Q1"], "UTC")
+    assert [p.label for p in ps] == ["2027-01", "2027-02", "2027-03"]
+    assert ps[0].end == ps[1].start
+    assert [p.label for p in parse_periods(["2027-03", "2027-01", "2027-03"], "UTC")] == ["2027-01", "2027-03"]
+    with pytest.raises(PeriodError):
+        parse_periods(["2027-13"], "UTC")
+    with pytest.raises(PeriodError):
+        parse_periods(["2027-Q0"], "UTC")
+
+
+def iv(*rows):
+    u, s, e = zip(*rows) if rows else ((), (), ())
+    return Intervals.of(u, s, e)
+
+
+def rows(x: Intervals):
+    return sorted(zip(x.unit.tolist(), x.start.tolist(), x.end.tolist()))
+
+
+def test_merge_joins_overlapping_and_touching_per_unit():
+    x = iv((0, 10, 20), (0, 20, 30), (0, 25, 26), (0, 40, 50), (1, 15, 16), (1, 5, 5))
+    assert rows(merge(x)) == [(0, 10, 30), (0, 40, 50), (1, 15, 16)]
+
+
+def test_min_outage_applies_to_merged_intervals():
+    kept, dropped = drop_short(merge(iv((0, 0, 200), (0, 200, 400), (1, 0, 299))), 300)
+    assert rows(kept) == [(0, 0, 400)]
+    assert rows(dropped) == [(1, 0, 299)]
+
+
+def test_at_least_counts_units_down_at_once():
+    nodes = iv((0, 0, 100), (0, 50, 150), (0, 60, 70), (1, 0, 10))
+    assert rows(at_least(nodes, np.array([2, 2]))) == [(0, 50, 100)]
+    assert rows(at_least(nodes, np.array([3, 1]))) == [(0, 60, 70), (1, 0, 10)]
+
+
+def test_seconds_overlap_and_difference():
+    a = merge(iv((0, 0, 100), (1, 10, 20)))
+    b = merge(iv((0, 50, 60), (0, 90, 200)))
+    assert seconds_in(a, 0, 1000, 2).tolist() == [100, 10]
+    assert seconds_in(a, 95, 1000, 2).tolist() == [5, 0]
+    assert rows(intersect(a, b)) == [(0, 50, 60), (0, 90, 100)]
+    assert rows(a_minus_b(a, b)) == [(0, 0, 50), (0, 60, 90), (1, 10, 20)]
+    i, j = overlap_pairs(iv((0, 55, 95)), b)
+    assert sorted(zip(i.tolist(), j.tolist())) == [(0, 0), (0, 1)]
