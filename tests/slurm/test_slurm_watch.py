@@ -4,6 +4,7 @@ with a watcher that is killed and restarted while a node is drained."""
 from __future__ import annotations
 
 import csv
+import json
 import os
 import signal
 import subprocess
@@ -185,12 +186,23 @@ def test_drain_and_resume_between_single_polls(slurm_cluster, tmp_path):
     try:
         assert runner.invoke(main, ["watch", "--slurm", "-o", str(log), "--once"]).exit_code == 0
         assert sorted(r["target"] for r in rows(log) if not r["end"]) == ["gpu-01", "gpu-04"]
+        time.sleep(1.5)   # whole seconds in the log: make the outage at least one
     finally:
         _scontrol("nodename=gpu-01,gpu-04", "state=resume")
     assert runner.invoke(main, ["watch", "--slurm", "-o", str(log), "--once"]).exit_code == 0
     got = rows(log)
     assert len(got) == 2 and all(r["end"] for r in got)
     assert {r["cause"] for r in got} == {"maintenance window"}
+    # the log feeds `slakit credits` as it is
+    contract = tmp_path / "c.yaml"
+    contract.write_text(CONTRACT.replace("DETECTION", "2m"))
+    month = got[0]["start"][:7]
+    credits = runner.invoke(main, ["credits", str(contract), str(log), "--period", month, "--format", "json"])
+    assert credits.exit_code == 0, credits.output
+    units = json.loads(credits.output[credits.output.index("{"):])["periods"][0]["units"]
+    down = {u["id"]: u for u in units if u["scope"] == "node" and u["downtime_seconds"] > 0}
+    assert set(down) == {"gpu-01", "gpu-04"}
+    assert sorted(i for u in down.values() for i in u["incidents"]) == sorted(r["id"] for r in got)
 
 
 def test_watch_once_fails_when_sinfo_cannot_reach_a_cluster(tmp_path, monkeypatch):
