@@ -632,16 +632,22 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
         end_text = text("end")
         col.add(ebs, "end_before_start", "end", end_text,
                 lambda i, v: f"end is before start ({_iso(en[i])} < {_iso(st[i])})", "swap or correct the times")
-    # targets, per scope; node targets may be hostlists
+    # targets, per scope; node targets may be hostlists. Lookups run on the distinct
+    # targets only (a few thousand even in a million-row log), then spread by code.
     idx = _TargetIndex(topo)
+    scope_code = pd.Index(SCOPES).get_indexer(scope.to_numpy(dtype=object))
+    t_codes, t_uniques = pd.factorize(target.to_numpy(dtype=object), use_na_sentinel=True)
+    has_target = t_codes >= 0
+    unit_pos = np.full(n, -1, dtype=np.int64)          # position of the target in its scope's units
     node_lists: dict[int, list[str]] = {}
     tgt_ok = np.zeros(n, dtype=bool)
-    for s in SCOPES:
-        in_scope = (scope == s).to_numpy() & target.notna().to_numpy()
+    for k, s in enumerate(SCOPES):
+        in_scope = (scope_code == k) & has_target
         if not in_scope.any():
             continue
-        known = np.zeros(n, dtype=bool)
-        known[in_scope] = target[in_scope].isin(idx.units[s]).to_numpy()
+        pos = np.append(idx.units[s].get_indexer(t_uniques), -1)[t_codes]
+        unit_pos[in_scope] = pos[in_scope]
+        known = in_scope & (pos >= 0)
         unknown = in_scope & ~known
         tgt_ok |= known
         if s == "node" and unknown.any():
@@ -668,29 +674,25 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
     # gpus_affected
     g_text = text("gpus_affected")
     g_present = g_text.notna().to_numpy()
-    gnum = pd.to_numeric(g_text, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    g_codes, g_uniques = pd.factorize(g_text.to_numpy(dtype=object), use_na_sentinel=True)
+    gnum = np.append(pd.to_numeric(pd.Series(g_uniques, dtype=object), errors="coerce").to_numpy(
+        dtype=float, na_value=np.nan), np.nan)[g_codes]
     not_int = g_present & (np.isnan(gnum) | (np.floor(np.nan_to_num(gnum)) != np.nan_to_num(gnum)))
     col.add(not_int, "gpus_affected_range", "gpus_affected", g_text, "gpus_affected must be a whole number",
             None)
     gvals = np.where(g_present & ~not_int, np.nan_to_num(gnum), 0).astype(np.int64)
     limit = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
-    for s in SCOPES:
-        m = (scope == s).to_numpy() & tgt_ok
-        if s == "node":
-            plain = m.copy()
-            expr_limit: dict[int, int] = {}
-            for i, names in node_lists.items():
-                plain[i] = False
-                key = id(names)   # rows with the same expression share one list
-                if key not in expr_limit:
-                    expr_limit[key] = int(idx.min_gpus["node"][idx.units["node"].get_indexer(names)].min())
-                limit[i] = expr_limit[key]
-            if plain.any():
-                pos = idx.units["node"].get_indexer(target[plain])
-                limit[plain] = idx.min_gpus["node"][pos]
-        elif m.any():
-            pos = idx.units[s].get_indexer(target[m])
-            limit[m] = idx.min_gpus[s][pos]
+    check = g_present & ~not_int
+    for k, s in enumerate(SCOPES):
+        m = check & (scope_code == k) & tgt_ok & (unit_pos >= 0)
+        if m.any():
+            limit[m] = idx.min_gpus[s][unit_pos[m]]
+    expr_limit: dict[int, int] = {}
+    for i, names in node_lists.items():
+        key = id(names)   # rows with the same expression share one list
+        if key not in expr_limit:
+            expr_limit[key] = int(idx.min_gpus["node"][idx.units["node"].get_indexer(names)].min())
+        limit[i] = expr_limit[key]
     out_range = g_present & ~not_int & ((gvals < 1) | (gvals > limit))
     col.add(out_range, "gpus_affected_range", "gpus_affected", g_text,
             lambda i, v: f"gpus_affected must be between 1 and {limit[i] if limit[i] < 2**62 else 'the GPUs per node'}",
@@ -708,24 +710,32 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
     keep = ~col.bad
     skipped = problems if skip_bad_rows else []
 
+    all_kept = not col.bad.any()
+
+    def pick(a: np.ndarray) -> np.ndarray:
+        return a if all_kept else a[keep]
+
     def na_int(a: np.ndarray) -> pd.arrays.IntegerArray:
-        a = a[keep]
-        return pd.arrays.IntegerArray(np.where(a == NA, 0, a), a == NA)
+        a = pick(a)
+        missing = a == NA
+        return pd.arrays.IntegerArray(np.where(missing, 0, a), missing)
+
+    def as_str(s: pd.Series) -> pd.Series:
+        return pd.Series(pick(s.to_numpy(dtype=object)), dtype=str)
 
     def na_text(s: pd.Series) -> pd.Series:
-        return s[keep].reset_index(drop=True).astype(object)
+        return pd.Series(pick(s.to_numpy(dtype=object)), dtype=object)
 
-    g_out = np.where(g_present, gvals, 0)[keep]
     frame = pd.DataFrame({
-        "id": ids[keep].reset_index(drop=True).astype(str),
-        "row": rows[keep],
-        "scope": scope[keep].reset_index(drop=True).astype(str),
-        "target": target[keep].reset_index(drop=True).astype(str),
-        "start": st[keep],
+        "id": as_str(ids),
+        "row": pick(rows),
+        "scope": as_str(scope),
+        "target": as_str(target),
+        "start": pick(st),
         "end": na_int(en),
-        "impact": impact[keep].reset_index(drop=True).astype(str),
-        "gpus_affected": pd.arrays.IntegerArray(g_out, ~g_present[keep]),
-        "category": category[keep].reset_index(drop=True).astype(str),
+        "impact": as_str(impact),
+        "gpus_affected": pd.arrays.IntegerArray(pick(np.where(g_present, gvals, 0)), pick(~g_present)),
+        "category": as_str(category),
         "notice_at": na_int(times["notice_at"]),
         "detected_at": na_int(times["detected_at"]),
         "reported_at": na_int(times["reported_at"]),
@@ -770,7 +780,7 @@ def _suggest(units: pd.Index):
         if v is None or not names:
             return None
         if v not in cache:
-            if len(cache) >= 200:
+            if len(cache) >= 20:
                 return None
             close = difflib.get_close_matches(str(v), names, n=1, cutoff=0.7)
             cache[v] = f"did you mean {close[0]!r}?" if close else None
