@@ -74,6 +74,12 @@ def main(argv=None):
     if not torch.cuda.is_available() or torch.cuda.device_count() == 0:
         emit({**base, "skip": "no_gpu", "detail": "torch.cuda.is_available() is False", "torch": torch.__version__})
         return 0
+    if args.dtype == "fp8":
+        caps = [torch.cuda.get_device_capability(i) for i in range(torch.cuda.device_count())]
+        if min(caps) < (8, 9) or not hasattr(torch, "_scaled_mm"):
+            emit({**base, "skip": "dtype_unsupported", "torch": torch.__version__,
+                  "detail": f"FP8 matmul needs compute capability 8.9 or newer (found {min(caps)})"})
+            return 0
     gpus = []
     for i in range(torch.cuda.device_count()):
         try:

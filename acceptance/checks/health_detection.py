@@ -10,9 +10,12 @@ a result file the criterion is skipped with reason `no_drill_result`.
 
 from __future__ import annotations
 
+import os
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from pydantic import Field, field_validator
 
 from acceptance.checks.base import CLUSTER, Check, CheckParams, CollectContext, SafePath, register
 from acceptance.executors.base import RawOutput
@@ -23,7 +26,12 @@ from slaschema.models import Criterion
 
 
 class DetectionParams(CheckParams):
-    result: SafePath | None = None
+    result: SafePath | None = Field(default=None, description="drill JSON on the runner host; relative to the working directory")
+
+    @field_validator("result", mode="before")
+    @classmethod
+    def _absolute(cls, v: Any) -> Any:
+        return os.path.abspath(v) if isinstance(v, str) and v and not v.startswith("/") else v
 
 
 @register

@@ -100,3 +100,9 @@ def test_select_unknown_and_overrides():
     with pytest.raises(InputError) as e:
         plan(CRITERIA, {"nope": {"x": 1}, "fs": {"numjobs": 0}})
     assert sorted(p.code for p in e.value.problems) == ["greater_than_equal", "unknown_criterion"]
+
+
+def test_drill_result_path_is_taken_relative_to_the_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    crit = Criterion(id="d", check="health.detection", params={"result": "drill.json"})
+    assert get_check("health.detection").params(crit).result == str(tmp_path / "drill.json")
