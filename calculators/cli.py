@@ -273,7 +273,8 @@ def render_explanation(doc: dict) -> str:
     for node in m["nodes"]:
         shares = "; ".join(f"{s['scope']} {s['unit']}: {s['share_of_fee']}" for s in node["shares"]) or "none"
         con.print(f"   {node['node']}: fee {node['fee_exact']} → {node['fee']}; shares of fee: {shares}; "
-                  f"basis {node['basis']}; credit rounded half-up {node['credit_rounded']}; "
+                  f"{m['stacking']} → {node['stacked_share']} (basis {node['basis']}); credit {node['credit_exact']} → "
+                  f"rounded half-up {node['credit_rounded']}; "
                   f"after cap and minimum {node['after_cap_and_minimum']}")
     if m.get("nodes_not_listed"):
         con.print(f"   … {m['nodes_not_listed']} more nodes")

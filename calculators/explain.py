@@ -42,11 +42,13 @@ def _ivs(iv: Intervals, unit: int, base: int, lo: int, hi: int) -> list[dict[str
 
 
 def _exact(x: Fraction, places: int = 6) -> str:
-    if x.denominator == 1:
-        return str(x.numerator)
-    d = Decimal(x.numerator) / Decimal(x.denominator)
-    exact = Decimal(x.numerator) / Decimal(x.denominator) == d and (d * 10**places) % 1 == 0
-    return format(d.quantize(Decimal(1).scaleb(-places)), "f") + ("" if exact else "…")
+    """A rational as decimal text: all digits when it terminates within `places`, else
+    rounded to `places` with a trailing ellipsis."""
+    q = Decimal(x.numerator) / Decimal(x.denominator)
+    shown = q.quantize(Decimal(1).scaleb(-places))
+    if Fraction(shown) == x:
+        return format(shown.normalize(), "f") if shown != 0 else "0"
+    return format(shown, "f") + "…"
 
 
 def _pieces(p: Pieces, unit: int, frame, base: int, lo: int, hi: int, kind: str) -> list[dict[str, Any]]:
@@ -182,16 +184,21 @@ def _money(lc, pr, tree: Tree, scope: str, u: int) -> dict[str, Any]:
                              "node_fee_formula": fee_formula, "nodes": []}
     for i in nodes.tolist()[:50]:
         shares = []
+        values = []
         for name, sm in pr.scopes.items():
             owner = int(tree.owner(NODE, SCOPES.index(name))[i])
             share = Fraction(int(sm.share_num[owner]), int(sm.share_den[owner]))
+            values.append(share)
             shares.append({"scope": name, "unit": sm.ids[owner], "share_of_fee": _exact(share * 100, 6) + "%"})
+        stacked = (max(values, default=Fraction(0)) if lc.model.credits.stacking == "max"
+                   else min(Fraction(1), sum(values, Fraction(0))))
         fee = Fraction(int(nm.fee_num[i]), nm.fee_den)
         credit = int(nm.credit_cents[i])
         share_of_total = (Fraction(credit * pr.credit_total_cents, uncapped) if uncapped else Fraction(0))
         money["nodes"].append({
             "node": nm.ids[i], "fee_exact": _exact(fee, 6), "fee": cr.money(int(nm.fee_cents[i])),
             "shares": shares, "basis": str(nm.basis[i]) or "none",
+            "stacked_share": _exact(stacked * 100, 6) + "%", "credit_exact": _exact(stacked * fee, 6),
             "credit_rounded": cr.money(credit),
             "after_cap_and_minimum": cr.money(int(share_of_total)) if share_of_total.denominator == 1
             else _exact(share_of_total / 100, 4),

@@ -15,10 +15,29 @@ JSON shape (stable; money and percentages as decimal strings):
                   "nodes": [{"id", "fee", "credit", "basis"}]}],
      "quarters": [...], "support": {...}, "termination": {...}}
 
-`units` lists every unit of every scope that has a service level (all nodes included);
-`nodes` lists every node. `downtime_seconds` is an integer, except for nodes whose
-degraded time counts proportionally, where it is lost GPU-seconds / GPUs (a number
-rounded to 3 decimals) and `lost_gpu_seconds` gives the exact integer.
+`units` lists every unit of every scope that has a service level (all nodes included, in
+topology order); `nodes` lists every node. Per unit:
+  - `downtime_seconds`: counted down time inside the month (after exclusions, merging,
+    `min_outage` and the rack/cluster/site rules). An integer, except for nodes whose
+    degraded time counts proportionally: lost GPU-seconds / GPUs, rounded to 3 decimals,
+    with `lost_gpu_seconds` giving the exact integer;
+  - `excluded_seconds`: excluded time of the unit and the units above it that is not
+    downtime (reported only; it never shortens the month);
+  - `availability_pct`: 1 - downtime / month, in percent rounded half-up to 4 decimals for
+    display; `met` and the tiers use the exact value (equal to a threshold is not below);
+  - `credit_pct`: the tier's credit, or for pro rata the share of the fee (4 decimals);
+  - `fee`, `credit`: the unit's fee (sum of its nodes' fees) and its credit before it is
+    spread over the nodes, each rounded half-up to cents;
+  - `incidents`: ids whose counted parts make the unit's downtime in the month (for a
+    node following its rack or cluster, also the ids that made those down), log order;
+  - `flags`: `notice_not_met`, `exclusion_cap_exceeded`, `unknown_category`,
+    `open_incident` from those incidents and from incidents on the unit or above it.
+Per node: `fee`, `credit` (after stacking, at most the fee, rounded half-up to cents,
+before the month's cap) and `basis`: the scope whose share was used (`max`; the first
+of node, rack, cluster, site on ties), the scopes added (`sum`, e.g. `node+rack`) or
+`none`. Per month: `credit_uncapped` is the sum of node credits, `cap_amount` the cap
+share of the exact fee total rounded down to the cent, `credit_total` the issued credit
+after the cap and then the minimum.
 """
 
 from __future__ import annotations
