@@ -61,6 +61,7 @@ def _nodes(expr: str | None) -> list[str] | None:
               "Default: this host for --executor local, the contract's nodes for slurm.")
 @click.option("--executor", "executor_name", default="local", show_default=True,
               type=click.Choice(["local", "slurm"]), help="Where the checks run.")
+@click.option("--partition", help="Slurm partition for --executor slurm.")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.1), help="Time limit per check in seconds "
               "(default: the check's own, or params.timeout_s).")
 @click.option("--param", "params", multiple=True, metavar="ID.KEY=VALUE",
@@ -68,7 +69,8 @@ def _nodes(expr: str | None) -> list[str] | None:
 @click.option("--resume", is_flag=True, help="Continue an interrupted run in --out without repeating finished checks.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "junit"]), default="table", show_default=True)
 @click.option("--no-progress", is_flag=True, help="No live progress display.")
-def run_cmd(contract, out, only, nodes_expr, executor_name, timeout_s, params, resume, fmt, no_progress) -> None:
+def run_cmd(contract, out, only, nodes_expr, executor_name, partition, timeout_s, params, resume, fmt,
+            no_progress) -> None:
     """Run the acceptance criteria of CONTRACT and write the evidence bundle to --out."""
     from acceptance.runner import Interrupted, RunOptions, default_nodes, failed, make_executor, parse_overrides, run_acceptance
     from slaschema.cli import load_or_exit
@@ -78,7 +80,7 @@ def run_cmd(contract, out, only, nodes_expr, executor_name, timeout_s, params, r
     try:
         overrides = parse_overrides(params)
         nodes = _nodes(nodes_expr) or default_nodes(executor_name, loaded)
-        executor = make_executor(executor_name)
+        executor = make_executor(executor_name, partition)
         opts = RunOptions(out=Path(out), nodes=nodes, executor_name=executor_name, only=tuple(only),
                           overrides=overrides, timeout_s=timeout_s, resume=resume)
         with _progress(no_progress or fmt != "table") as on_event:

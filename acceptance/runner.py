@@ -51,27 +51,29 @@ RUN_FORMAT = "slakit-acceptance-run/1"
 
 # --------------------------------------------------------------------------- executors
 
-def _local() -> Executor:
+def _local(partition: str | None = None) -> Executor:
     from acceptance.executors.local import LocalExecutor
 
     return LocalExecutor()
 
 
-def _slurm() -> Executor:
+def _slurm(partition: str | None = None) -> Executor:
     from acceptance.executors.slurm import SlurmExecutor
 
-    return SlurmExecutor()
+    return SlurmExecutor(partition=partition)
 
 
-EXECUTORS: dict[str, Callable[[], Executor]] = {"local": _local, "slurm": _slurm}
+# name -> factory(partition=...) of an object with the acceptance.executors.base.Executor interface
+EXECUTORS: dict[str, Callable[..., Executor]] = {"local": _local, "slurm": _slurm}
 
 
-def make_executor(name: str) -> Executor:
+def make_executor(name: str, partition: str | None = None) -> Executor:
     try:
-        return EXECUTORS[name]()
+        factory = EXECUTORS[name]
     except KeyError:
         raise InputError([Problem("unknown_executor", f"no executor {name!r}", value=name,
                                   fix=f"use one of: {', '.join(EXECUTORS)}")]) from None
+    return factory(partition=partition)
 
 
 # --------------------------------------------------------------------------- planning
