@@ -639,6 +639,9 @@ def _chronic(lc, periods: list, tree: Tree) -> dict:
         "within_months": chronic.within_months,
         "months_considered": labels,
         "window_complete": len(considered) >= chronic.within_months,
+        "note": ("judged on the months computed here; pass the last "
+                 f"{chronic.within_months} months to see the contract's whole window")
+        if len(considered) < chronic.within_months else None,
         "termination_right": bool(triggered),
         "triggered": triggered,
     }}
@@ -695,8 +698,9 @@ def run(lc, log, periods, as_of=None, accepted_on=None, support=True):
     if support:
         sup = support_mod.compute_support(lc, log, plist[0].start, plist[-1].end, tr.as_of)
     if accepted_on is not None:
-        termination["acceptance_delay"] = support_mod.acceptance_delay(
-            lc, accepted_on, _deadline_month_fee(lc, tree))
+        fee, fee_month = _deadline_month_fee(lc, tree)
+        termination["acceptance_delay"] = {**support_mod.acceptance_delay(lc, accepted_on, fee),
+                                           "monthly_fee_month": fee_month}
     result = Result(lc.id, getattr(lc, "sha256", None), lc.model.contract.currency, zone, tr.as_of,
                     getattr(log, "file", None), getattr(log, "sha256", None),
                     tuple(p.to_json() for p in getattr(log, "skipped", [])), tuple(results), sup, termination)
@@ -704,16 +708,15 @@ def run(lc, log, periods, as_of=None, accepted_on=None, support=True):
 
 
 def _deadline_month_fee(lc, tree: Tree):
-    """Monthly fee used for acceptance-delay credits: all nodes, the deadline's month."""
+    """Monthly fee for acceptance-delay credits: all nodes, in the deadline's month."""
     from decimal import Decimal
 
     from calculators.periods import month
 
     acc = lc.model.acceptance
-    zone = lc.model.contract.timezone
     d = acc.deadline
     if d is None:
-        return Decimal("0.00")
-    p = month(d.year, d.month, zone)
+        return Decimal("0.00"), None
+    p = month(d.year, d.month, lc.model.contract.timezone)
     num, den = cr.fee_fraction(lc.model.pricing, tree.gpus, p.seconds)
-    return cr.money_decimal(cr.cents_half_up(int(num.sum()), den))
+    return cr.money_decimal(cr.cents_half_up(int(num.sum()), den)), p.label
