@@ -120,7 +120,7 @@ class IncidentLog:
             raw = pd.DataFrame({c: pd.Series([], dtype=object) for c in REQUIRED})
         rows = np.arange(1, len(raw) + 1, dtype=np.int64)
         return _build(raw, rows, topology, file=file, sha256=None, assume_tz=assume_tz,
-                      skip_bad_rows=skip_bad_rows, gpus_required=gpus_required, allow_empty=True)
+                      skip_bad_rows=skip_bad_rows, gpus_required=gpus_required)
 
 
 def load_incidents(path: str | Path, lc: LoadedContract, assume_tz: str | None = None,
@@ -150,8 +150,7 @@ def load_incidents(path: str | Path, lc: LoadedContract, assume_tz: str | None =
     else:
         raw, rows = _read_json_array(data.decode("utf-8-sig", errors="replace"), fname)
     return _build(raw, rows, lc.topology, file=fname, sha256=digest, assume_tz=assume_tz,
-                  skip_bad_rows=skip_bad_rows, gpus_required=lc.model.downtime.degraded == "proportional",
-                  allow_empty=True)
+                  skip_bad_rows=skip_bad_rows, gpus_required=lc.model.downtime.degraded == "proportional")
 
 
 def detect_format(name: str, text: str) -> str:
@@ -541,7 +540,7 @@ class _TargetIndex:
 
 
 def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file: str | None, sha256: str | None,
-           assume_tz: str | None, skip_bad_rows: bool, gpus_required: bool, allow_empty: bool) -> IncidentLog:
+           assume_tz: str | None, skip_bad_rows: bool, gpus_required: bool) -> IncidentLog:
     n = len(raw)
     present = list(raw.columns)
     file_problems: list[Problem] = []
@@ -567,8 +566,6 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
     if file_problems:
         raise InputError(file_problems + warns)
     if n == 0:
-        if file is not None and not allow_empty:
-            raise InputError([Problem("empty_log", "the incident log has no rows", file=file)])
         if file is not None:
             warns.append(Problem("empty_log", "the incident log has no incidents", file=file, severity="warning"))
         return IncidentLog(empty_frame(), [], file, sha256, warns)
