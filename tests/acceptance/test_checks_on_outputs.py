@@ -340,3 +340,28 @@ def test_unanswered_timed_out_and_garbage_outputs():
     assert statuses(vs) == [("error", "timeout")]
     _, vs = judge(crit, raw("hello, not iperf3"))
     assert statuses(vs) == [("error", "unparseable_output")]
+
+
+# --------------------------------------------------------------------------- network.ib
+
+def ib_probe(sysfs: str, bw: dict[str, str]) -> str:
+    cas = sorted({line.split("/", 1)[0] for line in sysfs.splitlines() if "/" in line and not line.startswith("#")})
+    return json.dumps({"probe": "slakit-ib/1", "present": cas, "devices": cas, "sysfs": sysfs,
+                       "bw": {d: {"rc": 0, "output": out} for d, out in bw.items()}})
+
+
+def test_ib_on_a_real_sysfs_snapshot_and_real_ib_write_bw_runs():
+    from acceptance.parsers.ib_write_bw import split_samples
+
+    sysfs = realdata("ib_sysfs_snapshot_h100_gpud.txt").read_text()
+    runs = split_samples(realdata("ib_write_bw_samples.txt").read_text())
+    crit = Criterion(id="ib", check="network.ib", metric="bw_gbps", min=Decimal(350), expect={"rate_gbps": 400})
+    metrics, vs = judge(crit, raw(ib_probe(sysfs, {"mlx5_0": runs[0], "mlx5_1": runs[1]})))
+    assert metrics["port_rate_gbps"] == 400.0                 # the 200G Ethernet bond is not an IB port
+    assert metrics["bw"] == {"mlx5_0": pytest.approx(392.34), "mlx5_1": pytest.approx(328.61)}
+    assert statuses(vs) == [("fail", "below_min")] and vs[-1].measured == pytest.approx(328.61)
+    down = sysfs.replace("mlx5_4/ports/1/state: 4: ACTIVE", "mlx5_4/ports/1/state: 1: DOWN")
+    _, vs = judge(crit.model_copy(update={"min": Decimal(300)}), raw(ib_probe(down, {"mlx5_0": runs[0]})))
+    assert statuses(vs) == [("fail", "port_down"), ("pass", "within_bounds")]
+    _, vs = judge(crit, raw('{"probe": "slakit-ib/1", "skip": "no_infiniband"}'))
+    assert statuses(vs) == [("skip", "no_infiniband")]
