@@ -365,3 +365,19 @@ def test_ib_on_a_real_sysfs_snapshot_and_real_ib_write_bw_runs():
     assert statuses(vs) == [("fail", "port_down"), ("pass", "within_bounds")]
     _, vs = judge(crit, raw('{"probe": "slakit-ib/1", "skip": "no_infiniband"}'))
     assert statuses(vs) == [("skip", "no_infiniband")]
+
+
+def test_dcgm_json_runs_pass_warn_fail():
+    from acceptance.parsers.dcgmi import parse_dcgmi, split_samples
+
+    crit = Criterion(id="dcgm", check="gpu.dcgm", params={"level": 3}, expect={"overall": "pass"})
+    seen = set()
+    for sample in split_samples(realdata("dcgmi_diag_json_samples.txt").read_text()):
+        overall = parse_dcgmi(sample).overall
+        _, vs = judge(crit, raw(sample))
+        worst_status = min((str(v.status) for v in vs), key=["error", "fail", "warn", "skip", "pass"].index)
+        assert worst_status == {"pass": "pass", "warn": "warn", "fail": "fail"}[overall]
+        if overall == "fail":
+            assert all(v.details.get("test") for v in vs if v.status == Status.FAIL)
+        seen.add(overall)
+    assert seen == {"pass", "warn", "fail"}
