@@ -28,6 +28,23 @@ from acceptance.executors.slurm import SlurmExecutor, slurm_nodes  # noqa: E402
 from slaschema.hostlist import compress  # noqa: E402
 
 
+def _free_port_base(n_nodes: int) -> int:
+    """A controller port P with P and P+100.. free (the testbed's port layout)."""
+    import random
+    import socket
+
+    for _ in range(50):
+        base = random.randrange(20000, 29000)
+        try:
+            for port in (base, *range(base + 100, base + 100 + n_nodes)):
+                with socket.socket() as s:
+                    s.bind(("", port))
+        except OSError:
+            continue
+        return base
+    sys.exit("no free port range for the testbed")
+
+
 def _cluster() -> tuple[list[str], Path | None, dict[str, str]]:
     env = dict(os.environ)
     if env.get("SLURM_CONF"):
@@ -36,7 +53,7 @@ def _cluster() -> tuple[list[str], Path | None, dict[str, str]]:
         except RuntimeError:
             pass
     state = Path(tempfile.mkdtemp(prefix="slakit-bench-slurm-"))
-    env.update(SLURM_TESTBED_DIR=str(state), SLURM_TESTBED_PORT="23817")
+    env.update(SLURM_TESTBED_DIR=str(state), SLURM_TESTBED_PORT=str(_free_port_base(4)))
     proc = subprocess.run(["bash", str(REPO / "scripts" / "slurm-testbed"), "start", "gpu-[01-04]"],
                           env=env, capture_output=True, text=True)
     if proc.returncode != 0:
