@@ -107,17 +107,17 @@ class InventoryCheck(Check):
         for key, field, label in (("ecc", "ecc_mode", "ECC"), ("persistence", "persistence_mode", "persistence mode")):
             if key in expect:
                 want = bool(expect[key])
-                out += _per_gpu(cid, node, gpus, lambda g, f=field, w=want: g.get(f) is w,
+                out += _per_gpu(cid, node, gpus, lambda v, w=want: v is w,
                                 f"{label} {'on' if want else 'off'}", f"{key}_mismatch", field,
                                 f"set {label} {'on' if want else 'off'} (nvidia-smi -e / -pm) and reboot if pending")
         if "power_limit_w" in expect:
             lim = float(expect["power_limit_w"])
-            out += _per_gpu(cid, node, gpus, lambda g: g.get("power_limit_w") is not None and g["power_limit_w"] >= lim,
+            out += _per_gpu(cid, node, gpus, lambda v: v >= lim,
                             f"power limit >= {fmt(lim)} W", "power_limit_low", "power_limit_w",
                             "restore the default power limit (nvidia-smi -pl) and check the BMC power capping")
         if "max_sm_clock_mhz" in expect:
             clk = float(expect["max_sm_clock_mhz"])
-            out += _per_gpu(cid, node, gpus, lambda g: g.get("clocks_max_sm_mhz") is not None and g["clocks_max_sm_mhz"] >= clk,
+            out += _per_gpu(cid, node, gpus, lambda v: v >= clk,
                             f"max SM clock >= {fmt(clk)} MHz", "clock_low", "clocks_max_sm_mhz",
                             "remove application clock limits (nvidia-smi -rgc) and check for HW slowdown")
         out += memory_health(cid, node, gpus)
@@ -133,16 +133,17 @@ def _per_gpu(cid, node, gpus, ok, expected, reason, field, fix) -> list[Verdict]
     if not gpus:
         return [verdict(cid, node, Status.FAIL, "no_gpu_found", measured=0, expected=expected,
                         remediation="no GPU listed by nvidia-smi", details={"item": field})]
-    bad = [g for g in gpus if not ok(g)]
+    unknown = [g for g in gpus if g.get(field) is None]
+    if unknown:
+        return [verdict(cid, node, Status.ERROR, "metric_missing", measured="not in the output", expected=expected,
+                        remediation="collect `nvidia-smi -q -x`, which reports this for every GPU",
+                        details={"item": field, "gpus": [g.get("index") for g in unknown]})]
+    bad = [g for g in gpus if not ok(g[field])]
     if not bad:
         return [verdict(cid, node, Status.PASS, "as_expected", measured=f"all {len(gpus)} GPUs", expected=expected,
                         details={"item": field})]
-    return [verdict(cid, node, Status.FAIL, reason, measured=_v(g.get(field)), expected=expected, remediation=fix,
+    return [verdict(cid, node, Status.FAIL, reason, measured=g[field], expected=expected, remediation=fix,
                     details={"item": field, "gpu": g.get("index"), "pci_bus_id": g.get("pci_bus_id")}) for g in bad]
-
-
-def _v(x: Any) -> Any:
-    return "unknown" if x is None else x
 
 
 def memory_health(cid: str, node: str | None, gpus: list[dict[str, Any]]) -> list[Verdict]:

@@ -381,3 +381,19 @@ def test_dcgm_json_runs_pass_warn_fail():
             assert all(v.details.get("test") for v in vs if v.status == Status.FAIL)
         seen.add(overall)
     assert seen == {"pass", "warn", "fail"}
+
+
+def test_inventory_on_every_real_nvidia_smi_format():
+    """What a format does not show is `metric_missing` (error), never a fail or a pass."""
+    from acceptance.parsers.nvidia_smi import split_samples
+
+    crit = Criterion(id="inv", check="gpu.inventory", expect={"ecc": True, "persistence": True})
+    table = split_samples(realdata("nvidia_smi_default_table_8xH100_nccl-tests-issue264.txt").read_text())[0]
+    metrics, vs = judge(crit, raw(table))
+    assert metrics["gpu_count"] == 8
+    by_item = {v.details["item"]: (str(v.status), v.reason) for v in vs}
+    assert by_item == {"ecc_mode": ("error", "metric_missing"), "persistence_mode": ("fail", "persistence_mismatch"),
+                       "memory_health": ("pass", "as_expected")}
+    for sample in split_samples(realdata("nvidia_smi_q_text_h100_1gpu.txt").read_text()):
+        _, vs = judge(crit, raw(sample))
+        assert statuses(vs) == [("pass", "as_expected")]
