@@ -104,17 +104,24 @@ class IncidentLog:
         return [p.to_json() for p in self.skipped]
 
     @classmethod
-    def from_records(cls, records: list[dict[str, Any]], topology: ResolvedTopology, *,
+    def from_records(cls, records: list[dict[str, Any]] | dict[str, Any] | pd.DataFrame,
+                     topology: ResolvedTopology, *,
                      assume_tz: str | None = None, skip_bad_rows: bool = False,
                      gpus_required: bool = False, file: str | None = None) -> IncidentLog:
         """Build a log from dicts (tests, simulations, importers).
 
-        Timestamps may be ISO 8601 strings, aware `datetime`s, pandas Timestamps or ints
-        (epoch seconds UTC). Whole columns of ints take a fast path with no parsing.
+        `records` is a list of dicts, or columns (a dict of equal-length sequences or a
+        DataFrame), which skips building a frame from dicts. Timestamps may be ISO 8601
+        strings, aware `datetime`s, pandas Timestamps or ints (epoch seconds UTC). Whole
+        columns of ints take a fast path with no parsing.
         `gpus_required`: a degraded incident must say `gpus_affected` (contracts with
         `degraded: proportional`).
         """
-        if records:
+        if isinstance(records, pd.DataFrame):
+            raw = records
+        elif isinstance(records, dict):
+            raw = pd.DataFrame(records)
+        elif records:
             raw = pd.DataFrame.from_records(records)
         else:
             raw = pd.DataFrame({c: pd.Series([], dtype=object) for c in REQUIRED})
@@ -519,6 +526,26 @@ def _iso(sec: int) -> str:
     return datetime.fromtimestamp(int(sec), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+_TARGET_INDEX: dict[int, tuple[Any, Any]] = {}
+
+
+def _target_index(topo: ResolvedTopology) -> _TargetIndex:
+    """One `_TargetIndex` per topology object (simulations load thousands of logs on one)."""
+    import weakref
+
+    hit = _TARGET_INDEX.get(id(topo))
+    if hit is not None and hit[0]() is topo:
+        return hit[1]
+    idx = _TargetIndex(topo)
+    if len(_TARGET_INDEX) > 16:
+        _TARGET_INDEX.clear()
+    try:
+        _TARGET_INDEX[id(topo)] = (weakref.ref(topo), idx)
+    except TypeError:
+        pass
+    return idx
+
+
 class _TargetIndex:
     """Topology lookups as pandas Indexes, plus each unit's smallest GPUs-per-node."""
 
@@ -631,7 +658,7 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
                 lambda i, v: f"end is before start ({_iso(en[i])} < {_iso(st[i])})", "swap or correct the times")
     # targets, per scope; node targets may be hostlists. Lookups run on the distinct
     # targets only (a few thousand even in a million-row log), then spread by code.
-    idx = _TargetIndex(topo)
+    idx = _target_index(topo)
     scope_code = pd.Index(SCOPES).get_indexer(scope.to_numpy(dtype=object))
     t_codes, t_uniques = pd.factorize(target.to_numpy(dtype=object), use_na_sentinel=True)
     has_target = t_codes >= 0

@@ -254,3 +254,14 @@ def test_example_log_is_what_the_script_generates():
     mod = importlib.util.module_from_spec(spec)
     loader.exec_module(mod)
     assert mod.build(2027) == EXAMPLE_LOG.read_text()
+
+
+def test_from_records_accepts_columns(lc):
+    cols = {"id": ["A", "B"], "scope": ["node", "rack"], "target": ["r01-n01", "r02"], "start": [T0, T0 + 5],
+            "end": [T0 + 60, None]}
+    by_dict = IncidentLog.from_records(cols, lc.topology).frame
+    by_frame = IncidentLog.from_records(pd.DataFrame(cols), lc.topology).frame
+    by_rows = IncidentLog.from_records([dict(zip(cols, v)) for v in zip(*cols.values())], lc.topology).frame
+    pd.testing.assert_frame_equal(by_dict, by_rows)
+    pd.testing.assert_frame_equal(by_frame, by_rows)
+    assert by_rows["end"].isna().tolist() == [False, True]
