@@ -95,10 +95,10 @@ def test_cpu_burn_in_for_60_s_on_all_four_nodes(slurm_cluster, tmp_path):
 @pytest.mark.slurm
 @pytest.mark.slow
 def test_interrupted_burn_in_resumes_the_remaining_time(slurm_cluster, tmp_path):
-    contract = _contract(tmp_path, "20s")
+    contract = _contract(tmp_path, "10s")
     out = tmp_path / "ev"
     argv = [sys.executable, "-m", "slakit", "accept", "burn-in", str(contract), "--stress", "cpu",
-            "--segment", "10s", "--interval", "2s", "-o", str(out)]
+            "--segment", "5s", "--interval", "1s", "-o", str(out)]
     proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     state_file = out / "burn-in" / "state.json"
     deadline = time.monotonic() + 60
@@ -113,12 +113,12 @@ def test_interrupted_burn_in_resumes_the_remaining_time(slurm_cluster, tmp_path)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     assert len(json.loads(state_file.read_text())["segments"]) == 1
-    again = CliRunner().invoke(main, ["accept", "burn-in", str(contract), "--stress", "cpu", "--segment", "10s",
-                                      "--interval", "2s", "-o", str(out)])
+    again = CliRunner().invoke(main, ["accept", "burn-in", str(contract), "--stress", "cpu", "--segment", "5s",
+                                      "--interval", "1s", "-o", str(out)])
     assert again.exit_code == 2 and "--resume" in again.output
-    resumed = CliRunner().invoke(main, ["accept", "burn-in", str(contract), "--stress", "cpu", "--segment", "10s",
-                                        "--interval", "2s", "-o", str(out), "--resume", "--format", "json"])
+    resumed = CliRunner().invoke(main, ["accept", "burn-in", str(contract), "--stress", "cpu", "--segment", "5s",
+                                        "--interval", "1s", "-o", str(out), "--resume", "--format", "json"])
     assert resumed.exit_code == 0, resumed.output
     state = json.loads(state_file.read_text())
     assert [s["index"] for s in state["segments"]] == [0, 1]
-    assert json.loads(resumed.output[resumed.output.index("{"):])["done_s"] == 20.0
+    assert json.loads(resumed.output[resumed.output.index("{"):])["done_s"] == 10.0
