@@ -36,7 +36,7 @@ cause, ticket  str      free text or missing
 Reason codes: missing_column, missing_id, missing_value, duplicate_id, timestamp_invalid,
 timestamp_naive, end_before_start, unknown_scope, unknown_target, unknown_impact,
 unknown_severity, gpus_affected_range, empty_log, file_not_found, csv_invalid, json_invalid,
-duplicate_column;
+duplicate_column, unknown_timezone (--assume-tz);
 warnings (never block): unknown_column, empty_log for a well-formed log without rows.
 """
 
@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 import pandas as pd
@@ -568,6 +569,12 @@ class _TargetIndex:
 
 def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file: str | None, sha256: str | None,
            assume_tz: str | None, skip_bad_rows: bool, gpus_required: bool) -> IncidentLog:
+    if assume_tz is not None:
+        try:
+            ZoneInfo(assume_tz)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise InputError([Problem("unknown_timezone", f"unknown time zone {assume_tz!r}", file=file,
+                                      value=assume_tz, fix="use an IANA name such as America/Chicago or UTC")]) from None
     n = len(raw)
     present = list(raw.columns)
     file_problems: list[Problem] = []

@@ -174,3 +174,10 @@ def test_repeated_column_is_an_error(write, lc):
     with pytest.raises(InputError) as ei:
         load_incidents(path, lc, skip_bad_rows=True)
     assert [(p.code, p.column) for p in ei.value.problems] == [("duplicate_column", "start")]
+
+
+def test_unknown_assume_tz(write, lc):
+    path = write("log.csv", HEADER + GOOD)
+    with pytest.raises(InputError) as ei:
+        load_incidents(path, lc, assume_tz="Mars/Olympus_Mons")
+    assert ei.value.codes == ["unknown_timezone"]
