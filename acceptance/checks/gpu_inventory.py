@@ -164,7 +164,15 @@ def memory_health(cid: str, node: str | None, gpus: list[dict[str, Any]]) -> lis
                                expected="no pending or failed remaps, no uncorrectable errors",
                                remediation="reset the GPU to apply pending remaps; replace it if remapping failed",
                                details={"item": "memory_health", "gpu": g.get("index"), "pci_bus_id": g.get("pci_bus_id")}))
-    if gpus and not out:
+    # Row remapping (A100 and later) or page retirement (earlier GPUs) must be reported to judge health.
+    fields = ("remapped_rows_pending", "remapped_rows_failure", "retired_pages_pending")
+    silent = [g.get("index") for g in gpus if all(g.get(f) is None for f in fields)]
+    if gpus and not out and silent:
+        out.append(verdict(cid, node, Status.SKIP, "memory_health_not_reported", measured=f"{len(silent)} GPUs",
+                           expected="no pending or failed remaps, no uncorrectable errors",
+                           remediation="collect `nvidia-smi -q -x`, which reports remaps, retired pages and ECC",
+                           details={"item": "memory_health", "gpus": silent}))
+    elif gpus and not out:
         out.append(verdict(cid, node, Status.PASS, "as_expected", measured=f"all {len(gpus)} GPUs healthy",
                            expected="no pending or failed remaps, no uncorrectable errors",
                            details={"item": "memory_health"}))
