@@ -212,6 +212,7 @@ def table_flowable(t: d.Table, width: float) -> list[Flowable]:
         cell_styles[key] = ParagraphStyle(f"{name}{size}", parent=s[name], fontSize=size, leading=size * 1.2)
     head_styles = {k: ParagraphStyle(f"{s[n].name}{size}", parent=s[n], fontSize=size, leading=size * 1.2)
                    for k, n in (("l", "head"), ("r", "head_r"), ("c", "head_c"))}
+    pad = 2.2 if size > 7 else 1.2
     data: list[list[Any]] = [[Paragraph(esc(h), head_styles[align[i]]) for i, h in enumerate(t.header)]]
     for row in t.rows:
         data.append([_cell(str(v), cell_styles[align[i]], cols[i], FONT, size) for i, v in enumerate(row)])
@@ -223,6 +224,8 @@ def table_flowable(t: d.Table, width: float) -> list[Flowable]:
         ("LINEBELOW", (0, 0), (-1, -1), 0.25, RULE),
         ("TOPPADDING", (0, 0), (-1, -1), 2.2),
         ("BOTTOMPADDING", (0, 0), (-1, -1), 2.2),
+        ("TOPPADDING", (0, 1), (-1, -1), pad),
+        ("BOTTOMPADDING", (0, 1), (-1, -1), pad),
         ("LEFTPADDING", (0, 0), (-1, -1), 3),
         ("RIGHTPADDING", (0, 0), (-1, -1), 3),
     ]
@@ -241,6 +244,8 @@ def table_flowable(t: d.Table, width: float) -> list[Flowable]:
     heights = None
     if t.min_row_height:
         heights = [None] + [t.min_row_height] * len(t.rows)
+    elif len(data) > 40 and all(isinstance(c, str) for row in data[1:] for c in row):
+        heights = [None] + [size * 1.2 + 2 * pad + 0.6] * len(t.rows)     # one line each: skip measuring
     tab = LongTable(data, colWidths=cols, rowHeights=heights, repeatRows=1, hAlign="LEFT")
     tab.setStyle(TableStyle(cmds))
     out: list[Flowable] = [tab]
@@ -456,28 +461,73 @@ def flowables(blocks: tuple[d.Block, ...], width: float) -> list[Flowable]:
     return out
 
 
+def _toc_cut(blocks: tuple[d.Block, ...]) -> int:
+    """Index after the last block that can move a contents entry (the last level-1/2 heading)."""
+    last = -1
+    for i, b in enumerate(blocks):
+        if isinstance(b, d.Heading) and b.level <= 2:
+            last = i
+    return last + 1
+
+
 def render_pdf(document: d.Document) -> bytes:
-    """The PDF bytes of a document (byte-identical for equal documents)."""
+    """The PDF bytes of a document (byte-identical for equal documents).
+
+    The contents page needs the page of every heading, so the document up to the last
+    heading is laid out until the contents stop changing (usually twice); whatever follows
+    the last heading (long appendix tables) cannot move an entry and is laid out once, in
+    the final pass.
+    """
     s = styles()
     buf = io.BytesIO()
     size = landscape(A4) if document.landscape else A4
     tpl = ReportDocTemplate(buf, title=document.title, author=document.author,
                             subject=document.subtitle or "", keywords=document.keywords, pagesize=size)
-    story: list[Flowable] = [Spacer(1, 30 * mm), Paragraph(esc(document.title), s["title"])]
+    head: list[Flowable] = [Spacer(1, 30 * mm), Paragraph(esc(document.title), s["title"])]
     if document.subtitle:
-        story.append(Paragraph(esc(document.subtitle), s["subtitle"]))
+        head.append(Paragraph(esc(document.subtitle), s["subtitle"]))
     if document.cover:
-        story.append(key_values_flowable(d.KeyValues(document.cover), tpl.width))
+        head.append(key_values_flowable(d.KeyValues(document.cover), tpl.width))
+    toc = None
     if document.toc:
-        story.append(PageBreak())
-        story.append(Paragraph("Contents", s["h1"]))
+        head.append(PageBreak())
+        head.append(Paragraph("Contents", s["h1"]))
         toc = TableOfContents()
         toc.levelStyles = [s["toc1"], s["toc2"]]
         toc.dotsMinLevel = 0
-        story.append(toc)
-    story.append(PageBreak())
-    story.extend(flowables(document.blocks, tpl.width))
-    tpl.multiBuild(story, canvasmaker=footer_canvas(document.footer), maxPasses=6)
+        head.append(toc)
+    head.append(PageBreak())
+    cut = _toc_cut(document.blocks)
+    head.extend(flowables(document.blocks[:cut], tpl.width))
+    tail = flowables(document.blocks[cut:], tpl.width)
+    canvasmaker = footer_canvas(document.footer)
+    if toc is None:
+        tpl.build(head + tail, canvasmaker=canvasmaker)
+        return buf.getvalue()
+    tpl._indexingFlowables = [toc]
+    edits: list[tuple] = []
+    tpl._multiBuildEdits = edits.append        # layout edits (keepWithNext) undone after each pass
+
+    def undo() -> None:
+        while edits:
+            e = edits.pop(0)
+            e[0](*e[1:])
+
+    tpl._doSave = 0
+    for _ in range(8):
+        toc.beforeBuild()
+        tpl.build(head[:], canvasmaker=canvasmaker)
+        toc.afterBuild()
+        undo()
+        if toc.isSatisfied():
+            break
+    else:  # pragma: no cover - reportlab converges in two or three passes
+        raise RuntimeError("table of contents did not settle")
+    toc.beforeBuild()
+    tpl._doSave = 1
+    buf.seek(0)
+    buf.truncate()
+    tpl.build(head + tail, canvasmaker=canvasmaker)
     return buf.getvalue()
 
 

@@ -16,6 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from calculators.reports import doc as d
+from calculators.reports.review_model import Register
 from calculators.reports.fmt import count, dec, duration, hours, minutes, money, pct, plural, words
 
 SCOPES = ("node", "rack", "cluster", "site")
@@ -61,6 +62,11 @@ def _target_text(t: str) -> str:
     return f"{dec(t).normalize():f}%"
 
 
+def _more(first: list[str], total: int) -> str:
+    """`a, b, c and N more` from the first few ids and the total count."""
+    return ", ".join(first) + (f" and {total - len(first):,} more" if total > len(first) else "")
+
+
 def _ids(ids: list[str], limit: int = 8) -> str:
     if not ids:
         return "—"
@@ -71,7 +77,7 @@ def _ids(ids: list[str], limit: int = 8) -> str:
 
 # --- sections ---------------------------------------------------------------------------
 
-def _summary(lc, result, extras, months: list[str]) -> list[d.Block]:
+def _summary(lc, result, extras, months: list[str], app: dict[str, str]) -> list[d.Block]:
     cur = result["currency"]
     cp = lc.model.credits
     periods = result["periods"]
@@ -140,7 +146,7 @@ def _summary(lc, result, extras, months: list[str]) -> list[d.Block]:
             items.append(f"Termination right reached for {len(trig):,} units ("
                          + ", ".join(f"{k}: {v:,}" for k, v in by.items())
                          + f"), each below target in {ch['months_below_target']} of {ch['within_months']} months: "
-                         + _ids([f"{t['scope']} {t['id']}" for t in trig], 10) + "; all are listed in Appendix B.")
+                         + _ids([f"{t['scope']} {t['id']}" for t in trig], 10) + f"; all are listed in Appendix {app['chronic']}.")
         near_n = ch["months_below_target"] - 1
         near = [u for u in extras["chronic"]["units"] if near_n >= 1 and len(u["months_below_target"]) == near_n]
         if near:
@@ -160,21 +166,20 @@ def _summary(lc, result, extras, months: list[str]) -> list[d.Block]:
         out.append(d.Bullets(tuple(items)))
     # incidents needing attention
     reg = extras["incidents"]
-    open_ids = [r["id"] for r in reg if "open_incident" in r["flags"]]
-    flagged = {f: [r["id"] for r in reg if f in r["flags"]] for f in ("notice_not_met", "exclusion_cap_exceeded",
-                                                                      "unknown_category")}
-    att = [f"{plural(len(reg), 'incident')} touch the period; "
-           f"{plural(len(open_ids), 'is', 'are')} still open" + (f": {_ids(open_ids)}." if open_ids else ".")]
-    for f, ids in flagged.items():
-        if ids:
-            att.append(f"{FLAG_WORDS[f].capitalize()} ({f}): {plural(len(ids), 'incident')}, {_ids(ids)}; "
-                       "counted as downtime.")
+    n_open = reg.count("open_incident")
+    att = [f"{plural(len(reg), 'incident')} touch the period; {plural(n_open, 'is', 'are')} still open"
+           + (f": {_more(reg.ids('open_incident', 8), n_open)}." if n_open else ".")]
+    flagged = {f: reg.count(f) for f in ("notice_not_met", "exclusion_cap_exceeded", "unknown_category")}
+    for f, n in flagged.items():
+        if n:
+            att.append(f"{FLAG_WORDS[f].capitalize()} ({f}): {plural(n, 'incident')}, "
+                       f"{_more(reg.ids(f, 8), n)}; counted as downtime.")
     if not any(flagged.values()):
         att.append("No incident has a notice, cap or category problem.")
     skipped = result.get("skipped_rows") or []
     if skipped:
         att.append(f"{plural(len({s.get('row') for s in skipped}), 'row')} of the incident log could not be read "
-                   "and were skipped (Appendix C); the figures leave them out.")
+                   f"and were skipped (Appendix {app['skipped']}); the figures leave them out.")
     out.append(d.Heading("Incidents needing attention", 3))
     out.append(d.Bullets(tuple(att)))
     return out
@@ -297,15 +302,15 @@ def _fleet(result, extras, months: list[str]) -> list[d.Block]:
         for u in p["units"]:
             if u["scope"] != "node":
                 continue
-            e = per_node.setdefault(u["id"], {"down": 0.0, "excl": 0, "avail": [None] * len(months), "inc": []})
+            e = per_node.setdefault(u["id"], {"down": 0.0, "excl": 0, "avail": [None] * len(months), "inc": {}})
             e["down"] += float(u["downtime_seconds"])
             e["excl"] += int(u["excluded_seconds"])
             e["avail"][k] = u["availability_pct"]
-            e["inc"].extend(x for x in u["incidents"] if x not in e["inc"])
+            e["inc"].update(dict.fromkeys(u["incidents"]))
     worst = sorted((i for i, e in per_node.items() if e["down"] > 0), key=lambda i: (-per_node[i]["down"], i))[:WORST]
     if worst:
         rows = tuple((i, hours(per_node[i]["down"]), *(pct(a) if a else "—" for a in per_node[i]["avail"]),
-                      _ids(per_node[i]["inc"], 6)) for i in worst)
+                      _ids(list(per_node[i]["inc"]), 6)) for i in worst)
         out.append(d.Heading("Nodes with the most downtime", 2))
         out.append(d.Table(("Node", "Down (h)", *months, "Incidents"), rows,
                            align=("l", "r") + ("r",) * len(months) + ("l",),
@@ -313,20 +318,20 @@ def _fleet(result, extras, months: list[str]) -> list[d.Block]:
     totals = hm.get("rack_totals", {})
     top_racks = sorted(totals, key=lambda r: (-totals[r], r))[:WORST]
     if top_racks and totals[top_racks[0]] > 0:
-        rack_units: dict[str, list[str]] = {}
+        rack_units: dict[str, dict[str, None]] = {}
         for p in result["periods"]:
             for u in p["units"]:
                 if u["scope"] == "rack":
-                    rack_units.setdefault(u["id"], [])
-                    rack_units[u["id"]].extend(x for x in u["incidents"] if x not in rack_units[u["id"]])
-        rows = tuple((r, f"{totals[r]:,.2f}", _ids(rack_units.get(r, []), 8)) for r in top_racks if totals[r] > 0)
+                    rack_units.setdefault(u["id"], {}).update(dict.fromkeys(u["incidents"]))
+        rows = tuple((r, f"{totals[r]:,.2f}", _ids(list(rack_units.get(r, {})), 8)) for r in top_racks
+                     if totals[r] > 0)
         out.append(d.Heading("Racks with the most node-hours down", 2))
         out.append(d.Table(("Rack", "Node-hours down", "Rack-level incidents"), rows, align=("l", "r", "l"),
                            widths=(1, 1, 4)))
     return out
 
 
-def _credits(lc, result) -> list[d.Block]:
+def _credits(lc, result, app: dict[str, str]) -> list[d.Block]:
     cur = result["currency"]
     cp = lc.model.credits
     out: list[d.Block] = [d.Heading("5. Credit statement", 1)]
@@ -372,7 +377,7 @@ def _credits(lc, result) -> list[d.Block]:
                                tuple((x["id"], money(x["fee"]), money(x["credit"]), x["basis"]) for x in top),
                                align=("l", "r", "r", "l"), widths=(1.2, 1, 1, 1), width_fraction=0.8,
                                caption=f"Largest node credits; all {len(nodes_with):,} nodes with a credit are "
-                                       "listed in Appendix A."))
+                                       f"listed in Appendix {app['nodes']}."))
     return out
 
 
@@ -427,14 +432,7 @@ def _register_row(r: dict[str, Any]) -> tuple[str, ...]:
 
 
 def register_csv(extras) -> bytes:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(("id", "scope", "target", "units", "category", "impact", "severity", "start", "end",
-                "counted_seconds", "excluded_seconds", "flags", "cause"))
-    for r in extras["incidents"]:
-        w.writerow((r["id"], r["scope"], r["target"], r["units"], r["category"], r["impact"], r["severity"], r["start"],
-                    r["end"], r["counted_seconds"], r["excluded_seconds"], " ".join(r["flags"]), r["cause"]))
-    return buf.getvalue().encode("utf-8")
+    return extras["incidents"].to_csv()
 
 
 def node_credits_csv(result) -> bytes:
@@ -447,26 +445,51 @@ def node_credits_csv(result) -> bytes:
     return buf.getvalue().encode("utf-8")
 
 
-def _register(extras, limit: int, attachment_name: str | None) -> list[d.Block]:
+INLINE_REGISTER = 60        # registers up to this size are printed in section 7 itself
+
+
+def _register_table(rows: list[dict[str, Any]], caption: str) -> d.Table:
+    hl = tuple(i for i, r in enumerate(rows) if set(r["flags"]) - {"open_incident"})
+    return d.Table(REGISTER_HEADER, tuple(_register_row(r) for r in rows),
+                   align=("l", "l", "l", "l", "l", "r", "r", "l", "l"),
+                   widths=(0.95, 1.65, 1.05, 1.35, 1.35, 0.85, 0.85, 1.45, 1.9), font_size=6.5, highlight=hl,
+                   caption=caption)
+
+
+def _register(extras, limit: int, attachment_name: str | None, app: dict[str, str]
+              ) -> tuple[list[d.Block], list[d.Block]]:
+    """Section 7 and, for long registers, the appendix that lists them."""
     reg = extras["incidents"]
+    where = f"the attached file {attachment_name}" if attachment_name else "the CSV form of the register"
     out: list[d.Block] = [d.Heading("7. Incident register", 1)]
     out.append(d.Para(f"Every incident that touches the period, in order of start (times in {extras['zone']}). "
                       "Counted and excluded minutes are summed over the units an incident names and limited to the "
                       "period; counted time is before the minimum-outage rule."))
-    shown = reg[:limit]
-    if len(reg) > limit:
-        where = f" the attached file {attachment_name}" if attachment_name else " the CSV form of the register"
-        out.append(d.Para(f"The register has {len(reg):,} incidents; the first {limit:,} are printed here and all "
-                          f"{len(reg):,} are in{where}.", "warning"))
-    if not reg:
+    if not len(reg):
         out.append(d.Para("No incidents touch the period."))
-        return out
-    hl = tuple(i for i, r in enumerate(shown) if set(r["flags"]) - {"open_incident"})
-    out.append(d.Table(REGISTER_HEADER, tuple(_register_row(r) for r in shown),
-                       align=("l", "l", "l", "l", "l", "r", "r", "l", "l"),
-                       widths=(0.95, 1.65, 1.05, 1.35, 1.35, 0.85, 0.85, 1.45, 1.9), font_size=6.5, highlight=hl,
-                       caption="Highlighted: notice, cap or category problems."))
-    return out
+        return out, []
+    if len(reg) <= INLINE_REGISTER:
+        out.append(_register_table(reg.rows(), "Highlighted: notice, cap or category problems."))
+        return out, []
+    f = reg.frame
+    top = f.assign(_n=-f["counted_seconds"]).sort_values(["_n", "start", "id"], kind="stable").head(25)
+    top_rows = [r for r in Register(top.drop(columns="_n"), reg.zone).rows()] if len(top) else []
+    out.append(d.Para(f"{len(reg):,} incidents touch the period. The 25 with the most counted time are below; "
+                      + (f"the first {min(limit, len(reg)):,} in order of start are in Appendix {app['register']}"
+                         if limit else "none are printed in full")
+                      + (f", and all {len(reg):,} are in {where}."
+                         if len(reg) > limit else "."), "strong"))
+    out.append(_register_table(top_rows, "Incidents with the most counted time. Highlighted: notice, cap or "
+                                          "category problems."))
+    appendix: list[d.Block] = []
+    if limit:
+        appendix = [d.Heading(f"Appendix {app['register']}. Incident register", 1)]
+        if len(reg) > limit:
+            appendix.append(d.Para(f"The register has {len(reg):,} incidents; the first {limit:,} are printed here "
+                                   f"and all {len(reg):,} are in {where}.",
+                                   "warning"))
+        appendix.append(_register_table(reg.rows(limit), "Highlighted: notice, cap or category problems."))
+    return out, appendix
 
 
 BASIS_CODE = {"node": "N", "rack": "R", "cluster": "C", "site": "S"}
@@ -476,9 +499,9 @@ def _basis_code(basis: str) -> str:
     return "+".join(BASIS_CODE.get(b, b) for b in basis.split("+")) if basis and basis != "none" else ""
 
 
-def _appendix_nodes(result) -> list[d.Block]:
+def _appendix_nodes(result, letter: str) -> list[d.Block]:
     """One line per node with a credit in any month: its credit per month and the scope it came from."""
-    out: list[d.Block] = [d.Heading("Appendix A. Node credits", 1)]
+    out: list[d.Block] = [d.Heading(f"Appendix {letter}. Node credits", 1)]
     periods = result["periods"]
     months = [p["period"] for p in periods]
     per_node: dict[str, list[dict[str, Any] | None]] = {}
@@ -538,28 +561,34 @@ def review_document(lc, result: dict[str, Any], extras: dict[str, Any], inputs: 
         attachments.append(Attachment(".incidents.csv", register_csv(extras), "full incident register"))
     if sum(len(p["nodes"]) for p in result["periods"]) > register_limit:
         attachments.append(Attachment(".node-credits.csv", node_credits_csv(result), "every node's fee and credit"))
+    trig = ((result.get("termination") or {}).get("chronic") or {}).get("triggered") or []
+    skipped = result.get("skipped_rows") or []
+    present = [k for k, on in (("chronic", len(trig) > 5), ("skipped", bool(skipped)),
+                               ("register", len(extras["incidents"]) > INLINE_REGISTER and register_limit > 0),
+                               ("nodes", True)) if on]
+    app = {k: "ABCDEFGH"[i] for i, k in enumerate(present)}
+    section7, register_appendix = _register(extras, register_limit, reg_name, app)
     blocks: list[d.Block] = []
-    blocks += _summary(lc, result, extras, months)
+    blocks += _summary(lc, result, extras, months, app)
     blocks += _availability(result, months)
     blocks += _downtime(extras)
     blocks += _fleet(result, extras, months)
-    blocks += _credits(lc, result)
+    blocks += _credits(lc, result, app)
     blocks += _support(result)
-    blocks += _register(extras, register_limit, reg_name)
-    blocks += _appendix_nodes(result)
-    trig = ((result.get("termination") or {}).get("chronic") or {}).get("triggered") or []
-    if len(trig) > 5:
-        blocks.append(d.Heading("Appendix B. Units with a chronic-failure termination right", 1))
+    blocks += section7
+    if "chronic" in app:
+        blocks.append(d.Heading(f"Appendix {app['chronic']}. Units with a chronic-failure termination right", 1))
         blocks.append(d.Table(("Scope", "Unit", "Months below target"),
                               tuple((t["scope"], t["id"], ", ".join(t["months_below_target"])) for t in trig),
                               widths=(1, 1.5, 3), font_size=7))
-    skipped = result.get("skipped_rows") or []
-    if skipped:
-        blocks.append(d.Heading("Appendix C. Skipped rows of the incident log", 1))
+    if "skipped" in app:
+        blocks.append(d.Heading(f"Appendix {app['skipped']}. Skipped rows of the incident log", 1))
         blocks.append(d.Table(("Row", "Column", "Code", "Message"),
-                              tuple((str(s.get("row") or ""), str(s.get("column") or ""), str(s.get("code") or ""),
-                                     str(s.get("message") or "")) for s in skipped[:register_limit]),
+                              tuple((str(x.get("row") or ""), str(x.get("column") or ""), str(x.get("code") or ""),
+                                     str(x.get("message") or "")) for x in skipped[:max(register_limit, 100)]),
                               widths=(0.6, 1, 1.4, 4)))
+    blocks += register_appendix
+    blocks += _appendix_nodes(result, app["nodes"])      # last: its long table is laid out once
     cover = [("Contract", f"{info.id}" + (f" — {info.title}" if info.title else "")),
              ("Provider", info.provider), ("Customer", info.customer),
              ("Period", f"{inputs.period_label} ({', '.join(months)}; months in {result.get('timezone', info.timezone)})"),

@@ -3,22 +3,23 @@
 `review_extras(lc, log, result)` adds, from the engine's own trace of the same run and the
 incident frame (never by re-applying the SLA rules):
 
-- `incidents`: the incident register, one record per incident id with the unit-seconds
-  counted and excluded inside the reviewed months, the flags the engine set, and its
-  timeline fields;
+- `incidents`: the incident register (`Register`), one row per incident id with the
+  unit-seconds counted and excluded inside the reviewed months, the flags the engine set,
+  and its timeline fields;
 - `by_category` / `by_cause`: node-hours counted and excluded per category and per cause
   (an incident on a rack costs the rack's node count per hour, and so on);
 - `heatmap`: node-hours down per rack and local calendar day (after the rack and cluster
   rules, i.e. the capacity the customer lost);
 - `chronic`: for each unit, the months below target among the reviewed months.
 
-`review_extras` returns plain JSON-able data; the renderer (`calculators.reports.review`)
+`review_extras` returns plain data (the register as a `Register`); the renderer (`calculators.reports.review`)
 only formats it. Everything is whole-column numpy/pandas work, so a log of a million
 incidents stays within seconds.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -115,7 +116,7 @@ def review_extras(lc, log, result: dict[str, Any], heatmap_racks: int = 40) -> d
                 node_weight[m] = tree.count(0, s)[units]
 
     out: dict[str, Any] = {"periods": labels, "zone": zone}
-    out["incidents"] = _register(frame, counted, excluded, flags, periods, ZoneInfo(zone))
+    out["incidents"] = _register(frame, counted, excluded, flags, periods, zone)
     out["by_category"] = _breakdown(frame, "category", counted * node_weight, excluded * node_weight, "unplanned")
     out["by_cause"] = _breakdown(frame, "cause", counted * node_weight, excluded * node_weight, "(no cause given)",
                                  top=12)
@@ -124,51 +125,127 @@ def review_extras(lc, log, result: dict[str, Any], heatmap_racks: int = 40) -> d
     return out
 
 
-def _register(frame: pd.DataFrame, counted, excluded, flags, periods, tz: ZoneInfo) -> list[dict[str, Any]]:
+_FLAG_TEXT = tuple(", ".join(engine.flag_names(b)) for b in range(16))
+
+
+@dataclass(frozen=True)
+class Register:
+    """The incident register: one row per incident id, ordered by start (then id).
+
+    Columns: id, scope, target, units, category, impact, severity, cause, start, end (epoch
+    seconds UTC; end -1 while open), counted_seconds, excluded_seconds, flags (engine bits).
+    Held as one DataFrame so a million incidents stay cheap; `rows(n)` formats the first n.
+    """
+
+    frame: pd.DataFrame
+    zone: str
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    def _flagged(self, flag: str) -> np.ndarray:
+        bit = next(b for b, name in engine.FLAG_NAMES if name == flag)
+        return (self.frame["flags"].to_numpy() & bit) > 0
+
+    def count(self, flag: str) -> int:
+        return int(self._flagged(flag).sum()) if len(self.frame) else 0
+
+    def ids(self, flag: str, limit: int | None = None) -> list[str]:
+        if not len(self.frame):
+            return []
+        ids = self.frame["id"].to_numpy()[self._flagged(flag)]
+        return [str(x) for x in (ids[:limit] if limit is not None else ids)]
+
+    def _times(self, col: str, f: pd.DataFrame) -> list[str]:
+        v = f[col].to_numpy()
+        ts = pd.to_datetime(np.where(v < 0, 0, v), unit="s", utc=True).tz_convert(self.zone).strftime("%Y-%m-%d %H:%M")
+        return [("" if x < 0 else t) for x, t in zip(v.tolist(), list(ts))]
+
+    def rows(self, limit: int | None = None) -> list[dict[str, Any]]:
+        f = self.frame if limit is None else self.frame.head(limit)
+        starts, ends = self._times("start", f), self._times("end", f)
+        out = []
+        for k, r in enumerate(f.itertuples(index=False)):
+            out.append({"id": r.id, "scope": r.scope, "target": r.target, "units": int(r.units),
+                        "category": r.category, "impact": r.impact, "severity": r.severity, "start": starts[k],
+                        "end": ends[k], "counted_seconds": int(r.counted_seconds),
+                        "excluded_seconds": int(r.excluded_seconds), "flags": engine.flag_names(int(r.flags)),
+                        "cause": r.cause})
+        return out
+
+    def to_csv(self) -> bytes:
+        """Every row, flags space-separated, times in the contract's zone."""
+        import csv
+        import io
+
+        f = self.frame
+        flag_text = np.asarray([t.replace(", ", " ") for t in _FLAG_TEXT], dtype=object)
+        cols = [f["id"].tolist(), f["scope"].tolist(), f["target"].tolist(), f["units"].tolist(),
+                f["category"].tolist(), f["impact"].tolist(), f["severity"].tolist(), self._times("start", f),
+                self._times("end", f), f["counted_seconds"].tolist(), f["excluded_seconds"].tolist(),
+                flag_text[f["flags"].to_numpy(dtype=I64) & 15].tolist() if len(f) else [], f["cause"].tolist()]
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(("id", "scope", "target", "units", "category", "impact", "severity", "start", "end",
+                    "counted_seconds", "excluded_seconds", "flags", "cause"))
+        w.writerows(zip(*cols))
+        return buf.getvalue().encode("utf-8")
+
+
+def _text(frame: pd.DataFrame, col: str, default: str) -> np.ndarray:
+    if col not in frame:
+        return np.full(len(frame), default, dtype=object)
+    s = frame[col].astype(object)
+    return s.where(s.notna(), default).astype(str).to_numpy(dtype=object)
+
+
+def _register(frame: pd.DataFrame, counted, excluded, flags, periods, zone: str) -> Register:
+    cols = ["id", "scope", "target", "units", "category", "impact", "severity", "cause", "start", "end",
+            "counted_seconds", "excluded_seconds", "flags"]
     if not len(frame):
-        return []
+        return Register(pd.DataFrame({c: [] for c in cols}), zone)
     lo, hi = periods[0].start, periods[-1].end
-    f = pd.DataFrame({
-        "id": frame["id"].astype(str).to_numpy(), "scope": frame["scope"].astype(str).to_numpy(),
-        "target": frame["target"].astype(str).to_numpy(), "start": frame["start"].to_numpy(dtype=I64),
-        "end": frame["end"].astype("float64").to_numpy(), "category": frame["category"].fillna("unplanned")
-        .astype(str).to_numpy(), "impact": frame["impact"].astype(str).to_numpy(),
-        "severity": frame["severity"].astype(object).where(frame["severity"].notna(), "").astype(str).to_numpy(),
-        "cause": frame["cause"].astype(object).where(frame["cause"].notna(), "").astype(str).to_numpy(),
-        "counted": counted, "excluded": excluded, "flags": flags})
-    # incidents that touch the reviewed months (open ones included)
-    end_fill = np.where(np.isnan(f["end"].to_numpy()), np.inf, f["end"].to_numpy())
-    f = f[(f["start"].to_numpy() < hi) & (end_fill > lo)]
-    if not len(f):
-        return []
-    g = f.groupby("id", sort=False)
-    agg = g.agg(scope=("scope", "first"), start=("start", "min"), end=("end", "max"), category=("category", "first"),
-                impact=("impact", "first"), severity=("severity", "first"), cause=("cause", "first"),
-                counted=("counted", "sum"), excluded=("excluded", "sum"), units=("target", "size"),
-                first_target=("target", "first"), open=("end", lambda s: bool(s.isna().any())))
-    flag_bits = g["flags"].agg(lambda s: int(np.bitwise_or.reduce(s.to_numpy())))
-    multi = agg.index[agg["units"] > 1]
-    targets: dict[str, str] = {}
+    start = frame["start"].to_numpy(dtype=I64)
+    end_na = frame["end"].isna().to_numpy()
+    end = np.where(end_na, -1, frame["end"].fillna(-1).to_numpy(dtype=I64))
+    touch = (start < hi) & (end_na | (end > lo))
+    idx = np.flatnonzero(touch)
+    codes, uniq = pd.factorize(frame["id"].astype(str).to_numpy()[idx])
+    order = np.argsort(codes, kind="stable")
+    rows = idx[order]
+    c = codes[order]
+    first = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
+    units = np.diff(np.r_[first, len(c)])
+    fr = rows[first]
+    tgt = frame["target"].astype(str).to_numpy(dtype=object)
+    targets = tgt[fr].copy()
+    multi = np.flatnonzero(units > 1)
     if len(multi):
         from slaschema import hostlist
 
-        sub = f[f["id"].isin(set(multi))]
-        for k, names in sub.groupby("id", sort=False)["target"]:
-            targets[k] = hostlist.compress(list(dict.fromkeys(names)))
-    agg = agg.sort_values(["start"], kind="stable")
-    rows = []
-    for k, r in zip(agg.index.tolist(), agg.itertuples(index=False)):
-        bits = int(flag_bits[k])
-        if r.open:
-            bits |= engine.F_OPEN
-        rows.append({
-            "id": k, "scope": r.scope, "target": targets.get(k, r.first_target), "units": int(r.units),
-            "category": r.category, "impact": r.impact, "severity": r.severity,
-            "start": _iso(int(r.start), tz), "end": "" if r.open else _iso(int(r.end), tz),
-            "counted_seconds": int(r.counted), "excluded_seconds": int(r.excluded),
-            "flags": engine.flag_names(bits), "cause": r.cause,
-        })
-    return rows
+        for m in multi.tolist():
+            names = tgt[rows[first[m]:first[m] + units[m]]]
+            targets[m] = hostlist.compress(list(dict.fromkeys(names.tolist())))
+    e = np.where(end_na[rows], np.iinfo(I64).max, end[rows])
+    e_max = np.maximum.reduceat(e, first)
+    reg = pd.DataFrame({
+        "id": np.asarray(uniq, dtype=object)[c[first]],
+        "scope": frame["scope"].astype(str).to_numpy(dtype=object)[fr],
+        "target": targets, "units": units,
+        "category": _text(frame, "category", "unplanned")[fr],
+        "impact": _text(frame, "impact", "down")[fr],
+        "severity": _text(frame, "severity", "")[fr],
+        "cause": _text(frame, "cause", "")[fr],
+        "start": np.minimum.reduceat(start[rows], first),
+        "end": np.where(e_max == np.iinfo(I64).max, -1, e_max),
+        "counted_seconds": np.add.reduceat(counted[rows], first),
+        "excluded_seconds": np.add.reduceat(excluded[rows], first),
+        "flags": np.bitwise_or.reduceat(flags[rows], first) | np.where(np.maximum.reduceat(end_na[rows].astype(I64),
+                                                                                           first) > 0,
+                                                                        engine.F_OPEN, 0),
+    })
+    reg = reg.sort_values(["start", "id"], kind="stable").reset_index(drop=True)
+    return Register(reg, zone)
 
 
 def _breakdown(frame: pd.DataFrame, column: str, counted, excluded, missing: str, top: int | None = None):
