@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from calculators.incidents import IncidentLog, load_incidents
+from slaschema.errors import InputError
 from slaschema.loader import load_contract
 
 from .conftest import EXAMPLE_CONTRACT
@@ -84,3 +85,55 @@ def test_formats_agree_and_keep_instants(incs, offsets, style):
     got = [(r.id, int(r.start), None if pd.isna(r.end) else int(r.end)) for r in per_id.itertuples()]
     assert got == expected
     assert set(first["category"]) <= {"unplanned", "maintenance", "vendor_recall"}
+
+
+def _example_rows() -> tuple[list[str], list[list[str]]]:
+    from .conftest import EXAMPLE_LOG
+
+    rows = list(csv.reader(io.StringIO(EXAMPLE_LOG.read_text())))
+    return rows[0], rows[1:]
+
+
+HEADER_ROW, EXAMPLE_ROWS = _example_rows()
+CORRUPTIONS = {
+    "target": ("r09-n01", "unknown_target"),
+    "start": ("2027-02-31T10:00:00Z", "timestamp_invalid"),
+    "scope": ("pod", "unknown_scope"),
+    "impact": ("sideways", "unknown_impact"),
+    "severity": ("sev0", "unknown_severity"),
+    "notice_at": ("2027-02-03T10:00:00", "timestamp_naive"),
+    "id": (None, "duplicate_id"),
+    "end": (None, "end_before_start"),
+}
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, len(EXAMPLE_ROWS) - 1), st.sampled_from(sorted(CORRUPTIONS)), st.integers(0, 10_000))
+def test_one_corrupted_cell_is_reported_exactly_there(i, column, other):
+    rows = [list(r) for r in EXAMPLE_ROWS]
+    c = HEADER_ROW.index(column)
+    value, code = CORRUPTIONS[column]
+    where = i + 1
+    if column == "id":
+        j = other % len(rows)
+        if j == i:
+            j = (i + 1) % len(rows)
+        rows[i][c] = rows[j][c]
+        where = max(i, j) + 1
+    elif column == "end":
+        s = datetime.fromisoformat(rows[i][HEADER_ROW.index("start")])
+        rows[i][c] = (s - timedelta(hours=1)).isoformat()
+    else:
+        rows[i][c] = value
+    buf = io.StringIO()
+    csv.writer(buf).writerows([HEADER_ROW] + rows)
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "log.csv"
+        p.write_text(buf.getvalue())
+        try:
+            load_incidents(p, LC)
+        except InputError as e:
+            got = [(x.code, x.row, x.column) for x in e.problems]
+        else:
+            got = []
+    assert got == [(code, where, column)]
