@@ -119,7 +119,7 @@ def specs(draw):
 
 
 @st.composite
-def scenarios(draw, pairs=tuple(MONTH_PAIRS), zones=None):
+def scenarios(draw, pairs=tuple(MONTH_PAIRS), zones=None, max_incidents=10):
     spec = draw(specs())
     if zones is not None:
         spec["zone"] = draw(st.sampled_from(zones))
@@ -131,7 +131,7 @@ def scenarios(draw, pairs=tuple(MONTH_PAIRS), zones=None):
              "rack": [r for s in spec["sites"].values() for c in s.values() for r in c],
              "node": [n for s in spec["sites"].values() for c in s.values() for r in c.values() for n in r]}
     incidents = []
-    for i in range(draw(st.integers(0, 10))):
+    for i in range(draw(st.integers(0, max_incidents))):
         scope = draw(st.sampled_from(["node", "node", "node", "rack", "cluster", "site"]))
         start = draw(st.sampled_from(anchors)) + draw(st.integers(-8 * H, 8 * H))
         dur = draw(st.one_of(st.sampled_from([1, 299, 300, 301, H, 4 * H, 4 * H + 1, 10 * H]),
