@@ -276,10 +276,10 @@ def default_nodes(executor_name: str, contract: LoadedContract) -> list[str]:
     return list(contract.topology.nodes)
 
 
-def stop_children(grace_s: float = 3.0) -> None:
-    """Stop every process this process started (and their process groups). Linux /proc only."""
+def child_pids() -> set[int]:
+    """Processes whose parent is this process (Linux /proc; empty elsewhere)."""
     me = os.getpid()
-    kids = []
+    kids = set()
     for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
         if not entry.isdigit():
             continue
@@ -290,7 +290,14 @@ def stop_children(grace_s: float = 3.0) -> None:
         except (OSError, ValueError, IndexError):
             continue
         if ppid == me:
-            kids.append(int(entry))
+            kids.add(int(entry))
+    return kids
+
+
+def stop_children(grace_s: float = 3.0, keep: set[int] | frozenset[int] = frozenset()) -> None:
+    """Stop the processes this process started for the checks (and their process groups);
+    `keep` are children that existed before the run (servers a caller started)."""
+    kids = sorted(child_pids() - set(keep))
     for sig in (signal.SIGTERM, signal.SIGKILL):
         alive = []
         for pid in kids:
@@ -403,13 +410,14 @@ def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executo
 
     save()
     current: list[str] = []
+    keep = frozenset(child_pids())
     try:
         for p in planned:
             current[:] = [p.criterion.id]
-            _run_one(p, opts, contract, executor, bundle, previous, done_before, results, states, event)
+            _run_one(p, opts, contract, executor, bundle, previous, done_before, results, states, event, keep)
             save()
     except KeyboardInterrupt:
-        stop_children()
+        stop_children(keep=keep)
         for cid in current:
             if states.get(cid) != "done":
                 states[cid] = "interrupted"
@@ -420,7 +428,7 @@ def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executo
 
 def _run_one(p: Planned, opts: RunOptions, contract: LoadedContract, executor: Executor, bundle: Bundle,
              previous: dict[str, Any] | None, done_before: set[str], results: dict[str, CriterionResult],
-             states: dict[str, str], event: Event) -> None:
+             states: dict[str, str], event: Event, keep: frozenset[int] = frozenset()) -> None:
     cid = p.criterion.id
     if cid in done_before and previous is not None:
         outputs = read_raw_dir(opts.out, cid) or {}
@@ -450,11 +458,11 @@ def _run_one(p: Planned, opts: RunOptions, contract: LoadedContract, executor: E
         while worker.is_alive() and time.monotonic() < deadline:
             worker.join(0.05)
         if worker.is_alive():
-            stop_children()
+            stop_children(keep=keep)
             worker.join(10.0)
             box.setdefault("error", TimeoutError("the check did not return within its time limit"))
     except KeyboardInterrupt:
-        stop_children()
+        stop_children(keep=keep)
         worker.join(10.0)
         event("interrupted", p, {})
         raise
