@@ -110,6 +110,44 @@ class ScopeMonth:
         num, den = int(self.share_num[i]), int(self.share_den[i])
         return cr.pct_text((2 * 10**6 * num + den) // (2 * den))
 
+    def rows(self) -> list[dict[str, Any]]:
+        """All units' records (column-wise conversions, then one dict per unit)."""
+        n = len(self.ids)
+        lnum = [int(x) for x in self.lnum]
+        dn = [int(x) for x in self.dn]
+        if all(d == 1 for d in dn):
+            down: list = lnum
+        else:
+            down = [self.downtime_seconds(i) for i in range(n)]
+        avail = [cr.pct_text(int(x)) for x in self.avail_e4]
+        target = _pct(self.target)
+        pct_cache: dict = {}
+        credit_pct = []
+        for i, v in enumerate(self.credit_pct):
+            if v is None:
+                credit_pct.append(self.credit_pct_text(i))
+            else:
+                if v not in pct_cache:
+                    pct_cache[v] = _pct(v)
+                credit_pct.append(pct_cache[v])
+        fees = [cr.money(x) for x in cr.cents_half_up(self.fee_num, self.fee_den)]
+        credits = [cr.money(x) for x in self.credit_cents]
+        incidents = self.incidents.lists() if hasattr(self.incidents, "lists") else \
+            [list(self.incidents.get(i, ())) for i in range(n)]
+        flags = [_FLAG_LISTS[int(b) & 15] for b in self.flags]
+        excluded = self.excluded.tolist()
+        met = self.met.tolist()
+        out = []
+        for i in range(n):
+            r = {"scope": self.scope, "id": self.ids[i], "downtime_seconds": down[i],
+                 "excluded_seconds": excluded[i], "availability_pct": avail[i], "target_pct": target,
+                 "met": met[i], "credit_pct": credit_pct[i], "fee": fees[i], "credit": credits[i],
+                 "incidents": list(incidents[i]), "flags": list(flags[i])}
+            if self.proportional:
+                r["lost_gpu_seconds"] = lnum[i]
+            out.append(r)
+        return out
+
     def row(self, i: int) -> dict[str, Any]:
         out: dict[str, Any] = {
             "scope": self.scope,
@@ -139,6 +177,12 @@ class NodeMonth:
     credit_cents: np.ndarray
     basis: np.ndarray           # "node", "rack", "node+rack" ... or "" when no credit
 
+    def rows(self) -> list[dict[str, Any]]:
+        fees = [cr.money(x) for x in self.fee_cents]
+        credits = [cr.money(x) for x in self.credit_cents]
+        basis = [str(b) or "none" for b in self.basis]
+        return [{"id": i, "fee": f, "credit": c, "basis": b} for i, f, c, b in zip(self.ids, fees, credits, basis)]
+
     def row(self, i: int) -> dict[str, Any]:
         return {"id": self.ids[i], "fee": cr.money(int(self.fee_cents[i])),
                 "credit": cr.money(int(self.credit_cents[i])), "basis": str(self.basis[i]) or "none"}
@@ -161,7 +205,7 @@ class PeriodResult:
         units = []
         if include_units:
             for sm in self.scopes.values():
-                units.extend(sm.row(i) for i in range(len(sm.ids)))
+                units.extend(sm.rows())
         return {
             "period": self.period.label,
             "start": iso(self.period.start),
@@ -175,7 +219,7 @@ class PeriodResult:
             "minimum": _pct(self.minimum_cents),
             "minimum_applied": self.minimum_applied,
             "units": units,
-            "nodes": [self.nodes.row(i) for i in range(len(self.nodes.ids))] if include_units else [],
+            "nodes": self.nodes.rows() if include_units else [],
         }
 
 
@@ -243,8 +287,7 @@ class Result:
         rows = []
         for p in self.periods:
             for sm in p.scopes.values():
-                for i in range(len(sm.ids)):
-                    r = sm.row(i)
+                for r in sm.rows():
                     r["period"] = p.period.label
                     r["incidents"] = " ".join(r["incidents"])
                     r["flags"] = " ".join(r["flags"])

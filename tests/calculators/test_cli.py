@@ -122,3 +122,20 @@ def test_explain_prints_the_arithmetic(tmp_path):
     assert doc["availability"]["downtime_seconds"] == 0
     r = CliRunner().invoke(main, ["explain", c, i, "--unit", "nope", "--period", "2027-02"])
     assert r.exit_code == 1
+
+
+def test_column_wise_rows_equal_single_rows(tmp_path):
+    from calculators.engine import compute
+    from calculators.incidents import load_incidents
+    from slaschema.loader import load_contract
+
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    lc = load_contract(repo / "examples" / "gb200-contract.yaml")
+    log = load_incidents(repo / "examples" / "gb200-incidents-2027Q1.csv", lc)
+    result = compute(lc, log, ["2027-Q1"])
+    for p in result.periods:
+        for sm in p.scopes.values():
+            assert sm.rows() == [sm.row(i) for i in range(len(sm.ids))]
+        assert p.nodes.rows() == [p.nodes.row(i) for i in range(len(p.nodes.ids))]
