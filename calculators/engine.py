@@ -29,8 +29,7 @@ Decisions where the spec leaves room (also in docs of `Result`):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
-from fractions import Fraction
+from datetime import date, datetime
 
 import numpy as np
 import pandas as pd

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from calculators import credits as cr
-from calculators.engine import (CLUSTER, DOWN, NODE, RACK, SCOPES, SITE, EngineError, Pieces, Trace, Tree,
+from calculators.engine import (CLUSTER, DOWN, NODE, RACK, SCOPES, SITE, EngineError, Pieces, Tree,
                                 flag_names, run)
 from calculators.intervals import Intervals, merge
 from calculators.periods import parse_month

@@ -159,13 +159,6 @@ def intersect(a: Intervals, b: Intervals) -> Intervals:
     return Intervals(a.unit[i], np.maximum(a.start[i], b.start[j]), np.minimum(a.end[i], b.end[j]))
 
 
-def clip(iv: Intervals, lo: int, hi: int) -> Intervals:
-    s = np.maximum(iv.start, lo)
-    e = np.minimum(iv.end, hi)
-    keep = e > s
-    return Intervals(iv.unit[keep], s[keep], e[keep])
-
-
 def seconds_in(iv: Intervals, lo: int, hi: int, n_units: int) -> np.ndarray:
     """Per unit (0..n_units-1), total seconds of `iv` inside `[lo, hi)` (intervals disjoint per unit)."""
     s = np.maximum(iv.start, lo)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-from decimal import Decimal
 from fractions import Fraction
 
 from hypothesis import HealthCheck, given, settings
