@@ -89,6 +89,9 @@ class Planned:
 def select(criteria: Sequence[Criterion], only: Iterable[str]) -> list[Criterion]:
     """Criteria matching any of `only` (criterion id, check name or area); all when empty."""
     wanted = [w for w in only if w]
+    if not criteria:
+        raise InputError([Problem("no_criteria", "the contract has no acceptance criteria", path="acceptance.criteria",
+                                  fix="list the criteria to test under acceptance.criteria")])
     if not wanted:
         return list(criteria)
     problems = []

@@ -106,3 +106,9 @@ def test_drill_result_path_is_taken_relative_to_the_working_directory(tmp_path, 
     monkeypatch.chdir(tmp_path)
     crit = Criterion(id="d", check="health.detection", params={"result": "drill.json"})
     assert get_check("health.detection").params(crit).result == str(tmp_path / "drill.json")
+
+
+def test_a_contract_without_criteria_is_refused():
+    with pytest.raises(InputError) as e:
+        select([], ())
+    assert e.value.problems[0].code == "no_criteria"
