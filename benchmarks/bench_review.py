@@ -33,7 +33,7 @@ def main() -> None:
     from calculators.engine import compute
     from calculators.incidents import load_incidents
     from calculators.reports.pdf import render_pdf
-    from calculators.reports.review import ReviewInputs, review_document
+    from calculators.reports.review import REGISTER_LIMIT, ReviewInputs, review_document
     from calculators.reports.review_model import review_extras
     from slaschema.loader import load_contract
 
@@ -74,7 +74,7 @@ def main() -> None:
         print(f"  {k:<42} {v:7.2f} s")
     print(f"  {'total':<42} {total:7.2f} s   (target <= 60 s)")
     print(f"PDF: {len(pdf) / 1e6:.2f} MB, {pages:,} pages (target <= 20 MB); register rows in the PDF: "
-          f"{min(len(extras['incidents']), 2000):,} of {len(extras['incidents']):,}; attachments: "
+          f"{min(len(extras["incidents"]), REGISTER_LIMIT):,} of {len(extras['incidents']):,}; attachments: "
           + ", ".join(f"review{a.name} {len(a.data) / 1e6:.1f} MB" for a in attachments))
 
 

@@ -86,7 +86,7 @@ def draft(contract: str, output: str, fmt: str | None) -> None:
               help="Open incidents run until this ISO 8601 instant (default: the end of the period).")
 @click.option("--assume-tz", default=None, help="Zone for naive timestamps in the incident log.")
 @click.option("--skip-bad-rows", is_flag=True, help="Leave out unreadable rows (they are listed in the report).")
-@click.option("--register-limit", type=click.IntRange(min=0), default=2000, show_default=True,
+@click.option("--register-limit", type=click.IntRange(min=0), default=1000, show_default=True,
               help="Incidents printed in the register; the full register goes to OUTPUT.incidents.csv.")
 @click.option("--json-out", type=click.Path(dir_okay=False), default=None,
               help="Also write the result document the report is built from (JSON).")

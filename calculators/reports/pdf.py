@@ -244,16 +244,61 @@ def table_flowable(t: d.Table, width: float) -> list[Flowable]:
     heights = None
     if t.min_row_height:
         heights = [None] + [t.min_row_height] * len(t.rows)
-    elif len(data) > 40 and all(isinstance(c, str) for row in data[1:] for c in row):
-        heights = [None] + [size * 1.2 + 2 * pad + 0.6] * len(t.rows)     # one line each: skip measuring
-    tab = LongTable(data, colWidths=cols, rowHeights=heights, repeatRows=1, hAlign="LEFT")
-    tab.setStyle(TableStyle(cmds))
+    elif (len(data) > 120 and not t.highlight and not t.total_row
+          and all(isinstance(c, str) for row in data[1:] for c in row)):
+        # long table of one-line rows: cut page by page without re-measuring the rest
+        tab: Flowable = PagedTable(data[0], data[1:], cols, size * 1.2 + 2 * pad + 0.6, cmds)
+    if heights is not None or not isinstance(locals().get("tab"), PagedTable):
+        tab = LongTable(data, colWidths=cols, rowHeights=heights, repeatRows=1, hAlign="LEFT")
+        tab.setStyle(TableStyle(cmds))
     out: list[Flowable] = [tab]
     if t.caption:
         out.append(Paragraph(esc(t.caption), s["caption"]))
     else:
         out.append(Spacer(1, 6))
     return out
+
+
+class PagedTable(Flowable):
+    """A long table whose rows are all one line high, split page by page in linear time.
+
+    reportlab re-measures the whole remainder of a table at every page break; with a known
+    row height this flowable knows how many rows fit and builds one small table per page
+    (header repeated), so 10,000 rows cost 10,000 rows, not 10,000 x pages.
+    """
+
+    def __init__(self, header: list[Any], rows: list[list[Any]], cols: list[float], row_h: float,
+                 cmds: list[tuple]) -> None:
+        super().__init__()
+        self.header, self.rows, self.cols, self.row_h, self.cmds = header, rows, cols, row_h, cmds
+        probe = LongTable([header], colWidths=cols)
+        probe.setStyle(TableStyle([c for c in cmds if c[0] not in ("ROWBACKGROUNDS",)]))
+        self.header_h = probe.wrap(sum(cols), 10**6)[1]
+        self.hAlign = "LEFT"
+
+    def _table(self, rows: list[list[Any]]) -> LongTable:
+        tab = LongTable([self.header] + rows, colWidths=self.cols, rowHeights=[self.header_h] + [self.row_h] * len(rows),
+                        repeatRows=1, hAlign="LEFT")
+        tab.setStyle(TableStyle(self.cmds))
+        return tab
+
+    def wrap(self, aw: float, ah: float) -> tuple[float, float]:
+        self.width = sum(self.cols)
+        self.height = self.header_h + self.row_h * len(self.rows)
+        return self.width, self.height
+
+    def split(self, aw: float, ah: float) -> list[Flowable]:
+        k = int((ah - self.header_h) // self.row_h)
+        if k < 1:
+            return []
+        if k >= len(self.rows):
+            return [self._table(self.rows)]
+        return [self._table(self.rows[:k]), PagedTable(self.header, self.rows[k:], self.cols, self.row_h, self.cmds)]
+
+    def draw(self) -> None:
+        tab = self._table(self.rows)
+        tab.wrapOn(self.canv, self.width, self.height)
+        tab.drawOn(self.canv, 0, 0)
 
 
 def key_values_flowable(kv: d.KeyValues, width: float) -> Flowable:

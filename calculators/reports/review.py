@@ -22,7 +22,7 @@ from calculators.reports.fmt import count, dec, duration, hours, minutes, money,
 SCOPES = ("node", "rack", "cluster", "site")
 UNIT_TABLE_MAX = 30         # scopes with more units show a summary and the worst units
 WORST = 12
-REGISTER_LIMIT = 2000
+REGISTER_LIMIT = 1000
 FORM_WORDS = {"future_invoice": "a credit on a future invoice", "same_invoice": "a deduction on this period's invoice",
               "refund": "a refund"}
 FLAG_WORDS = {"notice_not_met": "notice missing or late", "exclusion_cap_exceeded": "past the exclusion cap",
@@ -472,8 +472,7 @@ def _register(extras, limit: int, attachment_name: str | None, app: dict[str, st
         out.append(_register_table(reg.rows(), "Highlighted: notice, cap or category problems."))
         return out, []
     f = reg.frame
-    top = f.assign(_n=-f["counted_seconds"]).sort_values(["_n", "start", "id"], kind="stable").head(25)
-    top_rows = [r for r in Register(top.drop(columns="_n"), reg.zone).rows()] if len(top) else []
+    top_rows = Register(f.nlargest(25, "counted_seconds", keep="first"), reg.zone).rows()
     out.append(d.Para(f"{len(reg):,} incidents touch the period. The 25 with the most counted time are below; "
                       + (f"the first {min(limit, len(reg)):,} in order of start are in Appendix {app['register']}"
                          if limit else "none are printed in full")

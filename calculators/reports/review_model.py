@@ -159,7 +159,9 @@ class Register:
     def _times(self, col: str, f: pd.DataFrame) -> list[str]:
         v = f[col].to_numpy()
         ts = pd.to_datetime(np.where(v < 0, 0, v), unit="s", utc=True).tz_convert(self.zone).strftime("%Y-%m-%d %H:%M")
-        return [("" if x < 0 else t) for x, t in zip(v.tolist(), list(ts))]
+        out = np.asarray(ts, dtype=object)
+        out[v < 0] = ""
+        return out.tolist()
 
     def rows(self, limit: int | None = None) -> list[dict[str, Any]]:
         f = self.frame if limit is None else self.frame.head(limit)
