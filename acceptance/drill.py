@@ -90,10 +90,26 @@ class MarkerFault:
         return True
 
 
-def xid_line(node: str, xid: int = 79) -> str:
-    """A synthetic NVRM Xid line in the kernel's format, naming the node and the drill."""
-    return (f"NVRM: Xid (PCI:0000:00:00): {xid}, pid=0, name=slakit-drill, node={node}, "
+def xid_line(node: str, xid: int = 79, cluster: str | None = None) -> str:
+    """A synthetic NVRM Xid line in the kernel's format, naming the node (and the Slurm
+    cluster, so health checks of other clusters sharing a kernel log can ignore it)."""
+    where = f"node={node}, " + (f"cluster={cluster}, " if cluster else "")
+    return (f"NVRM: Xid (PCI:0000:00:00): {xid}, pid=0, name=slakit-drill, {where}"
             "synthetic fault injected by slakit accept drill")
+
+
+def cluster_name(env: Mapping[str, str] | None = None) -> str | None:
+    """ClusterName from `scontrol show config`; None when it cannot be read."""
+    try:
+        proc = subprocess.run(["scontrol", "show", "config"], capture_output=True, text=True, timeout=30,
+                              env=dict(env) if env else None)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for line in proc.stdout.splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() == "ClusterName":
+            return value.strip() or None
+    return None
 
 
 @dataclass(frozen=True)
@@ -103,11 +119,12 @@ class XidFault:
     node: str
     kmsg: Path = Path("/dev/kmsg")
     xid: int = 79
+    cluster: str | None = None
     kind: str = "xid"
 
     def inject(self, note: str) -> None:
         with open(self.kmsg, "w") as f:
-            f.write(f"<3>{xid_line(self.node, self.xid)}\n")
+            f.write(f"<3>{xid_line(self.node, self.xid, self.cluster)}\n")
 
     def clear(self) -> None:
         """A kernel log line cannot be taken back; the node needs a resume after repair."""

@@ -89,7 +89,7 @@ def drill(node, fault, marker, kmsg, confirmed, contract, max_detection, poll, d
     from pathlib import Path
 
     from acceptance.drill import (
-        DrillError, MarkerFault, XidFault, judge_drill, read_node_state, resume_node, run_drill,
+        DrillError, MarkerFault, XidFault, cluster_name, judge_drill, read_node_state, resume_node, run_drill,
     )
     from acceptance.executors.base import utc_now
     from acceptance.results import Status, worst
@@ -103,7 +103,7 @@ def drill(node, fault, marker, kmsg, confirmed, contract, max_detection, poll, d
 
         target = load_or_exit(contract, fmt).model.support.detection
     if fault == "xid":
-        flt = XidFault(node=node, kmsg=Path(kmsg))
+        flt = XidFault(node=node, kmsg=Path(kmsg), cluster=cluster_name())
     else:
         flt = MarkerFault(Path(marker.replace("{node}", node)))
     try:

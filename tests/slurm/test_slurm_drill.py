@@ -130,6 +130,7 @@ def test_node_already_out_of_service_is_refused(tmp_path):
 def test_xid_line_looks_like_the_kernel_driver():
     line = xid_line("gpu-07", 79)
     assert line.startswith("NVRM: Xid (PCI:") and ": 79," in line and "node=gpu-07," in line
+    assert "node=gpu-07, cluster=tb1," in xid_line("gpu-07", 79, "tb1")
 
 
 def test_xid_fault_needs_the_confirmation_flag():
