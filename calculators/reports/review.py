@@ -548,6 +548,31 @@ def _appendix_nodes(result, letter: str) -> list[d.Block]:
     return out
 
 
+def _spaced(expr: str) -> str:
+    """A hostlist with a space after each top-level comma, so it wraps between names."""
+    out, depth = [], 0
+    for ch in expr:
+        depth += ch == "["
+        depth -= ch == "]"
+        out.append(", " if ch == "," and depth == 0 else ch)
+    return "".join(out)
+
+
+def _grouped_units(trig: list[dict[str, Any]], per_row: int = 120) -> list[tuple[str, ...]]:
+    """Units with a termination right, grouped by scope and months, as hostlists."""
+    from slaschema import hostlist
+
+    groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for t in trig:
+        groups.setdefault((t["scope"], tuple(t["months_below_target"])), []).append(t["id"])
+    rows = []
+    for (scope, months), ids in groups.items():
+        for k in range(0, len(ids), per_row):
+            chunk = ids[k:k + per_row]
+            rows.append((scope, ", ".join(months), f"{len(chunk):,}", _spaced(hostlist.compress(chunk))))
+    return rows
+
+
 def review_document(lc, result: dict[str, Any], extras: dict[str, Any], inputs: ReviewInputs,
                     register_limit: int = REGISTER_LIMIT, attachment_stem: str | None = None
                     ) -> tuple[d.Document, list[Attachment]]:
@@ -577,9 +602,9 @@ def review_document(lc, result: dict[str, Any], extras: dict[str, Any], inputs: 
     blocks += section7
     if "chronic" in app:
         blocks.append(d.Heading(f"Appendix {app['chronic']}. Units with a chronic-failure termination right", 1))
-        blocks.append(d.Table(("Scope", "Unit", "Months below target"),
-                              tuple((t["scope"], t["id"], ", ".join(t["months_below_target"])) for t in trig),
-                              widths=(1, 1.5, 3), font_size=7))
+        blocks.append(d.Table(("Scope", "Months below target", "Units", "Which (hostlist)"),
+                              tuple(_grouped_units(trig)), align=("l", "l", "r", "l"),
+                              widths=(0.7, 1.6, 0.6, 4.6), font_size=7))
     if "skipped" in app:
         blocks.append(d.Heading(f"Appendix {app['skipped']}. Skipped rows of the incident log", 1))
         blocks.append(d.Table(("Row", "Column", "Code", "Message"),
