@@ -1,4 +1,5 @@
-"""Slurm commands: `slakit accept drill`, `slakit watch --slurm`, `slakit reconcile`.
+"""Slurm commands: `slakit accept drill`, `slakit accept burn-in`, `slakit watch --slurm`,
+`slakit reconcile`.
 
 The cluster is the one `srun`/`sinfo` would use from this environment (SLURM_CONF).
 """
@@ -158,6 +159,7 @@ def watch(use_slurm, interval, output, state_file, partition, once, max_polls) -
     Survives restarts: open incidents and the last poll are kept in the state file, so a
     restarted watcher neither duplicates nor loses incidents. Runs until interrupted.
     """
+    import subprocess
     import time
     from pathlib import Path
 
@@ -180,7 +182,7 @@ def watch(use_slurm, interval, output, state_file, partition, once, max_polls) -
             polls += 1
             try:
                 snapshot = poll_slurm(partition)
-            except (RuntimeError, OSError, subprocess_timeout()) as exc:
+            except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
                 click.echo(f"watch: poll failed: {exc} [poll_failed]", err=True)
                 if once:
                     sys.exit(1)
@@ -198,12 +200,6 @@ def watch(use_slurm, interval, output, state_file, partition, once, max_polls) -
             time.sleep(max(0.0, next_at - time.monotonic()))
     except KeyboardInterrupt:
         pass
-
-
-def subprocess_timeout():
-    import subprocess
-
-    return subprocess.TimeoutExpired
 
 
 
