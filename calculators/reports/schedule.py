@@ -64,6 +64,16 @@ class _Ctx:
         return self.t.units(scope)[0]
 
 
+def _spaced(expr: str) -> str:
+    """A hostlist with a space after each top-level comma, so long lists wrap between names."""
+    out, depth = [], 0
+    for ch in expr:
+        depth += ch == "["
+        depth -= ch == "]"
+        out.append(", " if ch == "," and depth == 0 else ch)
+    return "".join(out)
+
+
 def _size_words(sizes: list[int], noun: str) -> str:
     c = Counter(sizes)
     if len(c) == 1:
@@ -92,7 +102,7 @@ def _parties(c: _Ctx) -> list[d.Block]:
         term = (f"these service levels apply from {info.effective.from_.isoformat()}"
                 + (f" to {info.effective.to.isoformat()} inclusive" if info.effective.to else " with no end date"))
     out.append(d.Para(f"This schedule sets out the service levels that {info.provider} (the provider) commits to "
-                      f"for {info.customer} (the customer) under contract {info.id}"
+                      f"{info.customer} (the customer) under contract {info.id}"
                       + (f" ({info.title})" if info.title else "") + f"; {term}."))
     out.append(d.Para(f"All amounts are in {c.cur}. All times are compared in UTC; calendar months, which are the "
                       f"measurement periods, begin and end at local midnight in {info.timezone}, so a month with a "
@@ -123,9 +133,12 @@ def _definitions(c: _Ctx) -> tuple[list[d.Block], list[d.Block]]:
     model = m.topology.gpu_model or "GPU"
     arch = m.topology.architecture
     tray = " (one compute tray of an NVL72 rack)" if arch in ("gb200-nvl72", "gb300-nvl72") else ""
+    names = _spaced(hostlist.compress(t.nodes))
+    listing = (f": {names}." if len(names) <= 400 else
+               ("; Appendix A lists the nodes of every rack." if counts["racks"] > RACK_TABLE_INLINE
+                else "; the rack table below lists the nodes of every rack."))
     out.append(d.Para(f"Node: one server{tray} with {gpus_word} ({model}). The service covers "
-                      f"{count(counts['nodes'])} nodes with {count(counts['gpus'])} GPUs in total: "
-                      f"{hostlist.compress(t.nodes)}."))
+                      f"{count(counts['nodes'])} nodes with {count(counts['gpus'])} GPUs in total" + listing))
     out.append(d.Para(f"Rack: a named group of nodes; there are {plural(counts['racks'], 'rack')} of "
                       f"{_size_words(c.rack_sizes, 'node')} each"
                       + (f" ({', '.join(t.racks)})." if counts["racks"] <= RACK_TABLE_INLINE else

@@ -60,7 +60,7 @@ def test_identity_on_every_page(example_contract, pdf):
 
 def test_topology_definitions(text):
     assert "72 nodes with 288 GPUs" in text
-    assert "r01-n[01-18],r02-n[01-18],r03-n[01-18],r04-n[01-18]" in text
+    assert "r01-n[01-18], r02-n[01-18], r03-n[01-18], r04-n[01-18]" in text
     assert "4 racks of 18 nodes each" in text
     assert "c1 (4 racks, 72 nodes, site dfw1)" in text
 
