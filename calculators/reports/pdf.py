@@ -114,16 +114,24 @@ class FooterCanvas(rl_canvas.Canvas):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs["invariant"] = 1
         super().__init__(*args, **kwargs)
-        self._saved: list[dict] = []
+        self._saved: list[tuple[dict, list]] = []
+        self._marks: list[tuple[str, dict]] = []
+
+    def bookmarkPage(self, key: str, **kw: Any) -> None:  # noqa: N802 (reportlab API)
+        # pages are emitted at save(); a destination must name the page it is emitted as
+        self._marks.append((key, kw))
 
     def showPage(self) -> None:  # noqa: N802 (reportlab API)
-        self._saved.append(dict(self.__dict__))
+        marks, self._marks = self._marks, []
+        self._saved.append((dict(self.__dict__), marks))
         self._startPage()
 
     def save(self) -> None:
         total = len(self._saved)
-        for state in self._saved:
+        for state, marks in self._saved:
             self.__dict__.update(state)
+            for key, kw in marks:
+                super().bookmarkPage(key, **kw)
             self._draw_footer(total)
             super().showPage()
         super().save()
@@ -545,6 +553,11 @@ def render_pdf(document: d.Document) -> bytes:
     cut = _toc_cut(document.blocks)
     head.extend(flowables(document.blocks[:cut], tpl.width))
     tail = flowables(document.blocks[cut:], tpl.width)
+    if tail and cut:
+        # the last heading must land where the head-only passes put it: no keep-with-next
+        # across the cut (the CondPageBreak before a section still keeps it off a page bottom)
+        last = next(f for f in reversed(head) if getattr(f, "_toc_level", None) is not None)
+        last.keepWithNext = 0
     canvasmaker = footer_canvas(document.footer)
     if toc is None:
         tpl.build(head + tail, canvasmaker=canvasmaker)

@@ -200,3 +200,22 @@ def test_cli_review_bad_log_exits_1(tmp_path):
     assert r.exit_code == 1
     assert "unknown_target" in r.output
     assert not (tmp_path / "r.pdf").exists()
+
+
+def test_contents_and_bookmarks_match_the_pages(pdf):
+    from pypdf import PdfReader
+
+    reader = PdfReader(io.BytesIO(pdf))
+    pages = [p.extract_text() for p in reader.pages]
+
+    def walk(items):
+        for it in items:
+            yield from (walk(it) if isinstance(it, list) else [it])
+
+    numbers = []
+    for item in walk(reader.outline):
+        n = reader.get_destination_page_number(item)
+        assert item.title in pages[n], item.title
+        numbers.append(n + 1)
+    assert len(numbers) >= 10
+    assert [int(x) for x in re.findall(r"\.\s+(\d+)\s*$", pages[1], flags=re.M)] == numbers
