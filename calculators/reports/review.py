@@ -445,7 +445,7 @@ def node_credits_csv(result) -> bytes:
     return buf.getvalue().encode("utf-8")
 
 
-INLINE_REGISTER = 60        # registers up to this size are printed in section 7 itself
+INLINE_REGISTER = 100       # registers up to this size are printed in section 7 itself
 
 
 def _register_table(rows: list[dict[str, Any]], caption: str) -> d.Table:
@@ -469,13 +469,18 @@ def _register(extras, limit: int, attachment_name: str | None, app: dict[str, st
         out.append(d.Para("No incidents touch the period."))
         return out, []
     if len(reg) <= INLINE_REGISTER:
-        out.append(_register_table(reg.rows(), "Highlighted: notice, cap or category problems."))
+        if len(reg) > limit:
+            out.append(d.Para(f"The register has {len(reg):,} incidents; the first {limit:,} are printed here and "
+                              f"all {len(reg):,} are in {where}.", "warning"))
+        if limit:
+            out.append(_register_table(reg.rows(limit), "Highlighted: notice, cap or category problems."))
         return out, []
     f = reg.frame
     top_rows = Register(f.nlargest(25, "counted_seconds", keep="first"), reg.zone).rows()
     out.append(d.Para(f"{len(reg):,} incidents touch the period. The 25 with the most counted time are below; "
-                      + (f"the first {min(limit, len(reg)):,} in order of start are in Appendix {app['register']}"
-                         if limit else "none are printed in full")
+                      + ((f"the first {limit:,} in order of start are in Appendix {app['register']}"
+                          if len(reg) > limit else f"all {len(reg):,}, in order of start, are in Appendix "
+                                                   f"{app['register']}") if limit else "no more are printed")
                       + (f", and all {len(reg):,} are in {where}."
                          if len(reg) > limit else "."), "strong"))
     out.append(_register_table(top_rows, "Incidents with the most counted time. Highlighted: notice, cap or "

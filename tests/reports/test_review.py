@@ -219,3 +219,24 @@ def test_contents_and_bookmarks_match_the_pages(pdf):
         numbers.append(n + 1)
     assert len(numbers) >= 10
     assert [int(x) for x in re.findall(r"\.\s+(\d+)\s*$", pages[1], flags=re.M)] == numbers
+
+
+def test_long_register_goes_to_an_appendix(run, monkeypatch):
+    from calculators.reports import review as rv
+
+    lc, log, result, extras, _, _ = run
+    monkeypatch.setattr(rv, "INLINE_REGISTER", 10)
+    inputs = ReviewInputs(EXAMPLE.name, lc.sha256, LOG.name, log.sha256, "1", "2027-Q1")
+    doc, attachments = review_document(lc, result, extras, inputs, register_limit=30, attachment_stem="rev")
+    md = render_markdown(doc)
+    n = len(extras["incidents"])
+    assert "The 25 with the most counted time are below; the first 30 in order of start are in Appendix A" in md
+    assert f"and all {n} are in the attached file rev.incidents.csv" in md
+    assert "## Appendix A. Incident register" in md and "## Appendix B. Node credits" in md
+    section7 = md.split("## 7. Incident register", 1)[1].split("## Appendix A", 1)[0]
+    top = sorted(extras["incidents"].rows(), key=lambda r: -r["counted_seconds"])[:25]
+    assert all(r["id"] in section7 for r in top)
+    appendix = md.split("## Appendix A. Incident register", 1)[1].split("## Appendix B", 1)[0]
+    assert [r["id"] for r in extras["incidents"].rows(30)] == re.findall(r"^\| ((?:INC|CHG)-\d+) \|", appendix,
+                                                                        flags=re.M)
+    assert [a.name for a in attachments][0] == ".incidents.csv"
