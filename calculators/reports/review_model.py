@@ -76,12 +76,6 @@ def _per_row_flags(pieces: engine.Pieces, own: np.ndarray, n_rows: int) -> np.nd
     return out
 
 
-def _iso(epoch: int | None, zone: ZoneInfo) -> str:
-    if epoch is None:
-        return ""
-    return datetime.fromtimestamp(int(epoch), zone).strftime("%Y-%m-%d %H:%M")
-
-
 def review_extras(lc, log, result: dict[str, Any], heatmap_racks: int = 40) -> dict[str, Any]:
     """Register, cause/category breakdown, rack x day heatmap and chronic counts for a result."""
     zone = lc.model.contract.timezone

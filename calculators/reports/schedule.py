@@ -343,8 +343,8 @@ def _service_levels(c: _Ctx) -> list[d.Block]:
     items = c.m.service_levels.items()
     scopes = ", ".join(f"{s} ({pct_terms(l.effective_target)})" for s, l in items)
     out.append(d.Para(f"The provider commits to a monthly availability target for each of these scopes: {scopes}. "
-                      "Each unit of a scope is measured on its own. A unit below its target earns the customer a "
-                      "service credit, a share of that unit's fee for the month, as set out below."))
+                      "Each unit of a scope is measured on its own and earns the customer a service credit, a share of "
+                      "that unit's fee for the month, as set out for its scope below."))
     for i, (scope, level) in enumerate(items, start=1):
         unit = c.first(scope)
         n_units = len(c.t.units(scope))
@@ -378,7 +378,8 @@ def _service_levels(c: _Ctx) -> list[d.Block]:
             hrs = 40
             hourly = fee / _hrs(30)
             amount = min(fee, hourly * hrs * mult).quantize(CENT, ROUND_HALF_UP)
-            out.append(d.Para(f"Credit (pro rata): downtime hours x the {scope}'s monthly fee / hours in the month "
+            out.append(d.Para(f"Credit (pro rata): for every hour of downtime in the month, whether or not the "
+                              f"target is met: downtime hours x the {scope}'s monthly fee / hours in the month "
                               f"x {mult}, never more than the {scope}'s monthly fee."))
             out.append(d.Para(f"Example: {scope} {unit} down {hrs} hours in a 30-day month (720 hours): {hrs} x "
                               f"{money(fee)} / 720 x {mult} = {money(amount, c.cur)}.", "small"))
