@@ -178,8 +178,10 @@ def _summary(lc, result, extras, months: list[str], app: dict[str, str]) -> list
         att.append("No incident has a notice, cap or category problem.")
     skipped = result.get("skipped_rows") or []
     if skipped:
-        att.append(f"{plural(len({s.get('row') for s in skipped}), 'row')} of the incident log could not be read "
-                   f"and were skipped (Appendix {app['skipped']}); the figures leave them out.")
+        n_rows = len({s.get("row") for s in skipped})
+        att.append(f"{plural(n_rows, 'row')} of the incident log could not be read and "
+                   f"{'was' if n_rows == 1 else 'were'} skipped (Appendix {app['skipped']}); the figures leave "
+                   f"{'it' if n_rows == 1 else 'them'} out.")
     out.append(d.Heading("Incidents needing attention", 3))
     out.append(d.Bullets(tuple(att)))
     return out

@@ -240,3 +240,17 @@ def test_long_register_goes_to_an_appendix(run, monkeypatch):
     assert [r["id"] for r in extras["incidents"].rows(30)] == re.findall(r"^\| ((?:INC|CHG)-\d+) \|", appendix,
                                                                         flags=re.M)
     assert [a.name for a in attachments][0] == ".incidents.csv"
+
+
+def test_skipped_rows_are_listed(tmp_path):
+    log = tmp_path / "log.csv"
+    text = LOG.read_text()
+    log.write_text(text + "BAD-1,node,nope-n01,2027-02-01T00:00:00Z,,,,,,,,,,,,\n")
+    out = tmp_path / "r.md"
+    r = CliRunner().invoke(main, ["review", str(EXAMPLE), str(log), "--month", "2027-02", "-o", str(out),
+                                  "--skip-bad-rows"])
+    assert r.exit_code == 0, r.output
+    md = out.read_text()
+    assert "1 row of the incident log could not be read and was skipped (Appendix A)" in md
+    assert "## Appendix A. Skipped rows of the incident log" in md
+    assert "unknown_target" in md.split("## Appendix A. Skipped rows", 1)[1]
