@@ -109,3 +109,17 @@ def test_shifting_by_whole_months_shifts_the_result(scenario):
     b, _ = run_both(spec, moved, shifted_periods, move(as_of), False)
     fa, fb = figures(a), figures(b)
     assert list(fa.values()) == list(fb.values())
+
+
+@SETTINGS
+@given(scenarios())
+def test_a_unit_has_downtime_exactly_when_it_names_incidents(scenario):
+    spec, incidents, periods, as_of = scenario
+    result, _ = run_both(spec, incidents, periods, as_of, False)
+    known = {inc["id"] for inc in incidents}
+    for pr in result.periods:
+        for sm in pr.scopes.values():
+            for row in sm.rows():
+                lost = row.get("lost_gpu_seconds", row["downtime_seconds"])
+                assert (lost > 0) == bool(row["incidents"]), (pr.period.label, row)
+                assert set(row["incidents"]) <= known
