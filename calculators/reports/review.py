@@ -622,7 +622,8 @@ def review_document(lc, result: dict[str, Any], extras: dict[str, Any], inputs: 
     blocks += _appendix_nodes(result, app["nodes"])      # last: its long table is laid out once
     cover = [("Contract", f"{info.id}" + (f" — {info.title}" if info.title else "")),
              ("Provider", info.provider), ("Customer", info.customer),
-             ("Period", f"{inputs.period_label} ({', '.join(months)}; months in {result.get('timezone', info.timezone)})"),
+             ("Period", (f"{inputs.period_label} ({', '.join(months)})" if [inputs.period_label] != months
+                         else inputs.period_label) + f"; calendar months in {result.get('timezone', info.timezone)}"),
              ("Figures as of", result["as_of"]),
              ("Contract file", f"{inputs.contract_file}"), ("Contract SHA-256", inputs.contract_sha256),
              ("Incident log", inputs.incidents_file), ("Incident log SHA-256", inputs.incidents_sha256),
