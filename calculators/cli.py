@@ -129,6 +129,9 @@ def render_table(result, max_rows: int = 25) -> str:
     con = Console(file=buf, width=120, force_terminal=False, color_system=None)
     con.print(f"[bold]{result.contract}[/] — credits in {result.currency}, months in {result.timezone}, "
               f"open incidents end at {result.to_json(include_units=False)['as_of']}")
+    if result.open_incidents:
+        ids = list(result.open_incidents)
+        con.print(f"open incidents, counted until as_of: {', '.join(ids[:10])}" + (" …" if len(ids) > 10 else ""))
     if result.skipped_rows:
         con.print(f"[yellow]{len(result.skipped_rows)} problem(s) in skipped rows:[/]")
         for p in result.skipped_rows:

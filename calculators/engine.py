@@ -702,8 +702,15 @@ def run(lc, log, periods, as_of=None, accepted_on=None, support=True):
                                            "monthly_fee_month": fee_month}
     result = Result(lc.id, getattr(lc, "sha256", None), lc.model.contract.currency, zone, tr.as_of,
                     getattr(log, "file", None), getattr(log, "sha256", None),
-                    tuple(p.to_json() for p in getattr(log, "skipped", [])), tuple(results), sup, termination)
+                    tuple(p.to_json() for p in getattr(log, "skipped", [])), tuple(results), sup, termination,
+                    _open_ids(log.frame))
     return result, tr, tree
+
+
+def _open_ids(frame: pd.DataFrame) -> tuple[str, ...]:
+    if not len(frame) or "end" not in frame:
+        return ()
+    return tuple(dict.fromkeys(frame.loc[frame["end"].isna(), "id"].astype(str).tolist()))
 
 
 def _deadline_month_fee(lc, tree: Tree):

@@ -6,7 +6,7 @@ a 12,600-node fleet stays fast; `to_json()` and `unit_rows()` build the per-unit
 JSON shape (stable; money and percentages as decimal strings):
 
     {"contract", "contract_sha256", "incidents_file", "incidents_sha256", "currency",
-     "timezone", "as_of", "skipped_rows",
+     "timezone", "as_of", "skipped_rows", "open_incidents",
      "periods": [{"period", "start", "end", "hours", "fee_total", "credit_uncapped",
                   "credit_total", "cap_amount", "cap_applied", "minimum", "minimum_applied",
                   "units": [{"scope", "id", "downtime_seconds", "excluded_seconds",
@@ -236,6 +236,7 @@ class Result:
     periods: tuple[PeriodResult, ...]
     support: dict[str, Any] = field(default_factory=dict)
     termination: dict[str, Any] = field(default_factory=dict)
+    open_incidents: tuple[str, ...] = ()      # ids without an end (they run until as_of)
 
     def period(self, label: str) -> PeriodResult:
         for p in self.periods:
@@ -273,6 +274,7 @@ class Result:
             "timezone": self.timezone,
             "as_of": iso(self.as_of),
             "skipped_rows": list(self.skipped_rows),
+            "open_incidents": list(self.open_incidents),
             "periods": [p.to_json(include_units) for p in self.periods],
             "quarters": self.quarters(),
             "support": self.support,

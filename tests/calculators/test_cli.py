@@ -41,6 +41,7 @@ def test_credits_json_has_the_stable_shape(tmp_path):
     doc = json.loads(r.stdout)
     assert {"contract", "currency", "as_of", "skipped_rows", "periods", "support", "termination"} <= set(doc)
     assert doc["as_of"] == "2027-04-01T00:00:00Z"
+    assert doc["open_incidents"] == ["O1"]
     assert [p["period"] for p in doc["periods"]] == ["2027-01", "2027-02", "2027-03"]
     feb = doc["periods"][1]
     assert {"period", "fee_total", "credit_uncapped", "credit_total", "cap_applied", "units", "nodes"} <= set(feb)
