@@ -26,6 +26,7 @@ def utc_now() -> datetime:
 NODE_UNAVAILABLE = "node_unavailable"      # scheduler reports the node down/drained/not responding
 NO_ANSWER = "no_answer"                    # the command was launched but the node never started it
 LAUNCH_FAILED = "launch_failed"            # the launcher (srun, the local exec) could not start it
+NOT_ALLOCATED = "not_allocated"            # the scheduler did not hand out the node in time
 TIMEOUT = "timeout"                        # ran past timeout_s and was stopped
 
 

@@ -8,12 +8,15 @@ through a tiny POSIX-sh wrapper that prints a start marker (which task runs on w
 and an end marker (the command's exit status) around it; the labelled output is split back
 per node. Nodes that never start the command get `error=no_answer`, nodes still running at
 the deadline get `timed_out`, and nodes that Slurm reports unavailable are answered with
-`error=node_unavailable` without being tried. Batches of `fanout` nodes run at most
+`error=node_unavailable` without being tried. Outside an allocation `srun --immediate` gives
+up on nodes the scheduler does not hand out within `allocation_wait_s` (`not_allocated`);
+when a batch's allocation fails as a whole, its nodes are retried one by one. Batches of `fanout` nodes run at most
 `max_parallel` at a time.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import signal
@@ -30,6 +33,7 @@ from acceptance.executors.base import (
     LAUNCH_FAILED,
     NO_ANSWER,
     NODE_UNAVAILABLE,
+    NOT_ALLOCATED,
     Clock,
     RawOutput,
     failed_output,
@@ -144,6 +148,7 @@ class SlurmExecutor:
         max_parallel: int = 4,
         extra_args: Sequence[str] = (),
         check_states: bool = True,
+        allocation_wait_s: float | None = 30.0,
         env: Mapping[str, str] | None = None,
         clock: Clock = utc_now,
         srun: str = "srun",
@@ -153,6 +158,7 @@ class SlurmExecutor:
         self.max_parallel = max(1, max_parallel)
         self.extra_args = list(extra_args)
         self.check_states = check_states
+        self.allocation_wait_s = allocation_wait_s
         self.env = env
         self.clock = clock
         self.srun = srun
@@ -162,6 +168,11 @@ class SlurmExecutor:
         args = [self.srun, "--input=none", "--kill-on-bad-exit=0"]
         if self.partition:
             args += ["-p", self.partition]
+        env = self.env if self.env is not None else os.environ
+        if self.allocation_wait_s is not None and "SLURM_JOB_ID" not in env:
+            # Outside an allocation: give up on nodes the scheduler does not hand out in time
+            # (drained, down, busy) instead of waiting in the queue until the check's timeout.
+            args.append(f"--immediate={max(1, math.ceil(self.allocation_wait_s))}")
         return args + self.extra_args
 
     def per_node_argv(self, argv: Sequence[str], nodes: Sequence[str], job_name: str = "slakit") -> list[str]:
@@ -298,6 +309,12 @@ class SlurmExecutor:
 
         launcher_msg = "".join(loose_err).strip()
         by_node = {t.node: t for t in tasks.values() if t.node}
+        if not by_node and not timed_out and len(nodes) > 1:
+            # The allocation failed as a whole (one node drained or down since the state
+            # check, a node name unknown): run each node on its own so the others still run.
+            with ThreadPoolExecutor(max_workers=min(len(nodes), max(self.max_parallel, 16))) as pool:
+                singles = pool.map(lambda n: self._run_batch(argv, [n], timeout_s), nodes)
+                return {n: r for part in singles for n, r in part.items()}
         out: dict[str, RawOutput] = {}
         for n in nodes:
             t = by_node.get(n)
@@ -306,7 +323,8 @@ class SlurmExecutor:
                     out[n] = RawOutput("", launcher_msg, None, started, end, timed_out=True, error=NO_ANSWER, node=n)
                 else:
                     msg = launcher_msg or f"srun exited with {proc.returncode} before the task started"
-                    out[n] = failed_output(n, NO_ANSWER, msg, end)
+                    code = NOT_ALLOCATED if "allocate resources" in msg else NO_ANSWER
+                    out[n] = failed_output(n, code, msg, end)
                 continue
             finished = t.finished is not None
             out[n] = RawOutput(

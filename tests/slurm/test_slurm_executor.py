@@ -177,3 +177,27 @@ def _wait_no_jobs(limit_s: float = 20) -> None:
             return
         time.sleep(0.2)
     raise AssertionError(f"jobs still queued after {limit_s}s: {out}")
+
+
+@pytest.mark.slurm
+def test_node_drained_after_the_state_check_fails_alone(slurm_cluster):
+    env = dict(os.environ)
+    subprocess.run(["scontrol", "update", "nodename=gpu-02", "state=drain", "reason=executor test"],
+                   check=True, env=env)
+    try:
+        t0 = time.monotonic()
+        res = SlurmExecutor(check_states=False, allocation_wait_s=2).run(["hostname"], ["gpu-01", "gpu-02"], 60)
+        took = time.monotonic() - t0
+    finally:
+        subprocess.run(["scontrol", "update", "nodename=gpu-02", "state=resume"], check=True, env=env)
+    assert res["gpu-01"].ok
+    assert res["gpu-02"].error == "not_allocated" and res["gpu-02"].rc is None
+    assert took < 30
+    _wait_no_jobs()
+
+
+def test_immediate_only_outside_an_allocation():
+    outside = SlurmExecutor(env={"PATH": "/usr/bin"}, allocation_wait_s=12.5).per_node_argv(["true"], ["n1"])
+    inside = SlurmExecutor(env={"SLURM_JOB_ID": "7"}).per_node_argv(["true"], ["n1"])
+    assert "--immediate=13" in outside
+    assert not any(a.startswith("--immediate") for a in inside)
