@@ -140,3 +140,22 @@ def test_column_wise_rows_equal_single_rows(tmp_path):
         for sm in p.scopes.values():
             assert sm.rows() == [sm.row(i) for i in range(len(sm.ids))]
         assert p.nodes.rows() == [p.nodes.row(i) for i in range(len(p.nodes.ids))]
+
+
+def test_explain_a_rack_of_the_example():
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    args = ["explain", str(repo / "examples" / "gb200-contract.yaml"),
+            str(repo / "examples" / "gb200-incidents-2027Q1.csv"), "--unit", "r03", "--period", "2027-01",
+            "--format", "json"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["scope"] == "rack" and doc["parents"] == {"cluster": "c1", "site": "dfw1"}
+    final = doc["steps"][-1]
+    assert final["step"] == "down intervals (final)"
+    assert sum(iv["in_month_seconds"] for iv in final["intervals"]) == doc["availability"]["downtime_seconds"]
+    assert doc["availability"]["pro_rata"] is not None
+    assert len(doc["money"]["nodes"]) == 18
+    assert doc["money"]["period"]["credit_total"] == "69638.40"
