@@ -31,12 +31,12 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from acceptance.executors.base import RawOutput
+from slaschema.fileio import write_atomic
 
 FORMAT = "slakit-acceptance-bundle/1"
 MANIFEST = "manifest.json"
@@ -85,21 +85,7 @@ def dumps(doc: Any, *, pretty: bool = True) -> str:
 
 
 def _write(path: Path, data: bytes, durable: bool) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            if durable:
-                fh.flush()
-                os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    write_atomic(path, data, durable=durable)
 
 
 class Bundle:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 import click
@@ -20,20 +18,10 @@ def _format_for(output: str, fmt: str | None) -> str:
 
 
 def write_atomic(path: str | Path, data: bytes) -> None:
-    """Write `data` to `path` via a temporary file in the same folder and os.replace."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write `data` to `path` atomically (see slaschema.fileio)."""
+    from slaschema.fileio import write_atomic as _write_atomic
+
+    _write_atomic(path, data)
 
 
 def render(document, fmt: str) -> bytes:
