@@ -471,11 +471,9 @@ def _candidates(tr: Trace, tree: Tree, scope: int) -> Pieces:
 def _attribution(tr: Trace, tree: Tree, scope: int, ps: int, pe: int,
                  pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(unit, frame row, flags) of the incident pieces that overlap the unit's downtime in [ps, pe)."""
-    cand, a, b, final = pairs
-    s = np.maximum(np.maximum(cand.iv.start[a], tr.final(scope).start[b]), ps)
-    e = np.minimum(np.minimum(cand.iv.end[a], tr.final(scope).end[b]), pe)
-    hit = a[e > s]
-    unit, rows, flags = cand.iv.unit[hit], cand.row[hit], cand.flags[hit]
+    o_unit, o_start, o_end, o_row, o_flags = pairs
+    hit = np.minimum(o_end, pe) > np.maximum(o_start, ps)
+    unit, rows, flags = o_unit[hit], o_row[hit], o_flags[hit]
     if scope == NODE and len(tr.degraded):
         d = tr.degraded
         m = (np.minimum(d.iv.end, pe) > np.maximum(d.iv.start, ps))
@@ -675,12 +673,28 @@ def run(lc, log, periods, as_of=None, accepted_on=None, support=True):
     tr = trace(lc, log, plist, as_of_s)
     att_pairs = []
     excluded_sets = []
+    dt = lc.model.downtime
+    levels = lc.model.service_levels
+    needed = {c for c in range(4) if getattr(levels, SCOPES[c]) is not None}
+    if levels.node is not None:
+        needed |= {RACK} if dt.rack and dt.rack.nodes_follow_rack else set()
+        needed |= {CLUSTER} if dt.cluster and dt.cluster.nodes_follow_cluster else set()
     for c in range(4):
-        cand = _candidates(tr, tree, c)
-        a, b = overlap_pairs(cand.iv, tr.final(c))
-        att_pairs.append((cand, a, b, tr.final(c)))
-        ex = merge(tr.excluded[c].iv)
-        excluded_sets.append((ex, intersect(ex, tr.final(c))))
+        f = tr.final(c)
+        if c not in needed or not len(f):
+            z = np.zeros(0, dtype=I64)
+            att_pairs.append((z, z, z, z, z))
+        else:
+            cand = _candidates(tr, tree, c)
+            a, b = overlap_pairs(cand.iv, f)
+            # each overlap of an incident part with the unit's downtime, once for all months
+            att_pairs.append((cand.iv.unit[a], np.maximum(cand.iv.start[a], f.start[b]),
+                              np.minimum(cand.iv.end[a], f.end[b]), cand.row[a], cand.flags[a]))
+        if getattr(levels, SCOPES[c]) is None:
+            excluded_sets.append((Intervals.empty(), Intervals.empty()))
+        else:
+            ex = merge(tr.excluded[c].iv)
+            excluded_sets.append((ex, intersect(ex, f)))
     degraded_sets = []
     d = tr.degraded
     if len(d):

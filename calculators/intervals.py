@@ -68,10 +68,15 @@ def merge_labels(iv: Intervals) -> tuple[np.ndarray, np.ndarray, Intervals]:
     `order[i]` belongs to, and `merged` is sorted by (unit, start), disjoint per unit.
     Empty intervals (end <= start) are left out of `order`.
     """
-    ok = np.flatnonzero(iv.end > iv.start)
+    valid = iv.end > iv.start
+    if valid.all():
+        ok = np.arange(len(iv), dtype=I64)
+        sub = iv
+    else:
+        ok = np.flatnonzero(valid)
+        sub = iv.take(ok)
     if len(ok) == 0:
         return ok, ok.copy(), Intervals.empty()
-    sub = iv.take(ok)
     o = np.argsort(key(sub.unit, sub.start))
     order = ok[o]
     u, s, e = sub.unit[o], sub.start[o], sub.end[o]
