@@ -196,3 +196,13 @@ def test_xid_drill_drains_until_resumed(slurm_cluster):
     assert 0 < doc["result"]["detection_s"] <= _bound(slurm_cluster)
     assert doc["result"]["resumed_by_drill"] is not None
     assert _state("gpu-03") == "idle"
+
+
+@pytest.mark.slurm
+def test_drill_on_an_unknown_node_is_refused(slurm_cluster, tmp_path):
+    marker = tmp_path / "fault-{node}"
+    res = CliRunner().invoke(main, ["accept", "drill", "--node", "gpu-99", "--marker", str(marker),
+                                    "--format", "json"])
+    assert res.exit_code == 1
+    assert json.loads(res.output)["error"] == "node_unknown"
+    assert not (tmp_path / "fault-gpu-99").exists()

@@ -213,3 +213,12 @@ def test_watch_once_fails_when_sinfo_cannot_reach_a_cluster(tmp_path, monkeypatc
     fake.chmod(0o755)
     res = CliRunner().invoke(main, ["watch", "--slurm", "-o", str(tmp_path / "x.csv"), "--once"])
     assert res.exit_code == 1 and "poll_failed" in res.output
+
+
+def test_unreadable_state_file_is_refused_not_overwritten(tmp_path):
+    state = tmp_path / "w.state.json"
+    state.write_text('{"version": 9, "open": {}}')
+    res = CliRunner().invoke(main, ["watch", "--slurm", "-o", str(tmp_path / "w.csv"), "--state", str(state),
+                                    "--once"])
+    assert res.exit_code == 1 and "bad_state_file" in res.output
+    assert state.read_text() == '{"version": 9, "open": {}}'
