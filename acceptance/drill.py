@@ -89,6 +89,13 @@ class MarkerFault:
     def clearable(self) -> bool:
         return True
 
+    def inject_argv(self, note: str) -> list[str]:
+        return ["sh", "-c", 'mkdir -p "$(dirname "$1")" && printf "%s\\n" "$2" > "$1.tmp" && mv "$1.tmp" "$1"',
+                "slakit-drill", str(self.path), note]
+
+    def clear_argv(self) -> list[str] | None:
+        return ["rm", "-f", str(self.path)]
+
 
 def xid_line(node: str, xid: int = 79, cluster: str | None = None) -> str:
     """A synthetic NVRM Xid line in the kernel's format, naming the node (and the Slurm
@@ -132,6 +139,80 @@ class XidFault:
     @property
     def clearable(self) -> bool:
         return False
+
+    def inject_argv(self, note: str) -> list[str]:
+        return ["sh", "-c", 'printf "<3>%s\\n" "$1" > "$2"', "slakit-drill",
+                xid_line(self.node, self.xid, self.cluster), str(self.kmsg)]
+
+    def clear_argv(self) -> list[str] | None:
+        return None
+
+
+class OnNode:
+    """Injects and clears a fault on the node itself, through Slurm, from a login node.
+
+    A small holder job (`sbatch -w NODE ... sleep`) is started first; injection and clearing
+    run as steps inside it (`srun --jobid J --overlap`), which works even while the node is
+    drained, because a drain lets running jobs finish. The holder job is cancelled at the end.
+    With the holder running, a drained node shows as `draining` (mixed+drain) until then.
+    """
+
+    def __init__(self, fault: MarkerFault | XidFault, node: str, *, hold_s: int = 3600,
+                 env: Mapping[str, str] | None = None, start_timeout_s: float = 60.0) -> None:
+        self.fault = fault
+        self.node = node
+        self.hold_s = hold_s
+        self.env = dict(env) if env is not None else None
+        self.start_timeout_s = start_timeout_s
+        self.job_id: str | None = None
+
+    @property
+    def kind(self) -> str:
+        return self.fault.kind
+
+    @property
+    def clearable(self) -> bool:
+        return self.fault.clearable
+
+    def start(self) -> None:
+        import time
+
+        proc = subprocess.run(
+            ["sbatch", "--parsable", "-w", self.node, "-N1", "-n1", "-J", "slakit-drill-holder",
+             "--output=/dev/null", f"--time={max(1, self.hold_s // 60)}", "--wrap", f"sleep {self.hold_s}"],
+            capture_output=True, text=True, timeout=60, env=self.env)
+        if proc.returncode != 0:
+            raise DrillError("holder_job_failed", f"cannot start a holder job on {self.node}: {proc.stderr.strip()}")
+        self.job_id = proc.stdout.strip().split(";")[0]
+        deadline = time.monotonic() + self.start_timeout_s
+        while time.monotonic() < deadline:
+            st = subprocess.run(["squeue", "-h", "-j", self.job_id, "-o", "%T"], capture_output=True, text=True,
+                                timeout=30, env=self.env).stdout.strip()
+            if st == "RUNNING":
+                return
+            time.sleep(0.2)
+        self.stop()
+        raise DrillError("holder_job_failed", f"the holder job on {self.node} did not start within "
+                                              f"{self.start_timeout_s:g} s")
+
+    def _step(self, argv: list[str]) -> None:
+        proc = subprocess.run(["srun", f"--jobid={self.job_id}", "--overlap", "-N1", "-n1", "-w", self.node,
+                               "--input=none", *argv], capture_output=True, text=True, timeout=60, env=self.env)
+        if proc.returncode != 0:
+            raise RuntimeError(f"step on {self.node} failed (rc {proc.returncode}): {proc.stderr.strip()}")
+
+    def inject(self, note: str) -> None:
+        self._step(self.fault.inject_argv(note))
+
+    def clear(self) -> None:
+        argv = self.fault.clear_argv()
+        if argv is not None:
+            self._step(argv)
+
+    def stop(self) -> None:
+        if self.job_id is not None:
+            subprocess.run(["scancel", self.job_id], capture_output=True, timeout=30, env=self.env)
+            self.job_id = None
 
 
 # --- the drill -----------------------------------------------------------------------------
@@ -188,7 +269,7 @@ class DrillError(RuntimeError):
 
 def run_drill(
     node: str,
-    fault: MarkerFault | XidFault,
+    fault: MarkerFault | XidFault | OnNode,
     *,
     read_state: Callable[[str], NodeState | None],
     resume: Callable[[str], None],

@@ -67,6 +67,9 @@ def _print_verdicts(verdicts, title: str) -> None:
               help="Marker file path; {node} is replaced by the node name. Env: SLAKIT_FAULT_MARKER.")
 @click.option("--kmsg", default="/dev/kmsg", show_default=True, type=click.Path(dir_okay=False),
               help="Kernel log device for --fault xid.")
+@click.option("--via", type=click.Choice(["local", "srun"]), default="local", show_default=True,
+              help="local: write the fault on this host (run the drill on the node, or a marker on shared "
+                   "storage); srun: write it on the node through a holder job and job steps.")
 @click.option("--i-understand-this-drains-the-node", "confirmed", is_flag=True,
               help="Required for --fault xid: the Xid stays in the kernel log and the node stays "
                    "drained until resumed.")
@@ -80,7 +83,7 @@ def _print_verdicts(verdicts, title: str) -> None:
               help="Resume the node with scontrol when it is still out of service this long after "
                    "the fault was cleared (as the provider would after a repair).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def drill(node, fault, marker, kmsg, confirmed, contract, max_detection, poll, detect_timeout,
+def drill(node, fault, marker, kmsg, via, confirmed, contract, max_detection, poll, detect_timeout,
           return_timeout, resume_after, fmt) -> None:
     """Inject a fault on NODE and time detection (DRAIN/DOWN) and return to service.
 
@@ -90,7 +93,8 @@ def drill(node, fault, marker, kmsg, confirmed, contract, max_detection, poll, d
     from pathlib import Path
 
     from acceptance.drill import (
-        DrillError, MarkerFault, XidFault, cluster_name, judge_drill, read_node_state, resume_node, run_drill,
+        DrillError, MarkerFault, OnNode, XidFault, cluster_name, judge_drill, read_node_state, resume_node,
+        run_drill,
     )
     from acceptance.executors.base import utc_now
     from acceptance.results import Status, worst
@@ -107,7 +111,14 @@ def drill(node, fault, marker, kmsg, confirmed, contract, max_detection, poll, d
         flt = XidFault(node=node, kmsg=Path(kmsg), cluster=cluster_name())
     else:
         flt = MarkerFault(Path(marker.replace("{node}", node)))
+    holder = None
     try:
+        if via == "srun":
+            holder = OnNode(flt, node)
+            if read_node_state(node) is None:
+                raise DrillError("node_unknown", f"the scheduler does not know node {node}")
+            holder.start()
+            flt = holder
         result = run_drill(
             node, flt, read_state=read_node_state, resume=resume_node, clock=utc_now, sleep=time.sleep,
             poll_s=poll, detect_timeout=detect_timeout, return_timeout=return_timeout,
@@ -122,6 +133,9 @@ def drill(node, fault, marker, kmsg, confirmed, contract, max_detection, poll, d
     except (RuntimeError, OSError) as exc:
         click.echo(f"drill: {exc} [drill_io_error]", err=True)
         sys.exit(1)
+    finally:
+        if holder is not None:
+            holder.stop()
     verdicts = judge_drill(result, target)
     status = worst(v.status for v in verdicts)
     if fmt == "json":

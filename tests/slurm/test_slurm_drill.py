@@ -206,3 +206,21 @@ def test_drill_on_an_unknown_node_is_refused(slurm_cluster, tmp_path):
     assert res.exit_code == 1
     assert json.loads(res.output)["error"] == "node_unknown"
     assert not (tmp_path / "fault-gpu-99").exists()
+
+
+@pytest.mark.slurm
+def test_marker_drill_through_srun_on_the_node(slurm_cluster):
+    slurm_cluster.marker("gpu-01")
+    res = CliRunner().invoke(main, ["accept", "drill", "--node", "gpu-01", "--via", "srun", "--max", "2m",
+                                    "--poll", "0.5", "--detect-timeout", "60s", "--return-timeout", "60s",
+                                    "--format", "json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    states = [t["state"] for t in doc["result"]["timeline"]]
+    assert states[0] == "draining"          # the holder job keeps running on the drained node
+    assert 0 < doc["result"]["detection_s"] <= _bound(slurm_cluster)
+    assert doc["result"]["returned"] is not None
+    assert not slurm_cluster.marker("gpu-01").exists()
+    jobs = subprocess.run(["squeue", "-h", "-n", "slakit-drill-holder", "-t", "PENDING,RUNNING"],
+                          capture_output=True, text=True).stdout
+    assert jobs.strip() == ""              # the holder job was cancelled
