@@ -97,6 +97,10 @@ def slurm_cluster():
     if os.environ.get("SLURM_CONF"):
         nodes = _sinfo_nodes(dict(os.environ))
         if nodes:
+            missing = [n for n in expand(NODELIST) if n not in nodes]
+            if missing:
+                pytest.skip(f"the cluster in SLURM_CONF lacks the nodes these tests use ({NODELIST}); "
+                            "start one with scripts/slurm-testbed or unset SLURM_CONF")
             state = os.environ.get("SLURM_TESTBED_DIR")
             yield SlurmCluster(
                 conf=os.environ["SLURM_CONF"],
