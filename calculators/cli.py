@@ -155,8 +155,9 @@ def render_table(result, max_rows: int = 25) -> str:
     for p in result.periods:
         for name, sm in p.scopes.items():
             hit = [i for i in _affected(sm)]
-            t = Table(title=f"{p.period.label} — {name}: {len(hit)} of {len(sm.ids)} with downtime, "
-                            f"{int((~sm.met).sum())} below target {sm.target}%")
+            n_down = sum(1 for x in sm.lnum if int(x) > 0)
+            t = Table(title=f"{p.period.label} — {name}: {n_down} of {len(sm.ids)} with downtime, {len(hit)} with "
+                            f"downtime, excluded time or flags; {int((~sm.met).sum())} below target {sm.target}%")
             for col in ("id", "downtime s", "excluded s", "availability %", "met", "credit %", "credit",
                         "incidents", "flags"):
                 t.add_column(col, justify="right" if col.endswith(("s", "%", "credit")) else "left")
@@ -170,9 +171,10 @@ def render_table(result, max_rows: int = 25) -> str:
             if hit:
                 con.print(t)
                 if len(order) > max_rows:
-                    con.print(f"  … {len(order) - max_rows} more {name} unit(s) with downtime (see --format json/csv)")
+                    con.print(f"  … {len(order) - max_rows} more {name} unit(s) (see --format json or csv)")
             else:
-                con.print(f"{p.period.label} — {name}: no downtime in any of {len(sm.ids)} units")
+                con.print(f"{p.period.label} — {name}: no downtime, excluded time or flags in any of "
+                          f"{len(sm.ids)} units")
     chronic = result.termination.get("chronic")
     if chronic:
         if chronic["triggered"]:
