@@ -645,18 +645,19 @@ def _chronic(lc, periods: list, tree: Tree) -> dict:
 
 
 def compute(lc, log, periods: list[str] | list[Period], as_of: datetime | int | None = None,
-            accepted_on: date | None = None, support: bool = True):
+            accepted_on: date | None = None, support: bool = True, incidents: bool = False):
     """Downtime, availability and credits for each month in `periods` (labels `YYYY-MM`,
     `YYYY-Qn`, or `Period`s). Returns a frozen `calculators.result.Result`.
 
     `as_of` (aware datetime or epoch seconds) ends open incidents; default: the end of the
     last period. `accepted_on` adds the acceptance-delay figures to `termination`.
-    `support=False` leaves out the support figures (simulations).
+    `support=False` leaves out the support figures (simulations). `incidents=True` adds the
+    per-incident figures of the same run (`Result.incidents`, see `calculators.incident_figures`).
     """
-    return run(lc, log, periods, as_of, accepted_on, support)[0]
+    return run(lc, log, periods, as_of, accepted_on, support, incidents)[0]
 
 
-def run(lc, log, periods, as_of=None, accepted_on=None, support=True):
+def run(lc, log, periods, as_of=None, accepted_on=None, support=True, incidents=False):
     """`compute`, also returning the `Trace` and `Tree` (for explanations)."""
     from calculators import support as support_mod
     from calculators.result import Result
@@ -707,6 +708,11 @@ def run(lc, log, periods, as_of=None, accepted_on=None, support=True):
     results = [_period_figures(lc, tr, tree, p, ids, att_pairs, tuple(excluded_sets), degraded_sets)
                for p in plist]
     termination = _chronic(lc, results, tree)
+    figures = None
+    if incidents:
+        from calculators.incident_figures import incident_figures
+
+        figures = incident_figures(lc, log, tr, tree, plist)
     sup: dict = {}
     if support:
         sup = support_mod.compute_support(lc, log, plist[0].start, plist[-1].end, tr.as_of)
@@ -717,7 +723,7 @@ def run(lc, log, periods, as_of=None, accepted_on=None, support=True):
     result = Result(lc.id, getattr(lc, "sha256", None), lc.model.contract.currency, zone, tr.as_of,
                     getattr(log, "file", None), getattr(log, "sha256", None),
                     tuple(p.to_json() for p in getattr(log, "skipped", [])), tuple(results), sup, termination,
-                    _open_ids(log.frame))
+                    _open_ids(log.frame), figures)
     return result, tr, tree
 
 

@@ -237,6 +237,14 @@ class Result:
     support: dict[str, Any] = field(default_factory=dict)
     termination: dict[str, Any] = field(default_factory=dict)
     open_incidents: tuple[str, ...] = ()      # ids without an end (they run until as_of)
+    figures: Any = None     # calculators.incident_figures.IncidentFigures when computed with incidents=True
+
+    @property
+    def incidents(self):
+        """Per-incident figures of this run (pandas DataFrame, see `calculators.incident_figures`)."""
+        if self.figures is None:
+            raise ValueError("per-incident figures were not computed; pass incidents=True to compute()")
+        return self.figures.table
 
     def period(self, label: str) -> PeriodResult:
         for p in self.periods:
@@ -264,7 +272,26 @@ class Result:
         return [{**d, "fee_total": cr.money(d["fee_total"]), "credit_total": cr.money(d["credit_total"])}
                 for d in out.values()]
 
-    def to_json(self, include_units: bool = True) -> dict[str, Any]:
+    def to_json(self, include_units: bool = True, include_incidents: bool = False) -> dict[str, Any]:
+        """The stable JSON form. `include_incidents` (needs `incidents=True` in `compute`) adds
+        "incidents" (one record per incident id: id, scope, target, units, category, impact,
+        severity, cause, start, end, counted_seconds, downtime_seconds, excluded_seconds,
+        flags), per month "downtime_by_category" and "downtime_by_cause" (lists of {key,
+        counted_node_seconds, downtime_node_seconds, excluded_node_seconds}) and
+        "rack_day_downtime" ({days, racks, node_seconds: rack x day})."""
+        out = self._json(include_units)
+        if include_incidents:
+            if self.figures is None:
+                raise ValueError("per-incident figures were not computed; pass incidents=True to compute()")
+            f = self.figures
+            for p in out["periods"]:
+                p["downtime_by_category"] = f.breakdown_json(f.by_category[p["period"]])
+                p["downtime_by_cause"] = f.breakdown_json(f.by_cause[p["period"]])
+            out["incidents"] = f.records()
+            out["rack_day_downtime"] = f.rack_days.to_json()
+        return out
+
+    def _json(self, include_units: bool) -> dict[str, Any]:
         return {
             "contract": self.contract,
             "contract_sha256": self.contract_sha256,

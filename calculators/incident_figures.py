@@ -1,0 +1,304 @@
+"""Per-incident figures of one engine run: what each incident cost, by category, cause and rack-day.
+
+`incident_figures(lc, log, tr, tree, periods)` is called by `calculators.engine.run` on the
+trace of that same run (`compute(..., incidents=True)`), so the SLA review and any other
+consumer read these figures from the `Result` instead of re-running the engine.
+
+Per incident id (all rows of a hostlist incident together), inside the computed months:
+
+- `counted_seconds`: unit-seconds counted as downtime after the exclusions (notice rule and
+  monthly caps), before merging and the `min_outage` rule;
+- `downtime_seconds`: the part of the counted time that is downtime of its unit after
+  merging, `min_outage` and the rack/cluster/site rules (for proportional degraded time on
+  nodes: the degraded stretches that survive `min_outage`), so 0 for an incident whose only
+  outage was too short to count;
+- `excluded_seconds`: unit-seconds excluded under the contract's exclusions;
+- `flags`: the engine's flag bits (`calculators.result.FLAG_BITS`).
+
+Seconds are summed over the units the incident names at its own scope (a rack incident of
+one hour is 3,600 rack-seconds). The breakdowns by category and by cause are in node-seconds
+(a rack-hour costs as many node-hours as the rack has nodes) for each month. `RackDays` holds
+node-seconds of downtime per rack and local calendar day (after the rack and cluster rules,
+i.e. the capacity the customer lost). Everything is whole-column numpy/pandas work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import numpy as np
+import pandas as pd
+
+I64 = np.int64
+OPEN_BIT = 8
+COLUMNS = ("id", "scope", "target", "units", "category", "impact", "severity", "cause", "start", "end",
+           "counted_seconds", "downtime_seconds", "excluded_seconds", "flags")
+MISSING_CAUSE = "(no cause given)"
+
+
+@dataclass(frozen=True)
+class RackDays:
+    """Node-seconds of downtime per rack (row, topology order) and local day (column)."""
+
+    racks: tuple[str, ...]
+    days: tuple[str, ...]
+    seconds: np.ndarray          # int64, shape (racks, days)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"days": list(self.days), "racks": list(self.racks), "node_seconds": self.seconds.tolist()}
+
+
+@dataclass(frozen=True)
+class IncidentFigures:
+    """See the module docstring. `table` has the columns in `COLUMNS`, one row per incident id
+    touching the computed months, ordered by start then id; `start`/`end` are epoch seconds
+    UTC (`end` -1 while open). `by_category` / `by_cause`: per month label, a frame indexed
+    by key with columns counted, downtime, excluded (node-seconds), largest total first."""
+
+    table: pd.DataFrame
+    by_category: dict[str, pd.DataFrame]
+    by_cause: dict[str, pd.DataFrame]
+    rack_days: RackDays
+
+    def records(self) -> list[dict[str, Any]]:
+        from calculators.result import _FLAG_LISTS, iso
+
+        t = self.table
+        out = t.drop(columns=["flags", "start", "end"]).to_dict(orient="records")
+        starts, ends, flags = t["start"].tolist(), t["end"].tolist(), t["flags"].tolist()
+        for r, s, e, f in zip(out, starts, ends, flags):
+            r["start"] = iso(s)
+            r["end"] = iso(e) if e >= 0 else None
+            r["flags"] = list(_FLAG_LISTS[int(f) & 15])
+            r["units"] = int(r["units"])
+            for k in ("counted_seconds", "downtime_seconds", "excluded_seconds"):
+                r[k] = int(r[k])
+        return out
+
+    @staticmethod
+    def breakdown_json(frame: pd.DataFrame) -> list[dict[str, Any]]:
+        return [{"key": k, "counted_node_seconds": int(c), "downtime_node_seconds": int(d),
+                 "excluded_node_seconds": int(x)}
+                for k, c, d, x in zip(frame.index.tolist(), frame["counted"].tolist(), frame["downtime"].tolist(),
+                                      frame["excluded"].tolist())]
+
+
+def _text(frame: pd.DataFrame, col: str, default: str) -> np.ndarray:
+    if col not in frame:
+        return np.full(len(frame), default, dtype=object)
+    s = frame[col].astype(object)
+    s = s.where(s.notna(), default).astype(str)
+    return s.where(s.str.strip() != "", default).to_numpy(dtype=object)
+
+
+def _segments(tr, tree, own_scope: np.ndarray):
+    """(row, start, end) of the counted, downtime and excluded parts of every frame row at its own scope."""
+    from calculators.engine import DOWN, NODE
+    from calculators.intervals import overlap_pairs
+
+    counted, downtime, excluded = [], [], []
+    for s in range(4):
+        for pieces, into in ((tr.counted[s], counted), (tr.excluded[s], excluded)):
+            if not len(pieces):
+                continue
+            keep = own_scope[pieces.row] == s
+            if s == NODE and into is counted:
+                keep &= pieces.ga == DOWN      # degraded node time: the surviving pieces below
+            into.append((pieces.row[keep], pieces.iv.start[keep], pieces.iv.end[keep]))
+            if into is counted:
+                p = pieces.take(keep & (pieces.ga == DOWN))
+                final = tr.final(s)
+                a, b = overlap_pairs(p.iv, final)
+                downtime.append((p.row[a], np.maximum(p.iv.start[a], final.start[b]),
+                                 np.minimum(p.iv.end[a], final.end[b])))
+    for d in (tr.degraded, tr.degraded_short):
+        if len(d):
+            keep = own_scope[d.row] == NODE
+            counted.append((d.row[keep], d.iv.start[keep], d.iv.end[keep]))
+            if d is tr.degraded:
+                downtime.append((d.row[keep], d.iv.start[keep], d.iv.end[keep]))
+
+    def cat(parts):
+        if not parts:
+            z = np.zeros(0, dtype=I64)
+            return z, z.copy(), z.copy()
+        return tuple(np.concatenate([p[i] for p in parts]).astype(I64) for i in range(3))
+
+    return cat(counted), cat(downtime), cat(excluded)
+
+
+def _per_row(seg, lo: int, hi: int, n: int) -> np.ndarray:
+    row, st, en = seg
+    secs = np.clip(np.minimum(en, hi) - np.maximum(st, lo), 0, None)
+    return np.bincount(row, weights=secs, minlength=n).astype(I64)
+
+
+def _flags(tr, own_scope: np.ndarray, n: int) -> np.ndarray:
+    out = np.zeros(n, dtype=I64)
+    for s in range(4):
+        for pieces in (tr.counted[s], tr.excluded[s]):
+            if not len(pieces):
+                continue
+            keep = own_scope[pieces.row] == s
+            rows, flags = pieces.row[keep], pieces.flags[keep]
+            for bit in (1, 2, 4, 8):
+                hit = np.bincount(rows[(flags & bit) > 0], minlength=n) > 0
+                out |= np.where(hit, bit, 0)
+    return out
+
+
+def _breakdown(codes: np.ndarray, keys, counted, downtime, excluded) -> pd.DataFrame:
+    k = len(keys)
+    df = pd.DataFrame({"counted": np.bincount(codes, weights=counted, minlength=k).astype(I64),
+                       "downtime": np.bincount(codes, weights=downtime, minlength=k).astype(I64),
+                       "excluded": np.bincount(codes, weights=excluded, minlength=k).astype(I64)},
+                      index=pd.Index([str(x) for x in keys], name="key"))
+    df = df[(df["counted"] > 0) | (df["excluded"] > 0)]
+    total = df["counted"] + df["excluded"]
+    order = np.lexsort((df.index.to_numpy(dtype=str), -total.to_numpy()))
+    return df.iloc[order]
+
+
+def day_edges(start: int, end: int, zone: str) -> tuple[list[int], list[str]]:
+    """Local midnights from `start` to `end` (epoch seconds; end included as the last edge) and day labels."""
+    tz = ZoneInfo(zone)
+    day = datetime.fromtimestamp(start, tz).date()
+    edges, labels = [], []
+    while True:
+        t = int(datetime(day.year, day.month, day.day, tzinfo=tz).timestamp())
+        if t >= end:
+            edges.append(end)
+            break
+        edges.append(max(t, start))
+        labels.append(day.isoformat())
+        day = day + timedelta(days=1)
+    return edges, labels
+
+
+def _rack_days(lc, tr, tree, periods, zone: str) -> RackDays:
+    from calculators.engine import NODE, RACK
+
+    n_racks = tree.size[RACK]
+    grids, days = [], []
+    iv = tr.node_final
+    rack_all = tree.owner(NODE, RACK)[iv.unit] if len(iv) else np.zeros(0, dtype=I64)
+    for p in periods:
+        e, labels = day_edges(p.start, p.end, zone)
+        edges = np.asarray(e, dtype=I64) - tr.base
+        grid = np.zeros((n_racks, len(labels)), dtype=I64)
+        if len(iv):
+            st = np.maximum(iv.start, edges[0])
+            en = np.minimum(iv.end, edges[-1])
+            ok = en > st
+            rack, st, en = rack_all[ok], st[ok], en[ok]
+            first = np.searchsorted(edges, st, side="right") - 1
+            last = np.searchsorted(edges, en, side="left") - 1
+            span = int((last - first).max()) if len(first) else -1
+            for k in range(span + 1):
+                day = first + k
+                m = day <= last
+                d = day[m]
+                secs = np.minimum(en[m], edges[d + 1]) - np.maximum(st[m], edges[d])
+                np.add.at(grid, (rack[m], d), np.clip(secs, 0, None))
+        grids.append(grid)
+        days.extend(labels)
+    seconds = np.concatenate(grids, axis=1) if grids else np.zeros((n_racks, 0), dtype=I64)
+    return RackDays(tuple(tree.names[RACK]), tuple(days), seconds)
+
+
+def incident_figures(lc, log, tr, tree, periods) -> IncidentFigures:
+    """The per-incident register, the breakdowns per month and the rack x day downtime of a run."""
+    from calculators.engine import SCOPES
+
+    zone = lc.model.contract.timezone
+    frame = log.frame
+    n = len(frame)
+    own_scope = (pd.Index(SCOPES).get_indexer(frame["scope"].astype(str)).astype(I64) if n
+                 else np.zeros(0, dtype=I64))
+    segs = _segments(tr, tree, own_scope) if n else None
+    per_period = []
+    for p in periods:
+        lo, hi = p.start - tr.base, p.end - tr.base
+        if n:
+            per_period.append(tuple(_per_row(s, lo, hi, n) for s in segs))
+        else:
+            z = np.zeros(0, dtype=I64)
+            per_period.append((z, z, z))
+    counted = sum((x[0] for x in per_period), np.zeros(n, dtype=I64))
+    downtime = sum((x[1] for x in per_period), np.zeros(n, dtype=I64))
+    excluded = sum((x[2] for x in per_period), np.zeros(n, dtype=I64))
+    flags = _flags(tr, own_scope, n) if n else np.zeros(0, dtype=I64)
+
+    # nodes under each row's target, for node-seconds
+    weight = np.ones(n, dtype=I64)
+    if n:
+        target = frame["target"].astype(str)
+        for s in (1, 2, 3):
+            m = own_scope == s
+            if m.any():
+                units = pd.Index(tree.names[s]).get_indexer(target[m])
+                weight[m] = tree.count(0, s)[units]
+    cat_codes, cat_keys = pd.factorize(_text(frame, "category", "unplanned"), sort=True)
+    cause_codes, cause_keys = pd.factorize(_text(frame, "cause", MISSING_CAUSE), sort=True)
+    by_category, by_cause = {}, {}
+    for p, (c, dn, x) in zip(periods, per_period):
+        by_category[p.label] = _breakdown(cat_codes, cat_keys, c * weight, dn * weight, x * weight)
+        by_cause[p.label] = _breakdown(cause_codes, cause_keys, c * weight, dn * weight, x * weight)
+    table = _register(frame, counted, downtime, excluded, flags, periods)
+    return IncidentFigures(table, by_category, by_cause, _rack_days(lc, tr, tree, periods, zone))
+
+
+def _register(frame: pd.DataFrame, counted, downtime, excluded, flags, periods) -> pd.DataFrame:
+    if not len(frame):
+        return pd.DataFrame({c: pd.Series([], dtype=object if c in ("id", "scope", "target", "category", "impact",
+                                                                      "severity", "cause") else I64)
+                             for c in COLUMNS})
+    start = frame["start"].to_numpy(dtype=I64)
+    end_na = frame["end"].isna().to_numpy()
+    end = np.where(end_na, -1, frame["end"].fillna(-1).to_numpy(dtype=I64))
+    touch = np.zeros(len(frame), dtype=bool)
+    for p in periods:
+        touch |= (start < p.end) & (end_na | (end > p.start))
+    idx = np.flatnonzero(touch)
+    codes, uniq = pd.factorize(frame["id"].astype(str).to_numpy()[idx])
+    order = np.argsort(codes, kind="stable")
+    rows = idx[order]
+    c = codes[order]
+    first = np.flatnonzero(np.r_[True, c[1:] != c[:-1]]) if len(c) else np.zeros(0, dtype=I64)
+    units = np.diff(np.r_[first, len(c)]).astype(I64)
+    fr = rows[first]
+    tgt = frame["target"].astype(str).to_numpy(dtype=object)
+    targets = tgt[fr].copy()
+    multi = np.flatnonzero(units > 1)
+    if len(multi):
+        from slaschema import hostlist
+
+        for m in multi.tolist():
+            names = tgt[rows[first[m]:first[m] + units[m]]]
+            targets[m] = hostlist.compress(list(dict.fromkeys(names.tolist())))
+    if not len(c):
+        return _register(frame.iloc[:0], counted[:0], downtime[:0], excluded[:0], flags[:0], periods)
+    big = np.iinfo(I64).max
+    e = np.where(end_na[rows], big, end[rows])
+    e_max = np.maximum.reduceat(e, first)
+    is_open = np.maximum.reduceat(end_na[rows].astype(I64), first) > 0
+    reg = pd.DataFrame({
+        "id": np.asarray(uniq, dtype=object)[c[first]],
+        "scope": frame["scope"].astype(str).to_numpy(dtype=object)[fr],
+        "target": targets,
+        "units": units,
+        "category": _text(frame, "category", "unplanned")[fr],
+        "impact": _text(frame, "impact", "down")[fr],
+        "severity": _text(frame, "severity", "")[fr],
+        "cause": _text(frame, "cause", "")[fr],
+        "start": np.minimum.reduceat(start[rows], first),
+        "end": np.where(e_max == big, -1, e_max),
+        "counted_seconds": np.add.reduceat(counted[rows], first),
+        "downtime_seconds": np.add.reduceat(downtime[rows], first),
+        "excluded_seconds": np.add.reduceat(excluded[rows], first),
+        "flags": np.bitwise_or.reduceat(flags[rows], first) | np.where(is_open, OPEN_BIT, 0),
+    })
+    return reg.sort_values(["start", "id"], kind="stable").reset_index(drop=True)
