@@ -123,10 +123,11 @@ def review(contract: str, incidents: str, quarter: str | None, month: str | None
         emit_problems(e.problems, "table")
         sys.exit(1)
     try:
-        result = compute(lc, log, [label], as_of=as_of_dt).to_json()
+        res = compute(lc, log, [label], as_of=as_of_dt, incidents=True)
     except PeriodError as e:
         raise click.BadParameter(str(e), param_hint="--quarter/--month") from None
-    extras = review_extras(lc, log, result)
+    result = res.to_json()
+    extras = review_extras(res)
     fmt = _format_for(output, fmt)
     out = Path(output)
     stem = out.name[: -len(out.suffix)] if out.suffix else out.name

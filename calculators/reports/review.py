@@ -1,8 +1,9 @@
 """The SLA review: a result document (plus `review_extras`) as a `Document`.
 
 `review_document(...)` only selects, sorts, counts and formats figures that the engine
-computed (`calculators.engine.compute(...).to_json()`) and that `review_extras` took from the
-engine's trace; it never applies an SLA rule itself. Summaries come first; long lists
+computed (`calculators.engine.compute(..., incidents=True)`: its `to_json()` and the
+per-incident figures of the same run, arranged by `review_extras`); it never applies an SLA
+rule itself. Summaries come first; long lists
 (every node's credit, the incident register) go to appendices, and the register is cut at
 `register_limit` rows in the document with the full register written as a CSV attachment.
 """
@@ -247,32 +248,37 @@ def _downtime(extras) -> list[d.Block]:
     out: list[d.Block] = [d.Heading("3. Downtime by category and cause", 1)]
     cats = extras["by_category"]
     tot_c = sum(x["counted_node_seconds"] for x in cats)
+    tot_d = sum(x["downtime_node_seconds"] for x in cats)
     tot_e = sum(x["excluded_node_seconds"] for x in cats)
     out.append(d.Para(f"Incident time inside the period, in node-hours (an hour of a rack incident costs as many "
-                      f"node-hours as the rack has nodes): {hours(tot_c)} node-hours counted as downtime and "
-                      f"{hours(tot_e)} node-hours excluded under the contract's exclusions. Counted time is before "
-                      "the minimum-outage rule and before the rack and cluster rules add time."))
+                      f"node-hours as the rack has nodes): {hours(tot_c)} node-hours counted after the contract's "
+                      f"exclusions, of which {hours(tot_d)} node-hours are downtime after the minimum-outage rule "
+                      f"(the rest were outages too short to count), and {hours(tot_e)} node-hours excluded. Time the "
+                      "rack and cluster rules add to nodes is not in these figures (see the fleet view)."))
     if cats:
-        rows = tuple((x["key"], hours(x["counted_node_seconds"]), hours(x["excluded_node_seconds"])) for x in cats)
+        rows = tuple((x["key"], hours(x["counted_node_seconds"]), hours(x["downtime_node_seconds"]),
+                      hours(x["excluded_node_seconds"])) for x in cats)
+        header = ("Category", "Counted node-hours", "Downtime node-hours", "Excluded node-hours")
         out.append(d.BarChart(title="Node-hours by category: counted vs excluded",
                               categories=tuple(x["key"].replace("_", " ") for x in cats),
                               series=(("counted", tuple(x["counted_node_seconds"] / 3600 for x in cats)),
                                       ("excluded", tuple(x["excluded_node_seconds"] / 3600 for x in cats))),
                               value_label="node-hours", stacked=True, horizontal=True,
-                              fallback=d.Table(("Category", "Counted node-hours", "Excluded node-hours"), rows,
-                                               align=("l", "r", "r"))))
-        out.append(d.Table(("Category", "Counted node-hours", "Excluded node-hours"), rows, align=("l", "r", "r"),
-                           widths=(2, 1, 1), width_fraction=0.8))
+                              fallback=d.Table(header, rows, align=("l", "r", "r", "r"))))
+        out.append(d.Table(header, rows, align=("l", "r", "r", "r"), widths=(2, 1, 1, 1), width_fraction=0.9,
+                           caption="Counted: after exclusions, before the minimum-outage rule. Downtime: the "
+                                   "counted time that is downtime after the minimum-outage rule."))
     causes = extras["by_cause"]
     if causes:
-        rows = tuple((x["key"], hours(x["counted_node_seconds"]), hours(x["excluded_node_seconds"])) for x in causes)
+        rows = tuple((x["key"], hours(x["counted_node_seconds"]), hours(x["downtime_node_seconds"]),
+                      hours(x["excluded_node_seconds"])) for x in causes)
         out.append(d.BarChart(title="Node-hours by cause (largest first)",
                               categories=tuple(_short(x["key"], 48) for x in causes),
                               series=(("counted", tuple(x["counted_node_seconds"] / 3600 for x in causes)),
                                       ("excluded", tuple(x["excluded_node_seconds"] / 3600 for x in causes))),
                               value_label="node-hours", stacked=True, horizontal=True,
-                              fallback=d.Table(("Cause", "Counted node-hours", "Excluded node-hours"), rows,
-                                               align=("l", "r", "r"))))
+                              fallback=d.Table(("Cause", "Counted node-hours", "Downtime node-hours",
+                                                "Excluded node-hours"), rows, align=("l", "r", "r", "r"))))
     return out
 
 
@@ -422,15 +428,15 @@ def _support(result) -> list[d.Block]:
     return out
 
 
-REGISTER_HEADER = ("ID", "Scope: target", "Category", "Start", "End", "Counted (min)", "Excluded (min)", "Flags",
-                   "Cause")
+REGISTER_HEADER = ("ID", "Scope: target", "Category", "Start", "End", "Counted (min)", "Downtime (min)",
+                   "Excluded (min)", "Flags", "Cause")
 
 
 def _register_row(r: dict[str, Any]) -> tuple[str, ...]:
     target = r["target"] + (f" ({r['units']} units)" if r["units"] > 1 else "")
     cat = r["category"].replace("_", " ") + (" (degraded)" if r.get("impact") == "degraded" else "")
     return (r["id"], f"{r['scope']}: {target}", cat, r["start"], r["end"] or "open", minutes(r["counted_seconds"]),
-            minutes(r["excluded_seconds"]), ", ".join(r["flags"]) or "—", r["cause"])
+            minutes(r["downtime_seconds"]), minutes(r["excluded_seconds"]), ", ".join(r["flags"]) or "—", r["cause"])
 
 
 def register_csv(extras) -> bytes:
@@ -453,8 +459,8 @@ INLINE_REGISTER = 100       # registers up to this size are printed in section 7
 def _register_table(rows: list[dict[str, Any]], caption: str) -> d.Table:
     hl = tuple(i for i, r in enumerate(rows) if set(r["flags"]) - {"open_incident"})
     return d.Table(REGISTER_HEADER, tuple(_register_row(r) for r in rows),
-                   align=("l", "l", "l", "l", "l", "r", "r", "l", "l"),
-                   widths=(0.95, 1.65, 1.05, 1.35, 1.35, 0.85, 0.85, 1.45, 1.9), font_size=6.5, highlight=hl,
+                   align=("l", "l", "l", "l", "l", "r", "r", "r", "l", "l"),
+                   widths=(1.0, 1.5, 0.95, 1.25, 1.25, 0.75, 0.75, 0.75, 1.35, 1.7), font_size=6.5, highlight=hl,
                    caption=caption)
 
 
@@ -465,8 +471,10 @@ def _register(extras, limit: int, attachment_name: str | None, app: dict[str, st
     where = f"the attached file {attachment_name}" if attachment_name else "the CSV form of the register"
     out: list[d.Block] = [d.Heading("7. Incident register", 1)]
     out.append(d.Para(f"Every incident that touches the period, in order of start (times in {extras['zone']}). "
-                      "Counted and excluded minutes are summed over the units an incident names and limited to the "
-                      "period; counted time is before the minimum-outage rule."))
+                      "Minutes are summed over the units an incident names and limited to the period. Counted: "
+                      "after the contract's exclusions, before the minimum-outage rule; Downtime: the part of the "
+                      "counted time that is downtime after merging and the minimum-outage rule (0 for an outage too "
+                      "short to count); Excluded: time under an exclusion."))
     if not len(reg):
         out.append(d.Para("No incidents touch the period."))
         return out, []

@@ -28,8 +28,9 @@ LOG = ROOT / "examples" / "gb200-incidents-2027Q1.csv"
 def run(example_contract):
     lc = example_contract
     log = load_incidents(LOG, lc)
-    result = compute(lc, log, ["2027-Q1"]).to_json()
-    extras = review_extras(lc, log, result)
+    res = compute(lc, log, ["2027-Q1"], incidents=True)
+    result = res.to_json()
+    extras = review_extras(res)
     inputs = ReviewInputs(EXAMPLE.name, lc.sha256, LOG.name, log.sha256, "9.9.9", "2027-Q1")
     doc, attachments = review_document(lc, result, extras, inputs)
     return lc, log, result, extras, doc, attachments
@@ -124,6 +125,34 @@ def test_register_figures_come_from_the_engine_trace(run):
     assert reg["INC-27064"]["flags"] == ["open_incident"] and reg["INC-27064"]["end"] == ""
     assert reg["CHG-27040"]["units"] == 6 and reg["CHG-27040"]["target"] == "r04-n[01-06]"
     assert reg["INC-27034"]["counted_seconds"] == 0 and reg["INC-27034"]["excluded_seconds"] == 3 * 3600
+    # a 3-minute outage is counted but is not downtime under the 5-minute minimum outage
+    assert reg["INC-27006"]["counted_seconds"] == 180 and reg["INC-27006"]["downtime_seconds"] == 0
+    assert reg["INC-27001"]["downtime_seconds"] == reg["INC-27001"]["counted_seconds"] == 9900
+
+
+def test_breakdowns_and_heatmap_add_up(run):
+    extras = run[3]
+    f = extras["incidents"].frame
+    node_rows = f[f["scope"] == "node"]
+    cats = {x["key"]: x for x in extras["by_category"]}
+    unplanned = node_rows[node_rows["category"] == "unplanned"]
+    # node incidents alone are a lower bound of each category's node-seconds; rack incidents add rack x nodes
+    assert cats["unplanned"]["counted_node_seconds"] >= int(unplanned["counted_seconds"].sum())
+    for x in extras["by_category"]:
+        assert 0 <= x["downtime_node_seconds"] <= x["counted_node_seconds"]
+    assert sum(x["counted_node_seconds"] for x in extras["by_cause"]) == sum(
+        x["counted_node_seconds"] for x in extras["by_category"])
+    hm = extras["heatmap"]
+    assert len(hm["days"]) == 31 + 28 + 31 and all(len(v) == len(hm["days"]) for v in hm["node_hours"])
+
+
+def test_review_needs_the_per_incident_figures(example_contract):
+    lc = example_contract
+    res = compute(lc, load_incidents(LOG, lc), ["2027-02"])
+    with pytest.raises(ValueError, match="incidents=True"):
+        review_extras(res)
+    with pytest.raises(ValueError, match="incidents=True"):
+        res.to_json(include_incidents=True)
 
 
 def test_register_rows_in_pdf(run, text):
