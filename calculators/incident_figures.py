@@ -86,12 +86,20 @@ class IncidentFigures:
                                       frame["excluded"].tolist())]
 
 
+def _coded(frame: pd.DataFrame, col: str, default: str) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, keys) of a text column, missing and blank values as `default` (work on the distinct values)."""
+    if col not in frame or not len(frame):
+        return np.zeros(len(frame), dtype=I64), np.asarray([default], dtype=object)
+    codes, uniq = pd.factorize(frame[col], use_na_sentinel=True)
+    clean = [default if (u is None or u is pd.NA or (isinstance(u, float) and u != u) or not str(u).strip())
+             else str(u) for u in list(uniq)] + [default]
+    kcodes, keys = pd.factorize(np.asarray(clean, dtype=object))
+    return kcodes[codes].astype(I64), np.asarray(keys, dtype=object)
+
+
 def _text(frame: pd.DataFrame, col: str, default: str) -> np.ndarray:
-    if col not in frame:
-        return np.full(len(frame), default, dtype=object)
-    s = frame[col].astype(object)
-    s = s.where(s.notna(), default).astype(str)
-    return s.where(s.str.strip() != "", default).to_numpy(dtype=object)
+    codes, keys = _coded(frame, col, default)
+    return keys[codes]
 
 
 def _segments(tr, tree, own_scope: np.ndarray):
@@ -241,8 +249,8 @@ def incident_figures(lc, log, tr, tree, periods) -> IncidentFigures:
             if m.any():
                 units = pd.Index(tree.names[s]).get_indexer(target[m])
                 weight[m] = tree.count(0, s)[units]
-    cat_codes, cat_keys = pd.factorize(_text(frame, "category", "unplanned"), sort=True)
-    cause_codes, cause_keys = pd.factorize(_text(frame, "cause", MISSING_CAUSE), sort=True)
+    cat_codes, cat_keys = _coded(frame, "category", "unplanned")
+    cause_codes, cause_keys = _coded(frame, "cause", MISSING_CAUSE)
     by_category, by_cause = {}, {}
     for p, (c, dn, x) in zip(periods, per_period):
         by_category[p.label] = _breakdown(cat_codes, cat_keys, c * weight, dn * weight, x * weight)
