@@ -57,6 +57,55 @@ def _emit(text: str, output: str | None) -> None:
         click.echo(text, nl=False)
 
 
+def history_options(f):
+    """`--history FILE` (repeatable) and `--history-from YYYY-MM` for the chronic-failure window."""
+    f = click.option("--history-from", "history_from", metavar="YYYY-MM",
+                     help="Also compute the months from YYYY-MM up to the first reported month from the same log, "
+                          "to judge the chronic-failure termination trigger on the contract's whole window.")(f)
+    return click.option("--history", "history_files", multiple=True, type=click.Path(dir_okay=False),
+                        metavar="FILE", help="An earlier month's `slakit credits --format json` output "
+                                             "(repeatable), for the chronic-failure window.")(f)
+
+
+def apply_history(lc, log, result, history_files, history_from: str | None, fmt: str = "table"):
+    """`result` with the chronic-failure trigger judged on earlier months too (unchanged without history).
+    Exits 1 on unreadable history files, 2 on a bad --history-from."""
+    if not history_files and not history_from:
+        return result
+    from calculators.engine import compute
+    from calculators.history import (
+        history_from_result,
+        load_history_files,
+        with_history,
+    )
+    from calculators.periods import PeriodError, parse_month, shift_label
+    from slaschema.cli import emit_problems
+    from slaschema.errors import InputError
+
+    months: dict = {}
+    if history_files:
+        try:
+            months, _ = load_history_files(list(history_files), lc.id)
+        except InputError as e:
+            emit_problems(e.problems, "json" if fmt == "json" else "table")
+            sys.exit(1)
+    if history_from:
+        zone = lc.model.contract.timezone
+        try:
+            first = parse_month(history_from, zone)
+        except PeriodError as e:
+            raise click.BadParameter(str(e), param_hint="--history-from") from None
+        start = result.periods[0].period
+        if first.start >= start.start:
+            raise click.BadParameter(f"name a month before {start.label}", param_hint="--history-from")
+        labels = [first.label]
+        while shift_label(labels[-1], 1) != start.label:
+            labels.append(shift_label(labels[-1], 1))
+        earlier = compute(lc, log, labels, as_of=result.as_of, support=False)
+        months = {**months, **history_from_result(earlier)}
+    return with_history(lc, result, months)
+
+
 def _check_zone(assume_tz: str | None) -> None:
     if assume_tz is None:
         return
@@ -80,7 +129,9 @@ def _check_zone(assume_tz: str | None) -> None:
               help="Acceptance date: adds acceptance-delay credit and termination right.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE instead of stdout.")
-def credits(contract, incidents, periods, quarter, as_of, assume_tz, skip_bad_rows, accepted_on, fmt, output):
+@history_options
+def credits(contract, incidents, periods, quarter, as_of, assume_tz, skip_bad_rows, accepted_on, fmt, output,
+            history_files, history_from):
     """Availability and service credits per unit and month from an INCIDENTS log.
 
     Every scope with a service level is listed unit by unit; every node gets its fee and
@@ -105,6 +156,7 @@ def credits(contract, incidents, periods, quarter, as_of, assume_tz, skip_bad_ro
     except EngineError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(1)
+    result = apply_history(lc, log, result, history_files, history_from, fmt)
     if fmt == "json":
         _emit(result.dumps(), output)
     elif fmt == "csv":
@@ -185,6 +237,12 @@ def render_table(result, max_rows: int = 25) -> str:
             con.print(f"Chronic failure: no unit below target in {chronic['months_below_target']} of the months "
                       f"considered ({', '.join(chronic['months_considered'])}; the contract looks at "
                       f"{chronic['within_months']}).")
+        near = chronic.get("near") or []
+        if near:
+            con.print(f"Chronic failure: one month below target away from the termination right: "
+                      f"{', '.join(t['id'] for t in near[:10])}" + (" …" if len(near) > 10 else ""))
+        if chronic.get("months_missing"):
+            con.print(f"  ({chronic['note']})")
     acc = result.termination.get("acceptance_delay")
     if acc:
         con.print(f"Acceptance: {acc['days_late']} day(s) late (deadline {acc['deadline']}), credit {acc['credit']} "

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from calculators.cli import history_options
+
 FORMATS = ("pdf", "md", "html")
 
 
@@ -78,21 +80,25 @@ def draft(contract: str, output: str, fmt: str | None) -> None:
               help="Incidents printed in the register; the full register goes to OUTPUT.incidents.csv.")
 @click.option("--json-out", type=click.Path(dir_okay=False), default=None,
               help="Also write the result document the report is built from (JSON).")
+@history_options
 def review(contract: str, incidents: str, quarter: str | None, month: str | None, output: str, fmt: str | None,
            as_of: str | None, assume_tz: str | None, skip_bad_rows: bool, register_limit: int,
-           json_out: str | None) -> None:
+           json_out: str | None, history_files: tuple[str, ...], history_from: str | None) -> None:
     """Write the SLA review of CONTRACT for a quarter or a month from the INCIDENTS log.
 
     Cover with the inputs' SHA-256, executive summary (credits owed, targets met, termination
     rights, open and flagged incidents), availability per scope and month, downtime by
     category and cause, a rack x day fleet view, the credit statement, support compliance and
     the incident register; every node's credit in an appendix. Figures come from the credits
-    engine; the report only formats them. Exit 1 when the contract or the log has errors.
+    engine; the report only formats them. The chronic-failure termination trigger looks at the
+    contract's whole window when earlier months are given (--history or --history-from).
+    Exit 1 when the contract, the log or a history file has errors.
     """
     import json
     from datetime import datetime
     from decimal import Decimal
 
+    from calculators.cli import apply_history
     from calculators.engine import compute
     from calculators.incidents import load_incidents
     from calculators.periods import PeriodError
@@ -126,6 +132,7 @@ def review(contract: str, incidents: str, quarter: str | None, month: str | None
         res = compute(lc, log, [label], as_of=as_of_dt, incidents=True)
     except PeriodError as e:
         raise click.BadParameter(str(e), param_hint="--quarter/--month") from None
+    res = apply_history(lc, log, res, history_files, history_from)
     result = res.to_json()
     extras = review_extras(res)
     fmt = _format_for(output, fmt)

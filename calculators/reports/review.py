@@ -149,11 +149,24 @@ def _summary(lc, result, extras, months: list[str], app: dict[str, str]) -> list
                          + f"), each below target in {ch['months_below_target']} of {ch['within_months']} months: "
                          + _ids([f"{t['scope']} {t['id']}" for t in trig], 10) + f"; all are listed in Appendix {app['chronic']}.")
         near_n = ch["months_below_target"] - 1
-        near = [u for u in extras["chronic"]["units"] if near_n >= 1 and len(u["months_below_target"]) == near_n]
+        if "near" in ch:            # judged on the contract's window, earlier months included
+            near = ch["near"]
+            where = "one more month below target would reach it"
+        else:
+            near = [u for u in extras["chronic"]["units"] if near_n >= 1 and len(u["months_below_target"]) == near_n]
+            where = f"{near_n} of {ch['months_below_target']} months below target within the months reviewed"
         if near:
             names = [f"{u['scope']} {u['id']}" for u in near]
-            items.append(f"Near the chronic-failure right ({near_n} of {ch['months_below_target']} months below "
-                         f"target within the months reviewed): {_ids(names, 10)}.")
+            items.append(f"Near the chronic-failure right ({where}): {_ids(names, 10)}.")
+        if "months_missing" in ch:
+            hist = ch.get("history_months") or []
+            window = ch["months_considered"] + ch["months_missing"]
+            text = (f"Chronic-failure window: {len(window)} months to {max(window)} "
+                    f"({ch['months_below_target']} below target give the right); "
+                    + (f"earlier months included: {', '.join(hist)}" if hist else "no earlier months given"))
+            if ch["months_missing"]:
+                text += f"; not known: {', '.join(sorted(ch['months_missing']))}"
+            items.append(text + ".")
         if not items:
             items.append(f"No unit is near the chronic-failure right ({ch['months_below_target']} months below target "
                          f"within {ch['within_months']}); months considered: {', '.join(ch['months_considered'])}"
