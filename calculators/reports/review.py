@@ -441,8 +441,8 @@ def _support(result) -> list[d.Block]:
     return out
 
 
-REGISTER_HEADER = ("ID", "Scope: target", "Category", "Start", "End", "Counted (min)", "Downtime (min)",
-                   "Excluded (min)", "Flags", "Cause")
+REGISTER_HEADER = ("ID", "Scope: target", "Category", "Start", "End", "Counted (min)", "Down (min)",
+                   "Excl. (min)", "Flags", "Cause")
 
 
 def _register_row(r: dict[str, Any]) -> tuple[str, ...]:
@@ -473,7 +473,7 @@ def _register_table(rows: list[dict[str, Any]], caption: str) -> d.Table:
     hl = tuple(i for i, r in enumerate(rows) if set(r["flags"]) - {"open_incident"})
     return d.Table(REGISTER_HEADER, tuple(_register_row(r) for r in rows),
                    align=("l", "l", "l", "l", "l", "r", "r", "r", "l", "l"),
-                   widths=(1.0, 1.5, 0.95, 1.25, 1.25, 0.75, 0.75, 0.75, 1.35, 1.7), font_size=6.5, highlight=hl,
+                   widths=(1.0, 1.5, 1.2, 1.2, 1.2, 0.8, 0.75, 0.75, 1.45, 1.5), font_size=6.5, highlight=hl,
                    caption=caption)
 
 
@@ -485,9 +485,9 @@ def _register(extras, limit: int, attachment_name: str | None, app: dict[str, st
     out: list[d.Block] = [d.Heading("7. Incident register", 1)]
     out.append(d.Para(f"Every incident that touches the period, in order of start (times in {extras['zone']}). "
                       "Minutes are summed over the units an incident names and limited to the period. Counted: "
-                      "after the contract's exclusions, before the minimum-outage rule; Downtime: the part of the "
+                      "after the contract's exclusions, before the minimum-outage rule; Down: the part of the "
                       "counted time that is downtime after merging and the minimum-outage rule (0 for an outage too "
-                      "short to count); Excluded: time under an exclusion."))
+                      "short to count); Excl.: time under an exclusion."))
     if not len(reg):
         out.append(d.Para("No incidents touch the period."))
         return out, []
