@@ -151,14 +151,23 @@ def load_incidents(path: str | Path, lc: LoadedContract, assume_tz: str | None =
         raise InputError([Problem("empty_log", "the incident log is empty", file=fname,
                                   fix="export the incidents with a header row: id,scope,target,start,end,...")])
     fmt = detect_format(fname, head)
+    gpus_required = lc.model.downtime.degraded == "proportional"
     if fmt == "csv":
+        got = _read_csv_fast(data)
+        if got is not None:
+            raw, rows, fast = got
+            try:
+                return _build(raw, rows, lc.topology, file=fname, sha256=digest, assume_tz=assume_tz,
+                              skip_bad_rows=skip_bad_rows, gpus_required=gpus_required, fast=fast)
+            except _Retry:
+                del raw, rows, fast, got
         raw, rows = _read_csv(data, fname)   # bytes straight to the C parser: no decode/re-encode
     elif fmt == "jsonl":
         raw, rows = _read_jsonl(data.decode("utf-8-sig", errors="replace"), fname)
     else:
         raw, rows = _read_json_array(data.decode("utf-8-sig", errors="replace"), fname)
     return _build(raw, rows, lc.topology, file=fname, sha256=digest, assume_tz=assume_tz,
-                  skip_bad_rows=skip_bad_rows, gpus_required=lc.model.downtime.degraded == "proportional")
+                  skip_bad_rows=skip_bad_rows, gpus_required=gpus_required)
 
 
 def detect_format(name: str, text: str) -> str:
@@ -193,6 +202,175 @@ def _read_csv(data: bytes, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
                                   fix="check quoting and that every row has as many cells as the header")]) from None
     raw.columns = [str(c).strip() for c in raw.columns]
     return raw, np.arange(1, len(raw) + 1, dtype=np.int64)
+
+
+# --- fast path for plain CSV ------------------------------------------------------------------
+#
+# Most incident logs are machine exports: ASCII, no quoting, one ISO 8601 timestamp format.
+# For those the file is split on its newline and comma bytes with numpy, every column is
+# factorised on its bytes (few distinct values -> few Python strings), and timestamps of
+# the forms 2027-02-03T10:00:00Z / 2027-02-03T04:00:00-06:00 are computed from their
+# digits. Anything else (quotes, CR, non-ASCII, ragged rows, other time formats) takes the
+# pandas path below for the whole file or for that column; a log with any problem is read
+# again on the pandas path, so problems are always described by one reader.
+
+_FAST_WIDTH = 32          # widest column turned into a byte matrix; wider ones are sliced
+
+
+class _Fast:
+    """What the fast reader found: the raw text columns (as pandas would give them),
+    their (codes, distinct values), and the time columns it could parse."""
+
+    def __init__(self) -> None:
+        self.codes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self.times: dict[str, np.ndarray] = {}
+
+
+class _Retry(Exception):
+    """The fast path found a problem: read the file again the precise way."""
+
+
+def _read_csv_fast(data: bytes) -> tuple[pd.DataFrame, np.ndarray, _Fast] | None:
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if not data.isascii() or b'"' in data or b"\r" in data or b"\x00" in data:
+        return None
+    head_end = data.find(b"\n")
+    if head_end <= 0:
+        return None
+    names = [c.strip() for c in data[:head_end].decode("ascii").split(",")]
+    if any(not c for c in names) or len(set(names)) != len(names):
+        return None
+    body = np.frombuffer(data, dtype=np.uint8)[head_end + 1:]
+    padded = np.zeros(len(body) + _FAST_WIDTH, dtype=np.uint8)
+    padded[:len(body)] = body
+    buf = padded[:len(body)]
+    nl = np.flatnonzero(buf == 10)
+    ends = nl if len(buf) and buf[-1] == 10 else np.append(nl, len(buf))
+    starts = np.concatenate([[0], nl + 1])[:len(ends)]
+    filled = ends > starts                     # blank lines are skipped, as pandas does
+    if not filled.all():
+        starts, ends = starts[filled], ends[filled]
+    n, k = len(starts), len(names)
+    if n == 0:
+        return None
+    commas = np.flatnonzero(buf == 44)
+    if len(commas) != n * (k - 1):
+        return None
+    if k > 1:
+        commas = commas.reshape(n, k - 1)
+        # as many commas as k - 1 per line, sorted: each line's own are between its ends
+        if not ((commas[:, 0] >= starts).all() and (commas[:, -1] < ends).all()):
+            return None
+    fast = _Fast()
+    raw: dict[str, Any] = {}
+    for j, name in enumerate(names):
+        s = starts if j == 0 else commas[:, j - 1] + 1
+        e = ends if j == k - 1 else commas[:, j]
+        if name in TIME_COLUMNS:
+            t = _fast_times(buf, s, e)
+            if t is not None:
+                fast.times[name] = t
+                raw[name] = t
+                continue
+        codes, uniques = _fast_factorize(buf, data, head_end + 1, s, e)
+        fast.codes[name] = (codes, uniques)
+        raw[name] = pd.Series(uniques[codes], dtype=object)
+    return pd.DataFrame(raw), np.arange(1, n + 1, dtype=np.int64), fast
+
+
+def _windows(buf: np.ndarray, width: int) -> np.ndarray:
+    """Row i: the `width` bytes from offset i (a view; `buf` is a view of a buffer with
+    `_FAST_WIDTH` zero bytes after its end)."""
+    padded = np.lib.stride_tricks.as_strided(buf, shape=(len(buf) + _FAST_WIDTH,), strides=buf.strides)
+    return np.lib.stride_tricks.sliding_window_view(padded, width)
+
+
+def _byte_matrix(buf: np.ndarray, s: np.ndarray, e: np.ndarray, width: int) -> np.ndarray:
+    """Cells as rows of `width` bytes, zero-padded."""
+    m = _windows(buf, width)[s]
+    m *= np.arange(width, dtype=np.int64) < (e - s)[:, None]
+    return m
+
+
+def _fast_factorize(buf: np.ndarray, data: bytes, offset: int, s: np.ndarray, e: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, distinct cell strings in first-appearance order) of one column."""
+    n = len(s)
+    width = int((e - s).max())
+    if width == 0:
+        return np.zeros(n, dtype=np.int64), np.array([""], dtype=object)
+    if width > _FAST_WIDTH:
+        cells = [data[offset + a:offset + b].decode("ascii") for a, b in zip(s.tolist(), e.tolist())]
+        codes, uniques = pd.factorize(np.array(cells, dtype=object))
+        return codes.astype(np.int64), np.asarray(uniques, dtype=object)
+    w8 = -(-width // 8) * 8
+    m = _byte_matrix(buf, s, e, w8)
+    words = m.view(np.uint64)                   # (n, w8 / 8)
+    codes, uniq = pd.factorize(words[:, 0])
+    for c in range(1, words.shape[1]):
+        c2, u2 = pd.factorize(words[:, c])
+        codes, uniq = pd.factorize(codes.astype(np.int64) * len(u2) + c2)
+    codes = codes.astype(np.int64)
+    # codes number the values in order of first appearance: a code's first row is where
+    # the running maximum of the codes steps up
+    first = np.flatnonzero(np.diff(np.maximum.accumulate(codes), prepend=-1) > 0)
+    uniques = m[first].view(f"S{w8}").ravel().astype(f"U{w8}").astype(object)
+    return codes, uniques
+
+
+_DIGITS = (0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18)
+_MONTH_DAYS = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], dtype=np.int64)
+
+
+def _fast_times(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray | None:
+    """Epoch seconds (missing = INT64_MIN) of a column of `YYYY-MM-DDTHH:MM:SSZ` or
+    `...SS+HH:MM` cells (or empty ones); None when any cell has another form or an
+    impossible date (the caller then parses the column the general way)."""
+    ln = e - s
+    z, off, empty = ln == 20, ln == 25, ln == 0
+    if not (z | off | empty).all():
+        return None
+    cells = ~empty
+    m = _windows(buf, 25)[s[cells]]
+    off = off[cells]
+    if not ((m[:, _DIGITS] - np.uint8(48)) <= 9).all():
+        return None
+    if not (m[:, [4, 7, 10, 13, 16]] == np.array([45, 45, 84, 58, 58], dtype=np.uint8)).all():
+        return None
+    tz = m[:, 19]
+    if not ((tz == 90) | (off & ((tz == 43) | (tz == 45)))).all():
+        return None
+    if off.any():
+        mo_ = m[off]
+        if not (((mo_[:, [20, 21, 23, 24]] - np.uint8(48)) <= 9).all() and (mo_[:, 22] == 58).all()):
+            return None
+
+    def num(i: int, j: int) -> np.ndarray:
+        return (m[:, i].astype(np.int64) - 48) * 10 + (m[:, j].astype(np.int64) - 48)
+
+    y = num(0, 1) * 100 + num(2, 3)
+    mo, dd, hh, mi, ss = num(5, 6), num(8, 9), num(11, 12), num(14, 15), num(17, 18)
+    oh = np.where(off, num(20, 21), 0)
+    om = np.where(off, num(23, 24), 0)
+    if not ((y >= 1900) & (y <= 2200) & (mo >= 1) & (mo <= 12) & (hh <= 23) & (mi <= 59) & (ss <= 59)
+            & (oh <= 23) & (om <= 59)).all():
+        return None
+    leap = (y % 4 == 0) & ((y % 100 != 0) | (y % 400 == 0))
+    if not ((dd >= 1) & (dd <= _MONTH_DAYS[mo] + (leap & (mo == 2)))).all():
+        return None
+    # days since 1970-01-01 (proleptic Gregorian; H. Hinnant's days_from_civil)
+    yy = y - (mo <= 2)
+    era = yy // 400
+    yoe = yy - era * 400
+    doy = (153 * (mo + np.where(mo > 2, -3, 9)) + 2) // 5 + dd - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    days = era * 146097 + doe - 719468
+    sign = np.where(tz == 45, -1, 1)
+    epoch = days * 86400 + hh * 3600 + mi * 60 + ss - sign * (oh * 3600 + om * 60)
+    out = np.full(len(s), np.iinfo(np.int64).min, dtype=np.int64)
+    out[cells] = epoch
+    return out
 
 
 def _read_jsonl(text: str, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
@@ -568,7 +746,10 @@ class _TargetIndex:
 
 
 def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file: str | None, sha256: str | None,
-           assume_tz: str | None, skip_bad_rows: bool, gpus_required: bool) -> IncidentLog:
+           assume_tz: str | None, skip_bad_rows: bool, gpus_required: bool,
+           fast: _Fast | None = None) -> IncidentLog:
+    """Validate `raw` and build the log. `fast`: what `_read_csv_fast` found; any problem
+    then raises `_Retry` (the pandas reader describes problems)."""
     if assume_tz is not None:
         try:
             ZoneInfo(assume_tz)
@@ -611,7 +792,12 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
 
     def text(c: str) -> pd.Series:
         if c not in cache:
-            cache[c] = _as_text(raw[c], few=c in _FEW) if c in raw.columns else _empty_column(n)
+            if fast is not None and c in fast.codes:
+                codes, uniques = fast.codes[c]
+                clean = np.array([v.strip() or None for v in uniques] + [None], dtype=object)
+                cache[c] = pd.Series(clean[codes])
+            else:
+                cache[c] = _as_text(raw[c], few=c in _FEW) if c in raw.columns else _empty_column(n)
         return cache[c]
 
     ids = text("id")
@@ -649,7 +835,9 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
     # timestamps
     times: dict[str, np.ndarray] = {}
     for c in TIME_COLUMNS:
-        if c in raw.columns:
+        if fast is not None and c in fast.times:
+            times[c] = fast.times[c]
+        elif c in raw.columns:
             times[c] = _parse_times(raw[c], c, col, assume_tz)
         else:
             times[c] = np.full(n, np.iinfo(np.int64).min, dtype=np.int64)
@@ -734,6 +922,8 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
                 "a degraded incident needs gpus_affected (the contract counts degraded time proportionally)",
                 "write how many GPUs of the node are lost")
 
+    if fast is not None and col.problems:
+        raise _Retry
     problems = sorted(col.problems, key=lambda p: (p.row or 0, COLUMNS.index(p.column)
                                                    if p.column in COLUMNS else 99))
     if problems and not skip_bad_rows:

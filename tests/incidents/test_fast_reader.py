@@ -1,0 +1,146 @@
+"""The byte-level CSV reader gives exactly what the pandas reader gives: the same frame for
+good logs, the same problems for bad ones (it hands those to the pandas reader)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import calculators.incidents as inc
+from slaschema.errors import InputError
+
+HEADER = "id,scope,target,start,end,impact,gpus_affected,category,severity,notice_at,detected_at,cause\n"
+ROWS = [
+    "A1,node,r01-n01,2027-02-03T10:00:00Z,2027-02-03T11:00:00Z,,,,,,,",
+    "A2,node,r01-n02,2027-02-03T04:00:00-06:00,2027-02-03T17:30:00+05:30,degraded,2,,sev2,,,fan",
+    "A3,rack,r02,2027-02-28T23:59:59Z,,down,,maintenance,SEV1,2027-02-20T00:00:00Z,2027-02-28T23:59:59Z,",
+    "A4,node,r01-n[03-05],2027-03-01T00:00:00Z,2027-03-01T02:00:00Z,,,security_patch,,,,"
+    "a cause text that is longer than thirty-two characters",
+    "A5, node , r01-n06 ,2027-03-02T00:00:00Z,2027-03-02T00:10:00Z, Down ,,unplanned, sev3 ,,,",
+    "A6,cluster,c1,2027-03-03T00:00:00Z,2027-03-03T00:05:00Z,,,customer_caused,,,,",
+    "A7,site,dfw1,2027-01-31T23:00:00Z,2027-02-01T01:00:00Z,,,unknown_kind,,,,",
+]
+
+
+def frames(path, lc, **kw):
+    """(log read the default way, log read by pandas only, whether the fast reader was used)."""
+    used = []
+    real = inc._read_csv_fast
+
+    def spy(data):
+        got = real(data)
+        used.append(got is not None)
+        return got
+
+    inc._read_csv_fast = spy
+    try:
+        fast = inc.load_incidents(path, lc, **kw)
+    finally:
+        inc._read_csv_fast = real
+    inc._read_csv_fast = lambda data: None
+    try:
+        slow = inc.load_incidents(path, lc, **kw)
+    finally:
+        inc._read_csv_fast = real
+    return fast, slow, used == [True]
+
+
+def same(a, b) -> None:
+    pd.testing.assert_frame_equal(a.frame, b.frame)
+    assert a.skipped == b.skipped and a.warnings == b.warnings
+
+
+@pytest.mark.parametrize("text, fast_used", [
+    (HEADER + "\n".join(ROWS) + "\n", True),
+    (HEADER + "\n".join(ROWS), True),                                    # no final newline
+    ("\ufeff" + HEADER + "\n".join(ROWS) + "\n\n", True),                 # BOM, blank line at the end
+    (HEADER + ROWS[0] + "\n\n" + ROWS[1] + "\n", True),                   # blank line between rows
+    (HEADER.replace("cause", "cause,extra") + "\n".join(r + ",x" for r in ROWS) + "\n", True),  # unknown column
+    (" id , scope ,target,start\nB1,node,r01-n01,2027-02-03T10:00:00Z\n", True),  # padded header names
+    (HEADER + "\n".join(ROWS).replace("\n", "\r\n"), False),              # CRLF: pandas reads it
+    (HEADER + '"Q1",node,r01-n01,2027-02-03T10:00:00Z,,,,,,,,"a, b"\n', False),   # quoting
+    (HEADER + "Ü1,node,r01-n01,2027-02-03T10:00:00Z,,,,,,,,\n", False),   # non-ASCII
+])
+def test_good_logs_read_the_same(write, lc, text, fast_used):
+    path = write("log.csv", text)
+    fast, slow, used = frames(path, lc)
+    assert used is fast_used
+    same(fast, slow)
+    assert len(fast.frame) >= 1
+
+
+@pytest.mark.parametrize("cell", [
+    "2027-02-03T10:00:00.5Z",            # fractions
+    "2027-02-03 10:00:00Z",              # space separator
+    "2027-02-03T10:00:00+0530",          # offset without colon
+    "2027-02-03T10:00Z",                 # no seconds
+    "2024-02-29T10:00:00Z",              # leap day
+])
+def test_other_time_forms_fall_back_per_column(write, lc, cell):
+    text = HEADER + f"C1,node,r01-n01,{cell},2027-02-04T00:00:00Z,,,,,,,\n" + ROWS[0] + "\n"
+    fast, slow, used = frames(write("log.csv", text), lc)
+    assert used
+    same(fast, slow)
+
+
+def test_times_are_exact_epoch_seconds(write, lc):
+    text = (HEADER + "T1,node,r01-n01,2027-03-14T01:59:59-06:00,2027-03-14T03:00:00-05:00,,,,,,,\n"
+            "T2,node,r01-n02,2000-02-29T00:00:00Z,2100-03-01T00:00:00+00:00,,,,,,,\n")
+    fast, slow, used = frames(write("log.csv", text), lc)
+    assert used
+    same(fast, slow)
+    f = fast.frame.set_index("id")
+    assert int(f.loc["T1", "start"]) == int(pd.Timestamp("2027-03-14T07:59:59Z").timestamp())
+    assert int(f.loc["T1", "end"]) == int(pd.Timestamp("2027-03-14T08:00:00Z").timestamp())
+    assert int(f.loc["T2", "start"]) == 951782400
+    assert int(f.loc["T2", "end"]) == 4107542400
+
+
+@pytest.mark.parametrize("bad", [
+    ",node,r01-n01,2027-02-03T10:00:00Z,,,,,,,,",                        # missing id
+    "A1,node,r01-n09,2027-02-03T10:00:00Z,,,,,,,,",                       # duplicate id
+    "X,node,r01-n01,2027-02-30T10:00:00Z,,,,,,,,",                        # no such day
+    "X,node,r01-n01,2027-02-03T24:00:00Z,,,,,,,,",                        # no such hour
+    "X,node,r01-n01,2027-02-03T10:00:00Z,2027-02-03T09:00:00Z,,,,,,,",    # end before start
+    "X,node,r01-n01,2027-02-03T10:00:00,,,,,,,,",                         # naive
+    "X,node,r99-n01,2027-02-03T10:00:00Z,,,,,,,,",                        # unknown target
+    "X,node,r01-n01,2027-02-03T10:00:00Z,,degraded,9,,,,,",               # too many GPUs
+    "X,node,r01-n01,2027-02-03T10:00:00Z,,,,,sev9,,,",                    # unknown severity
+])
+def test_bad_logs_report_the_same_problems(write, lc, bad):
+    path = write("log.csv", HEADER + "\n".join(ROWS) + "\n" + bad + "\n")
+    got = []
+    for force_slow in (False, True):
+        real = inc._read_csv_fast
+        if force_slow:
+            inc._read_csv_fast = lambda data: None
+        try:
+            with pytest.raises(InputError) as ei:
+                inc.load_incidents(path, lc)
+        finally:
+            inc._read_csv_fast = real
+        got.append([p.to_json() for p in ei.value.problems])
+    assert got[0] == got[1]
+    assert any(p["severity"] == "error" for p in got[0])
+    fast, slow, _ = frames(path, lc, skip_bad_rows=True)
+    same(fast, slow)
+    assert fast.skipped and fast.frame["id"].nunique() == len(ROWS)
+
+
+def test_ragged_rows_are_left_to_pandas(write, lc):
+    short = write("short.csv", HEADER + ROWS[0] + "\nX,node,r01-n01,2027-02-03T10:00:00Z,,,,,,,\n")
+    fast, slow, used = frames(short, lc)          # a cell short: pandas reads it as empty
+    assert not used
+    same(fast, slow)
+    long = write("long.csv", HEADER + ROWS[0] + "\nX,node,r01-n01,2027-02-03T10:00:00Z,,,,,,,,,\n")
+    with pytest.raises(InputError) as ei:
+        inc.load_incidents(long, lc)
+    assert [p.code for p in ei.value.problems] == ["csv_invalid"]
+
+
+def test_assume_tz_applies_to_naive_columns_only(write, lc):
+    text = HEADER + "N1,node,r01-n01,2027-02-03T10:00:00,2027-02-03T17:00:00Z,,,,,,,\n"
+    fast, slow, used = frames(write("log.csv", text), lc, assume_tz="America/Chicago")
+    assert used
+    same(fast, slow)
+    assert int(fast.frame["start"].iloc[0]) == int(pd.Timestamp("2027-02-03T16:00:00Z").timestamp())
