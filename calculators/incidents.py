@@ -307,10 +307,10 @@ def _fast_factorize(buf: np.ndarray, data: bytes, offset: int, s: np.ndarray, e:
     w8 = -(-width // 8) * 8
     m = _byte_matrix(buf, s, e, w8)
     words = m.view(np.uint64)                   # (n, w8 / 8)
-    codes, uniq = pd.factorize(words[:, 0])
+    codes, _ = pd.factorize(words[:, 0])
     for c in range(1, words.shape[1]):
         c2, u2 = pd.factorize(words[:, c])
-        codes, uniq = pd.factorize(codes.astype(np.int64) * len(u2) + c2)
+        codes, _ = pd.factorize(codes.astype(np.int64) * len(u2) + c2)
     codes = codes.astype(np.int64)
     # codes number the values in order of first appearance: a code's first row is where
     # the running maximum of the codes steps up

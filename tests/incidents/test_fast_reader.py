@@ -14,8 +14,8 @@ ROWS = [
     "A1,node,r01-n01,2027-02-03T10:00:00Z,2027-02-03T11:00:00Z,,,,,,,",
     "A2,node,r01-n02,2027-02-03T04:00:00-06:00,2027-02-03T17:30:00+05:30,degraded,2,,sev2,,,fan",
     "A3,rack,r02,2027-02-28T23:59:59Z,,down,,maintenance,SEV1,2027-02-20T00:00:00Z,2027-02-28T23:59:59Z,",
-    "A4,node,r01-n[03-05],2027-03-01T00:00:00Z,2027-03-01T02:00:00Z,,,security_patch,,,,"
-    "a cause text that is longer than thirty-two characters",
+    ("A4,node,r01-n[03-05],2027-03-01T00:00:00Z,2027-03-01T02:00:00Z,,,security_patch,,,,"
+     "a cause text that is longer than thirty-two characters"),
     "A5, node , r01-n06 ,2027-03-02T00:00:00Z,2027-03-02T00:10:00Z, Down ,,unplanned, sev3 ,,,",
     "A6,cluster,c1,2027-03-03T00:00:00Z,2027-03-03T00:05:00Z,,,customer_caused,,,,",
     "A7,site,dfw1,2027-01-31T23:00:00Z,2027-02-01T01:00:00Z,,,unknown_kind,,,,",
