@@ -37,6 +37,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pandas as pd
 
 if TYPE_CHECKING:
     from calculators.incidents import IncidentLog
@@ -129,7 +130,7 @@ def _figure(ids: np.ndarray, durations: np.ndarray, measured: np.ndarray, target
         breaches=None if target is None else int(breach.sum()),
         p50_seconds=percentile(vals, 50), p95_seconds=percentile(vals, 95),
         max_seconds=int(vals.max()) if vals.size else None,
-        breach_ids=tuple(str(x) for x in ids[breach]), open=n_open)
+        breach_ids=tuple(map(str, ids[breach].tolist())), open=n_open)
 
 
 def _col(frame, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -161,10 +162,15 @@ def support_report(lc: LoadedContract, log: IncidentLog, period_start_s: int, pe
     resp, has_resp = _col(f, "responded_at")
     base = np.where(has_rep, rep, start)
     resp_dur = resp - base
-    sev = f["severity"].to_numpy(dtype=object)
+    # severity codes: SEVERITIES in order, then "unset" for anything that is not a string
+    sev_codes, sev_names = pd.factorize(f["severity"].to_numpy(dtype=object), use_na_sentinel=True)
+    sev_map = np.array([SEVERITIES.index(v) if isinstance(v, str) and v in SEVERITIES
+                        else (len(SEVERITIES) if not isinstance(v, str) else -1) for v in sev_names]
+                       + [len(SEVERITIES)], dtype=np.int64)
+    sev = sev_map[sev_codes]
     response: dict[str, Figure] = {}
-    for s in SEVERITIES + ("unset",):
-        m = np.array([(v == s) if s != "unset" else not isinstance(v, str) for v in sev], dtype=bool)
+    for k, s in enumerate(SEVERITIES + ("unset",)):
+        m = sev == k
         target = _secs(getattr(sup.response, s)) if (sup.response is not None and s != "unset") else None
         if not m.any() and target is None:
             continue
