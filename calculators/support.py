@@ -133,11 +133,15 @@ def _figure(ids: np.ndarray, durations: np.ndarray, measured: np.ndarray, target
         breach_ids=tuple(map(str, ids[breach].tolist())), open=n_open)
 
 
-def _col(frame, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """(values as int64 with 0 for missing, present mask) of a nullable Int64 column."""
+def _col(frame, name: str, pick: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(values as int64 with 0 for missing, present mask) of a nullable Int64 column,
+    at the rows `pick` (positions; default all)."""
     s = frame[name]
     present = s.notna().to_numpy()
-    return s.fillna(0).to_numpy(dtype=np.int64), present
+    values = s.to_numpy(dtype=np.int64, na_value=0)
+    if pick is None:
+        return values, present
+    return values[pick], present[pick]
 
 
 def support_report(lc: LoadedContract, log: IncidentLog, period_start_s: int, period_end_s: int,
@@ -145,25 +149,29 @@ def support_report(lc: LoadedContract, log: IncidentLog, period_start_s: int, pe
     """Support figures for incidents starting in [period_start_s, period_end_s)."""
     sup = lc.model.support
     as_of = period_end_s if as_of_s is None else int(as_of_s)
-    f = log.frame
-    f = f[(f["start"] >= period_start_s) & (f["start"] < period_end_s)].drop_duplicates("id", keep="first")
-    notice, has_notice = _col(f, "notice_at")
-    start = f["start"].to_numpy(dtype=np.int64)
+    frame = log.frame
+    # rows starting in the period, each incident once (its first row), as positions
+    start_all = frame["start"].to_numpy(dtype=np.int64)
+    pick = np.flatnonzero((start_all >= period_start_s) & (start_all < period_end_s))
+    ids_all = frame["id"].to_numpy(dtype=object)
+    pick = pick[~pd.Series(ids_all[pick]).duplicated(keep="first").to_numpy()]
+    notice, has_notice = _col(frame, "notice_at", pick)
+    start = start_all[pick]
     planned = has_notice & (notice <= start)
-    total = len(f)
-    f = f[~planned]
-    start = f["start"].to_numpy(dtype=np.int64)
-    ids = f["id"].to_numpy(dtype=object)
-
-    det, has_det = _col(f, "detected_at")
+    total = len(pick)
+    pick = pick[~planned]
+    start = start_all[pick]
+    ids = ids_all[pick]
+    det, has_det = _col(frame, "detected_at", pick)
     detection = _figure(ids, det - start, has_det, _secs(sup.detection))
 
-    rep, has_rep = _col(f, "reported_at")
-    resp, has_resp = _col(f, "responded_at")
+    rep, has_rep = _col(frame, "reported_at", pick)
+    resp, has_resp = _col(frame, "responded_at", pick)
     base = np.where(has_rep, rep, start)
     resp_dur = resp - base
     # severity codes: SEVERITIES in order, then "unset" for anything that is not a string
-    sev_codes, sev_names = pd.factorize(f["severity"].to_numpy(dtype=object), use_na_sentinel=True)
+    sev_codes, sev_names = pd.factorize(frame["severity"].to_numpy(dtype=object)[pick],
+                                         use_na_sentinel=True)
     sev_map = np.array([SEVERITIES.index(v) if isinstance(v, str) and v in SEVERITIES
                         else (len(SEVERITIES) if not isinstance(v, str) else -1) for v in sev_names]
                        + [len(SEVERITIES)], dtype=np.int64)
@@ -176,8 +184,8 @@ def support_report(lc: LoadedContract, log: IncidentLog, period_start_s: int, pe
             continue
         response[s] = _figure(ids[m], resp_dur[m], has_resp[m], target)
 
-    end, has_end = _col(f, "end")
-    scope = f["scope"].to_numpy(dtype=object)
+    end, has_end = _col(frame, "end", pick)
+    scope = frame["scope"].to_numpy(dtype=object)[pick]
     restore: dict[str, Figure] = {}
     for s in SCOPES:
         m = scope == s
