@@ -23,6 +23,9 @@ class Status(StrEnum):
 # Worst first: a run's status is the first of these that any of its verdicts has.
 PRECEDENCE = [Status.ERROR, Status.FAIL, Status.WARN, Status.SKIP, Status.PASS]
 
+# Rack of the per-rack roll-up that holds the nodes the contract's topology does not list.
+NOT_IN_CONTRACT = "(not in contract)"
+
 
 def worst(statuses: Iterable[Status | str]) -> Status:
     """The worst status by PRECEDENCE; `pass` when there is none."""

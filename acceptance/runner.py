@@ -17,9 +17,22 @@ every renderer:
                    thresholds {min, max, warn_below, warn_above, expect}, expected, unit,
                    status, reason, state, duration_s, nodes,
                    verdicts: [{criterion, node, status, measured, expected, reason,
-                               remediation, details}]}]}
+                               remediation, details}]}],
+     "aggregate": {"overall": {status, nodes, node_counts, counts, cluster_counts},
+                   "racks": [{rack, status, nodes, node_counts, counts}],
+                   "nodes": [{node, rack, status, counts, criteria: {id: status}}]}}
 
 A criterion's status is the worst of its verdicts (error > fail > warn > skip > pass).
+With a scheduler executor (Slurm) the first entry of `criteria` is `topology.node-list`:
+the scheduler's node list (raw/topology.node-list/_cluster.json) against the contract's
+topology; a contract node the scheduler does not know fails, a scheduler node the contract
+does not list warns. It counts like any criterion (status, counts, exit code).
+
+`aggregate` rolls the verdicts up: per node the worst status of its verdicts, the number of
+verdicts per status (`counts`) and the criteria it did not pass; per rack of the contract
+topology (nodes the topology does not list go under "(not in contract)") the worst node
+status, the number of nodes per status (`node_counts`) and of verdicts per status; overall
+the same over every node, plus the verdicts about no single node (`cluster_counts`).
 """
 
 from __future__ import annotations
@@ -40,7 +53,7 @@ from acceptance.checks.base import CLUSTER, Check, CheckParams, CollectContext, 
 from acceptance.evidence import Bundle, dumps, read_raw_dir, verify
 from acceptance.executors.base import Clock, Executor, RawOutput, utc_now
 from acceptance.judge import Bounds, verdict
-from acceptance.results import PRECEDENCE, Status, Verdict, worst
+from acceptance.results import NOT_IN_CONTRACT, PRECEDENCE, Status, Verdict, worst
 from slaschema.checks import AREAS, KNOWN_CHECKS
 from slaschema.errors import InputError, Problem
 from slaschema.loader import LoadedContract
@@ -241,8 +254,108 @@ def criterion_json(r: CriterionResult) -> dict[str, Any]:
     }
 
 
-def run_document(contract: LoadedContract, run_meta: dict[str, Any], results: Sequence[CriterionResult]) -> dict[str, Any]:
-    criteria = [r.as_json() for r in results]
+def node_list_entry(verdicts: Sequence[Verdict], executor: str | None, contract: LoadedContract,
+                    duration_s: float | None = None) -> dict[str, Any]:
+    """The run document entry of the scheduler's node list against the contract's topology."""
+    from acceptance.executors.slurm import NODE_LIST_ID
+    from slaschema.hostlist import compress
+
+    nodes = list(contract.topology.nodes)
+    status = worst(v.status for v in verdicts)
+    first = next((v for s in PRECEDENCE for v in verdicts if v.status == s), None)
+    try:
+        listed = compress(nodes)
+    except Exception:  # noqa: BLE001 - names that do not compress are counted only
+        listed = f"{len(nodes)} nodes"
+    return {
+        "id": NODE_LIST_ID,
+        "check": f"{executor or 'scheduler'}.node_list",
+        "area": "topology",
+        "metric": None,
+        "severity": "major",
+        "source": "contract topology",
+        "description": "The scheduler's node list matches the contract's topology",
+        "params": {},
+        "thresholds": {"min": None, "max": None, "warn_below": None, "warn_above": None,
+                       "expect": {"nodes": listed}},
+        "expected": f"the contract's {len(nodes)} nodes ({listed.replace(',', ', ')}), and no others",
+        "unit": "",
+        "status": str(status),
+        "reason": first.reason if first else None,
+        "state": "done",
+        "duration_s": duration_s,
+        "nodes": [CLUSTER],
+        "verdicts": [verdict_json(v) for v in verdicts],
+    }
+
+
+def aggregate(criteria: Sequence[Mapping[str, Any]], contract: LoadedContract) -> dict[str, Any]:
+    """Verdicts rolled up per node, per rack of the contract topology, and overall. Pure."""
+    topo = contract.topology
+    rank = {s: i for i, s in enumerate(PRECEDENCE)}
+    zero = {str(s): 0 for s in PRECEDENCE}
+    per_node: dict[str, dict[str, int]] = {}
+    node_criteria: dict[str, dict[str, str]] = {}
+    cluster_counts = dict(zero)
+    for c in criteria:
+        cid = c["id"]
+        for v in c["verdicts"]:
+            node, status = v.get("node"), v["status"]
+            if node is None or node == CLUSTER:
+                cluster_counts[status] += 1
+                continue
+            per_node.setdefault(node, dict(zero))[status] += 1
+            seen = node_criteria.setdefault(node, {})
+            if cid not in seen or rank[Status(status)] < rank[Status(seen[cid])]:
+                seen[cid] = status
+
+    def rack_of(node: str) -> str:
+        i = topo.node_index.get(node)
+        return topo.racks[topo.node_rack[i]] if i is not None else NOT_IN_CONTRACT
+
+    order = topo.node_index
+    nodes = []
+    for node in sorted(per_node, key=lambda n: (order.get(n, len(order)), n)):
+        counts = per_node[node]
+        nodes.append({
+            "node": node,
+            "rack": rack_of(node),
+            "status": str(worst(s for s, k in counts.items() if k)),
+            "counts": counts,
+            "criteria": {cid: s for cid, s in node_criteria[node].items() if s != str(Status.PASS)},
+        })
+    racks: dict[str, dict[str, Any]] = {}
+    for n in nodes:
+        r = racks.setdefault(n["rack"], {"rack": n["rack"], "status": str(Status.PASS), "nodes": 0,
+                                         "node_counts": dict(zero), "counts": dict(zero)})
+        r["nodes"] += 1
+        r["node_counts"][n["status"]] += 1
+        for s, k in n["counts"].items():
+            r["counts"][s] += k
+    for r in racks.values():
+        r["status"] = str(worst(s for s, k in r["node_counts"].items() if k))
+    rack_order = topo.rack_index
+    rack_list = sorted(racks.values(), key=lambda r: (rack_order.get(r["rack"], len(rack_order)), r["rack"]))
+    node_counts = dict(zero)
+    counts = dict(cluster_counts)
+    for n in nodes:
+        node_counts[n["status"]] += 1
+        for s, k in n["counts"].items():
+            counts[s] += k
+    overall = {
+        "status": str(worst(Status(c["status"]) for c in criteria)) if criteria else str(Status.SKIP),
+        "nodes": len(nodes),
+        "node_counts": node_counts,
+        "counts": counts,
+        "cluster_counts": cluster_counts,
+    }
+    return {"overall": overall, "racks": rack_list, "nodes": nodes}
+
+
+def run_document(contract: LoadedContract, run_meta: dict[str, Any], results: Sequence[CriterionResult],
+                 extra: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    """`extra`: entries that are no contract criterion (the scheduler's node list), listed first."""
+    criteria = [*extra, *(r.as_json() for r in results)]
     counts = {str(s): 0 for s in PRECEDENCE}
     for c in criteria:
         counts[c["status"]] += 1
@@ -255,6 +368,7 @@ def run_document(contract: LoadedContract, run_meta: dict[str, Any], results: Se
         "status": str(worst(Status(c["status"]) for c in criteria)) if criteria else str(Status.SKIP),
         "counts": counts,
         "criteria": criteria,
+        "aggregate": aggregate(criteria, contract),
     }
 
 
@@ -373,6 +487,7 @@ def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executo
         "resumed": previous is not None,
     }
     results: dict[str, CriterionResult] = {}
+    extra: list[dict[str, Any]] = []        # the scheduler's node list, when the executor has one
 
     def save(final_state: str | None = None) -> dict[str, Any]:
         # Ctrl-C waits until the bundle files and their manifest agree again.
@@ -392,7 +507,7 @@ def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executo
                                                 remediation="rerun with --resume to finish the run")],
                                     state=states[p.criterion.id])
             ordered.append(r)
-        doc = run_document(contract, dict(run_meta), ordered)
+        doc = run_document(contract, dict(run_meta), ordered, extra)
         bundle.write_json("run.json", {
             **run_meta,
             "format": RUN_FORMAT,
@@ -415,6 +530,10 @@ def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executo
     current: list[str] = []
     keep = frozenset(child_pids())
     try:
+        judge_list = node_list_judge(opts.executor_name)
+        if judge_list is not None and callable(getattr(executor, "node_list", None)):
+            extra.append(_check_node_list(executor, judge_list, opts, contract, bundle))
+            save()
         for p in planned:
             current[:] = [p.criterion.id]
             _run_one(p, opts, contract, executor, bundle, previous, done_before, results, states, event, keep)
@@ -486,6 +605,26 @@ def _run_one(p: Planned, opts: RunOptions, contract: LoadedContract, executor: E
         results[cid] = CriterionResult(p, vs, ms, "done", duration, sorted(outputs))
     states[cid] = "done"
     event("done", p, {"status": str(worst(v.status for v in results[cid].verdicts)), "duration_s": duration})
+
+
+def node_list_judge(executor_name: str | None) -> Callable[[RawOutput, Sequence[str]], list[Verdict]] | None:
+    """The pure judge of an executor's raw node list (see `node_list_entry`); None when the
+    executor has no node list of its own (local)."""
+    if executor_name == "slurm":
+        from acceptance.executors.slurm import judge_node_list
+
+        return judge_node_list
+    return None
+
+
+def _check_node_list(executor: Executor, judge_list: Callable[[RawOutput, Sequence[str]], list[Verdict]],
+                     opts: RunOptions, contract: LoadedContract, bundle: Bundle) -> dict[str, Any]:
+    from acceptance.executors.slurm import NODE_LIST_ID
+
+    _clear(bundle, NODE_LIST_ID)
+    raw: RawOutput = executor.node_list()  # type: ignore[attr-defined]
+    bundle.write_raw(NODE_LIST_ID, CLUSTER, raw)
+    return node_list_entry(judge_list(raw, contract.topology.nodes), opts.executor_name, contract, raw.duration_s)
 
 
 class _sigint_deferred:
@@ -562,6 +701,15 @@ def evaluate_bundle(contract: LoadedContract, root: Path, *, only: Sequence[str]
     if overrides is None:
         overrides = meta.get("overrides") or {}
     planned = plan(select(contract.model.acceptance.criteria, only), overrides, contract=contract.model)
+    extra = []
+    judge_list = node_list_judge(meta.get("executor"))
+    if judge_list is not None:
+        from acceptance.executors.slurm import NODE_LIST_ID
+
+        listed = (read_raw_dir(root, NODE_LIST_ID) or {}).get(CLUSTER)
+        if listed is not None:
+            extra.append(node_list_entry(judge_list(listed, contract.topology.nodes), meta.get("executor"),
+                                         contract, listed.duration_s))
     results = []
     nodes: set[str] = set()
     for p in planned:
@@ -580,7 +728,7 @@ def evaluate_bundle(contract: LoadedContract, root: Path, *, only: Sequence[str]
         "overrides": dict(overrides),
         "resumed": bool(meta.get("resumed")),
     }
-    return run_document(contract, run_meta, results)
+    return run_document(contract, run_meta, results, extra)
 
 
 def write_evaluation(root: Path, doc: dict[str, Any]) -> None:

@@ -83,15 +83,24 @@ def parse_sinfo_nodes(text: str) -> dict[str, str]:
     return nodes
 
 
-def slurm_nodes(partition: str | None = None, env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Node states as the scheduler reports them now; raises RuntimeError when sinfo fails."""
+def sinfo_nodes_argv(partition: str | None = None) -> list[str]:
     argv = ["sinfo", "-N", "-h", "-o", "%N %T"]
     if partition:
         argv += ["-p", partition]
+    return argv
+
+
+def slurm_nodes(partition: str | None = None, env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Node states as the scheduler reports them now; raises RuntimeError when sinfo fails."""
+    argv = sinfo_nodes_argv(partition)
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=dict(env) if env else None)
     if proc.returncode != 0:
         raise RuntimeError(f"sinfo failed (rc {proc.returncode}): {proc.stderr.strip()}")
     return parse_sinfo_nodes(proc.stdout)
+
+
+# Criterion id of the node-list finding in a run document (not a contract criterion).
+NODE_LIST_ID = "topology.node-list"
 
 
 def node_list_findings(expected: Sequence[str], reported: Mapping[str, str]) -> list[Verdict]:
@@ -104,7 +113,7 @@ def node_list_findings(expected: Sequence[str], reported: Mapping[str, str]) -> 
     for n in missing:
         findings.append(
             Verdict(
-                criterion="slurm.node_list", node=n, status=Status.FAIL, measured="absent",
+                criterion=NODE_LIST_ID, node=n, status=Status.FAIL, measured="absent",
                 expected="in the scheduler's node list", reason="node_missing_in_scheduler",
                 remediation=f"add {n} to the Slurm configuration or correct the contract topology",
             )
@@ -112,7 +121,7 @@ def node_list_findings(expected: Sequence[str], reported: Mapping[str, str]) -> 
     for n in extra:
         findings.append(
             Verdict(
-                criterion="slurm.node_list", node=n, status=Status.WARN, measured=reported[n],
+                criterion=NODE_LIST_ID, node=n, status=Status.WARN, measured=reported[n],
                 expected="only contract nodes", reason="node_not_in_contract",
                 remediation=f"add {n} to the contract topology or exclude it with --nodes",
             )
@@ -120,11 +129,27 @@ def node_list_findings(expected: Sequence[str], reported: Mapping[str, str]) -> 
     if not findings:
         findings.append(
             Verdict(
-                criterion="slurm.node_list", node=None, status=Status.PASS, measured=len(exp),
+                criterion=NODE_LIST_ID, node=None, status=Status.PASS, measured=len(exp),
                 expected=f"{len(exp)} nodes", reason="node_list_matches", remediation="",
             )
         )
     return findings
+
+
+def judge_node_list(raw: RawOutput, expected: Sequence[str]) -> list[Verdict]:
+    """The scheduler's node list as `SlurmExecutor.node_list` captured it, judged against the
+    contract's nodes. Pure; an sinfo that gave no usable answer is an `error` verdict."""
+    if not raw.ok:
+        why = raw.error or ("timeout" if raw.timed_out else f"exit status {raw.rc}")
+        return [
+            Verdict(
+                criterion=NODE_LIST_ID, node=None, status=Status.ERROR,
+                measured=f"{why}: {raw.stderr.strip()}"[:300] if raw.stderr.strip() else why,
+                expected="the scheduler's node list", reason="node_list_unavailable",
+                remediation="check that sinfo answers on this host (SLURM_CONF, munge, slurmctld)",
+            )
+        ]
+    return node_list_findings(expected, parse_sinfo_nodes(raw.stdout))
 
 
 @dataclass
@@ -220,6 +245,11 @@ class SlurmExecutor:
                 for part in pool.map(lambda b: self._run_batch(argv, b, timeout_s), batches):
                     results.update(part)
         return {n: results[n] for n in names}
+
+    def node_list(self, timeout_s: float = 60.0) -> RawOutput:
+        """The scheduler's node list with states (`sinfo -N`, the partition if one is set), raw;
+        `judge_node_list` compares it with the contract's topology."""
+        return run_argv(sinfo_nodes_argv(self.partition), timeout_s, node="_cluster", env=self.env, clock=self.clock)
 
     def run_multi(
         self, argv: Sequence[str], nodes: Sequence[str], tasks_per_node: int, timeout_s: float

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from acceptance.report.render import criterion_rows, measured_text
+from acceptance.report.render import criterion_rows, measured_text, status_counts_text
 
 COLORS = {"pass": "#1b7f3b", "warn": "#b7791f", "fail": "#c53030", "skip": "#2b6cb0", "error": "#805ad5"}
 MAX_DETAIL_ROWS = 3000
@@ -30,12 +30,21 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
     small = ParagraphStyle("small", parent=styles["BodyText"], fontSize=7.5, leading=9)
     body = ParagraphStyle("body", parent=styles["BodyText"], fontSize=9, leading=11.5)
     mono = ParagraphStyle("mono", parent=small, fontName="Courier", fontSize=6.5, leading=8)
+    # Ids such as nccl-all-reduce-rack wrap at their hyphens rather than mid-word.
+    ident = ParagraphStyle("ident", parent=small, embeddedHyphenation=1)
 
     def p(text: Any, style: ParagraphStyle = small, markup: bool = False) -> Paragraph:
         return Paragraph(str(text) if markup else _esc(text), style)
 
-    def status_cell(s: str) -> Paragraph:
-        return Paragraph(f'<font color="{COLORS.get(s, "#000000")}"><b>{s.upper()}</b></font>', small)
+    def status_cell(s: str, reason: str | None = None) -> Paragraph:
+        text = f'<font color="{COLORS.get(s, "#000000")}"><b>{s.upper()}</b></font>'
+        if reason:
+            text += f'<br/><font size="6.5" color="#555555">{_esc(reason)}</font>'
+        return Paragraph(text, small)
+
+    def id_cell(cid: str, check: str | None = None) -> Paragraph:
+        text = _esc(cid) + (f'<br/><font size="6.5" color="#555555">{_esc(check)}</font>' if check else "")
+        return Paragraph(text, ident)
 
     contract = doc["contract"]
     run = doc["run"]
@@ -77,16 +86,52 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
     story += [t, Spacer(1, 5 * mm)]
 
     story.append(Paragraph("Criteria", styles["Heading2"]))
-    rows = [[p(h) for h in ("Criterion", "Check", "Status", "Measured (worst)", "Required", "Nodes", "Reason")]]
+    rows = [[p(h) for h in ("Criterion / check", "Status / reason", "Measured (worst)", "Required", "Nodes")]]
     by_id = {c["id"]: c for c in doc["criteria"]}
     for r in criterion_rows(doc):
         c = by_id[r["id"]]
         required = r["expected"] + (f" — source: {c['source']}" if c.get("source") else "")
-        rows.append([p(r["id"]), p(r["check"]), status_cell(r["status"]), p(r["measured"]), p(required),
-                     p(r["nodes"]), p(r["reason"])])
-    ct = Table(rows, colWidths=[26 * mm, 22 * mm, 14 * mm, 30 * mm, 44 * mm, 14 * mm, 20 * mm], repeatRows=1)
+        rows.append([id_cell(r["id"], r["check"]), status_cell(r["status"], r["reason"]), p(r["measured"]),
+                     p(required), p(r["nodes"])])
+    ct = Table(rows, colWidths=[40 * mm, 34 * mm, 30 * mm, 52 * mm, 14 * mm], repeatRows=1)
     ct.setStyle(_grid(colors))
     story += [ct, Spacer(1, 5 * mm)]
+
+    agg = doc.get("aggregate")
+    if agg:
+        story.append(Paragraph("Per rack and per node", styles["Heading2"]))
+        o = agg["overall"]
+        story.append(p(f"Overall {o['status'].upper()}: {o['nodes']} node(s) — "
+                       f"{status_counts_text(o['node_counts']) or 'none'}"
+                       + (f"; verdicts about no single node: {status_counts_text(o['cluster_counts'])}"
+                          if any(o["cluster_counts"].values()) else "")
+                       + ". A node's status is the worst of its verdicts, a rack's the worst of its nodes'.", body))
+        story.append(Spacer(1, 2 * mm))
+        rrows = [[p(h) for h in ("Rack", "Status", "Nodes", "Nodes by status", "Verdicts by status")]]
+        for r in agg["racks"][:MAX_DETAIL_ROWS]:
+            rrows.append([id_cell(r["rack"]), status_cell(r["status"]), p(r["nodes"]),
+                          p(status_counts_text(r["node_counts"])), p(status_counts_text(r["counts"]))])
+        if len(agg["racks"]) > MAX_DETAIL_ROWS:
+            rrows.append([p("…"), p(""), p(""), p(f"{len(agg['racks']) - MAX_DETAIL_ROWS} more in results.json"), p("")])
+        rt = Table(rrows, colWidths=[40 * mm, 18 * mm, 14 * mm, 49 * mm, 49 * mm], repeatRows=1)
+        rt.setStyle(_grid(colors))
+        story += [rt, Spacer(1, 3 * mm)]
+        bad = [n for n in agg["nodes"] if n["status"] != "pass"]
+        good = [n["node"] for n in agg["nodes"] if n["status"] == "pass"]
+        if bad:
+            nrows = [[p(h) for h in ("Node", "Rack", "Status", "Verdicts by status", "Criteria not passed")]]
+            for n in bad[:MAX_DETAIL_ROWS]:
+                nrows.append([id_cell(n["node"]), id_cell(n["rack"]), status_cell(n["status"]),
+                              p(status_counts_text(n["counts"])),
+                              p(", ".join(f"{cid} ({s})" for cid, s in n["criteria"].items()), ident)])
+            if len(bad) > MAX_DETAIL_ROWS:
+                nrows.append([p("…"), p(""), p(""), p(f"{len(bad) - MAX_DETAIL_ROWS} more in results.json"), p("")])
+            nt = Table(nrows, colWidths=[30 * mm, 26 * mm, 14 * mm, 36 * mm, 64 * mm], repeatRows=1)
+            nt.setStyle(_grid(colors))
+            story += [nt, Spacer(1, 2 * mm)]
+        if good:
+            story.append(p(f"{len(good)} node(s) passed every verdict: {_short_list(good)}.", body))
+        story.append(Spacer(1, 2 * mm))
 
     story.append(Paragraph("Per-node detail", styles["Heading2"]))
     story.append(p("Every verdict that is not a pass, then the number of passing verdicts per criterion.", body))
@@ -99,15 +144,15 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
                 passes += 1
                 continue
             if shown < MAX_DETAIL_ROWS:
-                detail.append([p(c["id"]), p(v["node"] or "cluster"), status_cell(v["status"]),
+                detail.append([id_cell(c["id"]), id_cell(v["node"] or "cluster"), status_cell(v["status"]),
                                p(measured_text(v, c.get("unit", ""))), p(v["expected"]),
-                               p(f"{v['reason']}: {v.get('remediation') or ''}")])
+                               p(f"<b>{_esc(v['reason'])}</b>: {_esc(v.get('remediation') or '')}", markup=True)])
             shown += 1
         if passes:
-            detail.append([p(c["id"]), p("—"), status_cell("pass"), p(f"{passes} verdict(s) passed"), p(""), p("")])
+            detail.append([id_cell(c["id"]), p("—"), status_cell("pass"), p(f"{passes} verdict(s) passed"), p(""), p("")])
     if shown > MAX_DETAIL_ROWS:
         detail.append([p("…"), p(""), p(""), p(f"{shown - MAX_DETAIL_ROWS} more in results.json"), p(""), p("")])
-    dt = Table(detail, colWidths=[26 * mm, 22 * mm, 14 * mm, 34 * mm, 34 * mm, 40 * mm], repeatRows=1)
+    dt = Table(detail, colWidths=[32 * mm, 22 * mm, 13 * mm, 30 * mm, 30 * mm, 43 * mm], repeatRows=1)
     dt.setStyle(_grid(colors))
     story += [dt, Spacer(1, 5 * mm)]
 

@@ -7,6 +7,7 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from acceptance.judge import fmt
+from acceptance.results import NOT_IN_CONTRACT
 
 STYLE = {"pass": "green", "warn": "yellow", "fail": "red", "skip": "cyan", "error": "magenta"}
 
@@ -81,6 +82,49 @@ def criterion_rows(doc: dict[str, Any]) -> list[dict[str, str]]:
     return rows
 
 
+MAX_TABLE_RACKS = 20
+MAX_TABLE_NODES = 20
+
+
+def status_counts_text(counts: dict[str, int]) -> str:
+    """{"pass": 3, "error": 1} -> "error 1, pass 3" (worst first, zero counts left out)."""
+    order = ["error", "fail", "warn", "skip", "pass"]
+    return ", ".join(f"{s} {counts[s]}" for s in order if counts.get(s))
+
+
+def aggregate_lines(doc: dict[str, Any]) -> list[tuple[str, str]]:
+    """Summary lines of the per-node, per-rack and overall roll-up: (status, text) each.
+    Racks and nodes that did not pass come first; long lists end with a count of the rest."""
+    agg = doc.get("aggregate")
+    if not agg:
+        return []
+    o = agg["overall"]
+    lines = [(o["status"], f"overall {o['status']}: {o['nodes']} node(s) — {status_counts_text(o['node_counts']) or 'none'}"
+              + (f"; cluster-wide verdicts: {status_counts_text(o['cluster_counts'])}"
+                 if any(o["cluster_counts"].values()) else ""))]
+    order = ["error", "fail", "warn", "skip", "pass"]
+    racks = sorted(agg["racks"], key=lambda r: order.index(r["status"]) if r["status"] != "pass" else len(order))
+    for r in racks[:MAX_TABLE_RACKS]:
+        text = f"{_rack_label(r['rack'])} {r['status']}: {r['nodes']} node(s) — {status_counts_text(r['node_counts'])}"
+        lines.append((r["status"], text))
+    if len(racks) > MAX_TABLE_RACKS:
+        rest = racks[MAX_TABLE_RACKS:]
+        passing = sum(1 for r in rest if r["status"] == "pass")
+        lines.append(("", f"… {len(rest)} more rack(s), {passing} of them pass (all in results.json)"))
+    bad = [n for n in agg["nodes"] if n["status"] != "pass"]
+    bad.sort(key=lambda n: order.index(n["status"]))
+    for n in bad[:MAX_TABLE_NODES]:
+        crits = ", ".join(f"{cid} {s}" for cid, s in n["criteria"].items())
+        lines.append((n["status"], f"node {n['node']} ({_rack_label(n['rack'])}) {n['status']}: {crits}"))
+    if len(bad) > MAX_TABLE_NODES:
+        lines.append(("", f"… {len(bad) - MAX_TABLE_NODES} more node(s) that did not pass (all in results.json)"))
+    return lines
+
+
+def _rack_label(rack: str) -> str:
+    return "not in the contract's topology" if rack == NOT_IN_CONTRACT else f"rack {rack}"
+
+
 def render_table(doc: dict[str, Any], console: Any) -> None:
     """Print the summary and per-criterion table to a rich Console."""
     from rich.table import Table
@@ -99,8 +143,17 @@ def render_table(doc: dict[str, Any], console: Any) -> None:
     console.print(table)
     counts = ", ".join(f"{k} {v}" for k, v in doc["counts"].items() if v)
     console.print(f"criteria: {counts}")
+    for status, text in aggregate_lines(doc):
+        style = STYLE.get(status)
+        console.print(f"[{style}]{_esc_markup(text)}[/]" if style else _esc_markup(text), highlight=False)
     for crit in doc["criteria"]:
         for v in crit["verdicts"]:
             if v["status"] in ("fail", "error", "warn", "skip") and v.get("remediation"):
                 console.print(f"  [{STYLE[v['status']]}]{v['status']}[/] {crit['id']} "
                               f"{v['node'] or 'cluster'}: {v['reason']} — {v['remediation']}", highlight=False)
+
+
+def _esc_markup(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)

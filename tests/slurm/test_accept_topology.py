@@ -1,0 +1,134 @@
+"""`slakit accept run --executor slurm` against a contract whose topology differs from Slurm's
+node list, with one node drained: the node list is a finding, the drained node is an error
+for that node only, and the verdicts roll up per node, per rack and overall."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from xml.etree import ElementTree as ET
+
+import pytest
+from click.testing import CliRunner
+
+from acceptance.evidence import verify
+from slakit.cli import main
+
+pytestmark = pytest.mark.slurm
+
+# Racks r1 = gpu-[01-02] and r2 = gpu-[03-05]; the testbed has no gpu-05.
+CONTRACT = """\
+slakit: 1
+contract: {id: topo-test, provider: P, customer: C, timezone: UTC, currency: USD}
+topology:
+  architecture: hgx-8gpu
+  gpu_model: H100
+  gpus_per_node: 8
+  sites:
+    - id: s1
+      clusters:
+        - id: c1
+          racks:
+            - {id: r1, nodes: "gpu-[01-02]"}
+            - {id: r2, nodes: "gpu-[03-05]"}
+pricing: {per_gpu_hour: 2.5}
+service_levels:
+  node:
+    credits:
+      - {below: 99.0%, credit: 10%}
+acceptance:
+  criteria:
+    - id: sw
+      check: software.versions
+      expect: {kernel: ">=3"}
+    - id: fs
+      check: storage.fio
+      params: {path: /tmp, rw: write, bs: 1M, size: 4M, numjobs: 1, ioengine: psync, iodepth: 1}
+      metric: write_gbps
+      min: 0.0001
+"""
+
+DRAINED = "gpu-03"
+
+
+def _scontrol(*args: str) -> None:
+    subprocess.run(["scontrol", "update", *args], check=True, env=dict(os.environ), capture_output=True)
+
+
+def _wait_usable(nodes: list[str], limit_s: float = 20.0) -> None:
+    from acceptance.executors.slurm import node_usable, slurm_nodes
+
+    deadline = time.monotonic() + limit_s
+    while True:
+        states = slurm_nodes()
+        if all(node_usable(states.get(n, "unknown")) for n in nodes):
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"nodes not usable after {limit_s}s: {states}")
+        time.sleep(0.2)
+
+
+def test_node_list_finding_drained_node_and_per_rack_rollup(slurm_cluster, tmp_path):
+    others = [n for n in slurm_cluster.nodes if n != DRAINED]
+    _wait_usable(others)
+    contract = tmp_path / "contract.yaml"
+    contract.write_text(CONTRACT, encoding="utf-8")
+    out = tmp_path / "bundle"
+    _scontrol(f"nodename={DRAINED}", "state=drain", "reason=acceptance topology test")
+    try:
+        t0 = time.monotonic()
+        r = CliRunner().invoke(main, ["accept", "run", str(contract), "--executor", "slurm", "--out", str(out),
+                                      "--no-progress", "--format", "json"])
+        took = time.monotonic() - t0
+    finally:
+        _scontrol(f"nodename={DRAINED}", "state=resume")
+        _wait_usable([DRAINED])      # right after resume Slurm lists it idle* until it has pinged it
+    assert r.exit_code == 1, r.output          # a finding and an unreachable node fail the run
+    assert took < 30
+    doc = json.loads(r.stdout)
+    assert doc["run"]["nodes"] == ["gpu-01", "gpu-02", "gpu-03", "gpu-04", "gpu-05"]
+
+    # The scheduler's node list against the topology: gpu-05 is missing, nothing extra.
+    node_list = doc["criteria"][0]
+    assert node_list["id"] == "topology.node-list" and node_list["status"] == "fail"
+    assert [(v["node"], v["status"], v["reason"]) for v in node_list["verdicts"]] == [
+        ("gpu-05", "fail", "node_missing_in_scheduler")]
+    assert doc["counts"]["fail"] >= 1 and doc["status"] == "error"
+
+    # The drained node (and the unknown one) are errors for that node; the run went on.
+    for cid in ("sw", "fs"):
+        crit = next(c for c in doc["criteria"] if c["id"] == cid)
+        by_node = {v["node"]: (v["status"], v["reason"]) for v in crit["verdicts"]}
+        assert by_node[DRAINED] == ("error", "node_unavailable")
+        assert by_node["gpu-05"] == ("error", "node_unavailable")
+        for n in others:
+            assert by_node[n][0] == "pass", (cid, n, by_node[n])
+
+    # Per node, per rack, overall.
+    agg = doc["aggregate"]
+    nodes = {n["node"]: n for n in agg["nodes"]}
+    assert {n: e["status"] for n, e in nodes.items()} == {
+        "gpu-01": "pass", "gpu-02": "pass", "gpu-03": "error", "gpu-04": "pass", "gpu-05": "error"}
+    assert nodes["gpu-03"]["criteria"] == {"sw": "error", "fs": "error"}
+    assert nodes["gpu-05"]["criteria"] == {"topology.node-list": "fail", "sw": "error", "fs": "error"}
+    assert nodes["gpu-05"]["counts"] == {"error": 2, "fail": 1, "warn": 0, "skip": 0, "pass": 0}
+    assert [(r["rack"], r["status"], r["nodes"]) for r in agg["racks"]] == [("r1", "pass", 2), ("r2", "error", 3)]
+    r2 = agg["racks"][1]
+    assert r2["node_counts"] == {"error": 2, "fail": 0, "warn": 0, "skip": 0, "pass": 1}
+    assert agg["overall"]["status"] == "error" and agg["overall"]["nodes"] == 5
+    assert agg["overall"]["node_counts"]["pass"] == 3 and agg["overall"]["node_counts"]["error"] == 2
+
+    # The same in the bundle: raw sinfo output, results.json, JUnit; it verifies and re-judges alike.
+    assert (out / "raw" / "topology.node-list" / "_cluster.json").is_file()
+    assert json.loads((out / "results.json").read_text())["aggregate"] == agg
+    junit = ET.fromstring((out / "junit.xml").read_bytes())
+    suite = junit.find("testsuite[@name='topology.node-list']")
+    assert suite is not None and suite.get("failures") == "1"
+    assert verify(out).ok
+    ev = CliRunner().invoke(main, ["accept", "evaluate", str(contract), str(out), "--format", "json"])
+    assert ev.exit_code == 1, ev.output
+    again = json.loads(ev.stdout)
+    assert again["criteria"][0] == node_list
+    assert again["aggregate"] == agg
