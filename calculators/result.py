@@ -85,6 +85,19 @@ def gc_paused():
             gc.enable()
 
 
+def _money_list(cents: np.ndarray) -> list[str]:
+    """`cr.money` of each amount; most amounts repeat (equal fees, zero credits), so each
+    distinct one is formatted once."""
+    seen: dict[int, str] = {}
+    out = []
+    for c in np.asarray(cents).tolist():
+        text = seen.get(c)
+        if text is None:
+            text = seen[c] = cr.money(c)
+        out.append(text)
+    return out
+
+
 def _pct(value: Decimal | None) -> str:
     return format(value.normalize(), "f") if value is not None else "0"
 
@@ -147,8 +160,8 @@ class ScopeMonth:
                 if v not in pct_cache:
                     pct_cache[v] = _pct(v)
                 credit_pct.append(pct_cache[v])
-        fees = [cr.money(x) for x in cr.cents_half_up(self.fee_num, self.fee_den)]
-        credits = [cr.money(x) for x in self.credit_cents]
+        fees = _money_list(cr.cents_half_up(self.fee_num, self.fee_den))
+        credits = _money_list(self.credit_cents)
         incidents = self.incidents.lists() if hasattr(self.incidents, "lists") else \
             [list(self.incidents.get(i, ())) for i in range(n)]
         flags = [_FLAG_LISTS[int(b) & 15] for b in self.flags]
@@ -195,8 +208,8 @@ class NodeMonth:
     basis: np.ndarray           # "node", "rack", "node+rack" ... or "" when no credit
 
     def rows(self) -> list[dict[str, Any]]:
-        fees = [cr.money(x) for x in self.fee_cents]
-        credits = [cr.money(x) for x in self.credit_cents]
+        fees = _money_list(self.fee_cents)
+        credits = _money_list(self.credit_cents)
         basis = [str(b) or "none" for b in self.basis]
         return [{"id": i, "fee": f, "credit": c, "basis": b} for i, f, c, b in zip(self.ids, fees, credits, basis)]
 
