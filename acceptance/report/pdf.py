@@ -93,7 +93,7 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
         required = r["expected"] + (f" — source: {c['source']}" if c.get("source") else "")
         rows.append([id_cell(r["id"], r["check"]), status_cell(r["status"], r["reason"]), p(r["measured"]),
                      p(required), p(r["nodes"])])
-    ct = Table(rows, colWidths=[40 * mm, 34 * mm, 30 * mm, 52 * mm, 14 * mm], repeatRows=1)
+    ct = Table(rows, colWidths=[40 * mm, 34 * mm, 30 * mm, 48 * mm, 18 * mm], repeatRows=1)
     ct.setStyle(_grid(colors))
     story += [ct, Spacer(1, 5 * mm)]
 

@@ -84,6 +84,7 @@ def criterion_rows(doc: dict[str, Any]) -> list[dict[str, str]]:
 
 MAX_TABLE_RACKS = 20
 MAX_TABLE_NODES = 20
+MAX_TABLE_REMEDIATIONS = 40
 
 
 def status_counts_text(counts: dict[str, int]) -> str:
@@ -146,11 +147,19 @@ def render_table(doc: dict[str, Any], console: Any) -> None:
     for status, text in aggregate_lines(doc):
         style = STYLE.get(status)
         console.print(f"[{style}]{_esc_markup(text)}[/]" if style else _esc_markup(text), highlight=False)
+    shown = hidden = 0
     for crit in doc["criteria"]:
         for v in crit["verdicts"]:
             if v["status"] in ("fail", "error", "warn", "skip") and v.get("remediation"):
+                if shown >= MAX_TABLE_REMEDIATIONS:
+                    hidden += 1
+                    continue
+                shown += 1
                 console.print(f"  [{STYLE[v['status']]}]{v['status']}[/] {crit['id']} "
                               f"{v['node'] or 'cluster'}: {v['reason']} — {v['remediation']}", highlight=False)
+    if hidden:
+        console.print(f"  … {hidden} more verdict(s) with remediation (all in results.json and the certificate)",
+                      highlight=False)
 
 
 def _esc_markup(text: str) -> str:

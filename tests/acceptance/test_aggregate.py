@@ -190,3 +190,15 @@ def test_summary_lines_are_capped_for_large_fleets():
     assert "… 180 more rack(s), 180 of them pass" in lines[21]
     assert lines[-1] == "… 10 more node(s) that did not pass (all in results.json)"
     assert len(lines) == 1 + 21 + 21
+
+
+def test_table_caps_the_remediation_lines():
+    verdicts = [{**_v(f"n{i}", "fail", "a"), "reason": "below_min", "remediation": f"fix n{i}"} for i in range(50)]
+    doc = {"contract": {"id": "c"}, "run": {"state": "complete"}, "status": "fail",
+           "counts": {"fail": 1}, "criteria": [{"id": "a", "check": "storage.fio", "status": "fail",
+                                                "reason": "below_min", "expected": "", "verdicts": verdicts}]}
+    buf = io.StringIO()
+    render_table(doc, Console(file=buf, width=200, color_system=None))
+    text = buf.getvalue()
+    assert "fix n39" in text and "fix n40" not in text
+    assert "… 10 more verdict(s) with remediation" in text
