@@ -320,7 +320,11 @@ def _fast_factorize(buf: np.ndarray, data: bytes, offset: int, s: np.ndarray, e:
 
 
 _DIGITS = (0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18)
-_MONTH_DAYS = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], dtype=np.int64)
+_FIRST_YEAR = 1900
+# days from 1970-01-01 to the first of each month 1900-01 .. 2200-12 (proleptic Gregorian), and lengths
+_MONTHS = np.arange("1900-01", "2201-01", dtype="datetime64[M]")
+_MONTH_START = _MONTHS.astype("datetime64[D]").astype(np.int64)
+_MONTH_LEN = (_MONTHS + 1).astype("datetime64[D]").astype(np.int64) - _MONTH_START
 
 
 def _fast_times(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray | None:
@@ -351,23 +355,19 @@ def _fast_times(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray | N
 
     y = num(0, 1) * 100 + num(2, 3)
     mo, dd, hh, mi, ss = num(5, 6), num(8, 9), num(11, 12), num(14, 15), num(17, 18)
-    oh = np.where(off, num(20, 21), 0)
-    om = np.where(off, num(23, 24), 0)
-    if not ((y >= 1900) & (y <= 2200) & (mo >= 1) & (mo <= 12) & (hh <= 23) & (mi <= 59) & (ss <= 59)
-            & (oh <= 23) & (om <= 59)).all():
+    if not ((y >= _FIRST_YEAR) & (y < _FIRST_YEAR + len(_MONTH_START) // 12) & (mo >= 1) & (mo <= 12)
+            & (hh <= 23) & (mi <= 59) & (ss <= 59)).all():
         return None
-    leap = (y % 4 == 0) & ((y % 100 != 0) | (y % 400 == 0))
-    if not ((dd >= 1) & (dd <= _MONTH_DAYS[mo] + (leap & (mo == 2)))).all():
+    ym = (y - _FIRST_YEAR) * 12 + mo - 1
+    if not ((dd >= 1) & (dd <= _MONTH_LEN[ym])).all():
         return None
-    # days since 1970-01-01 (proleptic Gregorian; H. Hinnant's days_from_civil)
-    yy = y - (mo <= 2)
-    era = yy // 400
-    yoe = yy - era * 400
-    doy = (153 * (mo + np.where(mo > 2, -3, 9)) + 2) // 5 + dd - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    days = era * 146097 + doe - 719468
-    sign = np.where(tz == 45, -1, 1)
-    epoch = days * 86400 + hh * 3600 + mi * 60 + ss - sign * (oh * 3600 + om * 60)
+    epoch = (_MONTH_START[ym] + dd - 1) * 86400 + hh * 3600 + mi * 60 + ss
+    if off.any():
+        oh, om = num(20, 21), num(23, 24)
+        if not ((oh <= 23) & (om <= 59) | ~off).all():      # bytes 20-24 of a Z cell are not its own
+            return None
+        sign = np.where(tz == 45, -1, np.where(tz == 43, 1, 0))     # Z: no offset
+        epoch -= sign * (oh * 3600 + om * 60)
     out = np.full(len(s), np.iinfo(np.int64).min, dtype=np.int64)
     out[cells] = epoch
     return out
