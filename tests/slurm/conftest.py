@@ -14,6 +14,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -145,3 +146,26 @@ def slurm_cluster():
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def wait_usable(nodes, limit_s: float = 30.0) -> None:
+    """Block until Slurm lists every node as usable (idle/mixed/allocated)."""
+    from acceptance.executors.slurm import node_usable, slurm_nodes
+
+    deadline = time.monotonic() + limit_s
+    while True:
+        states = slurm_nodes()
+        if all(node_usable(states.get(n, "unknown")) for n in nodes):
+            return
+        if time.monotonic() > deadline:
+            pytest.fail(f"Slurm nodes not usable after {limit_s:.0f} s: {states}")
+        time.sleep(0.2)
+
+
+@pytest.fixture(autouse=True)
+def _nodes_usable_before_each_test(request):
+    """Right after `state=resume` Slurm lists a node as idle* until it has pinged it; a test
+    that resumed a node must not hand the next test a node that is not yet usable."""
+    if "slurm_cluster" in request.fixturenames:
+        wait_usable(request.getfixturevalue("slurm_cluster").nodes)
+    yield
