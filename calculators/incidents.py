@@ -789,13 +789,16 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
     col = _Collector(rows, file)
 
     cache: dict[str, pd.Series] = {}
+    distinct: set[str] = set()      # columns whose cleaned values are known to be all different
 
     def text(c: str) -> pd.Series:
         if c not in cache:
             if fast is not None and c in fast.codes:
                 codes, uniques = fast.codes[c]
-                clean = np.array([v.strip() or None for v in uniques] + [None], dtype=object)
-                cache[c] = pd.Series(clean[codes])
+                stripped = [v.strip() or None for v in uniques]
+                if len(stripped) == n and all(a is b for a, b in zip(stripped, uniques)):
+                    distinct.add(c)          # n different cells, none blank or padded
+                cache[c] = pd.Series(np.array(stripped + [None], dtype=object)[codes])
             else:
                 cache[c] = _as_text(raw[c], few=c in _FEW) if c in raw.columns else _empty_column(n)
         return cache[c]
@@ -809,7 +812,10 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
     for c, s in (("scope", scope), ("target", target)):
         col.add(s.isna().to_numpy(), "missing_value", c, None, f"{c} is empty", None)
     # duplicate ids (every occurrence after the first)
-    dup = ids.duplicated(keep="first").to_numpy() & ids.notna().to_numpy()
+    if "id" in distinct:
+        dup = np.zeros(n, dtype=bool)
+    else:
+        dup = ids.duplicated(keep="first").to_numpy() & ids.notna().to_numpy()
     if dup.any():
         first_row = dict(zip(ids[~ids.duplicated(keep="first") & ids.notna()].tolist(),
                              rows[(~ids.duplicated(keep="first") & ids.notna()).to_numpy()].tolist()))
