@@ -72,11 +72,13 @@ def criterion_rows(doc: dict[str, Any]) -> list[dict[str, str]]:
         vs = sorted(c["verdicts"], key=lambda v: order.index(v["status"]))
         top = vs[0] if vs else {}
         n_nodes = len({v["node"] for v in c["verdicts"]})
-        bad = sum(1 for v in c["verdicts"] if v["status"] in ("fail", "error"))
+        bad = len({v["node"] for v in c["verdicts"] if v["status"] in ("fail", "error")})
         rows.append({
             "id": c["id"], "check": c["check"], "status": c["status"],
             "measured": measured_text(top, c.get("unit", "")) if top else "—",
-            "expected": c["expected"], "reason": c.get("reason") or "",
+            "expected": (top.get("expected") or c["expected"]) if c["expected"] in ("", "—") and top
+                        else c["expected"],
+            "reason": c.get("reason") or "",
             "nodes": f"{bad}/{n_nodes} bad" if bad else str(n_nodes),
         })
     return rows
