@@ -218,8 +218,8 @@ _FAST_WIDTH = 32          # widest column turned into a byte matrix; wider ones 
 
 
 class _Fast:
-    """What the fast reader found: the raw text columns (as pandas would give them),
-    their (codes, distinct values), and the time columns it could parse."""
+    """What the fast reader found: per text column its (codes, distinct cells) -- the cells
+    exactly as the pandas reader gives them --, and the time columns it could parse."""
 
     def __init__(self) -> None:
         self.codes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -231,6 +231,8 @@ class _Retry(Exception):
 
 
 def _read_csv_fast(data: bytes) -> tuple[pd.DataFrame, np.ndarray, _Fast] | None:
+    """(raw frame, row numbers, what was found) like `_read_csv`, or None when the file is
+    not plain enough for this reader."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     if not data.isascii() or b'"' in data or b"\r" in data or b"\x00" in data:
