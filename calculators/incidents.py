@@ -48,6 +48,7 @@ import io
 import json
 import re
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -215,6 +216,7 @@ def _read_csv(data: bytes, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
 # again on the pandas path, so problems are always described by one reader.
 
 _FAST_WIDTH = 32          # widest column turned into a byte matrix; wider ones are sliced
+_THREADS_FROM = 100_000   # rows from which columns are read by two threads
 
 
 class _Fast:
@@ -265,19 +267,26 @@ def _read_csv_fast(data: bytes) -> tuple[pd.DataFrame, np.ndarray, _Fast] | None
         if not ((commas[:, 0] >= starts).all() and (commas[:, -1] < ends).all()):
             return None
     fast = _Fast()
-    raw: dict[str, Any] = {}
-    for j, name in enumerate(names):
+
+    def column(j: int) -> tuple[np.ndarray | None, tuple[np.ndarray, np.ndarray] | None]:
         s = starts if j == 0 else commas[:, j - 1] + 1
         e = ends if j == k - 1 else commas[:, j]
-        if name in TIME_COLUMNS:
+        if names[j] in TIME_COLUMNS:
             t = _fast_times(buf, s, e)
             if t is not None:
-                fast.times[name] = t
-                raw[name] = t
-                continue
-        codes, uniques = _fast_factorize(buf, data, head_end + 1, s, e)
-        fast.codes[name] = (codes, uniques)
-        raw[name] = pd.Series(uniques[codes], dtype=object)
+                return t, None
+        return None, _fast_factorize(buf, data, head_end + 1, s, e)
+
+    # columns are independent and numpy releases the GIL on whole-array work: two threads
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        done = list(pool.map(column, range(k))) if n >= _THREADS_FROM else [column(j) for j in range(k)]
+    raw: dict[str, Any] = {}
+    for name, (t, coded) in zip(names, done):
+        if t is not None:
+            fast.times[name] = raw[name] = t
+        else:
+            fast.codes[name] = coded
+            raw[name] = pd.Series(coded[1][coded[0]], dtype=object)
     return pd.DataFrame(raw), np.arange(1, n + 1, dtype=np.int64), fast
 
 
