@@ -82,7 +82,11 @@ def gc_paused():
         yield
     finally:
         if was:
+            # the new records go straight to the oldest generation instead of being scanned
+            # at the next allocation (freeze/unfreeze only move objects between generations)
+            gc.freeze()
             gc.enable()
+            gc.unfreeze()
 
 
 def _money_list(cents: np.ndarray) -> list[str]:
