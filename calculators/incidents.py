@@ -217,6 +217,8 @@ def _read_csv(data: bytes, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
 
 _FAST_WIDTH = 32          # widest column turned into a byte matrix; wider ones are sliced
 _THREADS_FROM = 100_000   # rows from which columns are read by two threads
+_SPACE = np.zeros(256, dtype=bool)     # the ASCII characters str.strip() removes
+_SPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
 
 
 class _Fast:
@@ -226,6 +228,7 @@ class _Fast:
     def __init__(self) -> None:
         self.codes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self.times: dict[str, np.ndarray] = {}
+        self.plain: set[str] = set()      # text columns without empty or padded cells
 
 
 class _Retry(Exception):
@@ -275,8 +278,12 @@ def _read_csv_fast(data: bytes) -> tuple[pd.DataFrame, np.ndarray, _Fast] | None
             t = _fast_times(buf, s, e)
             if t is not None:
                 return t, None
-        return None, _fast_factorize(buf, data, head_end + 1, s, e)
+        coded = _fast_factorize(buf, data, head_end + 1, s, e)
+        if (e > s).all() and not (_SPACE[buf[s]].any() or _SPACE[buf[e - 1]].any()):
+            plain.add(names[j])      # no cell empty or padded: str.strip() changes none
+        return None, coded
 
+    plain: set[str] = set()
     # columns are independent and numpy releases the GIL on whole-array work: two threads
     with ThreadPoolExecutor(max_workers=2) as pool:
         done = list(pool.map(column, range(k))) if n >= _THREADS_FROM else [column(j) for j in range(k)]
@@ -287,6 +294,7 @@ def _read_csv_fast(data: bytes) -> tuple[pd.DataFrame, np.ndarray, _Fast] | None
         else:
             fast.codes[name] = coded
             raw[name] = pd.Series(coded[1][coded[0]], dtype=object)
+    fast.plain = plain
     return pd.DataFrame(raw), np.arange(1, n + 1, dtype=np.int64), fast
 
 
@@ -806,6 +814,11 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
         if c not in cache:
             if fast is not None and c in fast.codes:
                 codes, uniques = fast.codes[c]
+                if c in fast.plain:
+                    if len(uniques) == n:
+                        distinct.add(c)
+                    cache[c] = pd.Series(uniques[codes])
+                    return cache[c]
                 stripped = [v.strip() or None for v in uniques]
                 if len(stripped) == n and all(a is b for a, b in zip(stripped, uniques)):
                     distinct.add(c)          # n different cells, none blank or padded
