@@ -154,7 +154,15 @@ def support_report(lc: LoadedContract, log: IncidentLog, period_start_s: int, pe
     start_all = frame["start"].to_numpy(dtype=np.int64)
     pick = np.flatnonzero((start_all >= period_start_s) & (start_all < period_end_s))
     ids_all = frame["id"].to_numpy(dtype=object)
-    pick = pick[~pd.Series(ids_all[pick]).duplicated(keep="first").to_numpy()]
+    rows = frame["row"].to_numpy(dtype=np.int64)[pick] if "row" in frame else None
+    if rows is not None and (rows[1:] >= rows[:-1]).all():
+        # the loader's frame: an incident's rows (one per node of a hostlist) are adjacent
+        # and share its input row number
+        first = np.ones(len(pick), dtype=bool)
+        first[1:] = rows[1:] != rows[:-1]
+        pick = pick[first]
+    else:
+        pick = pick[~pd.Series(ids_all[pick]).duplicated(keep="first").to_numpy()]
     notice, has_notice = _col(frame, "notice_at", pick)
     start = start_all[pick]
     planned = has_notice & (notice <= start)
@@ -185,10 +193,11 @@ def support_report(lc: LoadedContract, log: IncidentLog, period_start_s: int, pe
         response[s] = _figure(ids[m], resp_dur[m], has_resp[m], target)
 
     end, has_end = _col(frame, "end", pick)
-    scope = frame["scope"].to_numpy(dtype=object)[pick]
+    scope_codes, scope_names = pd.factorize(frame["scope"].to_numpy(dtype=object)[pick])
     restore: dict[str, Figure] = {}
     for s in SCOPES:
-        m = scope == s
+        hit = np.flatnonzero(np.asarray(scope_names, dtype=object) == s)
+        m = scope_codes == (hit[0] if len(hit) else -2)
         target = _secs(getattr(sup.restore, s)) if sup.restore is not None else None
         if not m.any() and target is None:
             continue
