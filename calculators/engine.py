@@ -36,7 +36,7 @@ import pandas as pd
 
 from calculators import credits as cr
 from calculators.intervals import (MAX_TIME, Intervals, at_least, concat, csr, drop_short, expand, intersect,
-                                   merge, merge_labels, overlap_pairs, seconds_in)
+                                   merge, merge_labels, merge_sorted, overlap_pairs, seconds_in)
 from calculators.periods import Period, month_bounds, parse_periods
 
 SCOPES = ("node", "rack", "cluster", "site")
@@ -120,6 +120,14 @@ class Tree:
         ptr, kids = self.children(parent, child)
         rows, unit = expand(p.iv.unit, ptr, kids)
         return Pieces(Intervals(unit, p.iv.start[rows], p.iv.end[rows]), p.row[rows], p.flags[rows], p.ga[rows])
+
+    def spread_sorted(self, iv: Intervals, parent: int, child: int) -> Intervals:
+        """`spread` for `iv` sorted by (parent, start), returned sorted by (child, start)."""
+        if not len(iv):
+            return Intervals.empty()
+        bounds = np.searchsorted(iv.unit, np.arange(self.size[parent] + 1, dtype=I64))
+        unit, at = expand(self.owner(child, parent), bounds, np.arange(len(iv), dtype=I64))
+        return Intervals(unit, iv.start[at], iv.end[at])
 
     def spread(self, iv: Intervals, parent: int, child: int) -> Intervals:
         if not len(iv):
@@ -356,7 +364,7 @@ def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
     rack_down, rack_short = drop_short(merge(concat(counted[RACK].iv, rack_rule)), mo)
     node_after_rack = node_down
     if dt.rack is not None and dt.rack.nodes_follow_rack and len(rack_down):
-        node_after_rack = merge(concat(node_down, tree.spread(rack_down, RACK, NODE)))
+        node_after_rack = merge_sorted(node_down, tree.spread_sorted(rack_down, RACK, NODE))
     # step 6: clusters
     cluster_rule = Intervals.empty()
     if dt.cluster is not None:
@@ -369,7 +377,7 @@ def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
     cluster_down, cluster_short = drop_short(merge(concat(counted[CLUSTER].iv, cluster_rule)), mo)
     node_final = node_after_rack
     if dt.cluster is not None and dt.cluster.nodes_follow_cluster and len(cluster_down):
-        node_final = merge(concat(node_after_rack, tree.spread(cluster_down, CLUSTER, NODE)))
+        node_final = merge_sorted(node_after_rack, tree.spread_sorted(cluster_down, CLUSTER, NODE))
     # step 7: sites
     site_rule = at_least(cluster_down.relabel(tree.owner(CLUSTER, SITE)), tree.count(CLUSTER, SITE))
     site_down, site_short = drop_short(merge(concat(counted[SITE].iv, site_rule)), mo)
@@ -628,9 +636,16 @@ def _chronic(lc, periods: list, tree: Tree) -> dict:
         if not below_by_month:
             continue
         count = np.sum([m for _, m in below_by_month], axis=0)
-        for i in np.flatnonzero(count >= chronic.months_below_target).tolist():
-            triggered.append({"scope": name, "id": tree.names[SCOPES.index(name)][i],
-                              "months_below_target": [lab for lab, m in below_by_month if m[i]]})
+        hit = np.flatnonzero(count >= chronic.months_below_target)
+        if not len(hit):
+            continue
+        # months below target of each triggered unit: one label list per distinct pattern
+        below = np.stack([np.asarray(m[hit], dtype=bool) for _, m in below_by_month], axis=1)
+        patterns, which = np.unique(below, axis=0, return_inverse=True)
+        label_lists = [[lab for (lab, _), b in zip(below_by_month, row) if b] for row in patterns.tolist()]
+        ids = tree.names[SCOPES.index(name)]
+        for i, w in zip(hit.tolist(), np.asarray(which).reshape(-1).tolist()):
+            triggered.append({"scope": name, "id": ids[i], "months_below_target": list(label_lists[w])})
     return {"chronic": {
         "months_below_target": chronic.months_below_target,
         "within_months": chronic.within_months,

@@ -95,6 +95,43 @@ def merge(iv: Intervals) -> Intervals:
     return merge_labels(iv)[2]
 
 
+def _merge_runs(u: np.ndarray, s: np.ndarray, e: np.ndarray) -> Intervals:
+    """Merged intervals of non-empty `(u, s, e)` already sorted by (unit, start)."""
+    base = u << SHIFT
+    run = np.maximum.accumulate(base + e)
+    new = np.empty(len(s), dtype=bool)
+    new[0] = True
+    new[1:] = (u[1:] != u[:-1]) | (s[1:] > run[:-1] - base[1:])
+    firsts = np.flatnonzero(new)
+    return Intervals(u[firsts], s[firsts], np.maximum.reduceat(e, firsts))
+
+
+def merge_sorted(a: Intervals, b: Intervals) -> Intervals:
+    """`merge(concat(a, b))` for `a` and `b` each sorted by (unit, start): the two are
+    interleaved by binary search instead of sorted again."""
+    a = a if (a.end > a.start).all() else a.take(a.end > a.start)
+    b = b if (b.end > b.start).all() else b.take(b.end > b.start)
+    if not len(a) or not len(b):
+        return merge(a if len(a) else b)
+    ka = key(a.unit, a.start)
+    kb = key(b.unit, b.start)
+    pa = np.searchsorted(kb, ka, side="left")
+    pa += np.arange(len(ka), dtype=pa.dtype)
+    pb = np.searchsorted(ka, kb, side="right")
+    pb += np.arange(len(kb), dtype=pb.dtype)
+    n = len(ka) + len(kb)
+    u = np.empty(n, dtype=I64)
+    s = np.empty(n, dtype=I64)
+    e = np.empty(n, dtype=I64)
+    u[pa] = a.unit
+    u[pb] = b.unit
+    s[pa] = a.start
+    s[pb] = b.start
+    e[pa] = a.end
+    e[pb] = b.end
+    return _merge_runs(u, s, e)
+
+
 def drop_short(iv: Intervals, min_len: int) -> tuple[Intervals, Intervals]:
     """(kept, dropped): intervals shorter than `min_len` seconds are dropped whole."""
     if min_len <= 0 or not len(iv):

@@ -7,7 +7,8 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
-from calculators.intervals import Intervals, at_least, a_minus_b, drop_short, intersect, merge, overlap_pairs, seconds_in
+from calculators.intervals import (Intervals, at_least, a_minus_b, concat, drop_short, intersect, merge, merge_sorted,
+                                  overlap_pairs, seconds_in)
 from calculators.periods import PeriodError, month, parse_periods
 
 
@@ -68,3 +69,21 @@ def test_seconds_overlap_and_difference():
     assert rows(a_minus_b(a, b)) == [(0, 0, 50), (0, 60, 90), (1, 10, 20)]
     i, j = overlap_pairs(iv((0, 55, 95)), b)
     assert sorted(zip(i.tolist(), j.tolist())) == [(0, 0), (0, 1)]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_merge_sorted_equals_merge_of_both(seed):
+    rng = np.random.default_rng(seed)
+
+    def sorted_set(n):
+        unit = rng.integers(0, 6, n)
+        start = rng.integers(0, 200, n)
+        end = start + rng.integers(-3, 40, n)          # some empty intervals
+        iv = Intervals.of(unit, start, end)
+        order = np.lexsort((iv.start, iv.unit))
+        return iv.take(order)
+
+    a, b = sorted_set(int(rng.integers(0, 60))), sorted_set(int(rng.integers(0, 60)))
+    got, want = merge_sorted(a, b), merge(concat(a, b))
+    for field in ("unit", "start", "end"):
+        assert getattr(got, field).tolist() == getattr(want, field).tolist()
