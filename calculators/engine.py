@@ -83,7 +83,12 @@ class Pieces:
                       np.concatenate([p.flags for p in parts]), np.concatenate([p.ga for p in parts]))
 
     def down(self) -> Pieces:
-        return self.take(self.ga == DOWN)
+        """The pieces that make their unit down (worked out once per `Pieces`)."""
+        got = self.__dict__.get("_down")
+        if got is None:
+            m = self.ga == DOWN
+            got = self.__dict__["_down"] = True if m.all() else self.take(m)     # True: all of self
+        return self if got is True else got
 
 
 class Tree:
