@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from calculators.intervals import (Intervals, at_least, a_minus_b, concat, drop_short, intersect, merge, merge_sorted,
-                                  overlap_pairs, seconds_in)
+                                  overlap_pairs, seconds_in, sweep)
 from calculators.periods import PeriodError, month, parse_periods
 
 
@@ -87,3 +87,14 @@ def test_merge_sorted_equals_merge_of_both(seed):
     got, want = merge_sorted(a, b), merge(concat(a, b))
     for field in ("unit", "start", "end"):
         assert getattr(got, field).tolist() == getattr(want, field).tolist()
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_sweep_counts_the_same_with_and_without_explicit_unit_weights(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 80))
+    start = rng.integers(0, 100, n)
+    iv = Intervals.of(rng.integers(0, 4, n), start, start + rng.integers(1, 30, n))
+    plain, weighted = sweep(iv), sweep(iv, np.ones(n, dtype=np.int64))
+    for got, want in zip(plain, weighted):
+        assert got.tolist() == want.tolist()
