@@ -92,7 +92,22 @@ def merge_labels(iv: Intervals) -> tuple[np.ndarray, np.ndarray, Intervals]:
 
 
 def merge(iv: Intervals) -> Intervals:
-    return merge_labels(iv)[2]
+    """Merged intervals (as `merge_labels` returns them), from starts and ends sorted apart:
+    with both sorted, a merged interval ends after the i-th end exactly when that end is
+    before the (i+1)-th start (a unit's keys all sort below the next unit's)."""
+    valid = iv.end > iv.start
+    sub = iv if valid.all() else iv.take(valid)
+    if not len(sub):
+        return Intervals.empty()
+    ks = key(sub.unit, sub.start)
+    ke = key(sub.unit, sub.end)
+    ks.sort()
+    ke.sort()
+    gap = np.flatnonzero(ke[:-1] < ks[1:])
+    first = np.concatenate([[0], gap + 1])
+    last = np.concatenate([gap, [len(ke) - 1]])
+    s = ks[first]
+    return Intervals(s >> SHIFT, s & MASK, ke[last] & MASK)
 
 
 def _merge_runs(u: np.ndarray, s: np.ndarray, e: np.ndarray) -> Intervals:

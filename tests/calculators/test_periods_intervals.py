@@ -98,3 +98,16 @@ def test_sweep_counts_the_same_with_and_without_explicit_unit_weights(seed):
     plain, weighted = sweep(iv), sweep(iv, np.ones(n, dtype=np.int64))
     for got, want in zip(plain, weighted):
         assert got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_merge_equals_merge_labels_blocks(seed):
+    from calculators.intervals import merge_labels
+
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.integers(0, 80))
+    start = rng.integers(0, 150, n)
+    iv = Intervals.of(rng.integers(0, 5, n), start, start + rng.integers(-3, 30, n))   # some empty
+    got, want = merge(iv), merge_labels(iv)[2]
+    for field in ("unit", "start", "end"):
+        assert getattr(got, field).tolist() == getattr(want, field).tolist()
