@@ -92,15 +92,14 @@ def merge_labels(iv: Intervals) -> tuple[np.ndarray, np.ndarray, Intervals]:
 
 
 def merge(iv: Intervals) -> Intervals:
-    """Merged intervals (as `merge_labels` returns them), from starts and ends sorted apart:
-    with both sorted, a merged interval ends after the i-th end exactly when that end is
-    before the (i+1)-th start (a unit's keys all sort below the next unit's)."""
-    valid = iv.end > iv.start
-    sub = iv if valid.all() else iv.take(valid)
-    if not len(sub):
-        return Intervals.empty()
-    ks = key(sub.unit, sub.start)
-    ke = key(sub.unit, sub.end)
+    """Merged intervals, as `merge_labels` returns them (starts and ends sorted apart)."""
+    return merge_sorted(iv)
+
+
+def _merged_from_keys(ks: np.ndarray, ke: np.ndarray) -> Intervals:
+    """Merged intervals from the start and end keys of non-empty intervals, sorted apart:
+    a merged interval ends after the i-th end exactly when that end is before the (i+1)-th
+    start (a unit's keys all sort below the next unit's)."""
     ks.sort()
     ke.sort()
     gap = np.flatnonzero(ke[:-1] < ks[1:])
@@ -110,41 +109,17 @@ def merge(iv: Intervals) -> Intervals:
     return Intervals(s >> SHIFT, s & MASK, ke[last] & MASK)
 
 
-def _merge_runs(u: np.ndarray, s: np.ndarray, e: np.ndarray) -> Intervals:
-    """Merged intervals of non-empty `(u, s, e)` already sorted by (unit, start)."""
-    base = u << SHIFT
-    run = np.maximum.accumulate(base + e)
-    new = np.empty(len(s), dtype=bool)
-    new[0] = True
-    new[1:] = (u[1:] != u[:-1]) | (s[1:] > run[:-1] - base[1:])
-    firsts = np.flatnonzero(new)
-    return Intervals(u[firsts], s[firsts], np.maximum.reduceat(e, firsts))
-
-
-def merge_sorted(a: Intervals, b: Intervals) -> Intervals:
-    """`merge(concat(a, b))` for `a` and `b` each sorted by (unit, start): the two are
-    interleaved by binary search instead of sorted again."""
-    a = a if (a.end > a.start).all() else a.take(a.end > a.start)
-    b = b if (b.end > b.start).all() else b.take(b.end > b.start)
-    if not len(a) or not len(b):
-        return merge(a if len(a) else b)
-    ka = key(a.unit, a.start)
-    kb = key(b.unit, b.start)
-    pa = np.searchsorted(kb, ka, side="left")
-    pa += np.arange(len(ka), dtype=pa.dtype)
-    pb = np.searchsorted(ka, kb, side="right")
-    pb += np.arange(len(kb), dtype=pb.dtype)
-    n = len(ka) + len(kb)
-    u = np.empty(n, dtype=I64)
-    s = np.empty(n, dtype=I64)
-    e = np.empty(n, dtype=I64)
-    u[pa] = a.unit
-    u[pb] = b.unit
-    s[pa] = a.start
-    s[pb] = b.start
-    e[pa] = a.end
-    e[pb] = b.end
-    return _merge_runs(u, s, e)
+def merge_sorted(*parts: Intervals) -> Intervals:
+    """`merge(concat(*parts))` without concatenating the parts themselves (only their keys);
+    fastest when each part is sorted by (unit, start), as `merge` returns it."""
+    parts = tuple(p if (p.end > p.start).all() else p.take(p.end > p.start) for p in parts)
+    parts = tuple(p for p in parts if len(p))
+    if not parts:
+        return Intervals.empty()
+    ks = [key(p.unit, p.start) for p in parts]
+    ke = [key(p.unit, p.end) for p in parts]
+    return _merged_from_keys(ks[0] if len(ks) == 1 else np.concatenate(ks),
+                             ke[0] if len(ke) == 1 else np.concatenate(ke))
 
 
 def drop_short(iv: Intervals, min_len: int) -> tuple[Intervals, Intervals]:
