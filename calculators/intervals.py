@@ -57,7 +57,7 @@ def concat(*parts: Intervals) -> Intervals:
 
 
 def key(unit: np.ndarray, t: np.ndarray) -> np.ndarray:
-    return (unit.astype(I64) << SHIFT) | t.astype(I64)
+    return (unit.astype(I64, copy=False) << SHIFT) | t.astype(I64, copy=False)
 
 
 def merge_labels(iv: Intervals) -> tuple[np.ndarray, np.ndarray, Intervals]:
