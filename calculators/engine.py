@@ -166,6 +166,12 @@ class Trace:
     site_short: Intervals
     degraded: Pieces                   # surviving proportional pieces (node scope, ga = GPUs lost)
     degraded_short: Pieces             # degraded pieces dropped by min_outage
+    own_counted: tuple[int, ...]       # per scope: the first pieces of `counted` that are the scope's own
+
+    def own(self, scope: int) -> Pieces:
+        """The counted pieces of incidents on units of `scope` itself (none pushed down)."""
+        p, n = self.counted[scope], self.own_counted[scope]
+        return p if n == len(p) else p.take(slice(0, n))
 
     def final(self, scope: int) -> Intervals:
         return (self.node_final, self.rack_down, self.cluster_down, self.site_down)[scope]
@@ -291,17 +297,23 @@ def _exclusions(contract, frame, cat_codes, cat_names, scope, target, start, end
     return (Pieces.cat(*counted), np.concatenate(counted_scope)), (Pieces.cat(*excluded), np.concatenate(excluded_scope))
 
 
-def _views(pieces: Pieces, scope: np.ndarray, tree: Tree, proportional: bool) -> tuple[Pieces, ...]:
-    """For each scope, the pieces on its units: its own plus those pushed down from above."""
+def _views(pieces: Pieces, scope: np.ndarray, tree: Tree,
+           proportional: bool) -> tuple[tuple[Pieces, ...], tuple[int, ...]]:
+    """For each scope, the pieces on its units: its own (first) plus those pushed down from
+    above; and for each scope how many of its pieces are its own."""
     by = [pieces.take(scope == s) for s in range(4)]
     out = []
+    own = []
     for c in range(4):
         parts = [by[c]] + [tree.push_down(by[p], p, c) for p in range(c + 1, 4)]
         v = Pieces.cat(*parts)
+        n_own = len(by[c])
         if c > NODE and proportional:
             v = v.down()            # proportional degraded time never makes a rack/cluster/site down
+            n_own = int(np.count_nonzero(by[c].ga == DOWN))
         out.append(v)
-    return tuple(out)
+        own.append(n_own)
+    return tuple(out), tuple(own)
 
 
 def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
@@ -355,8 +367,8 @@ def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
     cp = Pieces(cp.iv, k[cp.row], cp.flags, cp.ga)
     ep = Pieces(ep.iv, k[ep.row], ep.flags, ep.ga)
     proportional = dt.degraded == "proportional"
-    counted = _views(cp, cscope, tree, proportional)
-    excluded = _views(ep, escope, tree, proportional)
+    counted, own_counted = _views(cp, cscope, tree, proportional)
+    excluded, _ = _views(ep, escope, tree, proportional)
 
     # step 4: nodes
     node_p = counted[NODE]
@@ -401,7 +413,7 @@ def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
         deg_keep = deg_keep.take(deg_keep.ga > 0)
     return Trace(base, as_of, tuple(periods), counted, excluded, node_down, node_short, rack_rule, rack_down,
                  rack_short, node_after_rack, cluster_rule, cluster_down, cluster_short, node_final, site_rule,
-                 site_down, site_short, deg_keep, deg_short)
+                 site_down, site_short, deg_keep, deg_short, own_counted)
 
 
 
@@ -474,11 +486,19 @@ def _relabel(p: Pieces, owner: np.ndarray) -> Pieces:
 
 def _candidates(tr: Trace, tree: Tree, scope: int) -> Pieces:
     """Pieces that may explain a unit's downtime: its own (and pushed-down) incidents and,
-    for racks, clusters and sites, the node incidents under it (rules)."""
+    for racks, clusters and sites, the incidents on the nodes under it (rules): those of the
+    nodes themselves and, once per unit rather than once per node, those of the units
+    between (incidents pushed down onto the nodes from the unit or above are already its own)."""
     own = tr.counted[scope].down()
     if scope == NODE:
         return own
-    return Pieces.cat(own, _relabel(tr.counted[NODE].down(), tree.owner(NODE, scope)))
+    parts = [own, _relabel(tr.own(NODE).down(), tree.owner(NODE, scope))]
+    for s in range(RACK, scope):
+        p = tr.own(s).down()
+        if len(p):
+            p = p.take(tree.count(NODE, s)[p.iv.unit] > 0)      # a unit without nodes pushes nothing down
+        parts.append(_relabel(p, tree.owner(s, scope)))
+    return Pieces.cat(*parts)
 
 
 def _attribution(tr: Trace, tree: Tree, scope: int, ps: int, pe: int,
