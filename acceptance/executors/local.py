@@ -53,17 +53,23 @@ def run_argv(
         return RawOutput(out, err, None, started, clock(), timed_out=True, node=node)
 
 
-def _stop_group(proc: subprocess.Popen) -> None:
-    for sig, wait in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)):
+def signal_group(proc: subprocess.Popen, steps: Sequence[tuple[int, float]]) -> bool:
+    """Send each (signal, seconds to wait) to the process group in turn; True once it exited."""
+    for sig, wait in steps:
         try:
             os.killpg(proc.pid, sig)
         except ProcessLookupError:
-            return
+            return True
         try:
             proc.wait(timeout=wait)
-            return
+            return True
         except subprocess.TimeoutExpired:
             continue
+    return False
+
+
+def _stop_group(proc: subprocess.Popen) -> None:
+    signal_group(proc, ((signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)))
 
 
 class LocalExecutor:

@@ -39,7 +39,7 @@ from acceptance.executors.base import (
     failed_output,
     utc_now,
 )
-from acceptance.executors.local import run_argv
+from acceptance.executors.local import run_argv, signal_group
 from acceptance.results import Status, Verdict
 from slaschema.hostlist import compress
 
@@ -373,16 +373,8 @@ class SlurmExecutor:
 def _cancel(proc: subprocess.Popen, job_name: str, env: Mapping[str, str] | None) -> None:
     """Stop a running srun: SIGINT twice aborts the step; if srun hangs (a node that does
     not answer), cancel the job by its unique name and kill srun."""
-    for sig, wait in ((signal.SIGINT, 0.2), (signal.SIGINT, 2.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+    if signal_group(proc, ((signal.SIGINT, 0.2), (signal.SIGINT, 2.0))):
+        return
     try:
         subprocess.run(
             ["scancel", "--name", job_name, "--full"], capture_output=True, timeout=15,
