@@ -17,29 +17,11 @@ from acceptance.report.render import aggregate_lines, render_table
 from acceptance.runner import aggregate
 from slakit.cli import main
 from slaschema.loader import load_contract_text
+from tests.contracts import small_contract
 
 from .conftest import FIXTURES
 
-CONTRACT = """\
-slakit: 1
-contract: {id: agg-test, provider: P, customer: C, timezone: UTC, currency: USD}
-topology:
-  architecture: hgx-8gpu
-  gpu_model: H100
-  gpus_per_node: 8
-  sites:
-    - id: s1
-      clusters:
-        - id: c1
-          racks:
-            - {id: r1, nodes: "n[1-2]"}
-            - {id: r2, nodes: "n[3-4]"}
-            - {id: r3, nodes: "n[5-6]"}
-pricing: {per_gpu_hour: 2.5}
-service_levels:
-  node:
-    credits:
-      - {below: 99.0%, credit: 10%}
+CONTRACT = small_contract("agg-test", {"r1": "n[1-2]", "r2": "n[3-4]", "r3": "n[5-6]"}, """\
 acceptance:
   criteria:
     - id: eth
@@ -47,7 +29,7 @@ acceptance:
       params: {server: 127.0.0.1, duration: 2}
       metric: throughput_gbps
       min: 1
-"""
+""")
 
 
 def _v(node, status, cid="c"):

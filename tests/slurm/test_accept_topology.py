@@ -15,29 +15,12 @@ from click.testing import CliRunner
 
 from acceptance.evidence import verify
 from slakit.cli import main
+from tests.contracts import small_contract
 
 pytestmark = pytest.mark.slurm
 
 # Racks r1 = gpu-[01-02] and r2 = gpu-[03-05]; the testbed has no gpu-05.
-CONTRACT = """\
-slakit: 1
-contract: {id: topo-test, provider: P, customer: C, timezone: UTC, currency: USD}
-topology:
-  architecture: hgx-8gpu
-  gpu_model: H100
-  gpus_per_node: 8
-  sites:
-    - id: s1
-      clusters:
-        - id: c1
-          racks:
-            - {id: r1, nodes: "gpu-[01-02]"}
-            - {id: r2, nodes: "gpu-[03-05]"}
-pricing: {per_gpu_hour: 2.5}
-service_levels:
-  node:
-    credits:
-      - {below: 99.0%, credit: 10%}
+CONTRACT = small_contract("topo-test", {"r1": "gpu-[01-02]", "r2": "gpu-[03-05]"}, """\
 acceptance:
   criteria:
     - id: sw
@@ -48,7 +31,7 @@ acceptance:
       params: {path: /tmp, rw: write, bs: 1M, size: 4M, numjobs: 1, ioengine: psync, iodepth: 1}
       metric: write_gbps
       min: 0.0001
-"""
+""")
 
 DRAINED = "gpu-03"
 
