@@ -26,3 +26,16 @@ def small_contract(contract_id: str, racks: dict[str, str], extra: str = "") -> 
         "      - {below: 99.0%, credit: 10%}\n"
         f"{extra}"
     )
+
+
+def plain(value):
+    """Strict-YAML data with Decimals turned into strings, ready for yaml.safe_dump."""
+    from decimal import Decimal
+
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: plain(x) for k, x in value.items()}
+    if isinstance(value, list):
+        return [plain(x) for x in value]
+    return value

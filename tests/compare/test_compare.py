@@ -18,25 +18,18 @@ from slaschema.compare.report import comparison, render_markdown, render_pdf
 from slaschema.compare.terms import best_of, credit_at, price_per_gpu_hour, term_rows
 from slaschema.loader import load_contract, load_contract_text
 from slaschema.strict_yaml import read_yaml
+from tests.contracts import plain
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "gb200-contract.yaml"
 
 
-def _plain(v):
-    if isinstance(v, Decimal):
-        return str(v)
-    if isinstance(v, dict):
-        return {k: _plain(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_plain(x) for x in v]
-    return v
 
 
 def variant_text(mutate) -> str:
     data = copy.deepcopy(read_yaml(EXAMPLE.read_bytes()).data)
     mutate(data)
-    return yaml.safe_dump(_plain(data), sort_keys=False)
+    return yaml.safe_dump(plain(data), sort_keys=False)
 
 
 def variant(mutate, name="b.yaml"):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import json
-from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -20,20 +19,13 @@ from slaschema.lint import RULES, lint
 from slaschema.lint.engine import SETTINGS_RULE, all_rules
 from slaschema.loader import load_contract, load_contract_text
 from slaschema.strict_yaml import read_yaml
+from tests.contracts import plain
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "gb200-contract.yaml"
 TEMPLATES = sorted((ROOT / "templates" / "contracts").glob("*.yaml"))
 
 
-def _plain(v):
-    if isinstance(v, Decimal):
-        return str(v)
-    if isinstance(v, dict):
-        return {k: _plain(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_plain(x) for x in v]
-    return v
 
 
 BASE = read_yaml(EXAMPLE.read_bytes(), str(EXAMPLE)).data
@@ -43,7 +35,7 @@ def variant(mutate=None) -> tuple[str, object]:
     data = copy.deepcopy(BASE)
     if mutate:
         mutate(data)
-    text = yaml.safe_dump(_plain(data), sort_keys=False, allow_unicode=True)
+    text = yaml.safe_dump(plain(data), sort_keys=False, allow_unicode=True)
     lc = load_contract_text(text, "variant.yaml", EXAMPLE.parent)
     return text, lint(lc, read_yaml(text, "variant.yaml"))
 

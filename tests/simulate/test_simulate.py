@@ -22,6 +22,7 @@ from slakit.cli import main
 from slaschema.errors import InputError
 from slaschema.loader import load_contract, load_contract_text
 from slaschema.strict_yaml import read_yaml
+from tests.contracts import plain
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "gb200-contract.yaml"
@@ -33,20 +34,12 @@ def lc():
     return load_contract(EXAMPLE)
 
 
-def _plain(v):
-    if isinstance(v, Decimal):
-        return str(v)
-    if isinstance(v, dict):
-        return {k: _plain(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_plain(x) for x in v]
-    return v
 
 
 def variant(mutate):
     data = copy.deepcopy(read_yaml(EXAMPLE.read_bytes()).data)
     mutate(data)
-    return load_contract_text(yaml.safe_dump(_plain(data), sort_keys=False), "variant.yaml", EXAMPLE.parent)
+    return load_contract_text(yaml.safe_dump(plain(data), sort_keys=False), "variant.yaml", EXAMPLE.parent)
 
 
 @pytest.mark.parametrize("name", BUILTIN)
