@@ -108,6 +108,27 @@ def iter_json_objects(text: str) -> Iterator[tuple[int, Any]]:
             i = text.find("{", i + 1)
 
 
+def _outside_strings(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
+    """(position, character) of every character of JSON text that is not inside a string;
+    a final (-1, "") when the text ends inside a string."""
+    in_str = esc = False
+    for pos in range(start, len(text)):
+        ch = text[pos]
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        else:
+            yield pos, ch
+    if in_str:
+        yield -1, ""
+
+
 def close_truncated_json(text: str) -> str | None:
     """Close the brackets of a JSON document cut off part way (a pasted excerpt).
 
@@ -118,22 +139,11 @@ def close_truncated_json(text: str) -> str | None:
     if start == -1:
         return None
     stack: list[str] = []
-    in_str = False
-    esc = False
     last_complete = start
-    for pos in range(start, len(text)):
-        ch = text[pos]
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-            continue
-        if ch == '"':
-            in_str = True
-        elif ch in "{[":
+    for pos, ch in _outside_strings(text, start):
+        if pos == -1:
+            return None                     # cut inside a string
+        if ch in "{[":
             stack.append("}" if ch == "{" else "]")
         elif ch in "}]":
             if not stack or stack[-1] != ch:
@@ -144,24 +154,15 @@ def close_truncated_json(text: str) -> str | None:
                 return text[start:last_complete]
         elif ch == "," and stack:
             last_complete = pos
-    if in_str or not stack:
+    if not stack:
         return None
     body = text[start:last_complete].rstrip().rstrip(",")
-    # Recompute the open brackets of the kept part.
+    # The brackets still open in the kept part.
     stack = []
-    in_str = esc = False
-    for ch in body:
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-            continue
-        if ch == '"':
-            in_str = True
-        elif ch in "{[":
+    for pos, ch in _outside_strings(body):
+        if pos == -1:
+            break
+        if ch in "{[":
             stack.append("}" if ch == "{" else "]")
         elif ch in "}]" and stack:
             stack.pop()
