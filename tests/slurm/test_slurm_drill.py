@@ -217,7 +217,9 @@ def test_marker_drill_through_srun_on_the_node(slurm_cluster):
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
     states = [t["state"] for t in doc["result"]["timeline"]]
-    assert states[0] == "draining"          # the holder job keeps running on the drained node
+    # the holder job keeps running on the drained node: out of service shows as `draining`
+    # (the poll may first see the node `mixed` while the holder starts, before the health check)
+    assert next(s for s in states if s not in ("idle", "mixed", "allocated")) == "draining"
     assert 0 < doc["result"]["detection_s"] <= _bound(slurm_cluster)
     assert doc["result"]["returned"] is not None
     assert not slurm_cluster.marker("gpu-01").exists()
