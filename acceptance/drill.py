@@ -300,15 +300,22 @@ def run_drill(
     resumed: datetime | None = None
     returned: datetime | None = None
     last = (first.state, first.reason)
+
+    def observe() -> tuple[NodeState | None, datetime]:
+        """One poll: the node's state now, with every change of state kept in the timeline."""
+        nonlocal polls, last
+        st = read_state(node)
+        now = clock()
+        polls += 1
+        if st is not None and (st.state, st.reason) != last:
+            timeline.append((now, st.state, st.reason))
+            last = (st.state, st.reason)
+        return st, now
+
     try:
         deadline = injected + detect_timeout
         while True:
-            st = read_state(node)
-            now = clock()
-            polls += 1
-            if st is not None and (st.state, st.reason) != last:
-                timeline.append((now, st.state, st.reason))
-                last = (st.state, st.reason)
+            st, now = observe()
             if st is not None and st.out_of_service:
                 detected, detected_state = now, st
                 break
@@ -323,12 +330,7 @@ def run_drill(
                            tuple(timeline))
     deadline = cleared + return_timeout
     while True:
-        st = read_state(node)
-        now = clock()
-        polls += 1
-        if st is not None and (st.state, st.reason) != last:
-            timeline.append((now, st.state, st.reason))
-            last = (st.state, st.reason)
+        st, now = observe()
         if st is not None and st.in_service and (detected is not None or resumed is not None):
             returned = now
             break
