@@ -50,7 +50,7 @@ import re
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -229,6 +229,7 @@ class _Fast:
         self.codes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self.times: dict[str, np.ndarray] = {}
         self.plain: set[str] = set()      # text columns without empty or padded cells
+        self.names: list[str] = []        # the header; `raw` holds only what the general parser needs
 
 
 class _Retry(Exception):
@@ -290,12 +291,14 @@ def _read_csv_fast(data: bytes) -> tuple[pd.DataFrame, np.ndarray, _Fast] | None
     raw: dict[str, Any] = {}
     for name, (t, coded) in zip(names, done):
         if t is not None:
-            fast.times[name] = raw[name] = t
+            fast.times[name] = t
         else:
             fast.codes[name] = coded
-            raw[name] = pd.Series(coded[1][coded[0]], dtype=object)
+            if name in TIME_COLUMNS:     # other forms of time: the general parser reads the cells
+                raw[name] = pd.Series(coded[1][coded[0]], dtype=object)
     fast.plain = plain
-    return pd.DataFrame(raw), np.arange(1, n + 1, dtype=np.int64), fast
+    fast.names = names
+    return pd.DataFrame(raw, index=pd.RangeIndex(n)), np.arange(1, n + 1, dtype=np.int64), fast
 
 
 def _windows(buf: np.ndarray, width: int) -> np.ndarray:
@@ -442,24 +445,105 @@ def _records_frame(records: list[dict]) -> pd.DataFrame:
 
 # --- the vectorised validation -------------------------------------------------------------
 
-class _Collector:
-    """Problems per (row, column), created only for the rows that are wrong."""
+class _Text:
+    """A text column as codes into its distinct values: checks and lookups run once per
+    distinct value (a few, even in a million rows) and reach the rows through the codes.
 
-    def __init__(self, rows: np.ndarray, file: str | None) -> None:
+    `codes[i]` is -1 where the cell is missing or blank; `uniques` are the cleaned values
+    (stripped, never empty). After `map` the values may repeat; `clean` keeps them distinct.
+    """
+
+    __slots__ = ("_values", "codes", "uniques")
+
+    def __init__(self, codes: np.ndarray, uniques: np.ndarray) -> None:
+        self.codes = codes
+        self.uniques = uniques
+        self._values: np.ndarray | None = None
+
+    @staticmethod
+    def clean(codes: np.ndarray, uniques: np.ndarray, plain: bool = False) -> _Text:
+        """From raw distinct cells: stripped, blank ones missing (unless `plain`: none is
+        blank or padded), then made distinct again."""
+        if plain:
+            return _Text(codes, np.asarray(uniques, dtype=object))
+        cleaned = [_clean_cell(v) for v in uniques]
+        c2, u2 = pd.factorize(np.array(cleaned, dtype=object), use_na_sentinel=True)
+        remap = np.append(c2.astype(np.int64), -1)
+        return _Text(remap[codes], np.asarray(u2, dtype=object))
+
+    @staticmethod
+    def of(s: pd.Series, few: bool = False) -> _Text:
+        """From a column of any cells (the general readers)."""
+        if few:
+            codes, uniques = pd.factorize(s.to_numpy(dtype=object), use_na_sentinel=True)
+            return _Text.clean(codes.astype(np.int64), np.asarray(uniques, dtype=object))
+        codes, uniques = pd.factorize(_as_text(s).to_numpy(dtype=object), use_na_sentinel=True)
+        return _Text(codes.astype(np.int64), np.asarray(uniques, dtype=object))
+
+    @staticmethod
+    def missing(n: int) -> _Text:
+        return _Text(np.full(n, -1, dtype=np.int64), np.zeros(0, dtype=object))
+
+    def per_row(self, per_unique, na) -> np.ndarray:
+        """`per_unique[code]` for each row, `na` where the cell is missing."""
+        return np.append(np.asarray(per_unique), na)[self.codes]
+
+    def isna(self) -> np.ndarray:
+        return self.codes < 0
+
+    def map(self, f) -> _Text:
+        return _Text(self.codes, np.array([f(v) for v in self.uniques] + [None], dtype=object)[:-1])
+
+    def fill(self, value: str) -> _Text:
+        """Missing cells become `value`."""
+        if not (self.codes < 0).any():
+            return self
+        u = np.append(self.uniques, value).astype(object)
+        return _Text(np.where(self.codes < 0, len(u) - 1, self.codes), u)
+
+    def values(self) -> np.ndarray:
+        """The cells (object array, None where missing)."""
+        if self._values is None:
+            self._values = np.append(self.uniques, None)[self.codes]
+        return self._values
+
+    def take(self, idx: np.ndarray) -> np.ndarray:
+        return np.append(self.uniques, None)[self.codes[idx]]
+
+    def str_array(self, keep: np.ndarray | None) -> pd.api.extensions.ExtensionArray:
+        """The column as pandas' `str` dtype, without checking each cell (only the distinct values)."""
+        codes = self.codes if keep is None else self.codes[keep]
+        return pd.array(self.uniques, dtype=str).take(codes, allow_fill=True)
+
+
+class _Collector:
+    """Problems per (row, column), created only for the rows that are wrong. `retry`: raise
+    `_Retry` at the first problem (the fast reader leaves describing them to the pandas one)."""
+
+    def __init__(self, rows: np.ndarray, file: str | None, retry: bool = False) -> None:
         self.rows = rows
         self.file = file
+        self.retry = retry
         self.problems: list[Problem] = []
         self.bad = np.zeros(len(rows), dtype=bool)
         self.flagged: dict[str, np.ndarray] = {}      # column -> rows with a problem there
 
-    def add(self, mask: np.ndarray, code: str, column: str, values: pd.Series | None, message, fix=None) -> None:
+    def add(self, mask: np.ndarray, code: str, column: str, values: pd.Series | _Text | None, message,
+            fix=None) -> None:
         mask = np.asarray(mask, dtype=bool)
         if not mask.any():
             return
+        if self.retry:
+            raise _Retry
         self.bad |= mask
         self.flagged[column] = self.flagged.get(column, np.zeros(len(mask), dtype=bool)) | mask
         idx = np.flatnonzero(mask)
-        vals = values.to_numpy(dtype=object)[idx] if values is not None else [None] * len(idx)
+        if values is None:
+            vals = [None] * len(idx)
+        elif isinstance(values, _Text):
+            vals = values.take(idx)
+        else:
+            vals = values.to_numpy(dtype=object)[idx]
         for i, v in zip(idx, vals):
             v = None if _isna(v) else v
             msg = message(int(i), v) if callable(message) else message
@@ -497,12 +581,6 @@ def _clean_cell(v: Any) -> str | None:
     return _cell_str(v).strip() or None
 
 
-def _lower(s: pd.Series) -> pd.Series:
-    codes, uniques = pd.factorize(s.to_numpy(dtype=object), use_na_sentinel=True)
-    low = np.array([v.lower() for v in uniques] + [None], dtype=object)
-    return pd.Series(low[codes], index=s.index)
-
-
 def has_utc_offset(vals: np.ndarray) -> np.ndarray:
     """True where an ISO 8601 string carries a UTC offset (Z, +hh:mm, -hhmm) after the date."""
     return np.fromiter(((("Z" in (t := v[10:])) or ("z" in t) or ("+" in t) or ("-" in t)) for v in vals),
@@ -526,10 +604,6 @@ def _cell_str(v: Any) -> str:
     if isinstance(v, (dict, list)):
         return json.dumps(v)
     return str(v)
-
-
-def _empty_column(n: int) -> pd.Series:
-    return pd.Series(np.full(n, None, dtype=object))
 
 
 def _parse_times(s: pd.Series, column: str, col: _Collector, assume_tz: str | None) -> np.ndarray:
@@ -721,7 +795,7 @@ def _parse_strings(text: pd.Series, column: str, col: _Collector, assume_tz: str
 
 
 def _iso(sec: int) -> str:
-    return datetime.fromtimestamp(int(sec), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(int(sec), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 _TARGET_INDEX: dict[int, tuple[Any, Any]] = {}
@@ -776,7 +850,7 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
             raise InputError([Problem("unknown_timezone", f"unknown time zone {assume_tz!r}", file=file,
                                       value=assume_tz, fix="use an IANA name such as America/Chicago or UTC")]) from None
     n = len(raw)
-    present = list(raw.columns)
+    present = fast.names if fast is not None else list(raw.columns)
     file_problems: list[Problem] = []
     warns: list[Problem] = []
     # pandas renames a repeated CSV header to `name.1`, `name.2`, ...
@@ -805,63 +879,54 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
         return IncidentLog(empty_frame(), [], file, sha256, warns)
 
     raw = raw.reset_index(drop=True)
-    col = _Collector(rows, file)
+    col = _Collector(rows, file, retry=fast is not None)
 
-    cache: dict[str, pd.Series] = {}
-    distinct: set[str] = set()      # columns whose cleaned values are known to be all different
+    cache: dict[str, _Text] = {}
 
-    def text(c: str) -> pd.Series:
+    def text(c: str) -> _Text:
         if c not in cache:
             if fast is not None and c in fast.codes:
                 codes, uniques = fast.codes[c]
-                if c in fast.plain:
-                    if len(uniques) == n:
-                        distinct.add(c)
-                    cache[c] = pd.Series(uniques[codes])
-                    return cache[c]
-                stripped = [v.strip() or None for v in uniques]
-                if len(stripped) == n and all(a is b for a, b in zip(stripped, uniques)):
-                    distinct.add(c)          # n different cells, none blank or padded
-                cache[c] = pd.Series(np.array(stripped + [None], dtype=object)[codes])
+                cache[c] = _Text.clean(codes, uniques, plain=c in fast.plain)
+            elif c in raw.columns:
+                cache[c] = _Text.of(raw[c], few=c in _FEW)
             else:
-                cache[c] = _as_text(raw[c], few=c in _FEW) if c in raw.columns else _empty_column(n)
+                cache[c] = _Text.missing(n)
         return cache[c]
 
     ids = text("id")
-    scope = _lower(text("scope"))
+    scope = text("scope").map(str.lower)
     target = text("target")
     # required values
-    col.add(ids.isna().to_numpy(), "missing_id", "id", None, "incident id is empty",
+    col.add(ids.isna(), "missing_id", "id", None, "incident id is empty",
             "give every incident a unique id (the ticket number)")
-    for c, s in (("scope", scope), ("target", target)):
-        col.add(s.isna().to_numpy(), "missing_value", c, None, f"{c} is empty", None)
-    # duplicate ids (every occurrence after the first)
-    if "id" in distinct:
-        dup = np.zeros(n, dtype=bool)
-    else:
-        dup = ids.duplicated(keep="first").to_numpy() & ids.notna().to_numpy()
-    if dup.any():
-        first_row = dict(zip(ids[~ids.duplicated(keep="first") & ids.notna()].tolist(),
-                             rows[(~ids.duplicated(keep="first") & ids.notna()).to_numpy()].tolist()))
+    for c, t in (("scope", scope), ("target", target)):
+        col.add(t.isna(), "missing_value", c, None, f"{c} is empty", None)
+    # duplicate ids (every occurrence after the first): ids are distinct values
+    present_ids = ~ids.isna()
+    if int(present_ids.sum()) != len(ids.uniques):
+        codes_s = pd.Series(ids.codes)
+        first = ~codes_s.duplicated(keep="first").to_numpy() & present_ids
+        dup = ~first & present_ids
+        first_row = dict(zip(ids.take(np.flatnonzero(first)).tolist(), rows[first].tolist()))
         col.add(dup, "duplicate_id", "id", ids, lambda i, v: f"incident id {v!r} is already used in row {first_row[v]}",
                 "incident ids must be unique")
     # scope
-    bad_scope = scope.notna().to_numpy() & ~scope.isin(SCOPES).to_numpy()
-    col.add(bad_scope, "unknown_scope", "scope", text("scope"), "scope must be node, rack, cluster or site", None)
+    scope_code = scope.per_row([SCOPES.index(v) if v in SCOPES else -1 for v in scope.uniques], -1)
+    col.add(~scope.isna() & (scope_code < 0), "unknown_scope", "scope", text("scope"),
+            "scope must be node, rack, cluster or site", None)
     # impact
-    impact = _lower(text("impact"))
-    bad_impact = impact.notna().to_numpy() & ~impact.isin(IMPACTS).to_numpy()
-    col.add(bad_impact, "unknown_impact", "impact", text("impact"), "impact must be down or degraded",
-            "leave it empty for down")
-    impact = impact.where(impact.notna(), "down")
+    impact = text("impact").map(str.lower)
+    col.add(impact.per_row([v not in IMPACTS for v in impact.uniques], False), "unknown_impact", "impact",
+            text("impact"), "impact must be down or degraded", "leave it empty for down")
+    impact = impact.fill("down")
     # severity
     sev_text = text("severity")
-    severity = _lower(sev_text)
-    bad_sev = severity.notna().to_numpy() & ~severity.isin(SEVERITIES).to_numpy()
-    col.add(bad_sev, "unknown_severity", "severity", sev_text, "severity must be sev1, sev2, sev3 or sev4", None)
+    severity = sev_text.map(str.lower)
+    col.add(severity.per_row([v not in SEVERITIES for v in severity.uniques], False), "unknown_severity",
+            "severity", sev_text, "severity must be sev1, sev2, sev3 or sev4", None)
     # category
-    category = text("category")
-    category = category.where(category.notna(), DEFAULT_CATEGORY)
+    category = text("category").fill(DEFAULT_CATEGORY)
     # timestamps
     times: dict[str, np.ndarray] = {}
     for c in TIME_COLUMNS:
@@ -884,8 +949,7 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
     # targets, per scope; node targets may be hostlists. Lookups run on the distinct
     # targets only (a few thousand even in a million-row log), then spread by code.
     idx = _target_index(topo)
-    scope_code = pd.Index(SCOPES).get_indexer(scope.to_numpy(dtype=object))
-    t_codes, t_uniques = pd.factorize(target.to_numpy(dtype=object), use_na_sentinel=True)
+    t_codes, t_uniques = target.codes, target.uniques
     has_target = t_codes >= 0
     unit_pos = np.full(n, -1, dtype=np.int64)          # position of the target in its scope's units
     node_lists: dict[int, list[str]] = {}
@@ -900,7 +964,7 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
         unknown = in_scope & ~known
         tgt_ok |= known
         if s == "node" and unknown.any():
-            tv = target.to_numpy(dtype=object)
+            tv = target.values()
             expr_mask = np.zeros(n, dtype=bool)
             for i in np.flatnonzero(unknown):
                 expr_mask[i] = "[" in tv[i] or "," in tv[i]
@@ -922,10 +986,9 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
                 _suggest(idx.units[s]))
     # gpus_affected
     g_text = text("gpus_affected")
-    g_present = g_text.notna().to_numpy()
-    g_codes, g_uniques = pd.factorize(g_text.to_numpy(dtype=object), use_na_sentinel=True)
-    gnum = np.append(pd.to_numeric(pd.Series(g_uniques, dtype=object), errors="coerce").to_numpy(
-        dtype=float, na_value=np.nan), np.nan)[g_codes]
+    g_present = ~g_text.isna()
+    gnum = g_text.per_row(pd.to_numeric(pd.Series(g_text.uniques, dtype=object), errors="coerce").to_numpy(
+        dtype=float, na_value=np.nan), np.nan)
     not_int = g_present & (np.isnan(gnum) | (np.floor(np.nan_to_num(gnum)) != np.nan_to_num(gnum)))
     col.add(not_int, "gpus_affected_range", "gpus_affected", g_text, "gpus_affected must be a whole number",
             None)
@@ -947,13 +1010,11 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
             lambda i, v: f"gpus_affected must be between 1 and {limit[i] if limit[i] < 2**62 else 'the GPUs per node'}",
             None)
     if gpus_required:
-        need = (impact == "degraded").to_numpy() & ~g_present
+        need = impact.per_row([v == "degraded" for v in impact.uniques], False) & ~g_present
         col.add(need, "missing_value", "gpus_affected", None,
                 "a degraded incident needs gpus_affected (the contract counts degraded time proportionally)",
                 "write how many GPUs of the node are lost")
 
-    if fast is not None and col.problems:
-        raise _Retry
     problems = sorted(col.problems, key=lambda p: (p.row or 0, COLUMNS.index(p.column)
                                                    if p.column in COLUMNS else 99))
     if problems and not skip_bad_rows:
@@ -962,6 +1023,7 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
     skipped = problems if skip_bad_rows else []
 
     all_kept = not col.bad.any()
+    kept = None if all_kept else keep
 
     def pick(a: np.ndarray) -> np.ndarray:
         return a if all_kept else a[keep]
@@ -971,30 +1033,27 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
         missing = a == NA
         return pd.arrays.IntegerArray(np.where(missing, 0, a), missing)
 
-    def as_str(s: pd.Series) -> pd.Series:
-        return pd.Series(pick(s.to_numpy(dtype=object)), dtype=str)
-
-    def na_text(s: pd.Series) -> pd.Series:
-        return pd.Series(pick(s.to_numpy(dtype=object)), dtype=object)
+    def na_text(t: _Text) -> np.ndarray:
+        return pick(t.values())
 
     frame = pd.DataFrame({
-        "id": as_str(ids),
+        "id": ids.str_array(kept),
         "row": pick(rows),
-        "scope": as_str(scope),
-        "target": as_str(target),
+        "scope": scope.str_array(kept),
+        "target": target.str_array(kept),
         "start": pick(st),
         "end": na_int(en),
-        "impact": as_str(impact),
+        "impact": impact.str_array(kept),
         "gpus_affected": pd.arrays.IntegerArray(pick(np.where(g_present, gvals, 0)), pick(~g_present)),
-        "category": as_str(category),
+        "category": category.str_array(kept),
         "notice_at": na_int(times["notice_at"]),
         "detected_at": na_int(times["detected_at"]),
         "reported_at": na_int(times["reported_at"]),
         "responded_at": na_int(times["responded_at"]),
         "resolved_at": na_int(times["resolved_at"]),
-        "severity": na_text(severity),
-        "cause": na_text(text("cause")),
-        "ticket": na_text(text("ticket")),
+        "severity": pd.Series(na_text(severity), dtype=object),
+        "cause": pd.Series(na_text(text("cause")), dtype=object),
+        "ticket": pd.Series(na_text(text("ticket")), dtype=object),
     })
     if node_lists:
         kept_pos = np.flatnonzero(keep)
