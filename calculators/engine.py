@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from calculators import credits as cr
+from calculators.incidents import coded
 from calculators.intervals import (MAX_TIME, Intervals, at_least, concat, csr, drop_short, expand, intersect,
                                    merge, merge_labels, merge_sorted, overlap_pairs, seconds_in)
 from calculators.periods import Period, month_bounds, parse_periods
@@ -200,17 +201,20 @@ def _int_col(frame: pd.DataFrame, name: str, na: int) -> np.ndarray:
     return np.where(col.isna().to_numpy(), na, col.fillna(na).to_numpy()).astype(I64)
 
 
-def _targets(frame: pd.DataFrame, scope: np.ndarray, tree: Tree) -> np.ndarray:
+def _targets(log, scope: np.ndarray, tree: Tree) -> np.ndarray:
+    """Position of each row's target among the units of its scope (lookups per distinct target)."""
+    frame = log.frame
+    codes, uniques = coded(log, "target")
     target = np.full(len(frame), -1, dtype=I64)
-    values = frame["target"].astype(str)
     for code, names in enumerate(tree.names):
         m = scope == code
         if m.any():
-            target[m] = pd.Index(names).get_indexer(values[m])
+            target[m] = np.append(pd.Index(names).get_indexer(uniques.astype(str)), -1)[codes[m]]
     bad = np.flatnonzero((target < 0) & (scope >= 0))
     if len(bad):
         r = int(bad[0])
-        raise EngineError(f"incident {frame['id'].iloc[r]!r}: unknown {SCOPES[scope[r]]} {values.iloc[r]!r}")
+        raise EngineError(f"incident {frame['id'].iloc[r]!r}: unknown {SCOPES[scope[r]]} "
+                          f"{str(frame['target'].iloc[r])!r}")
     if (scope < 0).any():
         r = int(np.flatnonzero(scope < 0)[0])
         raise EngineError(f"incident {frame['id'].iloc[r]!r}: unknown scope {frame['scope'].iloc[r]!r}")
@@ -328,14 +332,21 @@ def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
         as_of = max(p.end for p in periods)
 
     n = len(frame)
-    scope = pd.Index(SCOPES).get_indexer(frame["scope"].astype(str)).astype(I64) if n else np.zeros(0, I64)
-    target = _targets(frame, scope, tree) if n else np.zeros(0, I64)
+    if n:
+        codes, uniques = coded(log, "scope")
+        scope = np.append(pd.Index(SCOPES).get_indexer(uniques.astype(str)), -1).astype(I64)[codes]
+    else:
+        scope = np.zeros(0, I64)
+    target = _targets(log, scope, tree) if n else np.zeros(0, I64)
     start_abs = _int_col(frame, "start", 0)
     end_raw = _int_col(frame, "end", NA)
     open_ = end_raw == NA
     end_abs = np.where(open_, as_of, end_raw)
     notice_at = _int_col(frame, "notice_at", NA)
-    degraded = (frame["impact"].astype(str) == "degraded").to_numpy() if n and "impact" in frame else np.zeros(n, bool)
+    degraded = np.zeros(n, bool)
+    if n and "impact" in frame:
+        codes, uniques = coded(log, "impact")
+        degraded = np.append(uniques.astype(str) == "degraded", False)[codes]
     gaff = _int_col(frame, "gpus_affected", NA)
     if dt.degraded == "down":
         ga = np.full(n, DOWN, dtype=I64)
@@ -354,9 +365,9 @@ def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
     if top - base >= MAX_TIME:
         raise EngineError("incident times span more than 270 years; check the log's timestamps")
     if "category" in frame and n:
-        cat_codes, cat_names = pd.factorize(frame["category"].fillna("unplanned").astype(str))
-        cat_codes = cat_codes.astype(I64)
-        cat_names = list(cat_names)
+        codes, uniques = coded(log, "category")
+        cat_names = [*uniques.astype(str).tolist(), "unplanned"]       # missing: unplanned
+        cat_codes = np.where(codes < 0, len(cat_names) - 1, codes)
     else:
         cat_codes, cat_names = np.zeros(n, dtype=I64), ["unplanned"]
     k = np.flatnonzero(keep)
@@ -422,14 +433,18 @@ def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
 class IdCodes:
     """Incident ids of the log as integer codes (first-appearance order), made on first use."""
 
-    def __init__(self, ids: pd.Series) -> None:
+    def __init__(self, ids: pd.Series, log=None) -> None:
         self._ids = ids
+        self._log = log            # when given, the loader's codes of the ids (`IncidentLog.coded`)
         self._done: tuple[np.ndarray, np.ndarray] | None = None
 
     def get(self) -> tuple[np.ndarray, np.ndarray]:
         if self._done is None:
-            codes, names = pd.factorize(self._ids.astype(str), sort=False)
-            self._done = (codes.astype(I64), np.asarray(names, dtype=object))
+            if self._log is not None:
+                self._done = coded(self._log, "id")
+            else:
+                codes, names = pd.factorize(self._ids.astype(str), sort=False)
+                self._done = (codes.astype(I64), np.asarray(names, dtype=object))
         return self._done
 
 
@@ -744,7 +759,7 @@ def run(lc, log, periods, as_of=None, accepted_on=None, support=True, incidents=
             part = merge(d.iv.take(d.ga >= v))
             degraded_sets.append((v - prev, part, intersect(part, tr.node_final)))
             prev = v
-    ids = IdCodes(log.frame["id"] if len(log.frame) else pd.Series([], dtype=object))
+    ids = IdCodes(log.frame["id"], log) if len(log.frame) else IdCodes(pd.Series([], dtype=object))
     results = [_period_figures(lc, tr, tree, p, ids, att_pairs, tuple(excluded_sets), degraded_sets)
                for p in plist]
     termination = _chronic(lc, results, tree)

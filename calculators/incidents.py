@@ -93,6 +93,23 @@ class IncidentLog:
     file: str | None = None
     sha256: str | None = None
     warnings: list[Problem] = field(default_factory=list)
+    _codes: dict[str, tuple[Any, np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
+
+    def coded(self, column: str) -> tuple[np.ndarray, np.ndarray]:
+        """(codes, distinct values) of a text column of the frame, -1 where the cell is
+        missing; the ids are numbered in order of first appearance. The loader hands over
+        the codes it validated with, so the calculators do not hash a million strings again;
+        a column replaced since (another array) is factorised afresh. (Change a log's frame
+        by making a new `IncidentLog`, never in place.)"""
+        s = self.frame[column]
+        got = self._codes.get(column)
+        where, _owner = _backing(s)
+        if got is not None and got[0][0] == where:
+            return got[1], got[2]
+        codes, uniques = pd.factorize(s.to_numpy(dtype=object), use_na_sentinel=True)
+        out = (codes.astype(np.int64), np.asarray(uniques, dtype=object))
+        self._codes[column] = (_backing(s), *out)
+        return out
 
     @property
     def incident_ids(self) -> list[str]:
@@ -130,6 +147,21 @@ class IncidentLog:
         rows = np.arange(1, len(raw) + 1, dtype=np.int64)
         return _build(raw, rows, topology, file=file, sha256=None, assume_tz=assume_tz,
                       skip_bad_rows=skip_bad_rows, gpus_required=gpus_required)
+
+
+def coded(log: Any, column: str) -> tuple[np.ndarray, np.ndarray]:
+    """`IncidentLog.coded` for any object with a `frame` (logs built by hand have no codes)."""
+    if hasattr(log, "coded"):
+        return log.coded(column)
+    codes, uniques = pd.factorize(log.frame[column].to_numpy(dtype=object), use_na_sentinel=True)
+    return codes.astype(np.int64), np.asarray(uniques, dtype=object)
+
+
+def _backing(s: pd.Series) -> tuple[tuple[int, int], Any]:
+    """What identifies a column's cells: (address, length) of its buffer; and the buffer's
+    owner, to hold so that the address cannot be reused by another array."""
+    a = np.asarray(s.array)
+    return (a.__array_interface__["data"][0], len(a)), (a if a.base is None else a.base)
 
 
 def load_incidents(path: str | Path, lc: LoadedContract, assume_tz: str | None = None,
@@ -453,23 +485,24 @@ class _Text:
     (stripped, never empty). After `map` the values may repeat; `clean` keeps them distinct.
     """
 
-    __slots__ = ("_values", "codes", "uniques")
+    __slots__ = ("_distinct", "_values", "codes", "uniques")
 
-    def __init__(self, codes: np.ndarray, uniques: np.ndarray) -> None:
+    def __init__(self, codes: np.ndarray, uniques: np.ndarray, distinct: bool = False) -> None:
         self.codes = codes
         self.uniques = uniques
         self._values: np.ndarray | None = None
+        self._distinct = distinct
 
     @staticmethod
     def clean(codes: np.ndarray, uniques: np.ndarray, plain: bool = False) -> _Text:
         """From raw distinct cells: stripped, blank ones missing (unless `plain`: none is
         blank or padded), then made distinct again."""
         if plain:
-            return _Text(codes, np.asarray(uniques, dtype=object))
+            return _Text(codes, np.asarray(uniques, dtype=object), True)
         cleaned = [_clean_cell(v) for v in uniques]
         c2, u2 = pd.factorize(np.array(cleaned, dtype=object), use_na_sentinel=True)
         remap = np.append(c2.astype(np.int64), -1)
-        return _Text(remap[codes], np.asarray(u2, dtype=object))
+        return _Text(remap[codes], np.asarray(u2, dtype=object), True)
 
     @staticmethod
     def of(s: pd.Series, few: bool = False) -> _Text:
@@ -478,7 +511,7 @@ class _Text:
             codes, uniques = pd.factorize(s.to_numpy(dtype=object), use_na_sentinel=True)
             return _Text.clean(codes.astype(np.int64), np.asarray(uniques, dtype=object))
         codes, uniques = pd.factorize(_as_text(s).to_numpy(dtype=object), use_na_sentinel=True)
-        return _Text(codes.astype(np.int64), np.asarray(uniques, dtype=object))
+        return _Text(codes.astype(np.int64), np.asarray(uniques, dtype=object), True)
 
     @staticmethod
     def missing(n: int) -> _Text:
@@ -500,6 +533,28 @@ class _Text:
             return self
         u = np.append(self.uniques, value).astype(object)
         return _Text(np.where(self.codes < 0, len(u) - 1, self.codes), u)
+
+    def distinct(self) -> _Text:
+        """The same column with distinct `uniques`, still numbered in order of first appearance."""
+        if self._distinct:
+            return self
+        c2, u2 = pd.factorize(self.uniques)
+        if len(u2) == len(self.uniques):
+            self._distinct = True
+            return self
+        # a merged value's first appearance is that of the earliest of its old values
+        return _Text(np.append(c2.astype(np.int64), -1)[self.codes], np.asarray(u2, dtype=object), True)
+
+    def subset(self, keep: np.ndarray | None) -> _Text:
+        """The rows `keep` (boolean mask; None: all), numbering only the values they hold."""
+        if keep is None:
+            return self
+        codes = self.codes[keep]
+        used = np.zeros(len(self.uniques) + 1, dtype=bool)
+        used[codes] = True                    # code -1 marks the last slot
+        used = used[:-1]
+        remap = np.append(np.cumsum(used) - 1, -1)
+        return _Text(remap[codes], self.uniques[used], self._distinct)
 
     def values(self) -> np.ndarray:
         """The cells (object array, None where missing)."""
@@ -1055,6 +1110,10 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
         "cause": pd.Series(na_text(text("cause")), dtype=object),
         "ticket": pd.Series(na_text(text("ticket")), dtype=object),
     })
+    # the codes the frame's text columns were built from, for the calculators (`IncidentLog.coded`)
+    coded = {c: t.distinct().subset(kept) for c, t in
+             (("id", ids), ("scope", scope), ("target", target), ("impact", impact), ("category", category),
+              ("severity", severity))}
     if node_lists:
         kept_pos = np.flatnonzero(keep)
         local = {int(np.searchsorted(kept_pos, i)): names for i, names in node_lists.items() if keep[i]}
@@ -1068,7 +1127,10 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
             for j, names in local.items():
                 targets[starts[j]:starts[j] + len(names)] = names
             frame["target"] = pd.Series(targets, dtype=str)
-    return IncidentLog(frame, skipped, file, sha256, warns)
+            at = np.repeat(np.arange(len(counts)), counts)
+            coded = {c: _Text(t.codes[at], t.uniques, True) for c, t in coded.items() if c != "target"}
+    codes = {c: (_backing(frame[c]), t.codes, t.uniques) for c, t in coded.items()}
+    return IncidentLog(frame, skipped, file, sha256, warns, codes)
 
 
 def _expand_nodes(expr: str, nodes: pd.Index) -> tuple[list[str] | None, str]:

@@ -39,6 +39,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from calculators.incidents import coded
+
 if TYPE_CHECKING:
     from calculators.incidents import IncidentLog
     from slaschema.loader import LoadedContract
@@ -178,12 +180,11 @@ def support_report(lc: LoadedContract, log: IncidentLog, period_start_s: int, pe
     base = np.where(has_rep, rep, start)
     resp_dur = resp - base
     # severity codes: SEVERITIES in order, then "unset" for anything that is not a string
-    sev_codes, sev_names = pd.factorize(frame["severity"].to_numpy(dtype=object)[pick],
-                                         use_na_sentinel=True)
+    sev_codes, sev_names = coded(log, "severity")
     sev_map = np.array([SEVERITIES.index(v) if isinstance(v, str) and v in SEVERITIES
                         else (len(SEVERITIES) if not isinstance(v, str) else -1) for v in sev_names]
                        + [len(SEVERITIES)], dtype=np.int64)
-    sev = sev_map[sev_codes]
+    sev = sev_map[sev_codes[pick]]
     response: dict[str, Figure] = {}
     for k, s in enumerate(SEVERITIES + ("unset",)):
         m = sev == k
@@ -193,11 +194,12 @@ def support_report(lc: LoadedContract, log: IncidentLog, period_start_s: int, pe
         response[s] = _figure(ids[m], resp_dur[m], has_resp[m], target)
 
     end, has_end = _col(frame, "end", pick)
-    scope_codes, scope_names = pd.factorize(frame["scope"].to_numpy(dtype=object)[pick])
+    codes, names = coded(log, "scope")
+    scope_of = np.append([SCOPES.index(v) if v in SCOPES else -1 for v in names.tolist()], -1).astype(np.int64)
+    scope_codes = scope_of[codes[pick]]
     restore: dict[str, Figure] = {}
-    for s in SCOPES:
-        hit = np.flatnonzero(np.asarray(scope_names, dtype=object) == s)
-        m = scope_codes == (hit[0] if len(hit) else -2)
+    for k, s in enumerate(SCOPES):
+        m = scope_codes == k
         target = _secs(getattr(sup.restore, s)) if sup.restore is not None else None
         if not m.any() and target is None:
             continue
