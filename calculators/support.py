@@ -132,7 +132,7 @@ def _figure(ids: np.ndarray, durations: np.ndarray, measured: np.ndarray, target
         breaches=None if target is None else int(breach.sum()),
         p50_seconds=percentile(vals, 50), p95_seconds=percentile(vals, 95),
         max_seconds=int(vals.max()) if vals.size else None,
-        breach_ids=tuple(map(str, ids[breach].tolist())), open=n_open)
+        breach_ids=tuple(ids[breach].tolist()), open=n_open)
 
 
 def _col(frame, name: str, pick: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -155,7 +155,8 @@ def support_report(lc: LoadedContract, log: IncidentLog, period_start_s: int, pe
     # rows starting in the period, each incident once (its first row), as positions
     start_all = frame["start"].to_numpy(dtype=np.int64)
     pick = np.flatnonzero((start_all >= period_start_s) & (start_all < period_end_s))
-    ids_all = frame["id"].to_numpy(dtype=object)
+    codes, names = coded(log, "id")
+    ids_all = np.append(names, "")[codes]
     rows = frame["row"].to_numpy(dtype=np.int64)[pick] if "row" in frame else None
     if rows is not None and (rows[1:] >= rows[:-1]).all():
         # the loader's frame: an incident's rows (one per node of a hostlist) are adjacent
