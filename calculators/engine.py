@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -37,7 +38,7 @@ import pandas as pd
 from calculators import credits as cr
 from calculators.incidents import coded
 from calculators.intervals import (MAX_TIME, Intervals, at_least, concat, csr, drop_short, expand, intersect,
-                                   merge, merge_labels, merge_sorted, overlap_pairs, seconds_in)
+                                   merge, merge_labels, merge_sorted, minus_parent, overlap_pairs, seconds_in)
 from calculators.periods import Period, month_bounds, parse_periods
 
 SCOPES = ("node", "rack", "cluster", "site")
@@ -157,17 +158,21 @@ class Trace:
     rack_rule: Intervals               # times >= k nodes down (before merging with incidents)
     rack_down: Intervals
     rack_short: Intervals
-    node_after_rack: Intervals
     cluster_rule: Intervals
     cluster_down: Intervals
     cluster_short: Intervals
-    node_final: Intervals
     site_rule: Intervals
     site_down: Intervals
     site_short: Intervals
     degraded: Pieces                   # surviving proportional pieces (node scope, ga = GPUs lost)
     degraded_short: Pieces             # degraded pieces dropped by min_outage
     own_counted: tuple[int, ...]       # per scope: the first pieces of `counted` that are the scope's own
+    node_layers: tuple[tuple[int, Intervals], ...]
+    """Nodes' final down time as disjoint layers `(scope, intervals per unit of that scope)`: the
+    nodes' own down time not covered by their rack's or cluster's, the racks' not covered by
+    their cluster's (`nodes_follow_rack`), the clusters' (`nodes_follow_cluster`). A rack's down
+    time is not copied onto each of its nodes: figures are summed per layer and spread."""
+    tree: Tree
 
     def own(self, scope: int) -> Pieces:
         """The counted pieces of incidents on units of `scope` itself (none pushed down)."""
@@ -176,6 +181,39 @@ class Trace:
 
     def final(self, scope: int) -> Intervals:
         return (self.node_final, self.rack_down, self.cluster_down, self.site_down)[scope]
+
+    @cached_property
+    def node_after_rack(self) -> Intervals:
+        """Step 5: each node's down time with its rack's (`nodes_follow_rack`), merged."""
+        if all(s != RACK for s, _ in self.node_layers):
+            return self.node_down
+        return merge_sorted(self.node_down, self.tree.spread_sorted(self.rack_down, RACK, NODE))
+
+    @cached_property
+    def node_final(self) -> Intervals:
+        """Step 6: each node's final down time (sorted by node and start, disjoint)."""
+        if len(self.node_layers) == 1:
+            return self.node_layers[0][1]
+        spread = [iv if s == NODE else self.tree.spread(iv, s, NODE) for s, iv in self.node_layers]
+        return merge_sorted(*spread)
+
+    def node_seconds(self, lo: int, hi: int) -> np.ndarray:
+        """Per node, seconds of its final down time inside [lo, hi)."""
+        total = np.zeros(self.tree.size[NODE], dtype=I64)
+        for scope, iv in self.node_layers:
+            got = seconds_in(iv, lo, hi, self.tree.size[scope])
+            total += got if scope == NODE else got[self.tree.owner(NODE, scope)]
+        return total
+
+    def node_overlap(self, iv: Intervals) -> Intervals:
+        """The parts of `iv` (node intervals, disjoint per node) inside the nodes' final down
+        time, unsorted (for `seconds_in`)."""
+        parts = []
+        for scope, layer in self.node_layers:
+            i, j = overlap_pairs(iv if scope == NODE else iv.relabel(self.tree.owner(NODE, scope)), layer)
+            parts.append(Intervals(iv.unit[i], np.maximum(iv.start[i], layer.start[j]),
+                                   np.minimum(iv.end[i], layer.end[j])))
+        return concat(*parts)
 
 
 class EngineError(ValueError):
@@ -390,9 +428,9 @@ def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
         k_rack = np.full(tree.size[RACK], dt.rack.down_when_nodes_down, dtype=I64)
         rack_rule = at_least(node_down.relabel(tree.owner(NODE, RACK)), k_rack)
     rack_down, rack_short = drop_short(merge(concat(counted[RACK].iv, rack_rule)), mo)
-    node_after_rack = node_down
-    if dt.rack is not None and dt.rack.nodes_follow_rack and len(rack_down):
-        node_after_rack = merge_sorted(node_down, tree.spread_sorted(rack_down, RACK, NODE))
+    follow_rack = dt.rack is not None and dt.rack.nodes_follow_rack and len(rack_down) > 0
+    # node down time outside its rack's: with the rack's, the nodes' down time after step 5
+    node_rest = minus_parent(node_down, tree.owner(NODE, RACK), rack_down) if follow_rack else node_down
     # step 6: clusters
     cluster_rule = Intervals.empty()
     if dt.cluster is not None:
@@ -401,11 +439,22 @@ def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
         # down while 100*q*(n - d) < p*n  <=>  d >= floor(n - p*n/(100 q)) + 1
         threshold = np.array([(int(x) * 100 * q - p * int(x)) // (100 * q) + 1 for x in n_nodes.tolist()],
                              dtype=I64)
-        cluster_rule = at_least(node_after_rack.relabel(tree.owner(NODE, CLUSTER)), threshold)
+        members = node_rest.relabel(tree.owner(NODE, CLUSTER))
+        if follow_rack:         # a rack down counts all its nodes down
+            cluster_rule = at_least(concat(members, rack_down.relabel(tree.owner(RACK, CLUSTER))), threshold,
+                                    np.concatenate([np.ones(len(members), dtype=I64),
+                                                    tree.count(NODE, RACK)[rack_down.unit]]))
+        else:
+            cluster_rule = at_least(members, threshold)
     cluster_down, cluster_short = drop_short(merge(concat(counted[CLUSTER].iv, cluster_rule)), mo)
-    node_final = node_after_rack
+    layers: list[tuple[int, Intervals]] = [(NODE, node_rest)]
+    rack_rest = rack_down
     if dt.cluster is not None and dt.cluster.nodes_follow_cluster and len(cluster_down):
-        node_final = merge_sorted(node_after_rack, tree.spread_sorted(cluster_down, CLUSTER, NODE))
+        layers[0] = (NODE, minus_parent(node_rest, tree.owner(NODE, CLUSTER), cluster_down))
+        rack_rest = minus_parent(rack_down, tree.owner(RACK, CLUSTER), cluster_down)
+        layers.append((CLUSTER, cluster_down))
+    if follow_rack:
+        layers.insert(1, (RACK, rack_rest))
     # step 7: sites
     site_rule = at_least(cluster_down.relabel(tree.owner(CLUSTER, SITE)), tree.count(CLUSTER, SITE))
     site_down, site_short = drop_short(merge(concat(counted[SITE].iv, site_rule)), mo)
@@ -423,8 +472,8 @@ def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
         deg_short = deg.take(order[~long_block[block]])
         deg_keep = deg_keep.take(deg_keep.ga > 0)
     return Trace(base, as_of, tuple(periods), counted, excluded, node_down, node_short, rack_rule, rack_down,
-                 rack_short, node_after_rack, cluster_rule, cluster_down, cluster_short, node_final, site_rule,
-                 site_down, site_short, deg_keep, deg_short, own_counted)
+                 rack_short, cluster_rule, cluster_down, cluster_short, site_rule,
+                 site_down, site_short, deg_keep, deg_short, own_counted, tuple(layers), tree)
 
 
 
@@ -577,7 +626,7 @@ def _period_figures(lc, tr: Trace, tree: Tree, period: Period, ids: IdCodes, att
     M = period.seconds
     proportional = contract.downtime.degraded == "proportional"
     fee_node_num, fee_den = cr.fee_fraction(contract.pricing, tree.gpus, M)
-    seconds = [seconds_in(tr.final(c), ps, pe, tree.size[c]) for c in range(4)]
+    seconds = [tr.node_seconds(ps, pe)] + [seconds_in(tr.final(c), ps, pe, tree.size[c]) for c in range(1, 4)]
 
     scopes: dict[str, ScopeMonth] = {}
     shares: list[tuple[str, np.ndarray, np.ndarray]] = []
@@ -736,7 +785,10 @@ def run(lc, log, periods, as_of=None, accepted_on=None, support=True, incidents=
         needed |= {RACK} if dt.rack and dt.rack.nodes_follow_rack else set()
         needed |= {CLUSTER} if dt.cluster and dt.cluster.nodes_follow_cluster else set()
     for c in range(4):
-        f = tr.final(c)
+        # a node's incidents are matched with its own down time only: the parts of its final
+        # down time that come from its rack or cluster bring the ids (and flags) of the
+        # rack's or cluster's attribution (IdIndex `extra`), which has every piece in them
+        f = tr.node_down if c == NODE else tr.final(c)
         if c not in needed or not len(f):
             z = np.zeros(0, dtype=I64)
             att_pairs.append((z, z, z, z, z))
@@ -750,14 +802,14 @@ def run(lc, log, periods, as_of=None, accepted_on=None, support=True, incidents=
             excluded_sets.append((Intervals.empty(), Intervals.empty()))
         else:
             ex = merge(tr.excluded[c].iv)
-            excluded_sets.append((ex, intersect(ex, f)))
+            excluded_sets.append((ex, tr.node_overlap(ex) if c == NODE else intersect(ex, f)))
     degraded_sets = []
     d = tr.degraded
     if len(d):
         prev = 0
         for v in np.unique(d.ga).tolist():
             part = merge(d.iv.take(d.ga >= v))
-            degraded_sets.append((v - prev, part, intersect(part, tr.node_final)))
+            degraded_sets.append((v - prev, part, tr.node_overlap(part)))
             prev = v
     ids = IdCodes(log.frame["id"], log) if len(log.frame) else IdCodes(pd.Series([], dtype=object))
     results = [_period_figures(lc, tr, tree, p, ids, att_pairs, tuple(excluded_sets), degraded_sets)

@@ -165,15 +165,16 @@ def sweep(iv: Intervals, weight: np.ndarray | None = None) -> tuple[np.ndarray, 
     return u[:-1][same], t[:-1][same], t[1:][same], level[:-1][same]
 
 
-def at_least(iv: Intervals, threshold: np.ndarray) -> Intervals:
-    """Merged times where at least `threshold[unit]` of the unit's intervals are active.
+def at_least(iv: Intervals, threshold: np.ndarray, weight: np.ndarray | None = None) -> Intervals:
+    """Merged times where at least `threshold[unit]` of the unit's intervals are active
+    (each counting `weight`, default 1).
 
     Used for "rack down while >= k of its nodes are down" (nodes' intervals relabelled
     to their rack, each node's own intervals already disjoint). A threshold <= 0 makes
     the unit down only where it has any event segment; units without intervals are
     never returned, so callers handle "always down" thresholds themselves.
     """
-    u, t0, t1, lv = sweep(iv)
+    u, t0, t1, lv = sweep(iv, weight)
     if len(u) == 0:
         return Intervals.empty()
     hit = lv >= threshold[u]
@@ -197,6 +198,40 @@ def intersect(a: Intervals, b: Intervals) -> Intervals:
     """Overlaps of `a` (any intervals) with `b` (merged); disjoint per unit when `a` is merged."""
     i, j = overlap_pairs(a, b)
     return Intervals(a.unit[i], np.maximum(a.start[i], b.start[j]), np.minimum(a.end[i], b.end[j]))
+
+
+def minus_parent(iv: Intervals, owner: np.ndarray, parent: Intervals) -> Intervals:
+    """Per child unit, the parts of its intervals `iv` (disjoint per child) not covered by its
+    parent's intervals (`owner[child]` is the parent; `parent` sorted by (unit, start) and
+    merged, as `merge` returns it). Returned sorted by (child, start), disjoint per child."""
+    if not len(iv) or not len(parent):
+        return iv
+    a = iv.relabel(owner)
+    i, j = overlap_pairs(a, parent)
+    if not len(i):
+        return iv
+    # pairs come grouped by interval, its parent intervals in order: the pieces are the gaps
+    first = np.ones(len(i), dtype=bool)
+    first[1:] = i[1:] != i[:-1]
+    last = np.ones(len(i), dtype=bool)
+    last[:-1] = first[1:]
+    gap_s = np.where(first, iv.start[i], parent.end[j - 1 + first])
+    gap_e = parent.start[j]
+    tail_s = parent.end[j[last]]
+    ti = i[last]
+    touched = np.zeros(len(iv), dtype=bool)
+    touched[i] = True
+    whole = np.flatnonzero(~touched)
+    unit = np.concatenate([iv.unit[whole], iv.unit[i], iv.unit[ti]])
+    start = np.concatenate([iv.start[whole], gap_s, tail_s])
+    end = np.concatenate([iv.end[whole], gap_e, iv.end[ti]])
+    keep = end > start
+    # disjoint per child: starts and ends sorted apart stay paired
+    ks = key(unit[keep], start[keep])
+    ke = key(unit[keep], end[keep])
+    ks.sort()
+    ke.sort()
+    return Intervals(ks >> SHIFT, ks & MASK, ke & MASK)
 
 
 def seconds_in(iv: Intervals, lo: int, hi: int, n_units: int) -> np.ndarray:

@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import itertools
 from decimal import Decimal
 
 import numpy as np
 import pytest
 
-from calculators.intervals import (Intervals, at_least, a_minus_b, concat, drop_short, intersect, merge, merge_sorted,
-                                  overlap_pairs, seconds_in, sweep)
+from calculators.intervals import (
+    Intervals,
+    a_minus_b,
+    at_least,
+    concat,
+    drop_short,
+    intersect,
+    merge,
+    merge_sorted,
+    minus_parent,
+    overlap_pairs,
+    seconds_in,
+    sweep,
+)
 from calculators.periods import PeriodError, month, parse_periods
 
 
@@ -111,3 +124,41 @@ def test_merge_equals_merge_labels_blocks(seed):
     got, want = merge(iv), merge_labels(iv)[2]
     for field in ("unit", "start", "end"):
         assert getattr(got, field).tolist() == getattr(want, field).tolist()
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_minus_parent_is_each_childs_time_outside_its_parents(seed):
+    rng = np.random.default_rng(200 + seed)
+    owner = rng.integers(0, 3, 7)                       # 7 children, 3 parents
+
+    def merged(n_units, n):
+        start = rng.integers(0, 150, n)
+        return merge(Intervals.of(rng.integers(0, n_units, n), start, start + rng.integers(1, 30, n)))
+
+    child, parent = merged(7, int(rng.integers(0, 40))), merged(3, int(rng.integers(0, 12)))
+    got = minus_parent(child, owner, parent)
+    # per child, second by second
+    for c in range(7):
+        mine = {t for u, s, e in zip(child.unit, child.start, child.end) if u == c for t in range(s, e)}
+        cover = {t for u, s, e in zip(parent.unit, parent.start, parent.end) if u == owner[c] for t in range(s, e)}
+        pieces = [(s, e) for u, s, e in zip(got.unit, got.start, got.end) if u == c]
+        assert {t for s, e in pieces for t in range(s, e)} == mine - cover
+        assert pieces == sorted(pieces) and all(e > s for s, e in pieces)
+        assert all(a[1] <= b[0] for a, b in itertools.pairwise(pieces))     # disjoint
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_weighted_at_least_counts_weights(seed):
+    rng = np.random.default_rng(300 + seed)
+    n = int(rng.integers(1, 40))
+    start = rng.integers(0, 100, n)
+    iv = Intervals.of(rng.integers(0, 3, n), start, start + rng.integers(1, 30, n))
+    w = rng.integers(1, 4, n)
+    got = at_least(iv, np.array([3, 4, 5]), w)
+    for u in range(3):
+        level = np.zeros(140, dtype=np.int64)
+        for uu, s, e, ww in zip(iv.unit, iv.start, iv.end, w):
+            if uu == u:
+                level[s:e] += ww
+        want = {t for t in range(140) if level[t] >= [3, 4, 5][u]}
+        assert {t for uu, s, e in zip(got.unit, got.start, got.end) if uu == u for t in range(s, e)} == want
