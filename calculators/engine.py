@@ -173,6 +173,7 @@ class Trace:
     their cluster's (`nodes_follow_rack`), the clusters' (`nodes_follow_cluster`). A rack's down
     time is not copied onto each of its nodes: figures are summed per layer and spread."""
     tree: Tree
+    node_inside: np.ndarray            # positions in counted[NODE].down() of the pieces inside node_down
 
     def own(self, scope: int) -> Pieces:
         """The counted pieces of incidents on units of `scope` itself (none pushed down)."""
@@ -180,7 +181,7 @@ class Trace:
         return p if n == len(p) else p.take(slice(0, n))
 
     def final(self, scope: int) -> Intervals:
-        return (self.node_final, self.rack_down, self.cluster_down, self.site_down)[scope]
+        return self.node_final if scope == NODE else (None, self.rack_down, self.cluster_down, self.site_down)[scope]
 
     @cached_property
     def node_after_rack(self) -> Intervals:
@@ -421,7 +422,10 @@ def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
 
     # step 4: nodes
     node_p = counted[NODE]
-    node_down, node_short = drop_short(merge(node_p.down().iv), mo)
+    order, block, merged = merge_labels(node_p.down().iv)
+    long = (merged.end - merged.start) >= mo
+    node_down, node_short = (merged, Intervals.empty()) if long.all() else (merged.take(long), merged.take(~long))
+    node_inside = order[long[block]]      # the pieces of node_p.down() inside node_down (each within one)
     # step 5: racks
     rack_rule = Intervals.empty()
     if dt.rack is not None:
@@ -473,7 +477,7 @@ def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
         deg_keep = deg_keep.take(deg_keep.ga > 0)
     return Trace(base, as_of, tuple(periods), counted, excluded, node_down, node_short, rack_rule, rack_down,
                  rack_short, cluster_rule, cluster_down, cluster_short, site_rule,
-                 site_down, site_short, deg_keep, deg_short, own_counted, tuple(layers), tree)
+                 site_down, site_short, deg_keep, deg_short, own_counted, tuple(layers), tree, node_inside)
 
 
 
@@ -618,7 +622,7 @@ def _share_stack(shares: list[tuple[str, np.ndarray, np.ndarray]], stacking: str
 
 def _period_figures(lc, tr: Trace, tree: Tree, period: Period, ids: IdCodes, att_pairs,
                     excluded_sets: tuple[tuple[Intervals, Intervals], ...],
-                    degraded_sets: list[tuple[int, Intervals, Intervals]]):
+                    degraded_sets: list[tuple[int, Intervals, Intervals]], flagged: tuple[Pieces, ...]):
     from calculators.result import NodeMonth, PeriodResult, ScopeMonth
 
     contract = lc.model
@@ -678,7 +682,7 @@ def _period_figures(lc, tr: Trace, tree: Tree, period: Period, ids: IdCodes, att
         else:
             unum = fee_node_num[0] * cr.obj(tree.count(NODE, c)) if len(fee_node_num) else cr.obj(np.zeros(n))
         credit = cr.cents_half_up(snum * unum, sden * fee_den)
-        own = Pieces.cat(_in_period(tr.counted[c], ps, pe), _in_period(tr.excluded[c], ps, pe))
+        own = _in_period(flagged[c], ps, pe)
         flags = _flag_bits(n, [(u, fl), (own.iv.unit, own.flags)])
         if c == NODE:
             for parent in (RACK, CLUSTER):
@@ -792,6 +796,10 @@ def run(lc, log, periods, as_of=None, accepted_on=None, support=True, incidents=
         if c not in needed or not len(f):
             z = np.zeros(0, dtype=I64)
             att_pairs.append((z, z, z, z, z))
+        elif c == NODE:
+            # a node's pieces are those merged into its down time: each lies inside one outage
+            cand, k = _candidates(tr, tree, c), tr.node_inside
+            att_pairs.append((cand.iv.unit[k], cand.iv.start[k], cand.iv.end[k], cand.row[k], cand.flags[k]))
         else:
             cand = _candidates(tr, tree, c)
             a, b = overlap_pairs(cand.iv, f)
@@ -812,7 +820,9 @@ def run(lc, log, periods, as_of=None, accepted_on=None, support=True, incidents=
             degraded_sets.append((v - prev, part, tr.node_overlap(part)))
             prev = v
     ids = IdCodes(log.frame["id"], log) if len(log.frame) else IdCodes(pd.Series([], dtype=object))
-    results = [_period_figures(lc, tr, tree, p, ids, att_pairs, tuple(excluded_sets), degraded_sets)
+    # the counted and excluded pieces with a flag (most have none), for each unit's flags
+    flagged = tuple(Pieces.cat(*(p.take(p.flags != 0) for p in (tr.counted[c], tr.excluded[c]))) for c in range(4))
+    results = [_period_figures(lc, tr, tree, p, ids, att_pairs, tuple(excluded_sets), degraded_sets, flagged)
                for p in plist]
     termination = _chronic(lc, results, tree)
     figures = None
