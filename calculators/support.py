@@ -50,6 +50,16 @@ SCOPES = ("node", "rack", "cluster", "site")
 CENT = Decimal("0.01")
 
 
+def percentiles(values: np.ndarray, ps: tuple[float, ...]) -> list[int | None]:
+    """`percentile` for several p at once (one partial sort)."""
+    arr = np.asarray(values, dtype=np.int64)
+    if arr.size == 0:
+        return [None] * len(ps)
+    ranks = [max(1, math.ceil(p / 100 * arr.size)) - 1 for p in ps]
+    part = np.partition(arr, sorted(set(ranks)))
+    return [int(part[r]) for r in ranks]
+
+
 def percentile(values: list[int] | np.ndarray, p: float) -> int | None:
     """Nearest-rank percentile of whole seconds; None for no values."""
     arr = np.sort(np.asarray(values, dtype=np.int64))
@@ -115,8 +125,9 @@ def _secs(td: timedelta | None) -> int | None:
     return None if td is None else int(td.total_seconds())
 
 
-def _figure(ids: np.ndarray, durations: np.ndarray, measured: np.ndarray, target: int | None,
+def _figure(names: np.ndarray, ids: np.ndarray, durations: np.ndarray, measured: np.ndarray, target: int | None,
             open_elapsed: np.ndarray | None = None) -> Figure:
+    """`ids`: the incidents' codes into `names` (ids are looked up for the breaches only)."""
     vals = durations[measured]
     breach = np.zeros(len(ids), dtype=bool)
     n_open = 0
@@ -127,12 +138,13 @@ def _figure(ids: np.ndarray, durations: np.ndarray, measured: np.ndarray, target
         breach = measured & (durations > target)
         if open_elapsed is not None:
             breach |= is_open & (open_elapsed > target)
+    p50, p95 = percentiles(vals, (50, 95))
     return Figure(
         target_seconds=target, count=len(ids), measured=int(measured.sum()),
         breaches=None if target is None else int(breach.sum()),
-        p50_seconds=percentile(vals, 50), p95_seconds=percentile(vals, 95),
+        p50_seconds=p50, p95_seconds=p95,
         max_seconds=int(vals.max()) if vals.size else None,
-        breach_ids=tuple(ids[breach].tolist()), open=n_open)
+        breach_ids=tuple(names[ids[breach]].tolist()), open=n_open)
 
 
 def _col(frame, name: str, pick: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -156,7 +168,6 @@ def support_report(lc: LoadedContract, log: IncidentLog, period_start_s: int, pe
     start_all = frame["start"].to_numpy(dtype=np.int64)
     pick = np.flatnonzero((start_all >= period_start_s) & (start_all < period_end_s))
     codes, names = coded(log, "id")
-    ids_all = np.append(names, "")[codes]
     rows = frame["row"].to_numpy(dtype=np.int64)[pick] if "row" in frame else None
     if rows is not None and (rows[1:] >= rows[:-1]).all():
         # the loader's frame: an incident's rows (one per node of a hostlist) are adjacent
@@ -165,16 +176,16 @@ def support_report(lc: LoadedContract, log: IncidentLog, period_start_s: int, pe
         first[1:] = rows[1:] != rows[:-1]
         pick = pick[first]
     else:
-        pick = pick[~pd.Series(ids_all[pick]).duplicated(keep="first").to_numpy()]
+        pick = pick[~pd.Series(codes[pick]).duplicated(keep="first").to_numpy()]
     notice, has_notice = _col(frame, "notice_at", pick)
     start = start_all[pick]
     planned = has_notice & (notice <= start)
     total = len(pick)
     pick = pick[~planned]
     start = start_all[pick]
-    ids = ids_all[pick]
+    ids = codes[pick]
     det, has_det = _col(frame, "detected_at", pick)
-    detection = _figure(ids, det - start, has_det, _secs(sup.detection))
+    detection = _figure(names, ids, det - start, has_det, _secs(sup.detection))
 
     rep, has_rep = _col(frame, "reported_at", pick)
     resp, has_resp = _col(frame, "responded_at", pick)
@@ -192,12 +203,12 @@ def support_report(lc: LoadedContract, log: IncidentLog, period_start_s: int, pe
         target = _secs(getattr(sup.response, s)) if (sup.response is not None and s != "unset") else None
         if not m.any() and target is None:
             continue
-        response[s] = _figure(ids[m], resp_dur[m], has_resp[m], target)
+        response[s] = _figure(names, ids[m], resp_dur[m], has_resp[m], target)
 
     end, has_end = _col(frame, "end", pick)
-    codes, names = coded(log, "scope")
-    scope_of = np.append([SCOPES.index(v) if v in SCOPES else -1 for v in names.tolist()], -1).astype(np.int64)
-    scope_codes = scope_of[codes[pick]]
+    s_codes, s_names = coded(log, "scope")
+    scope_of = np.append([SCOPES.index(v) if v in SCOPES else -1 for v in s_names.tolist()], -1).astype(np.int64)
+    scope_codes = scope_of[s_codes[pick]]
     restore: dict[str, Figure] = {}
     for k, s in enumerate(SCOPES):
         m = scope_codes == k
@@ -205,7 +216,7 @@ def support_report(lc: LoadedContract, log: IncidentLog, period_start_s: int, pe
         if not m.any() and target is None:
             continue
         elapsed = np.where(start[m] <= as_of, as_of - start[m], -1)
-        restore[s] = _figure(ids[m], end[m] - start[m], has_end[m], target, open_elapsed=elapsed)
+        restore[s] = _figure(names, ids[m], end[m] - start[m], has_end[m], target, open_elapsed=elapsed)
 
     return SupportReport(int(period_start_s), int(period_end_s), as_of, total, int(planned.sum()),
                          detection, response, restore)

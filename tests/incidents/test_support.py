@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import date, datetime, timezone
 from decimal import Decimal
 
+import numpy as np
 import pytest
 
 from calculators.incidents import IncidentLog, load_incidents
-from calculators.support import acceptance_delay, compute_support, percentile, support_report
+from calculators.support import acceptance_delay, compute_support, percentile, percentiles, support_report
 
 from .conftest import EXAMPLE_LOG
 
@@ -27,6 +28,7 @@ DAY = 86400
 ])
 def test_nearest_rank_percentiles(values, p50, p95):
     assert (percentile(values, 50), percentile(values, 95)) == (p50, p95)
+    assert percentiles(np.array(values, dtype=np.int64), (50, 95)) == [p50, p95]
 
 
 def rec(i: int, **kw) -> dict:
