@@ -535,13 +535,21 @@ class IdIndex:
 
     def lists(self) -> list[list[str]]:
         if self._lists is None:
-            unit, code = self.pairs()
-            names = self._codes.get()[1]
-            bounds = np.searchsorted(unit, np.arange(self.n_units + 1))
-            flat = names[code].tolist() if len(code) else []
-            b = bounds.tolist()
-            self._lists = [flat[b[i]:b[i + 1]] for i in range(self.n_units)]
+            self._lists = self._make_lists()
         return self._lists
+
+    def take_lists(self) -> list[list[str]]:
+        """Lists of their own for the caller (the result document), not kept here."""
+        if self._lists is not None:
+            return [list(x) for x in self._lists]
+        return self._make_lists()
+
+    def _make_lists(self) -> list[list[str]]:
+        unit, code = self.pairs()
+        names = self._codes.get()[1]
+        b = np.searchsorted(unit, np.arange(self.n_units + 1)).tolist()
+        flat = names[code].tolist() if len(code) else []
+        return [flat[b[i]:b[i + 1]] for i in range(self.n_units)]
 
     def get(self, i: int, default=()) -> tuple[str, ...]:
         got = self.lists()[i]

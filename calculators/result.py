@@ -166,7 +166,7 @@ class ScopeMonth:
                 credit_pct.append(pct_cache[v])
         fees = _money_list(cr.cents_half_up(self.fee_num, self.fee_den))
         credits = _money_list(self.credit_cents)
-        incidents = self.incidents.lists() if hasattr(self.incidents, "lists") else \
+        incidents = self.incidents.take_lists() if hasattr(self.incidents, "take_lists") else \
             [list(self.incidents.get(i, ())) for i in range(n)]
         flags = [_FLAG_LISTS[int(b) & 15] for b in self.flags]
         excluded = self.excluded.tolist()
@@ -176,7 +176,7 @@ class ScopeMonth:
             r = {"scope": self.scope, "id": self.ids[i], "downtime_seconds": down[i],
                  "excluded_seconds": excluded[i], "availability_pct": avail[i], "target_pct": target,
                  "met": met[i], "credit_pct": credit_pct[i], "fee": fees[i], "credit": credits[i],
-                 "incidents": list(incidents[i]), "flags": list(flags[i])}
+                 "incidents": incidents[i], "flags": list(flags[i])}
             if self.proportional:
                 r["lost_gpu_seconds"] = lnum[i]
             out.append(r)
