@@ -333,18 +333,36 @@ def _read_csv_fast(data: bytes) -> tuple[pd.DataFrame, np.ndarray, _Fast] | None
     return pd.DataFrame(raw, index=pd.RangeIndex(n)), np.arange(1, n + 1, dtype=np.int64), fast
 
 
-def _windows(buf: np.ndarray, width: int) -> np.ndarray:
-    """Row i: the `width` bytes from offset i (a view; `buf` is a view of a buffer with
-    `_FAST_WIDTH` zero bytes after its end)."""
-    padded = np.lib.stride_tricks.as_strided(buf, shape=(len(buf) + _FAST_WIDTH,), strides=buf.strides)
-    return np.lib.stride_tricks.sliding_window_view(padded, width)
+# _KEEP[k]: a word whose first k bytes are kept by `&` and the others cleared (any byte order)
+_KEEP = np.array([[0xFF] * k + [0] * (8 - k) for k in range(9)], dtype=np.uint8).view(np.uint64).ravel()
+
+
+def _gather(buf: np.ndarray, s: np.ndarray, width: int) -> np.ndarray:
+    """Rows of the `width` bytes (at most `_FAST_WIDTH`) from each offset in `s` (`buf` is a
+    view of a buffer with `_FAST_WIDTH` zero bytes after its end)."""
+    windows = np.lib.stride_tricks.sliding_window_view(
+        np.lib.stride_tricks.as_strided(buf, shape=(len(buf) + _FAST_WIDTH,), strides=buf.strides), width)
+    return windows[s]
 
 
 def _byte_matrix(buf: np.ndarray, s: np.ndarray, e: np.ndarray, width: int) -> np.ndarray:
-    """Cells as rows of `width` bytes, zero-padded."""
-    m = _windows(buf, width)[s]
-    m *= np.arange(width, dtype=np.int64) < (e - s)[:, None]
+    """Cells as rows of `width` bytes (a multiple of 8), zero-padded; masked a word at a time."""
+    m = _gather(buf, s, width)
+    words = m.view(np.uint64)
+    lens = e - s
+    for k in range(width // 8):
+        words[:, k] &= _KEEP[np.clip(lens - 8 * k, 0, 8)]
     return m
+
+
+def _strings(m: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """Rows of zero-padded ASCII bytes -> object array of str, made by one decode and split
+    (cells never hold a newline or a zero byte: the fast reader has checked)."""
+    rows, width = m.shape
+    out = np.zeros((rows, width + 1), dtype=np.uint8)
+    out[:, :width] = m
+    out[np.arange(rows), lens] = 10
+    return np.array(out.tobytes().decode("ascii").replace("\x00", "").split("\n")[:-1], dtype=object)
 
 
 def _fast_factorize(buf: np.ndarray, data: bytes, offset: int, s: np.ndarray, e: np.ndarray
@@ -369,8 +387,7 @@ def _fast_factorize(buf: np.ndarray, data: bytes, offset: int, s: np.ndarray, e:
     # codes number the values in order of first appearance: a code's first row is where
     # the running maximum of the codes steps up
     first = np.flatnonzero(np.diff(np.maximum.accumulate(codes), prepend=-1) > 0)
-    uniques = m[first].view(f"S{w8}").ravel().astype(f"U{w8}").astype(object)
-    return codes, uniques
+    return codes, _strings(m[first], (e - s)[first])
 
 
 _DIGITS = (0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18)
@@ -390,7 +407,7 @@ def _fast_times(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray | N
     if not (z | off | empty).all():
         return None
     cells = ~empty
-    m = _windows(buf, 25)[s[cells]]
+    m = _gather(buf, s[cells], 25)
     off = off[cells]
     if not ((m[:, _DIGITS] - np.uint8(48)) <= 9).all():
         return None
@@ -404,11 +421,15 @@ def _fast_times(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray | N
         if not (((mo_[:, [20, 21, 23, 24]] - np.uint8(48)) <= 9).all() and (mo_[:, 22] == 58).all()):
             return None
 
+    # the 14 digits as 7 two-digit numbers: 19 20 | 27 | 02 | 03 | 10 | 00 | 00
+    d = m[:, _DIGITS].astype(np.int32)
+    d -= 48
+    two = d[:, 0::2] * 10 + d[:, 1::2]
+    y = (two[:, 0] * 100 + two[:, 1]).astype(np.int64)
+    mo, dd, hh, mi, ss = (two[:, k].astype(np.int64) for k in range(2, 7))
+
     def num(i: int, j: int) -> np.ndarray:
         return (m[:, i].astype(np.int64) - 48) * 10 + (m[:, j].astype(np.int64) - 48)
-
-    y = num(0, 1) * 100 + num(2, 3)
-    mo, dd, hh, mi, ss = num(5, 6), num(8, 9), num(11, 12), num(14, 15), num(17, 18)
     if not ((y >= _FIRST_YEAR) & (y < _FIRST_YEAR + len(_MONTH_START) // 12) & (mo >= 1) & (mo <= 12)
             & (hh <= 23) & (mi <= 59) & (ss <= 59)).all():
         return None
