@@ -177,16 +177,17 @@ def load_incidents(path: str | Path, lc: LoadedContract, assume_tz: str | None =
     fname = str(path)
     if not p.is_file():
         raise InputError([Problem("file_not_found", "no such incident log", file=fname, fix="check the path")])
-    data = p.read_bytes()
+    padded, size = _read_padded(p)
+    data = memoryview(padded)[:size]
     digest = hashlib.sha256(data).hexdigest()
-    head = data[:4096].decode("utf-8-sig", errors="replace")
-    if not head.strip() and not data.decode("utf-8-sig", errors="replace").strip():
+    head = bytes(data[:4096]).decode("utf-8-sig", errors="replace")
+    if not head.strip() and not bytes(data).decode("utf-8-sig", errors="replace").strip():
         raise InputError([Problem("empty_log", "the incident log is empty", file=fname,
                                   fix="export the incidents with a header row: id,scope,target,start,end,...")])
     fmt = detect_format(fname, head)
     gpus_required = lc.model.downtime.degraded == "proportional"
     if fmt == "csv":
-        got = _read_csv_fast(data)
+        got = _read_csv_fast(padded, size)
         if got is not None:
             raw, rows, fast = got
             try:
@@ -196,9 +197,9 @@ def load_incidents(path: str | Path, lc: LoadedContract, assume_tz: str | None =
                 del raw, rows, fast, got
         raw, rows = _read_csv(data, fname)   # bytes straight to the C parser: no decode/re-encode
     elif fmt == "jsonl":
-        raw, rows = _read_jsonl(data.decode("utf-8-sig", errors="replace"), fname)
+        raw, rows = _read_jsonl(bytes(data).decode("utf-8-sig", errors="replace"), fname)
     else:
-        raw, rows = _read_json_array(data.decode("utf-8-sig", errors="replace"), fname)
+        raw, rows = _read_json_array(bytes(data).decode("utf-8-sig", errors="replace"), fname)
     return _build(raw, rows, lc.topology, file=fname, sha256=digest, assume_tz=assume_tz,
                   skip_bad_rows=skip_bad_rows, gpus_required=gpus_required)
 
@@ -268,24 +269,67 @@ class _Retry(Exception):
     """The fast path found a problem: read the file again the precise way."""
 
 
-def _read_csv_fast(data: bytes) -> tuple[pd.DataFrame, np.ndarray, _Fast] | None:
+def _read_padded(p: Path) -> tuple[bytearray, int]:
+    """The file's bytes followed by `_FAST_WIDTH` zero bytes, and its length: the fast
+    reader loads fixed-width windows past a cell's end without copying the file first."""
+    size = p.stat().st_size
+    buf = bytearray(size + _FAST_WIDTH)
+    view = memoryview(buf)
+    got = 0
+    with open(p, "rb") as f:
+        while got < size:
+            n = f.readinto(view[got:size])
+            if not n:
+                break
+            got += n
+        rest = f.read()
+    del view
+    if got != size or rest:                  # the file changed while it was read
+        data = bytes(buf[:got]) + rest
+        return bytearray(data) + bytearray(_FAST_WIDTH), len(data)
+    return buf, size
+
+
+_CHUNK = 1 << 22    # bytes compared at a time when looking for a delimiter (no file-sized temporaries)
+
+
+def _positions(arr: np.ndarray, byte: int, out: np.ndarray | None = None) -> np.ndarray | None:
+    """Positions of `byte` in `arr`; with `out`, written there, None unless exactly len(out)."""
+    parts = []
+    at = 0
+    for i in range(0, len(arr), _CHUNK):
+        hit = np.flatnonzero(arr[i:i + _CHUNK] == byte)
+        if out is None:
+            parts.append(hit + i)
+            continue
+        if at + len(hit) > len(out):
+            return None
+        np.add(hit, i, out=out[at:at + len(hit)])
+        at += len(hit)
+    if out is None:
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    return out if at == len(out) else None
+
+
+def _read_csv_fast(padded: bytearray, size: int) -> tuple[pd.DataFrame, np.ndarray, _Fast] | None:
     """(raw frame, row numbers, what was found) like `_read_csv`, or None when the file is
-    not plain enough for this reader."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    if not data.isascii() or b'"' in data or b"\r" in data or b"\x00" in data:
+    not plain enough for this reader. `padded`: the file's `size` bytes, then `_FAST_WIDTH`
+    zero bytes (`_read_padded`)."""
+    arr = np.frombuffer(padded, dtype=np.uint8)
+    begin = 3 if padded.startswith(b"\xef\xbb\xbf") else 0
+    if size <= begin or int(arr[begin:size].max()) >= 128:
         return None
-    head_end = data.find(b"\n")
-    if head_end <= 0:
+    if any(padded.find(b, begin, size) >= 0 for b in (b'"', b"\r", b"\x00")):
         return None
-    names = [c.strip() for c in data[:head_end].decode("ascii").split(",")]
+    head_end = padded.find(b"\n", begin, size)
+    if head_end <= begin:
+        return None
+    names = [c.strip() for c in padded[begin:head_end].decode("ascii").split(",")]
     if any(not c for c in names) or len(set(names)) != len(names):
         return None
-    body = np.frombuffer(data, dtype=np.uint8)[head_end + 1:]
-    padded = np.zeros(len(body) + _FAST_WIDTH, dtype=np.uint8)
-    padded[:len(body)] = body
-    buf = padded[:len(body)]
-    nl = np.flatnonzero(buf == 10)
+    data = padded
+    buf = arr[head_end + 1:size]                 # followed by `_FAST_WIDTH` zero bytes
+    nl = _positions(buf, 10)
     ends = nl if len(buf) and buf[-1] == 10 else np.append(nl, len(buf))
     starts = np.concatenate([[0], nl + 1])[:len(ends)]
     filled = ends > starts                     # blank lines are skipped, as pandas does
@@ -294,8 +338,8 @@ def _read_csv_fast(data: bytes) -> tuple[pd.DataFrame, np.ndarray, _Fast] | None
     n, k = len(starts), len(names)
     if n == 0:
         return None
-    commas = np.flatnonzero(buf == 44)
-    if len(commas) != n * (k - 1):
+    commas = _positions(buf, 44, np.empty(n * (k - 1), dtype=np.int64))
+    if commas is None:
         return None
     if k > 1:
         commas = commas.reshape(n, k - 1)

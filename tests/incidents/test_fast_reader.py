@@ -27,8 +27,8 @@ def frames(path, lc, **kw):
     used = []
     real = inc._read_csv_fast
 
-    def spy(data):
-        got = real(data)
+    def spy(*args):
+        got = real(*args)
         used.append(got is not None)
         return got
 
@@ -37,7 +37,7 @@ def frames(path, lc, **kw):
         fast = inc.load_incidents(path, lc, **kw)
     finally:
         inc._read_csv_fast = real
-    inc._read_csv_fast = lambda data: None
+    inc._read_csv_fast = lambda *args: None
     try:
         slow = inc.load_incidents(path, lc, **kw)
     finally:
@@ -69,6 +69,20 @@ def test_good_logs_read_the_same(write, lc, text, fast_used, threads_from, monke
     assert used is fast_used
     same(fast, slow)
     assert len(fast.frame) >= 1
+
+
+@pytest.mark.parametrize("chunk", [7, 64, 1 << 22])
+def test_delimiters_found_across_chunks(write, lc, chunk, monkeypatch):
+    """The reader looks for newlines and commas a chunk at a time; any chunk size gives the
+    same log, and a line with a comma too many is still noticed."""
+    monkeypatch.setattr(inc, "_CHUNK", chunk)
+    text = HEADER + "\n".join(r.replace("A", f"A{i}-", 1) for i in range(3) for r in ROWS) + "\n"
+    fast, slow, used = frames(write("log.csv", text), lc)
+    assert used
+    same(fast, slow)
+    assert len(fast.frame) == 3 * (len(ROWS) + 2)          # A4 names three nodes
+    ragged = text + "Z1,node,r01-n01,2027-02-03T10:00:00Z,,,,,,,,,\n"
+    assert inc._read_csv_fast(*inc._read_padded(write("ragged.csv", ragged))) is None
 
 
 @pytest.mark.parametrize("cell", [
@@ -115,7 +129,7 @@ def test_bad_logs_report_the_same_problems(write, lc, bad):
     for force_slow in (False, True):
         real = inc._read_csv_fast
         if force_slow:
-            inc._read_csv_fast = lambda data: None
+            inc._read_csv_fast = lambda *args: None
         try:
             with pytest.raises(InputError) as ei:
                 inc.load_incidents(path, lc)
