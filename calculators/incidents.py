@@ -48,7 +48,6 @@ import io
 import json
 import re
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -249,7 +248,6 @@ def _read_csv(data: bytes, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
 # again on the pandas path, so problems are always described by one reader.
 
 _FAST_WIDTH = 32          # widest column turned into a byte matrix; wider ones are sliced
-_THREADS_FROM = 100_000   # rows from which columns are read by two threads
 _SPACE = np.zeros(256, dtype=bool)     # the ASCII characters str.strip() removes
 _SPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
 
@@ -361,9 +359,9 @@ def _read_csv_fast(padded: bytearray, size: int) -> tuple[pd.DataFrame, np.ndarr
         return None, coded
 
     plain: set[str] = set()
-    # columns are independent and numpy releases the GIL on whole-array work: two threads
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        done = list(pool.map(column, range(k))) if n >= _THREADS_FROM else [column(j) for j in range(k)]
+    # one column at a time: reading columns in two threads was no faster on two cores
+    # (each thread's allocations come from its own arena, fresh pages to fault in)
+    done = [column(j) for j in range(k)]
     raw: dict[str, Any] = {}
     for name, (t, coded) in zip(names, done):
         if t is not None:

@@ -61,9 +61,7 @@ def same(a, b) -> None:
     (HEADER + '"Q1",node,r01-n01,2027-02-03T10:00:00Z,,,,,,,,"a, b"\n', False),   # quoting
     (HEADER + "Ü1,node,r01-n01,2027-02-03T10:00:00Z,,,,,,,,\n", False),   # non-ASCII
 ])
-@pytest.mark.parametrize("threads_from", [100_000, 0])
-def test_good_logs_read_the_same(write, lc, text, fast_used, threads_from, monkeypatch):
-    monkeypatch.setattr(inc, "_THREADS_FROM", threads_from)       # 0: columns read by two threads
+def test_good_logs_read_the_same(write, lc, text, fast_used):
     path = write("log.csv", text)
     fast, slow, used = frames(path, lc)
     assert used is fast_used
