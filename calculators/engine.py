@@ -37,8 +37,22 @@ import pandas as pd
 
 from calculators import credits as cr
 from calculators.incidents import coded
-from calculators.intervals import (MAX_TIME, Intervals, at_least, concat, csr, drop_short, expand, intersect,
-                                   merge, merge_labels, merge_sorted, minus_parent, overlap_pairs, seconds_in)
+from calculators.intervals import (
+    MAX_TIME,
+    Intervals,
+    at_least,
+    concat,
+    csr,
+    drop_short,
+    expand,
+    intersect,
+    merge,
+    merge_labels,
+    merge_sorted,
+    minus_parent,
+    overlap_pairs,
+    seconds_in,
+)
 from calculators.periods import Period, month_bounds, parse_periods
 
 SCOPES = ("node", "rack", "cluster", "site")
