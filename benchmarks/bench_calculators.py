@@ -10,8 +10,10 @@ the support figures, and `Result.to_json()` (the document the CLI writes; only s
 and writing it are left out) -- in <= 10 s and <= 4 GB peak RSS, and in no more than 3x the
 time plain `pandas.read_csv(path)` takes for the same file, measured in the same process.
 
-Each size runs in its own process (peak RSS is per size): `pandas.read_csv(path)` first,
-then the pipeline. Wall and CPU seconds are printed (CPU in brackets: the machine may be
+Each size runs in its own process (peak RSS is per size), with the malloc settings the
+`slakit` command applies at start (`calculators/memory.py`: freed memory is kept for reuse),
+`pandas.read_csv(path)` first, then the pipeline. The largest size is also run with glibc's
+default settings (`SLAKIT_MALLOC_TUNING=off`) and shown on its own line. Wall and CPU seconds are printed (CPU in brackets: the machine may be
 shared, and CPU time is what the pipeline itself spent); `--repeat N` runs each size N times
 and keeps the run with the shortest pipeline. The CSVs are generated once into --workdir
 (benchmarks/synthetic.py) and reused.
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -46,8 +49,10 @@ def one(contract: str, csv_path: str) -> dict:
 
     from calculators.engine import compute
     from calculators.incidents import load_incidents
+    from calculators.memory import keep_freed_memory
     from slaschema.loader import load_contract
 
+    tuned = keep_freed_memory()              # as the slakit command does
     lc = load_contract(contract)
     t = _clock()
     frame = pd.read_csv(csv_path)
@@ -67,7 +72,7 @@ def one(contract: str, csv_path: str) -> dict:
     return {
         "incidents": rows, "log_rows": len(log.frame), "read_csv": read, "load": load, "compute": comp,
         "to_json": to_json, "pipeline": pipe,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "malloc_tuned": tuned,
         "credit_total": [p["credit_total"] for p in doc["periods"]],
     }
 
@@ -96,22 +101,36 @@ def main() -> None:
     print("     size  pandas.read_csv   load+check      compute    to_json        pipeline  pipeline/read_csv "
           "peak RSS  credits per month")
     figures = []
-    for n in (int(x) for x in args.sizes.split(",")):
-        csv_path = work / f"incidents-{n}.csv"
-        if not csv_path.exists():
-            make_incidents_csv(csv_path, n, seed=1)
+    sizes = [int(x) for x in args.sizes.split(",")]
+
+    def measure(csv_path: Path, env: dict) -> dict:
         runs = []
         for _ in range(max(1, args.repeat)):
             out = subprocess.run([sys.executable, __file__, "--one", str(contract), str(csv_path)],
-                                 check=True, capture_output=True, text=True)
+                                 check=True, capture_output=True, text=True, env=env)
             runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
-        f = min(runs, key=lambda r: r["pipeline"][0])
-        figures.append(f)
+        return min(runs, key=lambda r: r["pipeline"][0])
+
+    def show(label: str, f: dict) -> None:
         r, p = f["read_csv"], f["pipeline"]
-        print(f"{n:>9,}  {r[0]:5.2f} s ({r[1]:5.2f})  {f['load'][0]:5.2f} ({f['load'][1]:5.2f})  "
+        print(f"{label:>9}  {r[0]:5.2f} s ({r[1]:5.2f})  {f['load'][0]:5.2f} ({f['load'][1]:5.2f})  "
               f"{f['compute'][0]:5.2f} ({f['compute'][1]:5.2f})  {f['to_json'][0]:5.2f} ({f['to_json'][1]:5.2f})  "
               f"{p[0]:6.2f} s ({p[1]:5.2f})  {p[0] / r[0]:6.2f}x ({p[1] / r[1]:5.2f}x)  "
               f"{f['peak_rss_mb']:6.0f} MB  {', '.join(f['credit_total'])}")
+
+    default_env = {k: v for k, v in os.environ.items() if k != "SLAKIT_MALLOC_TUNING"}
+    untuned = None
+    for n in sizes:
+        csv_path = work / f"incidents-{n}.csv"
+        if not csv_path.exists():
+            make_incidents_csv(csv_path, n, seed=1)
+        f = measure(csv_path, default_env)
+        figures.append(f)
+        show(f"{n:,}", f)
+        if n == sizes[-1] and f.get("malloc_tuned"):
+            untuned = measure(csv_path, {**default_env, "SLAKIT_MALLOC_TUNING": "off"})
+            show("  default", untuned)
+            print("           (the same size with glibc's default malloc settings)")
     if len(figures) > 1:
         print("growth of the pipeline: " + "; ".join(
             f"{a['incidents']:,} -> {b['incidents']:,} incidents (x{b['incidents'] / a['incidents']:g}): "
@@ -125,6 +144,10 @@ def main() -> None:
         print(f"targets at {big['incidents']:,}: pipeline <= 10 s: {p[0]:.2f} s; peak RSS <= 4 GB: "
               f"{big['peak_rss_mb']:.0f} MB; pipeline <= 3x pandas.read_csv: {ratio:.2f}x "
               f"(CPU {p[1] / r[1]:.2f}x) -> {'met' if ok else 'NOT met'}")
+        if untuned is not None:
+            up, ur = untuned["pipeline"], untuned["read_csv"]
+            print(f"  with glibc's default malloc settings: pipeline {up[0]:.2f} s, {up[0] / ur[0]:.2f}x "
+                  f"pandas.read_csv, peak RSS {untuned['peak_rss_mb']:.0f} MB")
     if tmp is not None:
         tmp.cleanup()
 
