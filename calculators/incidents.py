@@ -354,8 +354,13 @@ def _read_csv_fast(padded: bytearray, size: int) -> tuple[pd.DataFrame, np.ndarr
             if t is not None:
                 return t, None
         coded = _fast_factorize(buf, data, head_end + 1, s, e)
-        if (e > s).all() and not (_SPACE[buf[s]].any() or _SPACE[buf[e - 1]].any()):
-            plain.add(names[j])      # no cell empty or padded: str.strip() changes none
+        uniques = coded[1]
+        if len(uniques) <= 1024:     # no cell empty or padded: str.strip() changes none
+            is_plain = all(v and not (_SPACE[ord(v[0])] or _SPACE[ord(v[-1])]) for v in uniques.tolist())
+        else:
+            is_plain = bool((e > s).all() and not (_SPACE[buf[s]].any() or _SPACE[buf[e - 1]].any()))
+        if is_plain:
+            plain.add(names[j])
         return None, coded
 
     plain: set[str] = set()
@@ -433,6 +438,12 @@ def _fast_factorize(buf: np.ndarray, data: bytes, offset: int, s: np.ndarray, e:
 
 
 _DIGITS = (0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18)
+# byte i of `YYYY-MM-DDTHH:MM:SS` is allowed in [_SHAPE_LOW[i], _SHAPE_LOW[i] + _SHAPE_SPAN[i]]
+# (uint8 arithmetic wraps, so one subtraction and one comparison test both bounds)
+_SHAPE_LOW = np.full(19, ord("0"), dtype=np.uint8)
+_SHAPE_SPAN = np.full(19, 9, dtype=np.uint8)
+for _i, _c in zip((4, 7, 10, 13, 16), b"--T::"):
+    _SHAPE_LOW[_i], _SHAPE_SPAN[_i] = _c, 0
 _FIRST_YEAR = 1900
 # days from 1970-01-01 to the first of each month 1900-01 .. 2200-12 (proleptic Gregorian), and lengths
 _MONTHS = np.arange("1900-01", "2201-01", dtype="datetime64[M]")
@@ -451,9 +462,8 @@ def _fast_times(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray | N
     cells = ~empty
     m = _gather(buf, s[cells], 25)
     off = off[cells]
-    if not ((m[:, _DIGITS] - np.uint8(48)) <= 9).all():
-        return None
-    if not (m[:, [4, 7, 10, 13, 16]] == np.array([45, 45, 84, 58, 58], dtype=np.uint8)).all():
+    # digits where digits belong and - - T : : between them, in one pass over the 19 bytes
+    if not ((m[:, :19] - _SHAPE_LOW) <= _SHAPE_SPAN).all():
         return None
     tz = m[:, 19]
     if not ((tz == 90) | (off & ((tz == 43) | (tz == 45)))).all():
