@@ -12,6 +12,9 @@ Pipeline (every step is a few vectorised numpy passes over all incidents at once
  4. node down time is merged and `min_outage` drops short merged outages;
  5. rack rule (k of n nodes down) and `nodes_follow_rack`;
  6. cluster rule (share of nodes up below X%, exact integer test) and `nodes_follow_cluster`;
+    a rack's or cluster's down time is not copied onto each of its nodes: the nodes' final
+    down time is kept as disjoint layers (`Trace.node_layers`) and figures are summed per
+    layer, then spread to the nodes;
  7. site: its own incidents, or all its clusters down;
  8. per month: seconds of downtime (or lost GPU-seconds for proportional degraded time),
     excluded seconds, availability, credits (see `calculators.credits`).
