@@ -77,17 +77,21 @@ def merge_labels(iv: Intervals) -> tuple[np.ndarray, np.ndarray, Intervals]:
         sub = iv.take(ok)
     if len(ok) == 0:
         return ok, ok.copy(), Intervals.empty()
-    o = np.argsort(key(sub.unit, sub.start))
+    ks = key(sub.unit, sub.start)
+    o = np.argsort(ks)
+    ks = ks[o]
     order = ok[o]
-    u, s, e = sub.unit[o], sub.start[o], sub.end[o]
-    base = u << SHIFT
-    run = np.maximum.accumulate(base + e)
-    new = np.empty(len(s), dtype=bool)
+    # running maximum of the end keys: a start key above it opens a new interval (a new
+    # unit's keys are above all of the previous unit's, so units never merge)
+    run = np.maximum.accumulate(key(sub.unit[o], sub.end[o]))
+    new = np.empty(len(ks), dtype=bool)
     new[0] = True
-    new[1:] = (u[1:] != u[:-1]) | (s[1:] > run[:-1] - base[1:])
+    np.greater(ks[1:], run[:-1], out=new[1:])
     firsts = np.flatnonzero(new)
     block = np.cumsum(new) - 1
-    merged = Intervals(u[firsts], s[firsts], np.maximum.reduceat(e, firsts))
+    lasts = np.append(firsts[1:] - 1, len(ks) - 1)
+    first_keys = ks[firsts]
+    merged = Intervals(first_keys >> SHIFT, first_keys & MASK, run[lasts] & MASK)
     return order, block, merged
 
 
