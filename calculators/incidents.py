@@ -336,7 +336,8 @@ def _read_csv_fast(padded: bytearray, size: int) -> tuple[pd.DataFrame, np.ndarr
     n, k = len(starts), len(names)
     if n == 0:
         return None
-    commas = _positions(buf, 44, np.empty(n * (k - 1), dtype=np.int64))
+    # positions fit in 32 bits below 2 GiB: half the memory of the largest array here
+    commas = _positions(buf, 44, np.empty(n * (k - 1), dtype=np.int32 if len(buf) < 2**31 else np.int64))
     if commas is None:
         return None
     if k > 1:
