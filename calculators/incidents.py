@@ -188,12 +188,16 @@ def load_incidents(path: str | Path, lc: LoadedContract, assume_tz: str | None =
     if fmt == "csv":
         got = _read_csv_fast(padded, size)
         if got is not None:
+            del data, padded        # the file's bytes are not needed while the log is built
             raw, rows, fast = got
             try:
                 return _build(raw, rows, lc.topology, file=fname, sha256=digest, assume_tz=assume_tz,
                               skip_bad_rows=skip_bad_rows, gpus_required=gpus_required, fast=fast)
             except _Retry:
                 del raw, rows, fast, got
+            padded, size = _read_padded(p)
+            data = memoryview(padded)[:size]
+            digest = hashlib.sha256(data).hexdigest()
         raw, rows = _read_csv(data, fname)   # bytes straight to the C parser: no decode/re-encode
     elif fmt == "jsonl":
         raw, rows = _read_jsonl(bytes(data).decode("utf-8-sig", errors="replace"), fname)
@@ -1160,7 +1164,10 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
     def na_int(a: np.ndarray) -> pd.arrays.IntegerArray:
         a = pick(a)
         missing = a == NA
-        return pd.arrays.IntegerArray(np.where(missing, 0, a), missing)
+        if not a.flags.writeable:    # a caller's array (from_records): not ours to change
+            return pd.arrays.IntegerArray(np.where(missing, 0, a), missing)
+        a[missing] = 0               # the array read for this log: changed in place
+        return pd.arrays.IntegerArray(a, missing)
 
     def na_text(t: _Text) -> np.ndarray:
         return pick(t.values())
