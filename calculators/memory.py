@@ -1,13 +1,20 @@
-"""Keep freed memory in the process for the next array (glibc malloc settings).
+"""Memory settings for working through large incident logs (the `slakit` command applies them).
 
 Working through a large incident log allocates and frees arrays of tens of megabytes many
-times over. By default glibc hands blocks over 128 KiB back to the kernel as soon as they
-are freed (mmap/munmap, then heap trimming), so every new array faults its pages in again.
-On virtual machines each page fault is expensive: in the 1M-incident benchmark the faults
-cost 0.4-1.7 s of system time on top of about 2.8 s of work. With the mmap threshold at its
-largest (32 MiB) and trimming off, freed memory is reused instead. The price is that the
-process keeps its peak size until it exits, which suits a command-line run; the `slakit`
-command sets this up at start. `SLAKIT_MALLOC_TUNING=off` leaves malloc as it is.
+times over, so the cost of giving memory back to the kernel and faulting it in again shows:
+on the 2-core virtual machine we measure on, page faults took 0.4-1.7 s of system time per
+1M-incident run, on top of about 2.8 s of work. Two settings remove most of it:
+
+- glibc keeps freed memory for the next array: the mmap threshold at its largest (32 MiB)
+  and heap trimming off (by default blocks over 128 KiB are unmapped as soon as they are
+  freed). The process then keeps its peak size until it exits, which suits a command.
+- numpy does not ask for transparent huge pages for its arrays (`NUMPY_MADVISE_HUGEPAGE=0`,
+  numpy's own switch). Where the kernel compacts memory to find huge pages on demand (the
+  `madvise` setting most distributions ship), each such fault costs far more than it saves:
+  runs were 0.6-0.9 s faster without.
+
+`SLAKIT_MEMORY_TUNING=off` leaves both as they are; an explicit `NUMPY_MADVISE_HUGEPAGE`
+is respected.
 """
 
 from __future__ import annotations
@@ -22,22 +29,42 @@ M_MMAP_THRESHOLD = -3
 MMAP_THRESHOLD_MAX = 32 << 20        # glibc's upper limit on 64-bit systems
 TRIM_THRESHOLD = 2**31 - 1           # the largest int: trim only when 2 GiB are free at the top
 
-_applied: bool | None = None
+_applied: dict[str, bool] | None = None
 
 
-def keep_freed_memory() -> bool:
-    """Apply the settings once per process; True when glibc took them."""
+def tune_memory() -> dict[str, bool]:
+    """Apply the settings once per process (call it before numpy is imported where possible).
+    Returns which took effect: {"malloc": ..., "no_hugepages": ...}."""
     global _applied
     if _applied is not None:
         return _applied
-    _applied = False
-    if os.environ.get("SLAKIT_MALLOC_TUNING", "").lower() == "off" or not sys.platform.startswith("linux"):
-        return False
+    _applied = {"malloc": False, "no_hugepages": False}
+    if os.environ.get("SLAKIT_MEMORY_TUNING", "").lower() == "off" or not sys.platform.startswith("linux"):
+        return _applied
+    _applied["malloc"] = _keep_freed_memory()
+    _applied["no_hugepages"] = _no_hugepages()
+    return _applied
+
+
+def _keep_freed_memory() -> bool:
     try:
         mallopt = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt
     except (OSError, AttributeError):
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
-    _applied = mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_MAX) == 1 and mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) == 1
-    return _applied
+    return mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_MAX) == 1 and mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) == 1
+
+
+def _no_hugepages() -> bool:
+    wanted = os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
+    if wanted != "0":
+        return False                 # the user asked for huge pages
+    numpy = sys.modules.get("numpy")
+    if numpy is None:
+        return True                  # numpy reads the variable when it is imported
+    try:                             # already imported: numpy's own setter for that variable
+        numpy._core.multiarray._set_madvise_hugepage(False)
+    except AttributeError:
+        return False
+    return True

@@ -36,9 +36,9 @@ def main() -> None:
 
     Contracts as YAML, acceptance testing at handover, and SLA reviews from incident logs.
     """
-    from calculators.memory import keep_freed_memory
+    from calculators.memory import tune_memory
 
-    keep_freed_memory()        # big incident logs: reuse freed memory (see calculators/memory.py)
+    tune_memory()        # big incident logs: reuse freed memory, no huge pages (calculators/memory.py)
 
 
 for _name in COMMAND_MODULES:

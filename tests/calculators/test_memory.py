@@ -1,34 +1,59 @@
-"""The malloc settings `slakit` applies at start (calculators/memory.py), in fresh processes."""
+"""The memory settings `slakit` applies at start (calculators/memory.py), in fresh processes."""
 
 from __future__ import annotations
 
+import json
+import os
+import platform
 import subprocess
 import sys
 
 import pytest
 
-CODE = "from calculators.memory import keep_freed_memory as k; print(k(), k())"
+# settings before numpy is imported, then again (once per process), then what numpy sees
+CODE = """
+import json, os
+from calculators.memory import tune_memory
+first = tune_memory()
+import numpy
+print(json.dumps([first, tune_memory(), os.environ.get("NUMPY_MADVISE_HUGEPAGE")]))
+"""
+LATE = """
+import json, numpy
+from calculators.memory import tune_memory
+print(json.dumps(tune_memory()))
+"""
 
 
-def run(env_value: str | None) -> str:
-    import os
-
-    env = dict(os.environ)
-    env.pop("SLAKIT_MALLOC_TUNING", None)
-    if env_value is not None:
-        env["SLAKIT_MALLOC_TUNING"] = env_value
-    return subprocess.run([sys.executable, "-c", CODE], check=True, capture_output=True, text=True,
-                          env=env).stdout.split()
+def run(code: str, **env_values: str) -> object:
+    env = {k: v for k, v in os.environ.items() if k not in ("SLAKIT_MEMORY_TUNING", "NUMPY_MADVISE_HUGEPAGE")}
+    env.update(env_values)
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env)
+    return json.loads(out.stdout)
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt is Linux-only")
-def test_glibc_takes_the_settings_once():
-    import platform
+linux_glibc = pytest.mark.skipif(not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc",
+                                 reason="glibc's mallopt and numpy's huge-page switch are Linux-only")
 
-    if platform.libc_ver()[0] != "glibc":
-        pytest.skip("not a glibc system")
-    assert run(None) == ["True", "True"]
+
+@linux_glibc
+def test_both_settings_take_once_before_numpy():
+    first, again, numpy_env = run(CODE)
+    assert first == {"malloc": True, "no_hugepages": True} and again == first
+    assert numpy_env == "0"
+
+
+@linux_glibc
+def test_numpy_already_imported_is_switched_through_its_own_setter():
+    assert run(LATE) == {"malloc": True, "no_hugepages": True}
+
+
+@linux_glibc
+def test_an_explicit_numpy_choice_is_kept():
+    first, _, numpy_env = run(CODE, NUMPY_MADVISE_HUGEPAGE="1")
+    assert first == {"malloc": True, "no_hugepages": False} and numpy_env == "1"
 
 
 def test_can_be_turned_off():
-    assert run("off") == ["False", "False"]
+    first, again, numpy_env = run(CODE, SLAKIT_MEMORY_TUNING="off")
+    assert first == again == {"malloc": False, "no_hugepages": False} and numpy_env is None
