@@ -433,9 +433,13 @@ def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
     # rows back to frame positions
     cp = Pieces(cp.iv, k[cp.row], cp.flags, cp.ga)
     ep = Pieces(ep.iv, k[ep.row], ep.flags, ep.ga)
+    # the per-row columns are done with: let them go before the big interval steps
+    del k, scope, target, start_abs, end_raw, end_abs, open_, notice_at, degraded, gaff, ga, keep, cat_codes
     proportional = dt.degraded == "proportional"
     counted, own_counted = _views(cp, cscope, tree, proportional)
+    del cp, cscope
     excluded, _ = _views(ep, escope, tree, proportional)
+    del ep, escope
 
     # step 4: nodes
     node_p = counted[NODE]
@@ -443,6 +447,7 @@ def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
     long = (merged.end - merged.start) >= mo
     node_down, node_short = (merged, Intervals.empty()) if long.all() else (merged.take(long), merged.take(~long))
     node_inside = order[long[block]]      # the pieces of node_p.down() inside node_down (each within one)
+    del order, block, merged, long
     # step 5: racks
     rack_rule = Intervals.empty()
     if dt.rack is not None:
@@ -804,6 +809,10 @@ def run(lc, log, periods, as_of=None, accepted_on=None, support=True, incidents=
         raise EngineError("name at least one period")
     as_of_s = _as_epoch(as_of)
     tree = Tree(lc.topology)
+    sup: dict = {}
+    if support:     # first: its temporaries come and go before the interval sets are built
+        sup = support_mod.compute_support(lc, log, plist[0].start, plist[-1].end,
+                                          as_of_s if as_of_s is not None else max(p.end for p in plist))
     tr = trace(lc, log, plist, as_of_s)
     att_pairs = []
     excluded_sets = []
@@ -855,9 +864,6 @@ def run(lc, log, periods, as_of=None, accepted_on=None, support=True, incidents=
         from calculators.incident_figures import incident_figures
 
         figures = incident_figures(lc, log, tr, tree, plist)
-    sup: dict = {}
-    if support:
-        sup = support_mod.compute_support(lc, log, plist[0].start, plist[-1].end, tr.as_of)
     if accepted_on is not None:
         fee, fee_month = _deadline_month_fee(lc, tree)
         termination["acceptance_delay"] = {**support_mod.acceptance_delay(lc, accepted_on, fee),
