@@ -329,7 +329,6 @@ def _read_csv_fast(padded: bytearray, size: int) -> tuple[pd.DataFrame, np.ndarr
     names = [c.strip() for c in padded[begin:head_end].decode("ascii").split(",")]
     if any(not c for c in names) or len(set(names)) != len(names):
         return None
-    data = padded
     buf = arr[head_end + 1:size]                 # followed by `_FAST_WIDTH` zero bytes
     nl = _positions(buf, 10)
     ends = nl if len(buf) and buf[-1] == 10 else np.append(nl, len(buf))
@@ -358,7 +357,7 @@ def _read_csv_fast(padded: bytearray, size: int) -> tuple[pd.DataFrame, np.ndarr
             t = _fast_times(buf, s, e)
             if t is not None:
                 return t, None
-        coded = _fast_factorize(buf, data, head_end + 1, s, e)
+        coded = _fast_factorize(buf, padded, head_end + 1, s, e)
         uniques = coded[1]
         if len(uniques) <= 1024:     # no cell empty or padded: str.strip() changes none
             is_plain = all(v and not (_SPACE[ord(v[0])] or _SPACE[ord(v[-1])]) for v in uniques.tolist())
@@ -417,7 +416,7 @@ def _strings(m: np.ndarray, lens: np.ndarray) -> np.ndarray:
     return np.array(out.tobytes().decode("ascii").replace("\x00", "").split("\n")[:-1], dtype=object)
 
 
-def _fast_factorize(buf: np.ndarray, data: bytes, offset: int, s: np.ndarray, e: np.ndarray
+def _fast_factorize(buf: np.ndarray, data: bytes | bytearray, offset: int, s: np.ndarray, e: np.ndarray
                     ) -> tuple[np.ndarray, np.ndarray]:
     """(codes, distinct cell strings in first-appearance order) of one column."""
     n = len(s)
