@@ -190,7 +190,7 @@ class Trace:
     their cluster's (`nodes_follow_rack`), the clusters' (`nodes_follow_cluster`). A rack's down
     time is not copied onto each of its nodes: figures are summed per layer and spread."""
     tree: Tree
-    node_inside: np.ndarray            # positions in counted[NODE].down() of the pieces inside node_down
+    node_inside: np.ndarray            # positions in counted[NODE] of the pieces inside node_down
 
     def own(self, scope: int) -> Pieces:
         """The counted pieces of incidents on units of `scope` itself (none pushed down)."""
@@ -443,11 +443,15 @@ def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
 
     # step 4: nodes
     node_p = counted[NODE]
-    order, block, merged = merge_labels(node_p.down().iv)
+    is_down = node_p.ga == DOWN
+    down_at = None if is_down.all() else np.flatnonzero(is_down)      # positions of the down pieces
+    order, block, merged = merge_labels(node_p.iv if down_at is None else node_p.iv.take(down_at))
     long = (merged.end - merged.start) >= mo
     node_down, node_short = (merged, Intervals.empty()) if long.all() else (merged.take(long), merged.take(~long))
-    node_inside = order[long[block]]      # the pieces of node_p.down() inside node_down (each within one)
-    del order, block, merged, long
+    node_inside = order[long[block]]      # the down pieces inside node_down (each within one outage)
+    if down_at is not None:
+        node_inside = down_at[node_inside]
+    del order, block, merged, long, is_down, down_at
     # step 5: racks
     rack_rule = Intervals.empty()
     if dt.rack is not None:
@@ -832,8 +836,8 @@ def run(lc, log, periods, as_of=None, accepted_on=None, support=True, incidents=
             att_pairs.append((z, z, z, z, z))
         elif c == NODE:
             # a node's pieces are those merged into its down time: each lies inside one outage
-            cand, k = _candidates(tr, tree, c), tr.node_inside
-            att_pairs.append((cand.iv.unit[k], cand.iv.start[k], cand.iv.end[k], cand.row[k], cand.flags[k]))
+            p, k = tr.counted[NODE], tr.node_inside
+            att_pairs.append((p.iv.unit[k], p.iv.start[k], p.iv.end[k], p.row[k], p.flags[k]))
         else:
             cand = _candidates(tr, tree, c)
             a, b = overlap_pairs(cand.iv, f)
