@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 
 from calculators.engine import NODE, SCOPES, _candidates, run
 from calculators.incidents import IncidentLog
+from calculators.intervals import concat, merge
 from slaschema.loader import load_contract_text
 from tests.calculators.test_engine_vs_reference import contract_yaml, records, scenarios
 
@@ -91,6 +92,16 @@ def test_ids_and_flags_match_their_definition(scenario):
     lc = load_contract_text(contract_yaml(spec))
     log = IncidentLog.from_records(records(incidents), lc.topology)
     result, tr, tree = run(lc, log, periods, as_of, support=False)
+    # the nodes' final down time rebuilt from its layers is the union it stands for
+    dt = lc.model.downtime
+    parts = [tr.node_down]
+    if dt.rack and dt.rack.nodes_follow_rack:
+        parts.append(tree.spread(tr.rack_down, RACK, NODE))
+    if dt.cluster and dt.cluster.nodes_follow_cluster:
+        parts.append(tree.spread(tr.cluster_down, CLUSTER, NODE))
+    want_final = merge(concat(*parts))
+    for field in ("unit", "start", "end"):
+        assert getattr(tr.node_final, field).tolist() == getattr(want_final, field).tolist()
     for pr in result.periods:
         want = brute(lc, log, tr, tree, pr.period)
         for scope, sm in pr.scopes.items():
