@@ -190,7 +190,15 @@ def test_xid_policy_actions_from_real_kernel_logs():
     text = realdata("xid_kernel_log_samples.txt").read_text()
     metrics, vs = judge(Criterion(id="xid", check="gpu.xid"), raw(text))
     assert metrics["xid_events"] == len(metrics["events"]) > 0
-    assert ("fail", "xid_drain") in statuses(vs)
+    # Actions follow the Xid catalog's immediate action: 79 RESTART_BM -> reboot, 119/64/109 RESET_GPU ->
+    # reset, 13/31/94 RESTART_APP and 63 IGNORE -> monitor (warn). No sample calls for a drain.
+    assert statuses(vs) == [("fail", "xid_reboot"), ("fail", "xid_reset"), ("warn", "xid_monitor")]
+    by_xid = {v.details["xid"]: v.details["action"] for v in vs}
+    assert {x: by_xid[x] for x in (79, 119, 64, 109, 63, 94, 13)} == {
+        79: "reboot", 119: "reset", 64: "reset", 109: "reset", 63: "monitor", 94: "monitor", 13: "monitor"}
+    _, vs = judge(Criterion(id="xid", check="gpu.xid"), raw(
+        "NVRM: Xid (PCI:0000:18:00): 154, GPU recovery action changed from 0x0 (None) to 0x4 (Drain and Reset)\n"))
+    assert statuses(vs) == [("fail", "xid_drain")]
     _, vs = judge(Criterion(id="xid", check="gpu.xid", metric="xid_events", max=Decimal(0)), raw(text))
     assert statuses(vs) == [("fail", "above_max")]
     _, vs = judge(Criterion(id="xid", check="gpu.xid", metric="xid_events", max=Decimal(0)),

@@ -84,15 +84,20 @@ def test_xid_samples():
     nhc = next(e for e in rec.events if e.pci == "0002:00:00")
     assert nhc.host == "mynode-066" and nhc.uptime_s == 3606.832215
     row_remap = next(e for e in rec.events if e.xid == 63)
-    assert row_remap.pid == 1896 and row_remap.process is None and row_remap.action == "reset"
+    # Xid catalog: 63 (GPU memory remapping event) -> IGNORE, so slakit only monitors it
+    assert row_remap.pid == 1896 and row_remap.process is None and row_remap.action == "monitor"
     fell = next(e for e in rec.events if e.kind == "fell_off_bus")
     assert (fell.xid, fell.pci, fell.uptime_s, fell.action) == (79, "0000:b3:00.0", 1843.308145, "reboot")
     unknown_pid = next(e for e in rec.events if e.xid == 13)
     assert unknown_pid.pid is None and unknown_pid.process is None
     assert next(e for e in rec.events if e.xid == 145).action == "monitor"  # Nonfatal NVLink5
     assert next(e for e in rec.events if e.xid == 149).action == "reset"  # Fatal NVLink5
-    assert next(e for e in rec.events if e.xid == 64).action == "drain"
-    assert rec.worst_action == "drain"
+    # Xid catalog immediate actions: 64 RESET_GPU, 48 WORKFLOW_XID_48 (solo: RESET_GPU),
+    # 94 RESTART_APP, 109 RESET_GPU, 79 RESTART_BM
+    actions = {e.xid: e.action for e in rec.events}
+    assert (actions[64], actions[48], actions[94], actions[109], actions[79]) == (
+        "reset", "reset", "monitor", "reset", "reboot")
+    assert rec.worst_action == "reboot"  # Xid 79; nothing in these samples calls for a drain
 
 
 def test_xid_journalctl_and_unknown():
@@ -119,4 +124,17 @@ def test_xid_policy_table_is_sourced():
         assert row.source.startswith("https://docs.nvidia.com/")
     assert action_for(154, "GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)") == "reboot"
     assert action_for(154, "GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)") == "reset"
+    assert action_for(154, "GPU recovery action changed from 0x0 (None) to 0x4 (Drain and Reset)") == "drain"
     assert action_for(12345) == "investigate"
+    catalog = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html"
+    assert all(row.source == catalog for row in table.values())
+    immediate = {x: table[x].nvidia_immediate_action for x in (43, 45, 48, 61, 63, 74, 109, 145, 154)}
+    assert immediate == {43: "IGNORE", 45: "WORKFLOW_XID_45", 48: "WORKFLOW_XID_48", 61: "CONTACT_SUPPORT",
+                         63: "IGNORE", 74: "WORKFLOW_NVLINK_ERR", 109: "RESET_GPU",
+                         145: "WORKFLOW_NVLINK5_ERR", 154: "XID_154"}
+    # slakit action follows the immediate action: RESTART_APP/IGNORE -> monitor, RESET_GPU -> reset,
+    # RESTART_BM -> reboot
+    expected = {"RESTART_APP": "monitor", "IGNORE": "monitor", "RESET_GPU": "reset", "RESTART_BM": "reboot"}
+    for row in table.values():
+        if row.nvidia_immediate_action in expected:
+            assert row.action == expected[row.nvidia_immediate_action], row.xid
