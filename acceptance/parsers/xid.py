@@ -16,7 +16,8 @@ module; columns xid, name, action, nonfatal_action, nvidia_immediate_action, not
   monitor  application-level or informational; watch for recurrence
   investigate  not in the table (unknown Xid), or Xid 154 without a recognisable action
 Xid 144–150 (NVLink5) use `nonfatal_action` when the message says "Nonfatal"; Xid 154
-takes the action the driver names in its message.
+takes the action the driver names as the new state ("... to 0x2 (Node Reboot Required)";
+"None" is monitor).
 
 Stable JSON of `XidRecord.to_json()`:
   tool "xid", lines_scanned, events: list of
@@ -56,7 +57,10 @@ _STATE_154 = [
     (re.compile(r"reboot", re.I), "reboot"),
     (re.compile(r"drain", re.I), "drain"),
     (re.compile(r"reset", re.I), "reset"),
+    (re.compile(r"^\s*none\s*$", re.I), "monitor"),
 ]
+# "GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)": the new state
+_NEW_STATE_154 = re.compile(r"\bto\s+(?:0x[0-9a-f]+\s*)?\(([^)]*)\)", re.I)
 
 
 @dataclass(frozen=True)
@@ -91,8 +95,11 @@ def action_for(xid: int, message: str = "") -> str:
     if policy is None:
         return "investigate"
     if xid == 154:
+        # judge the state the action changed to, not the one it left
+        to = _NEW_STATE_154.search(message)
+        state = to.group(1) if to else message
         for pattern, action in _STATE_154:
-            if pattern.search(message):
+            if pattern.search(state):
                 return action
         return "investigate"
     if policy.nonfatal_action and re.search(r"\bnon-?fatal\b", message, re.I):

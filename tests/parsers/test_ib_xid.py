@@ -125,6 +125,11 @@ def test_xid_policy_table_is_sourced():
     assert action_for(154, "GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)") == "reboot"
     assert action_for(154, "GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)") == "reset"
     assert action_for(154, "GPU recovery action changed from 0x0 (None) to 0x4 (Drain and Reset)") == "drain"
+    # the state it changed to counts, not the one it left
+    assert action_for(154, "GPU recovery action changed from 0x2 (Node Reboot Required) to 0x0 (None)") == "monitor"
+    assert action_for(154, "GPU recovery action changed from 0x2 (Node Reboot Required) to 0x1 (GPU Reset Required)") \
+        == "reset"
+    assert action_for(154, "GPU recovery action changed from 0x1 (GPU Reset Required) to 0x3 (Drain P2P)") == "drain"
     assert action_for(12345) == "investigate"
     catalog = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html"
     assert all(row.source == catalog for row in table.values())
