@@ -85,3 +85,13 @@ def words(td: timedelta | None) -> str:
             parts.append(plural(s // mult, unit))
             s %= mult
     return " ".join(parts)
+
+
+def spaced_hostlist(expr: str) -> str:
+    """A hostlist with a space after each top-level comma, so long lists wrap between names."""
+    out, depth = [], 0
+    for ch in expr:
+        depth += ch == "["
+        depth -= ch == "]"
+        out.append(", " if ch == "," and depth == 0 else ch)
+    return "".join(out)

@@ -18,7 +18,8 @@ from typing import Any
 
 from calculators.reports import doc as d
 from calculators.reports.review_model import Register
-from calculators.reports.fmt import count, dec, duration, hours, minutes, money, pct, plural, words
+from calculators.reports.fmt import (count, dec, duration, hours, minutes, money, pct, plural, spaced_hostlist,
+                                     words)
 
 SCOPES = ("node", "rack", "cluster", "site")
 UNIT_TABLE_MAX = 30         # scopes with more units show a summary and the worst units
@@ -576,15 +577,6 @@ def _appendix_nodes(result, letter: str) -> list[d.Block]:
     return out
 
 
-def _spaced(expr: str) -> str:
-    """A hostlist with a space after each top-level comma, so it wraps between names."""
-    out, depth = [], 0
-    for ch in expr:
-        depth += ch == "["
-        depth -= ch == "]"
-        out.append(", " if ch == "," and depth == 0 else ch)
-    return "".join(out)
-
 
 def _grouped_units(trig: list[dict[str, Any]], per_row: int = 120) -> list[tuple[str, ...]]:
     """Units with a termination right, grouped by scope and months, as hostlists."""
@@ -597,7 +589,7 @@ def _grouped_units(trig: list[dict[str, Any]], per_row: int = 120) -> list[tuple
     for (scope, months), ids in groups.items():
         for k in range(0, len(ids), per_row):
             chunk = ids[k:k + per_row]
-            rows.append((scope, ", ".join(months), f"{len(chunk):,}", _spaced(hostlist.compress(chunk))))
+            rows.append((scope, ", ".join(months), f"{len(chunk):,}", spaced_hostlist(hostlist.compress(chunk))))
     return rows
 
 

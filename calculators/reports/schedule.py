@@ -15,7 +15,7 @@ from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from typing import Any
 
 from calculators.reports import doc as d
-from calculators.reports.fmt import CENT, count, money, pct, pct_terms, plural, words
+from calculators.reports.fmt import CENT, count, money, pct, pct_terms, plural, spaced_hostlist, words
 from slaschema import hostlist
 from slaschema.loader import LoadedContract
 from slaschema.models import Contract, Criterion, ServiceLevel
@@ -63,15 +63,6 @@ class _Ctx:
     def first(self, scope: str) -> str:
         return self.t.units(scope)[0]
 
-
-def _spaced(expr: str) -> str:
-    """A hostlist with a space after each top-level comma, so long lists wrap between names."""
-    out, depth = [], 0
-    for ch in expr:
-        depth += ch == "["
-        depth -= ch == "]"
-        out.append(", " if ch == "," and depth == 0 else ch)
-    return "".join(out)
 
 
 def _size_words(sizes: list[int], noun: str) -> str:
@@ -133,7 +124,7 @@ def _definitions(c: _Ctx) -> tuple[list[d.Block], list[d.Block]]:
     model = m.topology.gpu_model or "GPU"
     arch = m.topology.architecture
     tray = " (one compute tray of an NVL72 rack)" if arch in ("gb200-nvl72", "gb300-nvl72") else ""
-    names = _spaced(hostlist.compress(t.nodes))
+    names = spaced_hostlist(hostlist.compress(t.nodes))
     listing = (f": {names}." if len(names) <= 400 else
                ("; Appendix A lists the nodes of every rack." if counts["racks"] > RACK_TABLE_INLINE
                 else "; the rack table below lists the nodes of every rack."))

@@ -9,7 +9,8 @@ from pypdf import PdfReader
 
 from calculators.reports import doc as d
 from calculators.reports.pdf import render_pdf
-from calculators.reports.review import _grouped_units, _spaced
+from calculators.reports.fmt import spaced_hostlist
+from calculators.reports.review import _grouped_units
 from calculators.reports.text import render_markdown
 
 
@@ -71,7 +72,7 @@ def test_text_formats_keep_every_row():
 
 
 def test_hostlists_wrap_between_names_only():
-    assert _spaced("a[01-03,05],b07,c[1-2]") == "a[01-03,05], b07, c[1-2]"
+    assert spaced_hostlist("a[01-03,05],b07,c[1-2]") == "a[01-03,05], b07, c[1-2]"
     trig = [{"scope": "node", "id": f"r1-n{i:02d}", "months_below_target": ["2027-01", "2027-02"]} for i in range(1, 6)]
     trig.append({"scope": "rack", "id": "r2", "months_below_target": ["2027-02", "2027-03"]})
     assert _grouped_units(trig, per_row=3) == [
