@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from acceptance.evidence import verify
 from slakit.cli import main
 from tests.contracts import small_contract
+from tests.slurm.conftest import wait_usable
 
 pytestmark = pytest.mark.slurm
 
@@ -40,22 +41,10 @@ def _scontrol(*args: str) -> None:
     subprocess.run(["scontrol", "update", *args], check=True, env=dict(os.environ), capture_output=True)
 
 
-def _wait_usable(nodes: list[str], limit_s: float = 20.0) -> None:
-    from acceptance.executors.slurm import node_usable, slurm_nodes
-
-    deadline = time.monotonic() + limit_s
-    while True:
-        states = slurm_nodes()
-        if all(node_usable(states.get(n, "unknown")) for n in nodes):
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"nodes not usable after {limit_s}s: {states}")
-        time.sleep(0.2)
-
 
 def test_node_list_finding_drained_node_and_per_rack_rollup(slurm_cluster, tmp_path):
     others = [n for n in slurm_cluster.nodes if n != DRAINED]
-    _wait_usable(others)
+    wait_usable(others, limit_s=20.0)
     contract = tmp_path / "contract.yaml"
     contract.write_text(CONTRACT, encoding="utf-8")
     out = tmp_path / "bundle"
@@ -67,7 +56,7 @@ def test_node_list_finding_drained_node_and_per_rack_rollup(slurm_cluster, tmp_p
         took = time.monotonic() - t0
     finally:
         _scontrol(f"nodename={DRAINED}", "state=resume")
-        _wait_usable([DRAINED])      # right after resume Slurm lists it idle* until it has pinged it
+        wait_usable([DRAINED], limit_s=20.0)      # right after resume Slurm lists it idle* until it has pinged it
     assert r.exit_code == 1, r.output          # a finding and an unreachable node fail the run
     assert took < 30
     doc = json.loads(r.stdout)
