@@ -1,13 +1,24 @@
 """Incident logs: CSV, JSON Lines or a JSON array -> one validated pandas frame.
 
-Every check runs on whole columns at once (pandas/numpy), so a log of a million rows loads
-in seconds; Python only loops over the rows that are wrong, to describe them. All bad rows
-are reported together, each with its row number, column, value and a stable reason code.
-Nothing downstream sees a log with errors unless the caller asks to skip bad rows; the
-skipped rows are then kept in `IncidentLog.skipped` so every output can list them.
+CSV is read by `pyarrow.csv.read_csv` (all threads; quoting, CRLF, a UTF-8 byte-order mark
+and UTF-8 text on that path); a file it refuses (a row with fewer or more cells than the
+header, bytes that are not UTF-8, a repeated column) is read again by `pandas.read_csv`,
+which fills short rows with empty cells and says what is wrong with the others. JSON Lines
+and JSON arrays are read with the standard library.
+
+What the columns are and what is checked is one declarative spec (`SPEC`, built from
+`calculators.column_spec`): each column names its parser and its checks, each check a
+reason code (`calculators.incident_reasons.Reason`), the rows it rejects as a mask over the
+whole column, a message and a fix. Every check runs on whole columns at once (numpy, or on
+the distinct values of a text column), so a log of a million rows loads in about a second;
+Python only loops over the rows that are wrong, to describe them. All bad rows are reported
+together, each with its row number, column, value and reason code. Nothing downstream sees
+a log with errors unless the caller asks to skip bad rows; the skipped rows are then kept in
+`IncidentLog.skipped` so every output can list them.
 
 The frame has one row per (incident, unit): a `node` incident whose target is a hostlist
-(`r01-n[03-05]`) becomes one row per node, all with the same `id` and `row`.
+(`r01-n[03-05]`) becomes one row per node, all with the same `id` and `row` (hostlists are
+expanded by `slaschema.hostlist`).
 
 Columns of `IncidentLog.frame`:
 
@@ -15,8 +26,8 @@ Columns of `IncidentLog.frame`:
 column         dtype    meaning
 ============== ======== =====================================================================
 id             str      incident id
-row            int64    1-based row of the input (CSV: data row, header excluded; JSON Lines:
-                        line number; JSON array: element number)
+row            int64    1-based row of the input (CSV: data row, header and blank lines
+                        excluded; JSON Lines: line number; JSON array: element number)
 scope          str      node, rack, cluster or site
 target         str      unit id at that scope (hostlists already expanded)
 start          int64    epoch seconds UTC (sub-second parts dropped)
@@ -33,15 +44,12 @@ severity       str      sev1..sev4 or missing
 cause, ticket  str      free text or missing
 ============== ======== =====================================================================
 
-Reason codes: missing_column, missing_id, missing_value, duplicate_id, timestamp_invalid,
-timestamp_naive, end_before_start, unknown_scope, unknown_target, unknown_impact,
-unknown_severity, gpus_affected_range, empty_log, file_not_found, csv_invalid, json_invalid,
-duplicate_column, unknown_timezone (--assume-tz);
-warnings (never block): unknown_column, empty_log for a well-formed log without rows.
+Reason codes: see `calculators.incident_reasons` (and docs/incident-log-codes.md).
 """
 
 from __future__ import annotations
 
+import csv
 import difflib
 import hashlib
 import io
@@ -56,7 +64,12 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
 
+from calculators.column_spec import Check, Column, Context, validate
+from calculators.incident_reasons import Reason
 from slaschema import hostlist
 from slaschema.errors import InputError, Problem
 
@@ -79,6 +92,7 @@ _FEW = frozenset({"scope", "target", "impact", "gpus_affected", "category", "sev
 IMPACTS = ("down", "degraded")
 SEVERITIES = ("sev1", "sev2", "sev3", "sev4")
 DEFAULT_CATEGORY = "unplanned"
+NA = np.iinfo(np.int64).min          # a missing time in the int64 columns while they are built
 
 _NS_PER_UNIT = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 
@@ -144,7 +158,7 @@ class IncidentLog:
         else:
             raw = pd.DataFrame({c: pd.Series([], dtype=object) for c in REQUIRED})
         rows = np.arange(1, len(raw) + 1, dtype=np.int64)
-        return _build(raw, rows, topology, file=file, sha256=None, assume_tz=assume_tz,
+        return _build(_FrameSource(raw), rows, topology, file=file, sha256=None, assume_tz=assume_tz,
                       skip_bad_rows=skip_bad_rows, gpus_required=gpus_required)
 
 
@@ -156,10 +170,18 @@ def coded(log: Any, column: str) -> tuple[np.ndarray, np.ndarray]:
     return codes.astype(np.int64), np.asarray(uniques, dtype=object)
 
 
-def _backing(s: pd.Series) -> tuple[tuple[int, int], Any]:
-    """What identifies a column's cells: (address, length) of its buffer; and the buffer's
-    owner, to hold so that the address cannot be reused by another array."""
-    a = np.asarray(s.array)
+def _backing(s: pd.Series) -> tuple[Any, Any]:
+    """What identifies a column's cells: the addresses and length of its buffers; and their
+    owner, to hold so that the addresses cannot be reused by another array. (A `str` column
+    is Arrow-backed when pyarrow is installed: its chunks' buffers; otherwise a numpy array.)"""
+    arr = s.array
+    if hasattr(arr, "__arrow_array__"):
+        chunked = arr.__arrow_array__()
+        if isinstance(chunked, pa.Array):
+            chunked = pa.chunked_array([chunked])
+        where = tuple(b.address if b is not None else 0 for c in chunked.chunks for b in c.buffers())
+        return (where, len(chunked)), chunked
+    a = np.asarray(arr)
     return (a.__array_interface__["data"][0], len(a)), (a if a.base is None else a.base)
 
 
@@ -175,36 +197,31 @@ def load_incidents(path: str | Path, lc: LoadedContract, assume_tz: str | None =
     p = Path(path)
     fname = str(path)
     if not p.is_file():
-        raise InputError([Problem("file_not_found", "no such incident log", file=fname, fix="check the path")])
-    padded, size = _read_padded(p)
-    data = memoryview(padded)[:size]
+        raise InputError([Problem(Reason.FILE_NOT_FOUND, "no such incident log", file=fname, fix="check the path")])
+    data = p.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
-    head = bytes(data[:4096]).decode("utf-8-sig", errors="replace")
-    if not head.strip() and not bytes(data).decode("utf-8-sig", errors="replace").strip():
-        raise InputError([Problem("empty_log", "the incident log is empty", file=fname,
+    head = data[:4096].decode("utf-8-sig", errors="replace")
+    if not head.strip() and not data.decode("utf-8-sig", errors="replace").strip():
+        raise InputError([Problem(Reason.EMPTY_LOG, "the incident log is empty", file=fname,
                                   fix="export the incidents with a header row: id,scope,target,start,end,...")])
     fmt = detect_format(fname, head)
-    gpus_required = lc.model.downtime.degraded == "proportional"
+    source: _FrameSource | _ArrowSource | None
     if fmt == "csv":
-        got = _read_csv_fast(padded, size)
-        if got is not None:
-            del data, padded        # the file's bytes are not needed while the log is built
-            raw, rows, fast = got
-            try:
-                return _build(raw, rows, lc.topology, file=fname, sha256=digest, assume_tz=assume_tz,
-                              skip_bad_rows=skip_bad_rows, gpus_required=gpus_required, fast=fast)
-            except _Retry:
-                del raw, rows, fast, got
-            padded, size = _read_padded(p)
-            data = memoryview(padded)[:size]
-            digest = hashlib.sha256(data).hexdigest()
-        raw, rows = _read_csv(data, fname)   # bytes straight to the C parser: no decode/re-encode
+        source = _read_csv_arrow(data)
+        if source is None:
+            raw, rows = _read_csv(data, fname)
+            source = _FrameSource(raw)
+        else:
+            rows = np.arange(1, source.n + 1, dtype=np.int64)
     elif fmt == "jsonl":
-        raw, rows = _read_jsonl(bytes(data).decode("utf-8-sig", errors="replace"), fname)
+        raw, rows = _read_jsonl(data.decode("utf-8-sig", errors="replace"), fname)
+        source = _FrameSource(raw)
     else:
-        raw, rows = _read_json_array(bytes(data).decode("utf-8-sig", errors="replace"), fname)
-    return _build(raw, rows, lc.topology, file=fname, sha256=digest, assume_tz=assume_tz,
-                  skip_bad_rows=skip_bad_rows, gpus_required=gpus_required)
+        raw, rows = _read_json_array(data.decode("utf-8-sig", errors="replace"), fname)
+        source = _FrameSource(raw)
+    del data                    # the file's bytes are not needed while the log is built
+    return _build(source, rows, lc.topology, file=fname, sha256=digest, assume_tz=assume_tz,
+                  skip_bad_rows=skip_bad_rows, gpus_required=lc.model.downtime.degraded == "proportional")
 
 
 def detect_format(name: str, text: str) -> str:
@@ -224,284 +241,72 @@ def detect_format(name: str, text: str) -> str:
     return "csv"
 
 
-# --- readers: everything becomes a frame of strings (NaN = empty) plus row numbers -----------
+# --- readers -----------------------------------------------------------------------------------
 
 def _read_csv(data: bytes, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
+    """The general reader: pandas, every cell a string ('' = empty); short rows are filled
+    with empty cells, a row with too many cells is an error (never silently dropped cells)."""
     try:
         with warnings.catch_warnings():
-            # a row with more cells than the header: an error, never silently dropped cells
             warnings.simplefilter("error", pd.errors.ParserWarning)
-            raw = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, na_filter=False,
+            raw = pd.read_csv(io.BytesIO(data), dtype=object, keep_default_na=False, na_filter=False,
                               skip_blank_lines=True, index_col=False, encoding="utf-8-sig",
                               encoding_errors="replace")
     except (pd.errors.ParserError, pd.errors.ParserWarning, pd.errors.EmptyDataError, ValueError) as e:
-        raise InputError([Problem("csv_invalid", f"the CSV cannot be read: {str(e).strip()}", file=fname,
+        raise InputError([Problem(Reason.CSV_INVALID, f"the CSV cannot be read: {str(e).strip()}", file=fname,
                                   fix="check quoting and that every row has as many cells as the header")]) from None
     raw.columns = [str(c).strip() for c in raw.columns]
     return raw, np.arange(1, len(raw) + 1, dtype=np.int64)
 
 
-# --- fast path for plain CSV ------------------------------------------------------------------
-#
-# Most incident logs are machine exports: ASCII, no quoting, one ISO 8601 timestamp format.
-# For those the file is split on its newline and comma bytes with numpy, every column is
-# factorised on its bytes (few distinct values -> few Python strings), and timestamps of
-# the forms 2027-02-03T10:00:00Z / 2027-02-03T04:00:00-06:00 are computed from their
-# digits. Anything else (quotes, CR, non-ASCII, ragged rows, other time formats) takes the
-# pandas path below for the whole file or for that column; a log with any problem is read
-# again on the pandas path, so problems are always described by one reader.
-
-_FAST_WIDTH = 32          # widest column turned into a byte matrix; wider ones are sliced
-_SPACE = np.zeros(256, dtype=bool)     # the ASCII characters str.strip() removes
-_SPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
+_BLOCK_SIZE = 1 << 22     # bytes per block pyarrow parses (one block per thread at a time)
 
 
-class _Fast:
-    """What the fast reader found: per text column its (codes, distinct cells) -- the cells
-    exactly as the pandas reader gives them --, and the time columns it could parse."""
-
-    def __init__(self) -> None:
-        self.codes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self.times: dict[str, np.ndarray] = {}
-        self.plain: set[str] = set()      # text columns without empty or padded cells
-        self.names: list[str] = []        # the header; `raw` holds only what the general parser needs
-
-
-class _Retry(Exception):
-    """The fast path found a problem: read the file again the precise way."""
-
-
-def _read_padded(p: Path) -> tuple[bytearray, int]:
-    """The file's bytes followed by `_FAST_WIDTH` zero bytes, and its length: the fast
-    reader loads fixed-width windows past a cell's end without copying the file first."""
-    size = p.stat().st_size
-    buf = bytearray(size + _FAST_WIDTH)
-    view = memoryview(buf)
-    got = 0
-    with open(p, "rb") as f:
-        while got < size:
-            n = f.readinto(view[got:size])
-            if not n:
-                break
-            got += n
-        rest = f.read()
-    del view
-    if got != size or rest:                  # the file changed while it was read
-        data = bytes(buf[:got]) + rest
-        return bytearray(data) + bytearray(_FAST_WIDTH), len(data)
-    return buf, size
-
-
-_CHUNK = 1 << 22    # bytes compared at a time when looking for a delimiter (no file-sized temporaries)
-
-
-def _positions(arr: np.ndarray, byte: int, out: np.ndarray | None = None) -> np.ndarray | None:
-    """Positions of `byte` in `arr`; with `out`, written there, None unless exactly len(out)."""
-    parts = []
-    at = 0
-    for i in range(0, len(arr), _CHUNK):
-        hit = np.flatnonzero(arr[i:i + _CHUNK] == byte)
-        if out is None:
-            parts.append(hit + i)
-            continue
-        if at + len(hit) > len(out):
-            return None
-        np.add(hit, i, out=out[at:at + len(hit)])
-        at += len(hit)
-    if out is None:
-        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-    return out if at == len(out) else None
-
-
-def _read_csv_fast(padded: bytearray, size: int) -> tuple[pd.DataFrame, np.ndarray, _Fast] | None:
-    """(raw frame, row numbers, what was found) like `_read_csv`, or None when the file is
-    not plain enough for this reader. `padded`: the file's `size` bytes, then `_FAST_WIDTH`
-    zero bytes (`_read_padded`)."""
-    arr = np.frombuffer(padded, dtype=np.uint8)
-    begin = 3 if padded.startswith(b"\xef\xbb\xbf") else 0
-    if size <= begin or int(arr[begin:size].max()) >= 128:
+def _csv_header(data: bytes) -> list[str] | None:
+    """The header's cells (after a byte-order mark), or None when the first line is blank."""
+    begin = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    ends = [i for i in (data.find(b"\n", begin), data.find(b"\r", begin)) if i >= 0]
+    line = data[begin:min(ends) if ends else len(data)]
+    if not line.strip():
         return None
-    if any(padded.find(b, begin, size) >= 0 for b in (b'"', b"\r", b"\x00")):
+    try:
+        return next(csv.reader([line.decode("utf-8")]))
+    except (UnicodeDecodeError, csv.Error, StopIteration):
         return None
-    head_end = padded.find(b"\n", begin, size)
-    if head_end <= begin:
+
+
+def _read_csv_arrow(data: bytes) -> _ArrowSource | None:
+    """The CSV as an Arrow table of strings (the columns of the format only), or None when
+    pyarrow refuses the file or a row has another number of cells than the header: the
+    general reader then reads it (and describes what is wrong)."""
+    header = _csv_header(data)
+    if header is None:
         return None
-    names = [c.strip() for c in padded[begin:head_end].decode("ascii").split(",")]
+    names = [c.strip() for c in header]
     if any(not c for c in names) or len(set(names)) != len(names):
         return None
-    buf = arr[head_end + 1:size]                 # followed by `_FAST_WIDTH` zero bytes
-    nl = _positions(buf, 10)
-    ends = nl if len(buf) and buf[-1] == 10 else np.append(nl, len(buf))
-    starts = np.concatenate([[0], nl + 1])[:len(ends)]
-    filled = ends > starts                     # blank lines are skipped, as pandas does
-    if not filled.all():
-        starts, ends = starts[filled], ends[filled]
-    n, k = len(starts), len(names)
-    if n == 0:
+    wanted = [raw for raw, name in zip(header, names) if name in COLUMNS]
+    if not wanted:
         return None
-    # positions fit in 32 bits below 2 GiB: half the memory of the largest array here
-    commas = _positions(buf, 44, np.empty(n * (k - 1), dtype=np.int32 if len(buf) < 2**31 else np.int64))
-    if commas is None:
+    ragged: list[Any] = []
+
+    def invalid_row(row: Any) -> str:
+        ragged.append(row)
+        return "skip"
+
+    try:
+        table = pa_csv.read_csv(
+            pa.py_buffer(data),
+            read_options=pa_csv.ReadOptions(use_threads=True, block_size=_BLOCK_SIZE),
+            parse_options=pa_csv.ParseOptions(newlines_in_values=True, invalid_row_handler=invalid_row),
+            convert_options=pa_csv.ConvertOptions(column_types={c: pa.string() for c in wanted},
+                                                  include_columns=wanted, null_values=[],
+                                                  strings_can_be_null=False, quoted_strings_can_be_null=False))
+    except (pa.ArrowException, ValueError):
         return None
-    if k > 1:
-        commas = commas.reshape(n, k - 1)
-        # as many commas as k - 1 per line, sorted: each line's own are between its ends
-        if not ((commas[:, 0] >= starts).all() and (commas[:, -1] < ends).all()):
-            return None
-    fast = _Fast()
-
-    def column(j: int) -> tuple[np.ndarray | None, tuple[np.ndarray, np.ndarray] | None]:
-        s = starts if j == 0 else commas[:, j - 1] + 1
-        e = ends if j == k - 1 else commas[:, j]
-        if names[j] in TIME_COLUMNS:
-            t = _fast_times(buf, s, e)
-            if t is not None:
-                return t, None
-        coded = _fast_factorize(buf, padded, head_end + 1, s, e)
-        uniques = coded[1]
-        if len(uniques) <= 1024:     # no cell empty or padded: str.strip() changes none
-            is_plain = all(v and not (_SPACE[ord(v[0])] or _SPACE[ord(v[-1])]) for v in uniques.tolist())
-        else:
-            is_plain = bool((e > s).all() and not (_SPACE[buf[s]].any() or _SPACE[buf[e - 1]].any()))
-        if is_plain:
-            plain.add(names[j])
-        return None, coded
-
-    plain: set[str] = set()
-    # one column at a time: reading columns in two threads was no faster on two cores
-    # (each thread's allocations come from its own arena, fresh pages to fault in)
-    done = [column(j) for j in range(k)]
-    raw: dict[str, Any] = {}
-    for name, (t, coded) in zip(names, done):
-        if t is not None:
-            fast.times[name] = t
-        else:
-            fast.codes[name] = coded
-            if name in TIME_COLUMNS:     # other forms of time: the general parser reads the cells
-                raw[name] = pd.Series(coded[1][coded[0]], dtype=object)
-    fast.plain = plain
-    fast.names = names
-    return pd.DataFrame(raw, index=pd.RangeIndex(n)), np.arange(1, n + 1, dtype=np.int64), fast
-
-
-# _KEEP[k]: a word whose first k bytes are kept by `&` and the others cleared (any byte order)
-_KEEP = np.array([[0xFF] * k + [0] * (8 - k) for k in range(9)], dtype=np.uint8).view(np.uint64).ravel()
-
-
-def _gather(buf: np.ndarray, s: np.ndarray, width: int) -> np.ndarray:
-    """Rows of the `width` bytes (at most `_FAST_WIDTH`) from each offset in `s` (`buf` is a
-    view of a buffer with `_FAST_WIDTH` zero bytes after its end)."""
-    windows = np.lib.stride_tricks.sliding_window_view(
-        np.lib.stride_tricks.as_strided(buf, shape=(len(buf) + _FAST_WIDTH,), strides=buf.strides), width)
-    return windows[s]
-
-
-def _byte_matrix(buf: np.ndarray, s: np.ndarray, e: np.ndarray, width: int) -> np.ndarray:
-    """Cells as rows of `width` bytes (a multiple of 8), zero-padded; masked a word at a time."""
-    m = _gather(buf, s, width)
-    words = m.view(np.uint64)
-    lens = e - s
-    for k in range(width // 8):
-        words[:, k] &= _KEEP[np.clip(lens - 8 * k, 0, 8)]
-    return m
-
-
-def _strings(m: np.ndarray, lens: np.ndarray) -> np.ndarray:
-    """Rows of zero-padded ASCII bytes -> object array of str, made by one decode and split
-    (cells never hold a newline or a zero byte: the fast reader has checked)."""
-    rows, width = m.shape
-    out = np.zeros((rows, width + 1), dtype=np.uint8)
-    out[:, :width] = m
-    out[np.arange(rows), lens] = 10
-    return np.array(out.tobytes().decode("ascii").replace("\x00", "").split("\n")[:-1], dtype=object)
-
-
-def _fast_factorize(buf: np.ndarray, data: bytes | bytearray, offset: int, s: np.ndarray, e: np.ndarray
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """(codes, distinct cell strings in first-appearance order) of one column."""
-    n = len(s)
-    width = int((e - s).max())
-    if width == 0:
-        return np.zeros(n, dtype=np.int64), np.array([""], dtype=object)
-    if width > _FAST_WIDTH:
-        cells = [data[offset + a:offset + b].decode("ascii") for a, b in zip(s.tolist(), e.tolist())]
-        codes, uniques = pd.factorize(np.array(cells, dtype=object))
-        return codes.astype(np.int64), np.asarray(uniques, dtype=object)
-    w8 = -(-width // 8) * 8
-    m = _byte_matrix(buf, s, e, w8)
-    words = m.view(np.uint64)                   # (n, w8 / 8)
-    codes, _ = pd.factorize(words[:, 0])
-    for c in range(1, words.shape[1]):
-        c2, u2 = pd.factorize(words[:, c])
-        codes, _ = pd.factorize(codes.astype(np.int64) * len(u2) + c2)
-    codes = codes.astype(np.int64)
-    # codes number the values in order of first appearance: a code's first row is where
-    # the running maximum of the codes steps up
-    first = np.flatnonzero(np.diff(np.maximum.accumulate(codes), prepend=-1) > 0)
-    return codes, _strings(m[first], (e - s)[first])
-
-
-_DIGITS = (0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18)
-# byte i of `YYYY-MM-DDTHH:MM:SS` is allowed in [_SHAPE_LOW[i], _SHAPE_LOW[i] + _SHAPE_SPAN[i]]
-# (uint8 arithmetic wraps, so one subtraction and one comparison test both bounds)
-_SHAPE_LOW = np.full(19, ord("0"), dtype=np.uint8)
-_SHAPE_SPAN = np.full(19, 9, dtype=np.uint8)
-for _i, _c in zip((4, 7, 10, 13, 16), b"--T::"):
-    _SHAPE_LOW[_i], _SHAPE_SPAN[_i] = _c, 0
-_FIRST_YEAR = 1900
-# days from 1970-01-01 to the first of each month 1900-01 .. 2200-12 (proleptic Gregorian), and lengths
-_MONTHS = np.arange("1900-01", "2201-01", dtype="datetime64[M]")
-_MONTH_START = _MONTHS.astype("datetime64[D]").astype(np.int64)
-_MONTH_LEN = (_MONTHS + 1).astype("datetime64[D]").astype(np.int64) - _MONTH_START
-
-
-def _fast_times(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray | None:
-    """Epoch seconds (missing = INT64_MIN) of a column of `YYYY-MM-DDTHH:MM:SSZ` or
-    `...SS+HH:MM` cells (or empty ones); None when any cell has another form or an
-    impossible date (the caller then parses the column the general way)."""
-    ln = e - s
-    z, off, empty = ln == 20, ln == 25, ln == 0
-    if not (z | off | empty).all():
+    if ragged or table.column_names != wanted:
         return None
-    cells = ~empty
-    m = _gather(buf, s[cells], 25)
-    off = off[cells]
-    # digits where digits belong and - - T : : between them, in one pass over the 19 bytes
-    if not ((m[:, :19] - _SHAPE_LOW) <= _SHAPE_SPAN).all():
-        return None
-    tz = m[:, 19]
-    if not ((tz == 90) | (off & ((tz == 43) | (tz == 45)))).all():
-        return None
-    if off.any():
-        mo_ = m[off]
-        if not (((mo_[:, [20, 21, 23, 24]] - np.uint8(48)) <= 9).all() and (mo_[:, 22] == 58).all()):
-            return None
-
-    # the 14 digits as 7 two-digit numbers: 19 20 | 27 | 02 | 03 | 10 | 00 | 00
-    d = m[:, _DIGITS].astype(np.int32)
-    d -= 48
-    two = d[:, 0::2] * 10 + d[:, 1::2]
-    y = (two[:, 0] * 100 + two[:, 1]).astype(np.int64)
-    mo, dd, hh, mi, ss = (two[:, k].astype(np.int64) for k in range(2, 7))
-
-    def num(i: int, j: int) -> np.ndarray:
-        return (m[:, i].astype(np.int64) - 48) * 10 + (m[:, j].astype(np.int64) - 48)
-    if not ((y >= _FIRST_YEAR) & (y < _FIRST_YEAR + len(_MONTH_START) // 12) & (mo >= 1) & (mo <= 12)
-            & (hh <= 23) & (mi <= 59) & (ss <= 59)).all():
-        return None
-    ym = (y - _FIRST_YEAR) * 12 + mo - 1
-    if not ((dd >= 1) & (dd <= _MONTH_LEN[ym])).all():
-        return None
-    epoch = (_MONTH_START[ym] + dd - 1) * 86400 + hh * 3600 + mi * 60 + ss
-    if off.any():
-        oh, om = num(20, 21), num(23, 24)
-        if not ((oh <= 23) & (om <= 59) | ~off).all():      # bytes 20-24 of a Z cell are not its own
-            return None
-        sign = np.where(tz == 45, -1, np.where(tz == 43, 1, 0))     # Z: no offset
-        epoch -= sign * (oh * 3600 + om * 60)
-    out = np.full(len(s), np.iinfo(np.int64).min, dtype=np.int64)
-    out[cells] = epoch
-    return out
+    return _ArrowSource(table, dict(zip(names, header)), names)
 
 
 def _read_jsonl(text: str, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
@@ -514,11 +319,11 @@ def _read_jsonl(text: str, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as e:
-            problems.append(Problem("json_invalid", f"line is not JSON: {e.msg}", file=fname, row=lineno,
+            problems.append(Problem(Reason.JSON_INVALID, f"line is not JSON: {e.msg}", file=fname, row=lineno,
                                     line=lineno, col=e.colno, value=line[:80]))
             continue
         if not isinstance(obj, dict):
-            problems.append(Problem("json_invalid", "each line must be a JSON object", file=fname, row=lineno,
+            problems.append(Problem(Reason.JSON_INVALID, "each line must be a JSON object", file=fname, row=lineno,
                                     line=lineno, value=type(obj).__name__))
             continue
         records.append(obj)
@@ -532,12 +337,12 @@ def _read_json_array(text: str, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        raise InputError([Problem("json_invalid", f"not valid JSON: {e.msg}", file=fname, line=e.lineno,
+        raise InputError([Problem(Reason.JSON_INVALID, f"not valid JSON: {e.msg}", file=fname, line=e.lineno,
                                   col=e.colno)]) from None
     if not isinstance(data, list):
-        raise InputError([Problem("json_invalid", "a JSON incident log is an array of objects", file=fname,
+        raise InputError([Problem(Reason.JSON_INVALID, "a JSON incident log is an array of objects", file=fname,
                                   value=type(data).__name__, fix="write [ {...}, {...} ] or use JSON Lines")])
-    bad = [Problem("json_invalid", "array element is not an object", file=fname, row=i, value=type(x).__name__)
+    bad = [Problem(Reason.JSON_INVALID, "array element is not an object", file=fname, row=i, value=type(x).__name__)
            for i, x in enumerate(data, start=1) if not isinstance(x, dict)]
     if bad:
         raise InputError(bad)
@@ -550,6 +355,101 @@ def _records_frame(records: list[dict]) -> pd.DataFrame:
     raw = pd.DataFrame.from_records(records)
     raw.columns = [str(c).strip() for c in raw.columns]
     return raw
+
+
+# --- the vectorised validation -------------------------------------------------------------
+
+
+# --- where the cells come from: an Arrow table (CSV) or a pandas frame (JSON, records) ----------
+
+# the characters str.strip() removes (Arrow's own whitespace trimming knows fewer of them)
+_WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+               "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+# the timestamp forms Arrow's cast reads exactly as pandas does; any other cell sends its
+# column to the general parser
+_ARROW_TIME = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$"
+
+
+class _ArrowSource:
+    """Cells of a CSV read by pyarrow: text columns are trimmed and dictionary-encoded in
+    Arrow (one pass in C, the distinct values become Python strings once); time columns of
+    the usual ISO 8601 forms are cast by Arrow, others parsed the general way."""
+
+    def __init__(self, table: pa.Table, raw_names: dict[str, str], names: list[str]) -> None:
+        self.table = table
+        self.raw_names = raw_names        # stripped header name -> the header cell as written
+        self.names = names
+        self.n = table.num_rows
+        self._text: dict[str, _Text] = {}
+
+    def _column(self, c: str) -> pa.ChunkedArray | None:
+        raw = self.raw_names.get(c)
+        return self.table.column(raw) if raw is not None and raw in self.table.column_names else None
+
+    def _trimmed(self, c: str) -> pa.ChunkedArray | None:
+        col = self._column(c)
+        if col is None:
+            return None
+        t = pc.utf8_trim(col, characters=_WHITESPACE)
+        return pc.if_else(pc.equal(t, ""), pa.scalar(None, pa.string()), t)
+
+    def text(self, c: str) -> _Text:
+        if c not in self._text:
+            t = self._trimmed(c)
+            if t is None:
+                self._text[c] = _Text.missing(self.n)
+            else:
+                enc = pc.dictionary_encode(t, null_encoding="mask")
+                if enc.num_chunks:
+                    dictionary = enc.chunk(0).dictionary
+                    codes = pa.chunked_array([ch.indices for ch in enc.chunks], type=enc.chunk(0).indices.type)
+                    codes_np = codes.fill_null(-1).to_numpy().astype(np.int64, copy=False)
+                    uniques = np.asarray(dictionary.to_numpy(zero_copy_only=False), dtype=object)
+                else:
+                    codes_np, uniques = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
+                self._text[c] = _Text(codes_np, uniques, True)
+        return self._text[c]
+
+    def times(self, c: str, ctx: Context) -> np.ndarray:
+        col = self._column(c)
+        if col is None:
+            return np.full(self.n, NA, dtype=np.int64)
+        t = self._trimmed(c)
+        present = t.null_count < len(t)
+        if not present:
+            return np.full(self.n, NA, dtype=np.int64)
+        if pc.all(pc.match_substring_regex(t, _ARROW_TIME), skip_nulls=True).as_py():
+            try:
+                ns = pc.cast(t, pa.timestamp("ns", tz="UTC")).cast(pa.int64())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                ns = None               # a day or hour that does not exist: the general parser says which
+            if ns is not None:
+                out = np.floor_divide(ns.fill_null(0).to_numpy(), 1_000_000_000)   # floor: sub-seconds dropped
+                if ns.null_count:
+                    out[ns.is_null().to_numpy(zero_copy_only=False)] = NA
+                return out
+        cells = pd.Series(np.asarray(col.to_numpy(zero_copy_only=False), dtype=object), dtype=object)
+        return _parse_times(cells, c, ctx, ctx.options.get("assume_tz"))
+
+
+class _FrameSource:
+    """Cells of a pandas frame: the general CSV reader, JSON, records handed over in Python."""
+
+    def __init__(self, raw: pd.DataFrame) -> None:
+        self.raw = raw.reset_index(drop=True)
+        self.names = list(raw.columns)
+        self.n = len(raw)
+        self._text: dict[str, _Text] = {}
+
+    def text(self, c: str) -> _Text:
+        if c not in self._text:
+            self._text[c] = _Text.of(self.raw[c], few=c in _FEW) if c in self.raw.columns else _Text.missing(self.n)
+        return self._text[c]
+
+    def times(self, c: str, ctx: Context) -> np.ndarray:
+        if c not in self.raw.columns:
+            return np.full(self.n, NA, dtype=np.int64)
+        return _parse_times(self.raw[c], c, ctx, ctx.options.get("assume_tz"))
 
 
 # --- the vectorised validation -------------------------------------------------------------
@@ -648,40 +548,6 @@ class _Text:
         return pd.array(self.uniques, dtype=str).take(codes, allow_fill=True)
 
 
-class _Collector:
-    """Problems per (row, column), created only for the rows that are wrong. `retry`: raise
-    `_Retry` at the first problem (the fast reader leaves describing them to the pandas one)."""
-
-    def __init__(self, rows: np.ndarray, file: str | None, retry: bool = False) -> None:
-        self.rows = rows
-        self.file = file
-        self.retry = retry
-        self.problems: list[Problem] = []
-        self.bad = np.zeros(len(rows), dtype=bool)
-        self.flagged: dict[str, np.ndarray] = {}      # column -> rows with a problem there
-
-    def add(self, mask: np.ndarray, code: str, column: str, values: pd.Series | _Text | None, message,
-            fix=None) -> None:
-        mask = np.asarray(mask, dtype=bool)
-        if not mask.any():
-            return
-        if self.retry:
-            raise _Retry
-        self.bad |= mask
-        self.flagged[column] = self.flagged.get(column, np.zeros(len(mask), dtype=bool)) | mask
-        idx = np.flatnonzero(mask)
-        if values is None:
-            vals = [None] * len(idx)
-        elif isinstance(values, _Text):
-            vals = values.take(idx)
-        else:
-            vals = values.to_numpy(dtype=object)[idx]
-        for i, v in zip(idx, vals):
-            v = None if _isna(v) else v
-            msg = message(int(i), v) if callable(message) else message
-            self.problems.append(Problem(code, msg, file=self.file, row=int(self.rows[i]), column=column,
-                                         value=v, fix=fix(int(i), v) if callable(fix) else fix))
-
 
 def _isna(v: Any) -> bool:
     try:
@@ -738,7 +604,7 @@ def _cell_str(v: Any) -> str:
     return str(v)
 
 
-def _parse_times(s: pd.Series, column: str, col: _Collector, assume_tz: str | None) -> np.ndarray:
+def _parse_times(s: pd.Series, column: str, ctx: Context, assume_tz: str | None) -> np.ndarray:
     """Epoch seconds (int64; missing = INT64_MIN) from strings, datetimes or ints."""
     n = len(s)
     out = np.full(n, np.iinfo(np.int64).min, dtype=np.int64)
@@ -756,14 +622,14 @@ def _parse_times(s: pd.Series, column: str, col: _Collector, assume_tz: str | No
         out[ok] = _epoch(s[ok])
         return out
     if pd.api.types.is_datetime64_dtype(s.dtype):
-        col.add(s.notna().to_numpy(), "timestamp_naive", column, s.astype(str),
+        ctx.report(s.notna().to_numpy(), Reason.TIMESTAMP_NAIVE, column, s.astype(str),
                 "timestamp has no UTC offset", "write it with an offset (2027-02-03T10:00:00Z) or pass --assume-tz")
         return out
     obj = s.astype(object).to_numpy()
     kinds = np.fromiter((_kind(v) for v in obj), dtype=np.int8, count=n) if not _all_str(s) else None
     if kinds is None:
-        if not _parse_uniform(s, column, col, assume_tz, out):
-            _parse_strings(_as_text(s), column, col, assume_tz, out, np.ones(n, dtype=bool))
+        if not _parse_uniform(s, column, ctx, assume_tz, out):
+            _parse_strings(_as_text(s), column, ctx, assume_tz, out, np.ones(n, dtype=bool))
         return out
     # mixed objects: ints, datetimes, strings
     is_int = kinds == 1
@@ -786,19 +652,19 @@ def _parse_times(s: pd.Series, column: str, col: _Collector, assume_tz: str | No
                                                                      nonexistent="raise").timestamp() // 1)
                     except Exception:
                         naive[i] = False
-                        col.add(_one(n, i), "timestamp_invalid", column, pd.Series(obj.astype(str)),
+                        ctx.report(_one(n, i), Reason.TIMESTAMP_INVALID, column, pd.Series(obj.astype(str)),
                                 f"local time does not exist or is ambiguous in {assume_tz}",
                                 "write the time with a UTC offset")
                 naive[:] = False
-            col.add(naive, "timestamp_naive", column, pd.Series(obj.astype(str)), "timestamp has no UTC offset",
+            ctx.report(naive, Reason.TIMESTAMP_NAIVE, column, pd.Series(obj.astype(str)), "timestamp has no UTC offset",
                     "write it with an offset (2027-02-03T10:00:00Z) or pass --assume-tz")
     is_str = kinds == 3
     if is_str.any():
         text = pd.Series(np.array([(v.strip() or None) if k == 3 else None for v, k in zip(obj, kinds)],
                                   dtype=object))
-        _parse_strings(text, column, col, assume_tz, out, is_str)
+        _parse_strings(text, column, ctx, assume_tz, out, is_str)
     bad = kinds == 4
-    col.add(bad, "timestamp_invalid", column, pd.Series(obj).map(_cell_str), "not a timestamp",
+    ctx.report(bad, Reason.TIMESTAMP_INVALID, column, pd.Series(obj).map(_cell_str), "not a timestamp",
             "write ISO 8601 with an offset, e.g. 2027-02-03T10:00:00Z")
     return out
 
@@ -836,7 +702,7 @@ _INVALID_FIX = "write e.g. 2027-02-03T10:00:00Z or 2027-02-03T04:00:00-06:00"
 _NAIVE_FIX = "write it with an offset (2027-02-03T10:00:00Z) or pass --assume-tz ZONE"
 
 
-def _parse_uniform(s: pd.Series, column: str, col: _Collector, assume_tz: str | None, out: np.ndarray) -> bool:
+def _parse_uniform(s: pd.Series, column: str, ctx: Context, assume_tz: str | None, out: np.ndarray) -> bool:
     """Fast path for a column whose times all carry the same offset, or all carry none.
 
     pandas parses such a column in one C pass; it raises when offsets differ or when
@@ -860,14 +726,14 @@ def _parse_uniform(s: pd.Series, column: str, col: _Collector, assume_tz: str | 
         for i in nonempty:
             v = s.iat[i]
             invalid[i] = isinstance(v, str) and bool(v.strip())
-        col.add(invalid, "timestamp_invalid", column, s, "not an ISO 8601 timestamp", _INVALID_FIX)
+        ctx.report(invalid, Reason.TIMESTAMP_INVALID, column, s, "not an ISO 8601 timestamp", _INVALID_FIX)
     if aware:
         out[ok] = _epoch(parsed[ok])
         return True
     if not ok.any():
         return True
     if assume_tz is None:
-        col.add(ok, "timestamp_naive", column, s, "timestamp has no UTC offset", _NAIVE_FIX)
+        ctx.report(ok, Reason.TIMESTAMP_NAIVE, column, s, "timestamp has no UTC offset", _NAIVE_FIX)
         return True
     local = parsed[ok].dt.tz_localize(assume_tz, ambiguous="NaT", nonexistent="NaT")
     valid = local.notna().to_numpy()
@@ -875,13 +741,13 @@ def _parse_uniform(s: pd.Series, column: str, col: _Collector, assume_tz: str | 
     out[idx[valid]] = _epoch(local[valid])
     odd = np.zeros(len(s), dtype=bool)
     odd[idx[~valid]] = True
-    col.add(odd, "timestamp_invalid", column, s,
+    ctx.report(odd, Reason.TIMESTAMP_INVALID, column, s,
             f"this local time does not exist or is ambiguous in {assume_tz} (daylight saving change)",
             "write the time with a UTC offset")
     return True
 
 
-def _parse_strings(text: pd.Series, column: str, col: _Collector, assume_tz: str | None,
+def _parse_strings(text: pd.Series, column: str, ctx: Context, assume_tz: str | None,
                    out: np.ndarray, where: np.ndarray) -> None:
     present = text.notna().to_numpy() & where
     if not present.any():
@@ -897,7 +763,7 @@ def _parse_strings(text: pd.Series, column: str, col: _Collector, assume_tz: str
         out[idx[ok]] = _epoch(parsed[ok])
         bad = np.zeros(len(text), dtype=bool)
         bad[idx[~ok]] = True
-        col.add(bad, "timestamp_invalid", column, text, "not an ISO 8601 timestamp",
+        ctx.report(bad, Reason.TIMESTAMP_INVALID, column, text, "not an ISO 8601 timestamp",
                 "write e.g. 2027-02-03T10:00:00Z or 2027-02-03T04:00:00-06:00")
     if naive.any():
         idx = np.flatnonzero(naive)
@@ -907,7 +773,7 @@ def _parse_strings(text: pd.Series, column: str, col: _Collector, assume_tz: str
         ok = parsed.notna().to_numpy()
         unparsable = np.zeros(len(text), dtype=bool)
         unparsable[idx[~ok]] = True
-        col.add(unparsable, "timestamp_invalid", column, text, "not an ISO 8601 timestamp",
+        ctx.report(unparsable, Reason.TIMESTAMP_INVALID, column, text, "not an ISO 8601 timestamp",
                 "write e.g. 2027-02-03T10:00:00Z or 2027-02-03T04:00:00-06:00")
         good_idx = idx[ok]
         if assume_tz:
@@ -916,13 +782,13 @@ def _parse_strings(text: pd.Series, column: str, col: _Collector, assume_tz: str
             out[good_idx[valid]] = _epoch(local[valid])
             odd = np.zeros(len(text), dtype=bool)
             odd[good_idx[~valid]] = True
-            col.add(odd, "timestamp_invalid", column, text,
+            ctx.report(odd, Reason.TIMESTAMP_INVALID, column, text,
                     f"this local time does not exist or is ambiguous in {assume_tz} (daylight saving change)",
                     "write the time with a UTC offset")
         else:
             nv = np.zeros(len(text), dtype=bool)
             nv[good_idx] = True
-            col.add(nv, "timestamp_naive", column, text, "timestamp has no UTC offset",
+            ctx.report(nv, Reason.TIMESTAMP_NAIVE, column, text, "timestamp has no UTC offset",
                     "write it with an offset (2027-02-03T10:00:00Z) or pass --assume-tz ZONE")
 
 
@@ -970,121 +836,44 @@ class _TargetIndex:
             self.min_gpus[scope] = m
 
 
-def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file: str | None, sha256: str | None,
-           assume_tz: str | None, skip_bad_rows: bool, gpus_required: bool,
-           fast: _Fast | None = None) -> IncidentLog:
-    """Validate `raw` and build the log. `fast`: what `_read_csv_fast` found; any problem
-    then raises `_Retry` (the pandas reader describes problems)."""
-    if assume_tz is not None:
-        try:
-            ZoneInfo(assume_tz)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise InputError([Problem("unknown_timezone", f"unknown time zone {assume_tz!r}", file=file,
-                                      value=assume_tz, fix="use an IANA name such as America/Chicago or UTC")]) from None
-    n = len(raw)
-    present = fast.names if fast is not None else list(raw.columns)
-    file_problems: list[Problem] = []
-    warns: list[Problem] = []
-    # pandas renames a repeated CSV header to `name.1`, `name.2`, ...
-    repeated = {c: m.group(1) for c in present if (m := _MANGLED.fullmatch(c)) and m.group(1) in COLUMNS
-                and m.group(1) in present}
-    for c in present:
-        if c not in COLUMNS and c not in repeated:
-            close = difflib.get_close_matches(c, COLUMNS, n=1, cutoff=0.6)
-            warns.append(Problem("unknown_column", f"column {c!r} is not part of the incident log format; "
-                                 "it is ignored", file=file, column=c, value=c, severity="warning",
-                                 fix=f"did you mean {close[0]!r}?" if close else None))
-    for c in sorted(set(repeated.values()) | {c for c in present if present.count(c) > 1}):
-        file_problems.append(Problem("duplicate_column", f"column {c!r} appears more than once", file=file,
-                                     column=c, value=c, fix="keep one column of each name"))
-    if n or len(present):
-        for c in REQUIRED:
-            if c not in present:
-                file_problems.append(Problem("missing_column", f"required column {c!r} is missing", file=file,
-                                             column=c, fix="the header needs id,scope,target,start "
-                                             "(plus end, impact, category, ... as needed)"))
-    if file_problems:
-        raise InputError(file_problems + warns)
-    if n == 0:
-        if file is not None:
-            warns.append(Problem("empty_log", "the incident log has no incidents", file=file, severity="warning"))
-        return IncidentLog(empty_frame(), [], file, sha256, warns)
 
-    raw = raw.reset_index(drop=True)
-    col = _Collector(rows, file, retry=fast is not None)
+# --- the column spec: what each column is and what is checked ------------------------------------
 
-    cache: dict[str, _Text] = {}
+def _text(ctx: Context, c: str) -> _Text:
+    t = ctx.source.text(c)
+    ctx.raw[c] = t
+    return t
 
-    def text(c: str) -> _Text:
-        if c not in cache:
-            if fast is not None and c in fast.codes:
-                codes, uniques = fast.codes[c]
-                cache[c] = _Text.clean(codes, uniques, plain=c in fast.plain)
-            elif c in raw.columns:
-                cache[c] = _Text.of(raw[c], few=c in _FEW)
-            else:
-                cache[c] = _Text.missing(n)
-        return cache[c]
 
-    ids = text("id")
-    scope = text("scope").map(str.lower)
-    target = text("target")
-    # required values
-    col.add(ids.isna(), "missing_id", "id", None, "incident id is empty",
-            "give every incident a unique id (the ticket number)")
-    for c, t in (("scope", scope), ("target", target)):
-        col.add(t.isna(), "missing_value", c, None, f"{c} is empty", None)
-    # duplicate ids (every occurrence after the first): ids are distinct values
-    present_ids = ~ids.isna()
-    if int(present_ids.sum()) != len(ids.uniques):
-        codes_s = pd.Series(ids.codes)
-        first = ~codes_s.duplicated(keep="first").to_numpy() & present_ids
-        dup = ~first & present_ids
-        first_row = dict(zip(ids.take(np.flatnonzero(first)).tolist(), rows[first].tolist()))
-        col.add(dup, "duplicate_id", "id", ids, lambda i, v: f"incident id {v!r} is already used in row {first_row[v]}",
-                "incident ids must be unique")
-    # scope
-    scope_code = scope.per_row([SCOPES.index(v) if v in SCOPES else -1 for v in scope.uniques], -1)
-    col.add(~scope.isna() & (scope_code < 0), "unknown_scope", "scope", text("scope"),
-            "scope must be node, rack, cluster or site", None)
-    # impact
-    impact = text("impact").map(str.lower)
-    col.add(impact.per_row([v not in IMPACTS for v in impact.uniques], False), "unknown_impact", "impact",
-            text("impact"), "impact must be down or degraded", "leave it empty for down")
-    impact = impact.fill("down")
-    # severity
-    sev_text = text("severity")
-    severity = sev_text.map(str.lower)
-    col.add(severity.per_row([v not in SEVERITIES for v in severity.uniques], False), "unknown_severity",
-            "severity", sev_text, "severity must be sev1, sev2, sev3 or sev4", None)
-    # category
-    category = text("category").fill(DEFAULT_CATEGORY)
-    # timestamps
-    times: dict[str, np.ndarray] = {}
-    for c in TIME_COLUMNS:
-        if fast is not None and c in fast.times:
-            times[c] = fast.times[c]
-        elif c in raw.columns:
-            times[c] = _parse_times(raw[c], c, col, assume_tz)
-        else:
-            times[c] = np.full(n, np.iinfo(np.int64).min, dtype=np.int64)
-    NA = np.iinfo(np.int64).min
-    st, en = times["start"], times["end"]
-    start_missing = (st == NA) & ~col.flagged.get("start", np.zeros(n, dtype=bool))
-    col.add(start_missing, "missing_value", "start", None, "start is empty",
-            "write when the fault began, e.g. 2027-02-03T10:00:00Z")
-    ebs = (st != NA) & (en != NA) & (en < st)
-    if ebs.any():
-        end_text = text("end")
-        col.add(ebs, "end_before_start", "end", end_text,
-                lambda i, v: f"end is before start ({_iso(en[i])} < {_iso(st[i])})", "swap or correct the times")
-    # targets, per scope; node targets may be hostlists. Lookups run on the distinct
-    # targets only (a few thousand even in a million-row log), then spread by code.
-    idx = _target_index(topo)
+def _lower(ctx: Context, c: str) -> _Text:
+    return _text(ctx, c).map(str.lower)
+
+
+def _times(ctx: Context, c: str) -> np.ndarray:
+    return ctx.source.times(c, ctx)
+
+
+def _scope(ctx: Context, c: str) -> _Text:
+    scope = _lower(ctx, c)
+    ctx.derived["scope_code"] = scope.per_row([SCOPES.index(v) if v in SCOPES else -1 for v in scope.uniques], -1)
+    return scope
+
+
+def _targets(ctx: Context, c: str) -> _Text:
+    """Each target looked up in its scope's units; node targets may be hostlists. Lookups
+    run on the distinct targets only (a few thousand even in a million-row log), then
+    spread by code. Leaves the unit positions, the expanded hostlists and the unknown
+    targets (with why) for the checks of this column and of gpus_affected."""
+    target = _text(ctx, c)
+    idx: _TargetIndex = ctx.options["index"]
+    n = ctx.n
+    scope_code = ctx.derived["scope_code"]
     t_codes, t_uniques = target.codes, target.uniques
     has_target = t_codes >= 0
     unit_pos = np.full(n, -1, dtype=np.int64)          # position of the target in its scope's units
     node_lists: dict[int, list[str]] = {}
+    why: dict[int, str] = {}                            # hostlist rows that cannot be expanded
+    unknown_all = np.zeros(n, dtype=bool)
     tgt_ok = np.zeros(n, dtype=bool)
     for k, s in enumerate(SCOPES):
         in_scope = (scope_code == k) & has_target
@@ -1097,64 +886,220 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
         tgt_ok |= known
         if s == "node" and unknown.any():
             tv = target.values()
-            expr_mask = np.zeros(n, dtype=bool)
-            for i in np.flatnonzero(unknown):
-                expr_mask[i] = "[" in tv[i] or "," in tv[i]
             expanded: dict[str, tuple[list[str] | None, str]] = {}
-            for i in np.flatnonzero(expr_mask):
+            for i in np.flatnonzero(unknown).tolist():
                 t = tv[i]
+                if "[" not in t and "," not in t:
+                    continue
                 if t not in expanded:
                     expanded[t] = _expand_nodes(t, idx.units["node"])
-                names, why = expanded[t]
+                names, reason = expanded[t]
                 if names is not None:
-                    node_lists[int(i)] = names
+                    node_lists[i] = names
                     unknown[i] = False
                     tgt_ok[i] = True
                 else:
-                    col.add(_one(n, i), "unknown_target", "target", target, why,
-                            "use node ids from the contract's topology (e.g. r01-n07 or r01-n[03-05])")
-            unknown &= ~expr_mask
-        col.add(unknown, "unknown_target", "target", target, f"no {s} with this id in the contract's topology",
-                _suggest(idx.units[s]))
-    # gpus_affected
-    g_text = text("gpus_affected")
-    g_present = ~g_text.isna()
-    gnum = g_text.per_row(pd.to_numeric(pd.Series(g_text.uniques, dtype=object), errors="coerce").to_numpy(
+                    why[i] = reason
+        unknown_all |= unknown
+    ctx.derived.update(unit_pos=unit_pos, node_lists=node_lists, target_why=why, target_unknown=unknown_all,
+                       target_ok=tgt_ok, suggest={s: _suggest(idx.units[s]) for s in SCOPES})
+    return target
+
+
+def _unknown_target_message(ctx: Context, i: int, v: Any) -> str:
+    if i in ctx.derived["target_why"]:
+        return ctx.derived["target_why"][i]
+    return f"no {SCOPES[ctx.derived['scope_code'][i]]} with this id in the contract's topology"
+
+
+def _unknown_target_fix(ctx: Context, i: int, v: Any) -> str | None:
+    if i in ctx.derived["target_why"]:
+        return "use node ids from the contract's topology (e.g. r01-n07 or r01-n[03-05])"
+    return ctx.derived["suggest"][SCOPES[ctx.derived["scope_code"][i]]](i, v)
+
+
+def _gpus(ctx: Context, c: str) -> _Text:
+    """The GPU counts as numbers; leaves which cells are given, whole numbers and their
+    values, and each row's largest allowed count (the target's smallest GPUs per node)."""
+    g_text = _text(ctx, c)
+    idx: _TargetIndex = ctx.options["index"]
+    present = ~g_text.isna()
+    num = g_text.per_row(pd.to_numeric(pd.Series(g_text.uniques, dtype=object), errors="coerce").to_numpy(
         dtype=float, na_value=np.nan), np.nan)
-    not_int = g_present & (np.isnan(gnum) | (np.floor(np.nan_to_num(gnum)) != np.nan_to_num(gnum)))
-    col.add(not_int, "gpus_affected_range", "gpus_affected", g_text, "gpus_affected must be a whole number",
-            None)
-    gvals = np.where(g_present & ~not_int, np.nan_to_num(gnum), 0).astype(np.int64)
-    limit = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
-    check = g_present & ~not_int
+    not_int = present & (np.isnan(num) | (np.floor(np.nan_to_num(num)) != np.nan_to_num(num)))
+    values = np.where(present & ~not_int, np.nan_to_num(num), 0).astype(np.int64)
+    limit = np.full(ctx.n, np.iinfo(np.int64).max, dtype=np.int64)
+    check = present & ~not_int
+    scope_code, unit_pos = ctx.derived["scope_code"], ctx.derived["unit_pos"]
     for k, s in enumerate(SCOPES):
-        m = check & (scope_code == k) & tgt_ok & (unit_pos >= 0)
+        m = check & (scope_code == k) & ctx.derived["target_ok"] & (unit_pos >= 0)
         if m.any():
             limit[m] = idx.min_gpus[s][unit_pos[m]]
-    expr_limit: dict[int, int] = {}
-    for i, names in node_lists.items():
+    per_list: dict[int, int] = {}
+    for i, names in ctx.derived["node_lists"].items():
         key = id(names)   # rows with the same expression share one list
-        if key not in expr_limit:
-            expr_limit[key] = int(idx.min_gpus["node"][idx.units["node"].get_indexer(names)].min())
-        limit[i] = expr_limit[key]
-    out_range = g_present & ~not_int & ((gvals < 1) | (gvals > limit))
-    col.add(out_range, "gpus_affected_range", "gpus_affected", g_text,
-            lambda i, v: f"gpus_affected must be between 1 and {limit[i] if limit[i] < 2**62 else 'the GPUs per node'}",
-            None)
-    if gpus_required:
-        need = impact.per_row([v == "degraded" for v in impact.uniques], False) & ~g_present
-        col.add(need, "missing_value", "gpus_affected", None,
-                "a degraded incident needs gpus_affected (the contract counts degraded time proportionally)",
-                "write how many GPUs of the node are lost")
+        if key not in per_list:
+            per_list[key] = int(idx.min_gpus["node"][idx.units["node"].get_indexer(names)].min())
+        limit[i] = per_list[key]
+    ctx.derived.update(gpus_present=present, gpus_not_int=not_int, gpus_values=values, gpus_limit=limit)
+    return g_text
 
-    problems = sorted(col.problems, key=lambda p: (p.row or 0, COLUMNS.index(p.column)
+
+def _duplicate_ids(ctx: Context) -> np.ndarray | None:
+    """Every occurrence of an id after the first (ids are distinct values of the codes)."""
+    ids: _Text = ctx.values["id"]
+    present = ~ids.isna()
+    if int(present.sum()) == len(ids.uniques):
+        return None
+    first = ~pd.Series(ids.codes).duplicated(keep="first").to_numpy() & present
+    ctx.derived["first_row"] = dict(zip(ids.take(np.flatnonzero(first)).tolist(), ctx.rows[first].tolist()))
+    return ~first & present
+
+
+def _one_of(column: str, allowed: tuple[str, ...]) -> Any:
+    def test(ctx: Context) -> np.ndarray:
+        t: _Text = ctx.values[column]
+        return t.per_row([v not in allowed for v in t.uniques], False)
+    return test
+
+
+def _missing(column: str) -> Any:
+    return lambda ctx: ctx.values[column].isna()
+
+
+def _end_before_start(ctx: Context) -> np.ndarray:
+    st, en = ctx.values["start"], ctx.values["end"]
+    return (st != NA) & (en != NA) & (en < st)
+
+
+def _start_missing(ctx: Context) -> np.ndarray:
+    return (ctx.values["start"] == NA) & ~ctx.flagged.get("start", np.zeros(ctx.n, dtype=bool))
+
+
+def _gpus_out_of_range(ctx: Context) -> np.ndarray:
+    d = ctx.derived
+    v = d["gpus_values"]
+    return d["gpus_present"] & ~d["gpus_not_int"] & ((v < 1) | (v > d["gpus_limit"]))
+
+
+def _gpus_needed(ctx: Context) -> np.ndarray | None:
+    if not ctx.options["gpus_required"]:
+        return None
+    impact: _Text = ctx.values["impact"]
+    return impact.per_row([v == "degraded" for v in impact.uniques], False) & ~ctx.derived["gpus_present"]
+
+
+def _gpus_limit_message(ctx: Context, i: int, v: Any) -> str:
+    limit = int(ctx.derived["gpus_limit"][i])
+    return f"gpus_affected must be between 1 and {limit if limit < 2**62 else 'the GPUs per node'}"
+
+
+def _iso_pair(ctx: Context, i: int, v: Any) -> str:
+    return f"end is before start ({_iso(ctx.values['end'][i])} < {_iso(ctx.values['start'][i])})"
+
+
+_TIME_FIX = "write when the fault began, e.g. 2027-02-03T10:00:00Z"
+
+SPEC: tuple[Column, ...] = (
+    Column("id", _text, required=True, checks=(
+        Check(Reason.MISSING_ID, _missing("id"), "incident id is empty",
+              "give every incident a unique id (the ticket number)", show=None),
+        Check(Reason.DUPLICATE_ID, _duplicate_ids,
+              lambda ctx, i, v: f"incident id {v!r} is already used in row {ctx.derived['first_row'][v]}",
+              "incident ids must be unique"),
+    )),
+    Column("scope", _scope, required=True, checks=(
+        Check(Reason.MISSING_VALUE, _missing("scope"), "scope is empty", show=None),
+        Check(Reason.UNKNOWN_SCOPE, lambda ctx: ~ctx.values["scope"].isna() & (ctx.derived["scope_code"] < 0),
+              "scope must be node, rack, cluster or site"),
+    )),
+    Column("target", _targets, required=True, checks=(
+        Check(Reason.MISSING_VALUE, _missing("target"), "target is empty", show=None),
+        Check(Reason.UNKNOWN_TARGET, lambda ctx: ctx.derived["target_unknown"], _unknown_target_message,
+              _unknown_target_fix),
+    )),
+    Column("start", _times, required=True, checks=(
+        Check(Reason.MISSING_VALUE, _start_missing, "start is empty", _TIME_FIX, show=None),
+    )),
+    Column("end", _times, checks=(
+        Check(Reason.END_BEFORE_START, _end_before_start, _iso_pair, "swap or correct the times"),
+    )),
+    Column("impact", _lower, default="down", checks=(
+        Check(Reason.UNKNOWN_IMPACT, _one_of("impact", IMPACTS), "impact must be down or degraded",
+              "leave it empty for down"),
+    )),
+    Column("gpus_affected", _gpus, checks=(
+        Check(Reason.GPUS_AFFECTED_RANGE, lambda ctx: ctx.derived["gpus_not_int"],
+              "gpus_affected must be a whole number"),
+        Check(Reason.GPUS_AFFECTED_RANGE, _gpus_out_of_range, _gpus_limit_message),
+        Check(Reason.MISSING_VALUE, _gpus_needed,
+              "a degraded incident needs gpus_affected (the contract counts degraded time proportionally)",
+              "write how many GPUs of the node are lost", show=None),
+    )),
+    Column("category", _text, default=DEFAULT_CATEGORY),
+    Column("notice_at", _times),
+    Column("severity", _lower, checks=(
+        Check(Reason.UNKNOWN_SEVERITY, _one_of("severity", SEVERITIES), "severity must be sev1, sev2, sev3 or sev4"),
+    )),
+    Column("detected_at", _times),
+    Column("reported_at", _times),
+    Column("responded_at", _times),
+    Column("resolved_at", _times),
+    Column("cause", _text),
+    Column("ticket", _text),
+)
+assert tuple(c.name for c in SPEC) == COLUMNS and tuple(c.name for c in SPEC if c.required) == REQUIRED
+
+
+def _build(source: _FrameSource | _ArrowSource, rows: np.ndarray, topo: ResolvedTopology, *, file: str | None,
+           sha256: str | None, assume_tz: str | None, skip_bad_rows: bool, gpus_required: bool) -> IncidentLog:
+    """Check the header, run `SPEC` over the cells and build the log."""
+    if assume_tz is not None:
+        try:
+            ZoneInfo(assume_tz)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise InputError([Problem(Reason.UNKNOWN_TIMEZONE, f"unknown time zone {assume_tz!r}", file=file,
+                                      value=assume_tz, fix="use an IANA name such as America/Chicago or UTC")]) from None
+    n = source.n
+    present = source.names
+    file_problems: list[Problem] = []
+    warns: list[Problem] = []
+    # pandas renames a repeated CSV header to `name.1`, `name.2`, ...
+    repeated = {c: m.group(1) for c in present if (m := _MANGLED.fullmatch(c)) and m.group(1) in COLUMNS
+                and m.group(1) in present}
+    for c in present:
+        if c not in COLUMNS and c not in repeated:
+            close = difflib.get_close_matches(c, COLUMNS, n=1, cutoff=0.6)
+            warns.append(Problem(Reason.UNKNOWN_COLUMN, f"column {c!r} is not part of the incident log format; "
+                                 "it is ignored", file=file, column=c, value=c, severity="warning",
+                                 fix=f"did you mean {close[0]!r}?" if close else None))
+    for c in sorted(set(repeated.values()) | {c for c in present if present.count(c) > 1}):
+        file_problems.append(Problem(Reason.DUPLICATE_COLUMN, f"column {c!r} appears more than once", file=file,
+                                     column=c, value=c, fix="keep one column of each name"))
+    if n or len(present):
+        for c in REQUIRED:
+            if c not in present:
+                file_problems.append(Problem(Reason.MISSING_COLUMN, f"required column {c!r} is missing", file=file,
+                                             column=c, fix="the header needs id,scope,target,start "
+                                             "(plus end, impact, category, ... as needed)"))
+    if file_problems:
+        raise InputError(file_problems + warns)
+    if n == 0:
+        if file is not None:
+            warns.append(Problem(Reason.EMPTY_LOG, "the incident log has no incidents", file=file,
+                                 severity="warning"))
+        return IncidentLog(empty_frame(), [], file, sha256, warns)
+
+    ctx = validate(SPEC, Context(source, rows, file=file, options={
+        "assume_tz": assume_tz, "gpus_required": gpus_required, "index": _target_index(topo)}))
+    v = ctx.values
+    problems = sorted(ctx.problems, key=lambda p: (p.row or 0, COLUMNS.index(p.column)
                                                    if p.column in COLUMNS else 99))
     if problems and not skip_bad_rows:
         raise InputError(problems + warns)
-    keep = ~col.bad
+    keep = ~ctx.bad
     skipped = problems if skip_bad_rows else []
-
-    all_kept = not col.bad.any()
+    all_kept = not ctx.bad.any()
     kept = None if all_kept else keep
 
     def pick(a: np.ndarray) -> np.ndarray:
@@ -1168,32 +1113,30 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
         a[missing] = 0               # the array read for this log: changed in place
         return pd.arrays.IntegerArray(a, missing)
 
-    def na_text(t: _Text) -> np.ndarray:
-        return pick(t.values())
-
+    g_present = ctx.derived["gpus_present"]
     frame = pd.DataFrame({
-        "id": ids.str_array(kept),
+        "id": v["id"].str_array(kept),
         "row": pick(rows),
-        "scope": scope.str_array(kept),
-        "target": target.str_array(kept),
-        "start": pick(st),
-        "end": na_int(en),
-        "impact": impact.str_array(kept),
-        "gpus_affected": pd.arrays.IntegerArray(pick(np.where(g_present, gvals, 0)), pick(~g_present)),
-        "category": category.str_array(kept),
-        "notice_at": na_int(times["notice_at"]),
-        "detected_at": na_int(times["detected_at"]),
-        "reported_at": na_int(times["reported_at"]),
-        "responded_at": na_int(times["responded_at"]),
-        "resolved_at": na_int(times["resolved_at"]),
-        "severity": pd.Series(na_text(severity), dtype=object),
-        "cause": pd.Series(na_text(text("cause")), dtype=object),
-        "ticket": pd.Series(na_text(text("ticket")), dtype=object),
+        "scope": v["scope"].str_array(kept),
+        "target": v["target"].str_array(kept),
+        "start": pick(v["start"]),
+        "end": na_int(v["end"]),
+        "impact": v["impact"].str_array(kept),
+        "gpus_affected": pd.arrays.IntegerArray(pick(np.where(g_present, ctx.derived["gpus_values"], 0)),
+                                                pick(~g_present)),
+        "category": v["category"].str_array(kept),
+        "notice_at": na_int(v["notice_at"]),
+        "detected_at": na_int(v["detected_at"]),
+        "reported_at": na_int(v["reported_at"]),
+        "responded_at": na_int(v["responded_at"]),
+        "resolved_at": na_int(v["resolved_at"]),
+        "severity": pd.Series(pick(v["severity"].values()), dtype=object),
+        "cause": pd.Series(pick(v["cause"].values()), dtype=object),
+        "ticket": pd.Series(pick(v["ticket"].values()), dtype=object),
     })
     # the codes the frame's text columns were built from, for the calculators (`IncidentLog.coded`)
-    coded = {c: t.distinct().subset(kept) for c, t in
-             (("id", ids), ("scope", scope), ("target", target), ("impact", impact), ("category", category),
-              ("severity", severity))}
+    coded = {c: v[c].distinct().subset(kept) for c in ("id", "scope", "target", "impact", "category", "severity")}
+    node_lists = ctx.derived["node_lists"]
     if node_lists:
         kept_pos = np.flatnonzero(keep)
         local = {int(np.searchsorted(kept_pos, i)): names for i, names in node_lists.items() if keep[i]}
@@ -1251,3 +1194,4 @@ def empty_frame() -> pd.DataFrame:
         "responded_at": ints.copy(), "resolved_at": ints.copy(), "severity": pd.Series([], dtype=object),
         "cause": pd.Series([], dtype=object), "ticket": pd.Series([], dtype=object),
     })
+

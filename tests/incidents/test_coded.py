@@ -40,7 +40,7 @@ def assert_codes_match(log: IncidentLog) -> None:
 @pytest.mark.parametrize("fast", [True, False])
 def test_codes_of_the_example_log(lc, fast, monkeypatch):
     if not fast:
-        monkeypatch.setattr(inc, "_read_csv_fast", lambda *args: None)
+        monkeypatch.setattr(inc, "_read_csv_arrow", lambda *args: None)
     log = load_incidents(EXAMPLE_LOG, lc)
     assert {"id", "scope", "impact", "category", "severity"} <= set(log._codes)
     assert_codes_match(log)

@@ -1,5 +1,5 @@
-"""The byte-level CSV reader gives exactly what the pandas reader gives: the same frame for
-good logs, the same problems for bad ones (it hands those to the pandas reader)."""
+"""The pyarrow CSV path gives exactly what the general (pandas) reader gives: the same frame
+for good logs, the same problems for bad ones; files pyarrow refuses go to the pandas reader."""
 
 from __future__ import annotations
 
@@ -25,23 +25,23 @@ ROWS = [
 def frames(path, lc, **kw):
     """(log read the default way, log read by pandas only, whether the fast reader was used)."""
     used = []
-    real = inc._read_csv_fast
+    real = inc._read_csv_arrow
 
     def spy(*args):
         got = real(*args)
         used.append(got is not None)
         return got
 
-    inc._read_csv_fast = spy
+    inc._read_csv_arrow = spy
     try:
         fast = inc.load_incidents(path, lc, **kw)
     finally:
-        inc._read_csv_fast = real
-    inc._read_csv_fast = lambda *args: None
+        inc._read_csv_arrow = real
+    inc._read_csv_arrow = lambda *args: None
     try:
         slow = inc.load_incidents(path, lc, **kw)
     finally:
-        inc._read_csv_fast = real
+        inc._read_csv_arrow = real
     return fast, slow, used == [True]
 
 
@@ -57,9 +57,12 @@ def same(a, b) -> None:
     (HEADER + ROWS[0] + "\n\n" + ROWS[1] + "\n", True),                   # blank line between rows
     (HEADER.replace("cause", "cause,extra") + "\n".join(r + ",x" for r in ROWS) + "\n", True),  # unknown column
     (" id , scope ,target,start\nB1,node,r01-n01,2027-02-03T10:00:00Z\n", True),  # padded header names
-    (HEADER + "\n".join(ROWS).replace("\n", "\r\n"), False),              # CRLF: pandas reads it
-    (HEADER + '"Q1",node,r01-n01,2027-02-03T10:00:00Z,,,,,,,,"a, b"\n', False),   # quoting
-    (HEADER + "Ü1,node,r01-n01,2027-02-03T10:00:00Z,,,,,,,,\n", False),   # non-ASCII
+    (HEADER + "\n".join(ROWS).replace("\n", "\r\n"), True),               # CRLF
+    ("\ufeff" + (HEADER + "\n".join(ROWS)).replace("\n", "\r\n") + "\r\n", True),   # BOM and CRLF
+    (HEADER + '"Q1",node,r01-n01,2027-02-03T10:00:00Z,,,,,,,,"a, b"\n', True),    # quoting
+    (HEADER + '"Q2",node,r01-n01,2027-02-03T10:00:00Z,,,,,,,,"say ""hi""\non two lines"\n', True),
+    (HEADER + "Ü1,node,r01-n01,2027-02-03T10:00:00Z,,,,,,,,Lüfter defekt\n", True),   # UTF-8
+    (HEADER + "W1\u2003,node,r01-n01\u3000,2027-02-03T10:00:00Z,,,,,,,,\u00a0fan\n", True),   # Unicode spaces
 ])
 def test_good_logs_read_the_same(write, lc, text, fast_used):
     path = write("log.csv", text)
@@ -69,18 +72,18 @@ def test_good_logs_read_the_same(write, lc, text, fast_used):
     assert len(fast.frame) >= 1
 
 
-@pytest.mark.parametrize("chunk", [7, 64, 1 << 22])
-def test_delimiters_found_across_chunks(write, lc, chunk, monkeypatch):
-    """The reader looks for newlines and commas a chunk at a time; any chunk size gives the
-    same log, and a line with a comma too many is still noticed."""
-    monkeypatch.setattr(inc, "_CHUNK", chunk)
+@pytest.mark.parametrize("block", [256, 1000, 1 << 22])
+def test_blocks_give_the_same_log(write, lc, block, monkeypatch):
+    """pyarrow parses a block at a time (in threads); any block size gives the same log and
+    the same codes, and a line with a comma too many is still noticed."""
+    monkeypatch.setattr(inc, "_BLOCK_SIZE", block)
     text = HEADER + "\n".join(r.replace("A", f"A{i}-", 1) for i in range(3) for r in ROWS) + "\n"
     fast, slow, used = frames(write("log.csv", text), lc)
     assert used
     same(fast, slow)
     assert len(fast.frame) == 3 * (len(ROWS) + 2)          # A4 names three nodes
     ragged = text + "Z1,node,r01-n01,2027-02-03T10:00:00Z,,,,,,,,,\n"
-    assert inc._read_csv_fast(*inc._read_padded(write("ragged.csv", ragged))) is None
+    assert inc._read_csv_arrow(write("ragged.csv", ragged).read_bytes()) is None
 
 
 @pytest.mark.parametrize("cell", [
@@ -90,7 +93,7 @@ def test_delimiters_found_across_chunks(write, lc, chunk, monkeypatch):
     "2027-02-03T10:00Z",                 # no seconds
     "2024-02-29T10:00:00Z",              # leap day
 ])
-def test_other_time_forms_fall_back_per_column(write, lc, cell):
+def test_other_time_forms_are_parsed_the_general_way(write, lc, cell):
     text = HEADER + f"C1,node,r01-n01,{cell},2027-02-04T00:00:00Z,,,,,,,\n" + ROWS[0] + "\n"
     fast, slow, used = frames(write("log.csv", text), lc)
     assert used
@@ -125,14 +128,14 @@ def test_bad_logs_report_the_same_problems(write, lc, bad):
     path = write("log.csv", HEADER + "\n".join(ROWS) + "\n" + bad + "\n")
     got = []
     for force_slow in (False, True):
-        real = inc._read_csv_fast
+        real = inc._read_csv_arrow
         if force_slow:
-            inc._read_csv_fast = lambda *args: None
+            inc._read_csv_arrow = lambda *args: None
         try:
             with pytest.raises(InputError) as ei:
                 inc.load_incidents(path, lc)
         finally:
-            inc._read_csv_fast = real
+            inc._read_csv_arrow = real
         got.append([p.to_json() for p in ei.value.problems])
     assert got[0] == got[1]
     assert any(p["severity"] == "error" for p in got[0])
@@ -142,6 +145,8 @@ def test_bad_logs_report_the_same_problems(write, lc, bad):
 
 
 def test_ragged_rows_are_left_to_pandas(write, lc):
+    """pyarrow refuses a row with another number of cells; pandas fills a short row with
+    empty cells and refuses a long one (csv_invalid)."""
     short = write("short.csv", HEADER + ROWS[0] + "\nX,node,r01-n01,2027-02-03T10:00:00Z,,,,,,,\n")
     fast, slow, used = frames(short, lc)          # a cell short: pandas reads it as empty
     assert not used
@@ -158,3 +163,24 @@ def test_assume_tz_applies_to_naive_columns_only(write, lc):
     assert used
     same(fast, slow)
     assert int(fast.frame["start"].iloc[0]) == int(pd.Timestamp("2027-02-03T16:00:00Z").timestamp())
+
+
+def test_bytes_that_are_not_utf8_are_read_by_pandas_with_replacement(tmp_path, lc):
+    path = tmp_path / "latin1.csv"
+    path.write_bytes((HEADER + ROWS[0] + "\n").encode() + b"L1,node,r01-n02,2027-02-03T10:00:00Z,,,,,,,,L\xfcfter\n")
+    fast, slow, used = frames(path, lc)
+    assert not used
+    same(fast, slow)
+    assert fast.frame["cause"].iloc[1] == "L\ufffdfter"
+
+
+def test_whitespace_is_what_str_strip_removes():
+    assert set(inc._WHITESPACE) == {chr(c) for c in range(0x110000) if chr(c).isspace()}
+
+
+def test_a_repeated_column_is_reported_by_the_general_reader(write, lc):
+    path = write("log.csv", "id,scope,target,start,scope\nA,node,r01-n01,2027-02-03T10:00:00Z,node\n")
+    assert inc._read_csv_arrow(path.read_bytes()) is None
+    with pytest.raises(InputError) as ei:
+        inc.load_incidents(path, lc)
+    assert [(p.code, p.column) for p in ei.value.problems] == [("duplicate_column", "scope")]

@@ -1,0 +1,86 @@
+"""The reason codes of the incident-log loader, in one place.
+
+Every problem `load_incidents` and `IncidentLog.from_records` report carries one of these
+codes in brackets; scripts and tests match on the code, never on the wording. The page
+`docs/incident-log-codes.md` is generated from this list:
+
+    .venv/bin/python -m calculators.incident_reasons > docs/incident-log-codes.md
+
+(a test checks that the page and this list agree).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Reason(StrEnum):
+    """A reason code with what it means (`doc`) and whether it blocks (`severity`)."""
+
+    doc: str
+    severity: str
+    scope: str
+
+    def __new__(cls, value: str, doc: str, scope: str = "row", severity: str = "error") -> Reason:
+        obj = str.__new__(cls, value)
+        obj._value_ = value
+        obj.doc = doc
+        obj.scope = scope
+        obj.severity = severity
+        return obj
+
+    # the file itself: raised even with --skip-bad-rows
+    FILE_NOT_FOUND = "file_not_found", "the incident log path does not name a file", "file"
+    EMPTY_LOG = "empty_log", ("the file has no content at all (an error); a log with a header and no rows "
+                              "is read as no incidents, with this code as a warning"), "file"
+    CSV_INVALID = "csv_invalid", ("the CSV cannot be read: a row has more cells than the header, or the "
+                                  "quoting is broken"), "file"
+    JSON_INVALID = "json_invalid", ("a JSON Lines line is not a JSON object, or a JSON array is not an array "
+                                    "of objects"), "file"
+    MISSING_COLUMN = "missing_column", "a required column (id, scope, target, start) is not in the header", "file"
+    DUPLICATE_COLUMN = "duplicate_column", "a column name appears more than once in the header", "file"
+    UNKNOWN_TIMEZONE = "unknown_timezone", "the zone given to --assume-tz is not an IANA time zone name", "file"
+    # one row and column
+    MISSING_ID = "missing_id", "the incident id is empty"
+    DUPLICATE_ID = "duplicate_id", "the incident id is already used by an earlier row (every later row is reported)"
+    MISSING_VALUE = "missing_value", ("a required cell is empty (scope, target, start; gpus_affected of a degraded "
+                                      "incident when the contract counts degraded time proportionally)")
+    TIMESTAMP_INVALID = "timestamp_invalid", ("the cell is not an ISO 8601 timestamp, names a day or hour that does "
+                                              "not exist, or (with --assume-tz) a local time skipped or repeated "
+                                              "by a daylight-saving change")
+    TIMESTAMP_NAIVE = "timestamp_naive", "the timestamp has no UTC offset (write Z or +hh:mm, or pass --assume-tz)"
+    END_BEFORE_START = "end_before_start", "end is earlier than start"
+    UNKNOWN_SCOPE = "unknown_scope", "scope is not node, rack, cluster or site"
+    UNKNOWN_TARGET = "unknown_target", ("the target is not a unit of that scope in the contract's topology, or a "
+                                        "node hostlist that does not parse or names unknown nodes")
+    UNKNOWN_IMPACT = "unknown_impact", "impact is not down or degraded"
+    UNKNOWN_SEVERITY = "unknown_severity", "severity is not sev1, sev2, sev3 or sev4"
+    GPUS_AFFECTED_RANGE = "gpus_affected_range", ("gpus_affected is not a whole number between 1 and the GPUs per "
+                                                  "node of the target")
+    # warnings: never block
+    UNKNOWN_COLUMN = "unknown_column", "a column that is not part of the format; it is ignored", "file", "warning"
+
+
+def markdown() -> str:
+    """The docs page: every code, where it applies, and what it means."""
+    lines = [
+        "# Incident log reason codes",
+        "",
+        "Every problem found in an incident log is printed with its location (file, row, column),",
+        "the value found, a fix, and one of these codes in brackets. All problems are reported at",
+        "once; the command exits 1 and writes nothing. With `--skip-bad-rows` the rows with",
+        "row-level problems are left out and listed in the output; file-level problems still stop.",
+        "",
+        "Generated from `calculators/incident_reasons.py`",
+        "(`python -m calculators.incident_reasons > docs/incident-log-codes.md`).",
+        "",
+        "| code | applies to | severity | meaning |",
+        "|---|---|---|---|",
+    ]
+    for r in Reason:
+        lines.append(f"| `{r.value}` | {r.scope} | {r.severity} | {r.doc} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")
