@@ -578,7 +578,12 @@ class IdIndex:
         return [flat[b[i]:b[i + 1]] for i in range(self.n_units)]
 
     def get(self, i: int, default=()) -> tuple[str, ...]:
-        got = self.lists()[i]
+        if self._lists is not None:
+            got = self._lists[i]
+        else:                        # one unit (a table's few rows): no lists for all the others
+            unit, code = self.pairs()
+            a, b = np.searchsorted(unit, [i, i + 1])
+            got = self._codes.get()[1][code[a:b]].tolist()
         return tuple(got) if got else default
 
 

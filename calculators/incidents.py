@@ -365,9 +365,6 @@ def _records_frame(records: list[dict]) -> pd.DataFrame:
 # the characters str.strip() removes (Arrow's own whitespace trimming knows fewer of them)
 _WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
                "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
-# the timestamp forms Arrow's cast reads exactly as pandas does; any other cell sends its
-# column to the general parser
-_ARROW_TIME = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$"
 
 
 class _ArrowSource:
@@ -414,17 +411,21 @@ class _ArrowSource:
         col = self._column(c)
         if col is None:
             return np.full(self.n, NA, dtype=np.int64)
-        t = self._trimmed(c)
-        present = t.null_count < len(t)
-        if not present:
+        lengths = pc.binary_length(col)
+        empty = pc.equal(lengths, 0)
+        if pc.all(empty).as_py():
             return np.full(self.n, NA, dtype=np.int64)
-        if pc.all(pc.match_substring_regex(t, _ARROW_TIME), skip_nulls=True).as_py():
+        # cells of the forms 2027-02-03T10:00:00Z and 2027-02-03T04:00:00-06:00 (20 and 25
+        # characters) or empty: Arrow casts them, and reads them as pandas does; any other
+        # length, or a cell Arrow refuses, sends the column to the general parser
+        if pc.all(pc.is_in(lengths, pa.array([0, 20, 25], lengths.type))).as_py():
             try:
-                ns = pc.cast(t, pa.timestamp("ns", tz="UTC")).cast(pa.int64())
+                ns = pc.cast(pc.if_else(empty, pa.scalar(None, pa.string()), col),
+                             pa.timestamp("ns", tz="UTC")).cast(pa.int64())
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                ns = None               # a day or hour that does not exist: the general parser says which
+                ns = None
             if ns is not None:
-                out = np.floor_divide(ns.fill_null(0).to_numpy(), 1_000_000_000)   # floor: sub-seconds dropped
+                out = np.floor_divide(ns.fill_null(0).to_numpy(), 1_000_000_000)
                 if ns.null_count:
                     out[ns.is_null().to_numpy(zero_copy_only=False)] = NA
                 return out

@@ -43,7 +43,6 @@ after the cap and then the minimum.
 from __future__ import annotations
 
 import gc
-import json
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -54,6 +53,7 @@ import numpy as np
 
 from calculators import credits as cr
 from calculators.periods import Period
+from slaschema.jsontext import dumps_indented
 
 FLAG_BITS = ((1, "notice_not_met"), (2, "exclusion_cap_exceeded"), (4, "unknown_category"),
              (8, "open_incident"))
@@ -344,7 +344,7 @@ class Result:
         }
 
     def dumps(self) -> str:
-        return json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n"
+        return dumps_indented(self.to_json())
 
     def unit_rows(self) -> list[dict[str, Any]]:
         """One flat record per unit-month (the CSV form)."""

@@ -1,0 +1,218 @@
+"""What a user waits for: `slakit credits FLEET LOG --quarter 2027-Q1`, process start to exit.
+
+Run: .venv/bin/python benchmarks/bench_credits_cli.py [--incidents 1000000] [--workdir DIR] [--rounds 3]
+     (the DuckDB line needs the bench extra: .venv/bin/pip install -e '.[bench]')
+
+On the benchmark fleet (700 NVL72 racks: 12,600 nodes, benchmarks/synthetic.py) with N
+incidents over 2027-Q1, each round times, alternating:
+
+- `pyarrow.csv.read_csv(LOG)` (all threads) in this process: the yardstick;
+- `slakit credits FLEET LOG --quarter 2027-Q1 -o out.txt` (the table), as a child process;
+- `pyarrow.csv.read_csv(LOG)` again;
+- `slakit credits ... --format json -o out.json`, as a child process.
+
+Each command's wall time is from the fork to its exit, its peak memory is its own maximum
+resident set (os.wait4), and its ratio is to the pyarrow read just before it; the best
+round is printed with the others' range. Then, once per format, the same job in one
+process with its parts timed: start (importing the command's modules), contract, load
+(read + validate the log), compute (three months with the support figures), document (the
+table text or the JSON text) and write. Last, the node-level part of the job as one would
+write it in DuckDB: unplanned node outages merged per node, merged outages under the
+contract's `min_outage` dropped, the rest summed per node and month.
+
+Targets (2 cores): table <= 6x the pyarrow read (goal 4x), JSON <= 8x, peak memory < 2 GB
+each; the table run <= 2x the DuckDB subset.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+SLAKIT = Path(sys.executable).with_name("slakit")
+QUARTER = "2027-Q1"
+
+
+def arrow_read(path: Path) -> float:
+    import pyarrow.csv as pa_csv
+
+    t = time.perf_counter()
+    table = pa_csv.read_csv(path)
+    took = time.perf_counter() - t
+    del table
+    return took
+
+
+def run_cli(contract: Path, log: Path, out: Path, fmt: str) -> tuple[float, float]:
+    """(wall seconds from fork to exit, peak RSS in MB) of one `slakit credits` run."""
+    cmd = [str(SLAKIT), "credits", str(contract), str(log), "--quarter", QUARTER, "-o", str(out)]
+    if fmt == "json":
+        cmd[-2:-2] = ["--format", "json"]
+    t = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    took = time.perf_counter() - t
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {err}")
+    return took, usage.ru_maxrss / 1024
+
+
+def breakdown(contract: str, log: str, out: str, fmt: str) -> dict[str, float]:
+    """The credits command's parts, timed in this (fresh) process."""
+    t0 = time.perf_counter()
+    from calculators.memory import tune_memory
+
+    tune_memory()
+    from calculators.cli import render_table
+    from calculators.engine import compute
+    from calculators.incidents import load_incidents
+    from calculators.periods import parse_periods
+    from slaschema.fileio import write_atomic
+    from slaschema.loader import load_contract
+
+    parts: dict[str, float] = {}
+    t = time.perf_counter()
+    parts["start"] = t - t0
+    lc = load_contract(contract)
+    parts["contract"] = time.perf_counter() - t
+    t = time.perf_counter()
+    incidents = load_incidents(log, lc)
+    parts["load"] = time.perf_counter() - t
+    t = time.perf_counter()
+    result = compute(lc, incidents, parse_periods([QUARTER], lc.model.contract.timezone))
+    parts["compute"] = time.perf_counter() - t
+    t = time.perf_counter()
+    text = result.dumps() if fmt == "json" else render_table(result)
+    parts["document"] = time.perf_counter() - t
+    t = time.perf_counter()
+    write_atomic(out, text)
+    parts["write"] = time.perf_counter() - t
+    parts["total"] = time.perf_counter() - t0
+    import resource
+
+    parts["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    parts["bytes"] = len(text.encode())
+    return parts
+
+
+def duckdb_subset(contract: Path, log: Path) -> tuple[float, int]:
+    """(seconds, node-months with downtime) of the node-level subset written in DuckDB."""
+    import duckdb
+
+    from slaschema.loader import load_contract
+
+    lc = load_contract(contract)
+    min_outage = int(lc.model.downtime.min_outage.total_seconds())
+    zone = lc.model.contract.timezone
+    t = time.perf_counter()
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    rows = con.execute(f"""
+        WITH months AS (
+            SELECT m AS month_start, m + INTERVAL 1 MONTH AS month_end
+            FROM (SELECT unnest(generate_series(TIMESTAMP '2027-01-01', TIMESTAMP '2027-03-01', INTERVAL 1 MONTH))
+                  AS local_month) g,
+                 LATERAL (SELECT timezone('{zone}', local_month) AS m) z
+        ),
+        node_down AS (
+            SELECT target AS node, epoch(CAST(start AS TIMESTAMPTZ)) AS s,
+                   coalesce(epoch(CAST("end" AS TIMESTAMPTZ)),
+                            (SELECT epoch(max(month_end)) FROM months)) AS e
+            FROM read_csv(?, all_varchar = true)
+            WHERE scope = 'node' AND coalesce(nullif(impact, ''), 'down') = 'down'
+              AND coalesce(nullif(category, ''), 'unplanned') = 'unplanned'
+        ),
+        ordered AS (
+            SELECT node, s, e, max(e) OVER (PARTITION BY node ORDER BY s, e
+                                            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach
+            FROM node_down
+        ),
+        islands AS (
+            SELECT node, s, e, sum(CASE WHEN reach IS NULL OR s > reach THEN 1 ELSE 0 END)
+                                   OVER (PARTITION BY node ORDER BY s, e) AS island
+            FROM ordered
+        ),
+        merged AS (
+            SELECT node, min(s) AS s, max(e) AS e FROM islands GROUP BY node, island
+            HAVING max(e) - min(s) >= {min_outage}
+        )
+        SELECT node, month_start, sum(least(e, epoch(month_end)) - greatest(s, epoch(month_start))) AS down_s
+        FROM merged JOIN months ON s < epoch(month_end) AND e > epoch(month_start)
+        GROUP BY node, month_start
+    """, [str(log)]).fetchall()
+    return time.perf_counter() - t, len(rows)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--incidents", type=int, default=1_000_000)
+    ap.add_argument("--workdir", default=None, help="Keep the generated fleet and log here (default: a temp dir).")
+    ap.add_argument("--rounds", type=int, default=3, help="Alternating rounds (read, table, read, json).")
+    ap.add_argument("--breakdown", nargs=4, metavar=("CONTRACT", "LOG", "OUT", "FMT"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.breakdown:
+        print(json.dumps(breakdown(*args.breakdown)))
+        return
+    from benchmarks.synthetic import make_fleet_contract, make_incidents_csv
+
+    tmp = tempfile.TemporaryDirectory() if not args.workdir else None
+    work = Path(args.workdir or tmp.name)
+    work.mkdir(parents=True, exist_ok=True)
+    contract = make_fleet_contract(work)
+    log = work / f"incidents-{args.incidents}.csv"
+    if not log.exists():
+        make_incidents_csv(log, args.incidents, seed=1)
+    print(f"slakit credits on 12,600 nodes, {args.incidents:,} incidents ({log.stat().st_size / 1e6:.0f} MB CSV), "
+          f"{os.cpu_count()} CPUs")
+    runs: dict[str, list[tuple[float, float, float]]] = {"table": [], "json": []}
+    for _ in range(max(1, args.rounds)):
+        for fmt in ("table", "json"):
+            read = arrow_read(log)
+            wall, peak = run_cli(contract, log, work / f"out.{'txt' if fmt == 'table' else 'json'}", fmt)
+            runs[fmt].append((wall, read, peak))
+    targets = {"table": 6.0, "json": 8.0}
+    print(f"{'':6} {'slakit s':>9} {'pyarrow read s':>15} {'ratio':>7} {'ratio range':>13} {'peak MB':>8}  target")
+    best: dict[str, tuple[float, float, float]] = {}
+    for fmt, rs in runs.items():
+        b = min(rs, key=lambda r: r[0] / r[1])
+        best[fmt] = b
+        ratios = [r[0] / r[1] for r in rs]
+        ok = b[0] / b[1] <= targets[fmt] and max(r[2] for r in rs) < 2048
+        print(f"{fmt:6} {b[0]:9.2f} {b[1]:15.2f} {b[0] / b[1]:6.1f}x {min(ratios):5.1f}-{max(ratios):4.1f}x "
+              f"{max(r[2] for r in rs):8.0f}  <= {targets[fmt]:g}x, < 2 GB: {'met' if ok else 'NOT met'}")
+        print(f"{'':6} median of {len(rs)}: {statistics.median(r[0] for r in rs):.2f} s, "
+              f"read {statistics.median(r[1] for r in rs):.2f} s")
+    print("in one process (seconds):")
+    for fmt in ("table", "json"):
+        out = work / f"breakdown.{'txt' if fmt == 'table' else 'json'}"
+        got = subprocess.run([sys.executable, __file__, "--breakdown", str(contract), str(log), str(out), fmt],
+                             check=True, capture_output=True, text=True)
+        p = json.loads(got.stdout.strip().splitlines()[-1])
+        print(f"  {fmt:6} start {p['start']:.2f}  contract {p['contract']:.2f}  load {p['load']:.2f}  "
+              f"compute {p['compute']:.2f}  document {p['document']:.2f}  write {p['write']:.2f}  "
+              f"= {p['total']:.2f}; {p['bytes'] / 1e6:.1f} MB written, peak {p['peak_mb']:.0f} MB")
+    try:
+        took, n = duckdb_subset(contract, log)
+    except ImportError:
+        print("DuckDB subset: skipped (install the bench extra: pip install -e '.[bench]')")
+    else:
+        ratio = best["table"][0] / took
+        print(f"DuckDB node-level subset (merge, min_outage, per node and month): {took:.2f} s, {n:,} node-months; "
+              f"table run {ratio:.1f}x it (target <= 2x: {'met' if ratio <= 2 else 'NOT met'})")
+    if tmp is not None:
+        tmp.cleanup()
+
+
+if __name__ == "__main__":
+    main()

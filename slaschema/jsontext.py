@@ -1,0 +1,52 @@
+"""Indented JSON text, fast: the bytes of `json.dumps(doc, indent=2, ensure_ascii=False)`.
+
+The standard library writes indented JSON with its pure-Python encoder (its C encoder only
+serves the compact form): the credits document of a 12,600-node quarter (about 230 MB)
+took 9-11 s. orjson writes the same text several times faster. The two agree on str (any
+Unicode, control characters escaped alike), int, bool, None, lists and tuples, dicts with
+str keys, and floats from 1e-4 up (both write Python's `repr` there). They differ below
+1e-4 (`1e-05` against `0.00001`, `1e-07` against `1e-7`): when orjson's text has such a
+number, or orjson refuses the document (an int beyond 64 bits, a non-str key, a lone
+surrogate, another type), the standard library writes it. tests/test_jsontext.py checks
+that the text is always the standard library's.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+
+
+def _small_float(data: bytes) -> bool:
+    """Whether orjson's text has a number below 1e-4 (`0.00001`, `1e-7`): the one place its
+    floats differ from Python's `repr` (`1e-05`, `1e-07`). A number is a token after `: `,
+    `[` or an indentation; the same characters inside a string only cost the slower path."""
+    for needle in (b"0.0000", b"e-"):
+        i = data.find(needle)
+        while i >= 0:
+            j = i
+            if needle == b"e-":           # back to the start of the token: digits, '.', '-'
+                while j > 0 and data[j - 1] in b"0123456789.":
+                    j -= 1
+                if j == i:                # no digit before the 'e': text, not a number
+                    i = data.find(needle, i + 2)
+                    continue
+            if j > 0 and data[j - 1] == 45:          # '-'
+                j -= 1
+            if j == 0 or data[j - 1] in b" [\n":
+                return True
+            i = data.find(needle, i + len(needle))
+    return False
+
+
+def dumps_indented(doc: Any) -> str:
+    """`json.dumps(doc, indent=2, ensure_ascii=False) + "\\n"`, the same text."""
+    try:
+        data = orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+    except TypeError:
+        data = None
+    if data is None or _small_float(data):
+        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return data.decode("utf-8")
