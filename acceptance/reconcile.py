@@ -30,8 +30,8 @@ from pathlib import Path
 
 from slaschema.errors import InputError, Problem
 from slaschema.hostlist import HostlistError, expand
+from slaschema.models import SCOPES
 
-SCOPES = ("node", "rack", "cluster", "site")
 
 
 @dataclass(frozen=True)

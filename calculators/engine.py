@@ -57,15 +57,22 @@ from calculators.intervals import (
     seconds_in,
 )
 from calculators.periods import Period, month_bounds, parse_periods
+from calculators.vocabulary import (  # noqa: F401  (scopes and flags: calculators/vocabulary.py)
+    ALL_GPUS,
+    CLUSTER,
+    DOWN,
+    F_CAP,
+    F_NOTICE,
+    F_OPEN,
+    F_UNKNOWN,
+    FLAG_NAMES,
+    NA,
+    NODE,
+    RACK,
+    SCOPES,
+    SITE,
+)
 
-SCOPES = ("node", "rack", "cluster", "site")
-NODE, RACK, CLUSTER, SITE = 0, 1, 2, 3
-F_NOTICE, F_CAP, F_UNKNOWN, F_OPEN = 1, 2, 4, 8
-FLAG_NAMES = ((F_NOTICE, "notice_not_met"), (F_CAP, "exclusion_cap_exceeded"),
-              (F_UNKNOWN, "unknown_category"), (F_OPEN, "open_incident"))
-NA = np.iinfo(np.int64).min   # missing value in integer time columns
-DOWN = -1          # `ga` of a piece that makes its unit down
-ALL_GPUS = -2      # `ga` of a degraded piece without gpus_affected: every GPU of the node
 I64 = np.int64
 
 

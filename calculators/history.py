@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 
 from slaschema.errors import InputError, Problem
+from slaschema.models import SCOPES
 
-SCOPES = ("node", "rack", "cluster", "site")
 Below = dict[str, frozenset[tuple[str, str]]]      # month label -> (scope, id) below target
 
 

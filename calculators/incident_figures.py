@@ -13,7 +13,7 @@ Per incident id (all rows of a hostlist incident together), inside the computed 
   nodes: the degraded stretches that survive `min_outage`), so 0 for an incident whose only
   outage was too short to count;
 - `excluded_seconds`: unit-seconds excluded under the contract's exclusions;
-- `flags`: the engine's flag bits (`calculators.result.FLAG_BITS`).
+- `flags`: the engine's flag bits (`calculators.vocabulary.FLAG_NAMES`).
 
 Seconds are summed over the units the incident names at its own scope (a rack incident of
 one hour is 3,600 rack-seconds). The breakdowns by category and by cause are in node-seconds
@@ -64,7 +64,8 @@ class IncidentFigures:
     rack_days: RackDays
 
     def records(self) -> list[dict[str, Any]]:
-        from calculators.result import _FLAG_LISTS, iso
+        from calculators.result import iso
+        from calculators.vocabulary import FLAG_LISTS
 
         t = self.table
         out = t.drop(columns=["flags", "start", "end"]).to_dict(orient="records")
@@ -72,7 +73,7 @@ class IncidentFigures:
         for r, s, e, f in zip(out, starts, ends, flags):
             r["start"] = iso(s)
             r["end"] = iso(e) if e >= 0 else None
-            r["flags"] = list(_FLAG_LISTS[int(f) & 15])
+            r["flags"] = list(FLAG_LISTS[int(f) & 15])
             r["units"] = int(r["units"])
             for k in ("counted_seconds", "downtime_seconds", "excluded_seconds"):
                 r[k] = int(r[k])
@@ -104,7 +105,7 @@ def _text(frame: pd.DataFrame, col: str, default: str) -> np.ndarray:
 
 def _segments(tr, tree, own_scope: np.ndarray):
     """(row, start, end) of the counted, downtime and excluded parts of every frame row at its own scope."""
-    from calculators.engine import DOWN, NODE
+    from calculators.vocabulary import DOWN, NODE
     from calculators.intervals import overlap_pairs
 
     counted, downtime, excluded = [], [], []
@@ -187,7 +188,7 @@ def day_edges(start: int, end: int, zone: str) -> tuple[list[int], list[str]]:
 
 
 def _rack_days(lc, tr, tree, periods, zone: str) -> RackDays:
-    from calculators.engine import NODE, RACK
+    from calculators.vocabulary import NODE, RACK
 
     n_racks = tree.size[RACK]
     grids, days = [], []
@@ -219,7 +220,7 @@ def _rack_days(lc, tr, tree, periods, zone: str) -> RackDays:
 
 def incident_figures(lc, log, tr, tree, periods) -> IncidentFigures:
     """The per-incident register, the breakdowns per month and the rack x day downtime of a run."""
-    from calculators.engine import SCOPES
+    from calculators.vocabulary import SCOPES
 
     zone = lc.model.contract.timezone
     frame = log.frame

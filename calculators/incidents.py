@@ -72,6 +72,7 @@ from calculators.column_spec import Check, Column, Context, validate
 from calculators.incident_reasons import Reason
 from slaschema import hostlist
 from slaschema.errors import InputError, Problem
+from slaschema.models import SCOPES
 
 if TYPE_CHECKING:
     from slaschema.loader import LoadedContract
@@ -86,7 +87,6 @@ COLUMNS = ("id", "scope", "target", "start", "end", "impact", "gpus_affected", "
 FRAME_COLUMNS = ("id", "row", "scope", "target", "start", "end", "impact", "gpus_affected", "category",
                  "notice_at", "detected_at", "reported_at", "responded_at", "resolved_at", "severity",
                  "cause", "ticket")
-SCOPES = ("node", "rack", "cluster", "site")
 _MANGLED = re.compile(r"(.+)\.(\d+)")
 _FEW = frozenset({"scope", "target", "impact", "gpus_affected", "category", "severity", "cause"})
 IMPACTS = ("down", "degraded")

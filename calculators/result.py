@@ -53,17 +53,16 @@ import numpy as np
 
 from calculators import credits as cr
 from calculators.periods import Period
+from calculators.vocabulary import FLAG_LISTS, FLAG_NAMES
 from slaschema.jsontext import dumps_indented
 
-FLAG_BITS = ((1, "notice_not_met"), (2, "exclusion_cap_exceeded"), (4, "unknown_category"),
-             (8, "open_incident"))
+FLAG_BITS = FLAG_NAMES          # (bit, name), calculators/vocabulary.py
+_FLAG_LISTS = FLAG_LISTS
 
 
 def iso(epoch: int) -> str:
     return datetime.fromtimestamp(int(epoch), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
-
-_FLAG_LISTS = [[name for bit, name in FLAG_BITS if bits & bit] for bits in range(16)]
 
 
 def _flags(bits: int) -> list[str]:

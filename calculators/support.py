@@ -40,13 +40,13 @@ import numpy as np
 import pandas as pd
 
 from calculators.incidents import coded
+from slaschema.models import SCOPES
 
 if TYPE_CHECKING:
     from calculators.incidents import IncidentLog
     from slaschema.loader import LoadedContract
 
 SEVERITIES = ("sev1", "sev2", "sev3", "sev4")
-SCOPES = ("node", "rack", "cluster", "site")
 CENT = Decimal("0.01")
 
 

@@ -20,8 +20,8 @@ from calculators.reports import doc as d
 from calculators.reports.review_model import Register
 from calculators.reports.fmt import (count, dec, duration, hours, minutes, money, pct, plural, spaced_hostlist,
                                      words)
+from slaschema.models import SCOPES
 
-SCOPES = ("node", "rack", "cluster", "site")
 UNIT_TABLE_MAX = 30         # scopes with more units show a summary and the worst units
 WORST = 12
 REGISTER_LIMIT = 1000
