@@ -22,7 +22,7 @@ COMMAND_MODULES = [
     "acceptance.cli",
     "slaschema.lint.cli",
     "calculators.simulate.cli",
-    "slaschema.compare.cli",
+    "calculators.compare_cli",
     "acceptance.parsers.cli",
     "calculators.importers.cli",
     "calculators.reports.cli",
