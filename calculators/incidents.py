@@ -368,9 +368,9 @@ _WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\
 
 
 class _ArrowSource:
-    """Cells of a CSV read by pyarrow: text columns are trimmed and dictionary-encoded in
-    Arrow (one pass in C, the distinct values become Python strings once); time columns of
-    the usual ISO 8601 forms are cast by Arrow, others parsed the general way."""
+    """Cells of a CSV read by pyarrow: text columns are dictionary-encoded in Arrow (one
+    pass in C; the distinct values become Python strings once); time columns of the usual
+    ISO 8601 forms are cast by Arrow, others parsed the general way."""
 
     def __init__(self, table: pa.Table, raw_names: dict[str, str], names: list[str]) -> None:
         self.table = table
@@ -383,28 +383,31 @@ class _ArrowSource:
         raw = self.raw_names.get(c)
         return self.table.column(raw) if raw is not None and raw in self.table.column_names else None
 
-    def _trimmed(self, c: str) -> pa.ChunkedArray | None:
-        col = self._column(c)
-        if col is None:
-            return None
-        t = pc.utf8_trim(col, characters=_WHITESPACE)
-        return pc.if_else(pc.equal(t, ""), pa.scalar(None, pa.string()), t)
-
     def text(self, c: str) -> _Text:
-        if c not in self._text:
-            t = self._trimmed(c)
-            if t is None:
-                self._text[c] = _Text.missing(self.n)
-            else:
-                enc = pc.dictionary_encode(t, null_encoding="mask")
-                if enc.num_chunks:
-                    dictionary = enc.chunk(0).dictionary
-                    codes = pa.chunked_array([ch.indices for ch in enc.chunks], type=enc.chunk(0).indices.type)
-                    codes_np = codes.fill_null(-1).to_numpy().astype(np.int64, copy=False)
-                    uniques = np.asarray(dictionary.to_numpy(zero_copy_only=False), dtype=object)
-                else:
-                    codes_np, uniques = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
-                self._text[c] = _Text(codes_np, uniques, True)
+        """The column as codes into its distinct cells, stripped, empty ones missing. The
+        cells are dictionary-encoded as read; stripping and dropping the empty cell then
+        work on the distinct values only (a value's first appearance is that of the
+        earliest cell that strips to it, so the order of first appearance stays)."""
+        if c in self._text:
+            return self._text[c]
+        col = self._column(c)
+        if col is None or len(col) == 0:
+            self._text[c] = _Text.missing(self.n)
+            return self._text[c]
+        enc = pc.dictionary_encode(col)
+        dictionary = enc.chunk(0).dictionary
+        codes = np.concatenate([ch.indices.to_numpy() for ch in enc.chunks]).astype(np.int64, copy=False)
+        trimmed = pc.utf8_trim(dictionary, characters=_WHITESPACE)
+        if not trimmed.equals(dictionary):
+            again = pc.dictionary_encode(trimmed)
+            codes = again.indices.to_numpy().astype(np.int64)[codes]
+            dictionary = again.dictionary
+        empty = pc.index(dictionary, "").as_py()
+        if empty >= 0:
+            codes = np.where(codes == empty, -1, codes - (codes > empty))
+            dictionary = pa.concat_arrays([dictionary[:empty], dictionary[empty + 1:]])
+        self._text[c] = _Text(codes, np.asarray(dictionary.to_numpy(zero_copy_only=False), dtype=object), True,
+                              arrow=dictionary)
         return self._text[c]
 
     def times(self, c: str, ctx: Context) -> np.ndarray:
@@ -463,13 +466,15 @@ class _Text:
     (stripped, never empty). After `map` the values may repeat; `clean` keeps them distinct.
     """
 
-    __slots__ = ("_distinct", "_values", "codes", "uniques")
+    __slots__ = ("_distinct", "_values", "arrow", "codes", "uniques")
 
-    def __init__(self, codes: np.ndarray, uniques: np.ndarray, distinct: bool = False) -> None:
+    def __init__(self, codes: np.ndarray, uniques: np.ndarray, distinct: bool = False,
+                 arrow: pa.Array | None = None) -> None:
         self.codes = codes
         self.uniques = uniques
         self._values: np.ndarray | None = None
         self._distinct = distinct
+        self.arrow = arrow            # `uniques` as an Arrow array, where the reader had one
 
     @staticmethod
     def clean(codes: np.ndarray, uniques: np.ndarray, plain: bool = False) -> _Text:
@@ -546,6 +551,9 @@ class _Text:
     def str_array(self, keep: np.ndarray | None) -> pd.api.extensions.ExtensionArray:
         """The column as pandas' `str` dtype, without checking each cell (only the distinct values)."""
         codes = self.codes if keep is None else self.codes[keep]
+        if self.arrow is not None and isinstance(pd.array([], dtype=str), pd.arrays.ArrowStringArray):
+            taken = self.arrow.take(pa.array(codes, mask=codes < 0))     # no Python strings
+            return pd.arrays.ArrowStringArray(pa.chunked_array([taken]), dtype=pd.array([], dtype=str).dtype)
         return pd.array(self.uniques, dtype=str).take(codes, allow_fill=True)
 
 
