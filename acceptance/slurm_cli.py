@@ -239,6 +239,7 @@ def reconcile_cmd(ours, theirs, tolerance, as_of, contract, periods, fmt) -> Non
     from datetime import datetime
 
     from acceptance.reconcile import latest_time, read_log, reconcile
+    from calculators.cli import parse_as_of
     from slaschema.cli import emit_problems
     from slaschema.errors import InputError
 
@@ -254,12 +255,7 @@ def reconcile_cmd(ours, theirs, tolerance, as_of, contract, periods, fmt) -> Non
         sys.exit(1)
     ours_log, theirs_log = logs
     if as_of:
-        try:
-            at = datetime.fromisoformat(as_of.replace("Z", "+00:00"))
-        except ValueError:
-            raise click.BadParameter(f"{as_of!r} is not an ISO 8601 timestamp", param_hint="--as-of")
-        if at.tzinfo is None:
-            raise click.BadParameter("give an offset or Z", param_hint="--as-of")
+        at = parse_as_of(as_of, zone_option=None)
     else:
         at = latest_time(ours_log + theirs_log) or datetime.fromisoformat("1970-01-01T00:00:00+00:00")
     result = reconcile(ours_log, theirs_log, tolerance, at)

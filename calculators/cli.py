@@ -14,21 +14,18 @@ UNIT_COLUMNS = ("period", "scope", "id", "downtime_seconds", "excluded_seconds",
                 "met", "credit_pct", "fee", "credit", "incidents", "flags")
 
 
-def _parse_as_of(text: str | None, assume_tz: str | None) -> datetime | None:
+def parse_as_of(text: str | None, assume_tz: str | None = None, zone_option: str | None = "--assume-tz"
+                ) -> datetime | None:
+    """`--as-of` of every command (`calculators.periods.parse_instant`); a bad value is a
+    usage error (exit 2) naming the option."""
     if text is None:
         return None
-    from zoneinfo import ZoneInfo
+    from calculators.periods import PeriodError, parse_instant
 
     try:
-        ts = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        raise click.BadParameter(f"{text!r} is not an ISO 8601 timestamp", param_hint="--as-of") from None
-    if ts.tzinfo is None:
-        if not assume_tz:
-            raise click.BadParameter("give an offset or Z (2027-03-01T00:00:00Z), or name a zone with --assume-tz",
-                                     param_hint="--as-of")
-        ts = ts.replace(tzinfo=ZoneInfo(assume_tz))
-    return ts
+        return parse_instant(text, assume_tz, zone_option)
+    except PeriodError as e:
+        raise click.BadParameter(str(e), param_hint="--as-of") from None
 
 
 def _load(contract: str, incidents: str, assume_tz: str | None, skip_bad_rows: bool, fmt: str):
@@ -144,7 +141,7 @@ def credits(contract, incidents, periods, quarter, as_of, assume_tz, skip_bad_ro
     if bool(periods) == bool(quarter):
         raise click.UsageError("name the months: --period YYYY-MM (repeatable) or --quarter YYYY-Qn")
     _check_zone(assume_tz)
-    as_of_dt = _parse_as_of(as_of, assume_tz)
+    as_of_dt = parse_as_of(as_of, assume_tz)
     lc, log = _load(contract, incidents, assume_tz, skip_bad_rows, fmt)
     try:
         plist = parse_periods(list(periods) or [quarter], lc.model.contract.timezone)
@@ -273,7 +270,7 @@ def explain(contract, incidents, unit, period, as_of, assume_tz, skip_bad_rows, 
     from calculators.periods import PeriodError
 
     _check_zone(assume_tz)
-    as_of_dt = _parse_as_of(as_of, assume_tz)
+    as_of_dt = parse_as_of(as_of, assume_tz)
     lc, log = _load(contract, incidents, assume_tz, skip_bad_rows, fmt)
     try:
         doc = build(lc, log, unit, period, as_of_dt)

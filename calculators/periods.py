@@ -66,6 +66,22 @@ def month(year: int, mon: int, zone: str) -> Period:
     return Period(_local_midnight(year, mon, tz), _local_midnight(ny, nm, tz), f"{year:04d}-{mon:02d}", zone)
 
 
+def parse_instant(text: str, assume_tz: str | None = None, zone_option: str | None = None) -> datetime:
+    """An instant written in ISO 8601 (`--as-of`): with an offset or Z, or, when `assume_tz`
+    names a zone, a local time there. `zone_option`: the option a user could give the zone
+    with (named in the message for a time without an offset). Raises `PeriodError`."""
+    try:
+        ts = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise PeriodError(f"{text!r} is not an ISO 8601 timestamp (e.g. 2027-04-01T00:00:00Z)") from None
+    if ts.tzinfo is None:
+        if not assume_tz:
+            raise PeriodError("give an offset or Z (2027-04-01T00:00:00Z)"
+                              + (f", or name a zone with {zone_option}" if zone_option else ""))
+        ts = ts.replace(tzinfo=ZoneInfo(assume_tz))
+    return ts
+
+
 def parse_month(text: str, zone: str) -> Period:
     m = _MONTH.match(text.strip())
     if not m or not 1 <= int(m.group(2)) <= 12:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from calculators.cli import history_options
+from calculators.cli import history_options, parse_as_of
 
 FORMATS = ("pdf", "md", "html")
 
@@ -95,7 +95,6 @@ def review(contract: str, incidents: str, quarter: str | None, month: str | None
     Exit 1 when the contract, the log or a history file has errors.
     """
     import json
-    from datetime import datetime
     from decimal import Decimal
 
     from calculators.cli import apply_history
@@ -113,15 +112,7 @@ def review(contract: str, incidents: str, quarter: str | None, month: str | None
         raise click.UsageError("name exactly one of --quarter or --month")
     label = quarter or month
     assert label is not None
-    as_of_dt = None
-    if as_of is not None:
-        try:
-            as_of_dt = datetime.fromisoformat(as_of.replace("Z", "+00:00"))
-        except ValueError:
-            raise click.BadParameter("expected an ISO 8601 instant such as 2027-04-01T00:00:00Z",
-                                     param_hint="--as-of") from None
-        if as_of_dt.tzinfo is None:
-            raise click.BadParameter("give an offset or Z, e.g. 2027-04-01T00:00:00Z", param_hint="--as-of")
+    as_of_dt = parse_as_of(as_of, zone_option=None)
     lc = load_or_exit(contract)
     try:
         log = load_incidents(incidents, lc, assume_tz=assume_tz, skip_bad_rows=skip_bad_rows)

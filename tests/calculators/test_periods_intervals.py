@@ -162,3 +162,20 @@ def test_weighted_at_least_counts_weights(seed):
                 level[s:e] += ww
         want = {t for t in range(140) if level[t] >= [3, 4, 5][u]}
         assert {t for uu, s, e in zip(got.unit, got.start, got.end) if uu == u for t in range(s, e)} == want
+
+
+def test_parse_instant_is_the_one_as_of_reader():
+    from datetime import UTC, datetime
+
+    from calculators.periods import PeriodError, parse_instant
+
+    want = datetime(2027, 4, 1, 5, 0, tzinfo=UTC)
+    assert parse_instant("2027-04-01T05:00:00Z") == want
+    assert parse_instant("2027-04-01T00:00:00-05:00") == want
+    assert parse_instant("2027-04-01T00:00:00", "America/Chicago") == want      # CDT, UTC-5
+    with pytest.raises(PeriodError, match="offset or Z"):
+        parse_instant("2027-04-01T00:00:00")
+    with pytest.raises(PeriodError, match="--assume-tz"):
+        parse_instant("2027-04-01T00:00:00", zone_option="--assume-tz")
+    with pytest.raises(PeriodError, match="not an ISO 8601"):
+        parse_instant("next tuesday")
