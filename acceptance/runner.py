@@ -152,9 +152,10 @@ def _scalar(text: str) -> Any:
 
 
 def plan(criteria: Sequence[Criterion], overrides: Mapping[str, Mapping[str, Any]] | None = None,
-         timeout_s: float | None = None, contract: Any = None) -> list[Planned]:
+         timeout_s: float | None = None, contract: Any = None, base_dir: Path | None = None) -> list[Planned]:
     """Validate every criterion's params up front; all problems at once. `contract` (the model)
-    supplies params some checks take from other sections (the security checks: `access`)."""
+    supplies params some checks take from other sections (the security checks: `access`).
+    `base_dir`: the contract's folder; file params the contract names must lie inside it."""
     overrides = dict(overrides or {})
     problems: list[Problem] = []
     known_ids = {c.id for c in criteria}
@@ -170,8 +171,9 @@ def plan(criteria: Sequence[Criterion], overrides: Mapping[str, Mapping[str, Any
                                     path=f"acceptance.criteria[{c.id}].check"))
             continue
         try:
+            c, own = _confine_files(check, c, overrides.get(c.id), base_dir)
             defaults = check.contract_params(contract) if contract is not None else None
-            params = check.params(c, overrides.get(c.id), defaults)
+            params = check.params(c, own, defaults)
         except InputError as exc:
             problems.extend(exc.problems)
             continue
@@ -179,6 +181,33 @@ def plan(criteria: Sequence[Criterion], overrides: Mapping[str, Mapping[str, Any
     if problems:
         raise InputError(problems)
     return out
+
+
+def _confine_files(check: Check, c: Criterion, own: Mapping[str, Any] | None,
+                   base_dir: Path | None) -> tuple[Criterion, dict[str, Any] | None]:
+    """The criterion and its overrides with the file params of `check.local_files` resolved:
+    a contract's value inside the contract's folder, an override where the user points (but
+    not /proc, /sys, /dev). URLs are left to the check. Raises InputError."""
+    from slaschema.safefiles import resolve_named
+
+    if not check.local_files:
+        return c, dict(own) if own is not None else None
+    problems: list[Problem] = []
+    params = dict(c.params or {})
+    own = dict(own) if own is not None else None
+    for key in check.local_files:
+        for where, src, cli in ((f"acceptance.criteria[{c.id}].params.{key}", params, False),
+                                (f"--param {c.id}.{key}", own, True)):
+            if src is None or not isinstance(src.get(key), str) or "://" in src[key]:
+                continue
+            try:
+                src[key] = str(resolve_named(src[key], base_dir=base_dir, from_cli=cli,
+                                             what=f"{c.id}.{key}", field=where))
+            except InputError as exc:
+                problems.extend(exc.problems)
+    if problems:
+        raise InputError(problems)
+    return (c.model_copy(update={"params": params}) if c.params else c), own
 
 
 # --------------------------------------------------------------------------- judging
@@ -471,7 +500,7 @@ def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executo
     bundle = Bundle(opts.out, durable=False)
     previous = _previous_run(opts, contract)
     planned = plan(select(contract.model.acceptance.criteria, opts.only), opts.overrides, opts.timeout_s,
-                   contract.model)
+                   contract.model, _contract_dir(contract))
     if previous is not None:
         bundle.adopt_existing()
     states: dict[str, str] = {p.criterion.id: "pending" for p in planned}
@@ -640,6 +669,10 @@ class _sigint_deferred:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
+def _contract_dir(contract: LoadedContract) -> Path:
+    return Path(contract.file).parent if contract.file and not contract.file.startswith("<") else Path(".")
+
+
 def _gpus_per_node(contract: LoadedContract) -> int | None:
     gpus = contract.topology.node_gpus
     return max(gpus) if gpus else None
@@ -700,7 +733,8 @@ def evaluate_bundle(contract: LoadedContract, root: Path, *, only: Sequence[str]
             meta = {}
     if overrides is None:
         overrides = meta.get("overrides") or {}
-    planned = plan(select(contract.model.acceptance.criteria, only), overrides, contract=contract.model)
+    planned = plan(select(contract.model.acceptance.criteria, only), overrides, contract=contract.model,
+                   base_dir=_contract_dir(contract))
     extra = []
     judge_list = node_list_judge(meta.get("executor"))
     if judge_list is not None:
