@@ -29,7 +29,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from slaschema.errors import InputError, Problem
-from slaschema.hostlist import HostlistError, expand
+from slaschema.hostlist import Budget, HostlistError
 
 SCOPES = ("node", "rack", "cluster", "site")
 
@@ -127,6 +127,7 @@ def read_log(path: str | Path) -> list[LogEntry]:
         raise InputError([Problem("unreadable_log", f"cannot read the log: {exc}", file=file)]) from None
     problems: list[Problem] = []
     entries: list[LogEntry] = []
+    budget = Budget(what="one reconcile input")        # the node names of all its rows together
     for i, rec in enumerate(records, start=1):
         cell = {k.strip().lower(): ("" if v is None else str(v)) for k, v in rec.items() if k}
         missing = [c for c in ("id", "scope", "target", "start") if not cell.get(c, "").strip()]
@@ -150,9 +151,9 @@ def read_log(path: str | Path) -> list[LogEntry]:
         target = cell["target"].strip()
         if scope == "node":
             try:
-                units = expand(target)
+                units = budget.expand(target)
             except HostlistError as exc:
-                problems.append(Problem(exc.code, str(exc), file=file, row=i, column="target", value=target))
+                problems.append(Problem(exc.code, str(exc), file=file, row=i, column="target", value=exc.expr))
                 continue
         else:
             units = [target]

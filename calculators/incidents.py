@@ -1215,7 +1215,7 @@ def _build(raw: pd.DataFrame, rows: np.ndarray, topo: ResolvedTopology, *, file:
 
 def _expand_nodes(expr: str, nodes: pd.Index) -> tuple[list[str] | None, str]:
     try:
-        names = hostlist.expand(expr)
+        names = hostlist.expand(expr, limit=hostlist.row_budget(len(nodes)))
     except hostlist.HostlistError as e:
         return None, f"target is not a valid hostlist: {e}"
     missing = [x for x in names if x not in nodes]

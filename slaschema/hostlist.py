@@ -32,6 +32,13 @@ def set_max_nodes(limit: int | None) -> None:
     _max_nodes = limit
 
 
+def row_budget(known_nodes: int | None = None) -> int:
+    """The most names one incident-log row may expand to: the node budget, and no more than
+    the topology's node count (a row naming more must repeat or invent names)."""
+    cap = max_nodes()
+    return min(cap, known_nodes) if known_nodes else cap
+
+
 class HostlistError(ValueError):
     def __init__(self, code: str, message: str, expr: str) -> None:
         super().__init__(message)
