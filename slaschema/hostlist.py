@@ -177,9 +177,9 @@ def expand(expr: str | Iterable[str], limit: int | None = None) -> list[str]:
     parts = _parse(expr)
     n = _count_parts(parts)
     if n > cap:
-        raise HostlistError("hostlist_too_large",
-                            f"hostlist expands to {n:,} names; the limit is {cap:,} "
-                            "(raise it with `slakit --max-nodes N`)", expr)
+        hint = " (raise it with `slakit --max-nodes N`)" if cap >= max_nodes() else " (the topology's node count)"
+        raise HostlistError("hostlist_too_large", f"hostlist expands to {n:,} names; the limit here is {cap:,}{hint}",
+                            expr)
     result: list[str] = []
     for pieces in parts:
         choices = [[p] if isinstance(p, str) else [str(i).zfill(w) for lo, hi, w in p for i in range(lo, hi + 1)]

@@ -122,6 +122,18 @@ def resolve(topology: Topology, base_dir: Path | None = None, file: str | None =
     node_where: list[str] = []
     default = topology.default_gpus
     budget = hostlist.Budget(what="one topology")     # every rack of the contract shares it
+    total = 0
+    for site in topology.sites or []:                 # counted before any rack is expanded
+        for cl in site.clusters:
+            for rack in cl.racks:
+                try:
+                    total += hostlist.count(rack.nodes)
+                except hostlist.HostlistError:
+                    pass                              # reported with its rack below
+    if total > budget.limit:
+        return None, [Problem("hostlist_too_large", f"the racks name {total:,} nodes together; one topology may "
+                              f"name at most {budget.limit:,}", file=file, path=f"{path_prefix}.sites",
+                              value=total, fix=_hostlist_fix("hostlist_too_large"))]
     for si, site in enumerate(topology.sites or []):
         sites.append(site.id)
         for ci, cl in enumerate(site.clusters):
