@@ -205,9 +205,11 @@ def update_log(path: Path, changed: list[Incident]) -> None:
             index[inc.id] = len(rows)
             rows.append(row)
     rows.sort(key=lambda r: (r.get("start") or "", r.get("target") or "", r.get("id") or ""))
+    from slaschema.textsafe import csv_cell
+
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=header, lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
     for r in rows:
-        writer.writerow({k: r.get(k, "") or "" for k in header})
+        writer.writerow({k: csv_cell(r.get(k, "") or "") for k in header})
     _atomic_write(path, buf.getvalue())

@@ -163,8 +163,10 @@ def credits(contract, incidents, periods, quarter, as_of, assume_tz, skip_bad_ro
         buf = io.StringIO()
         w = csv.DictWriter(buf, fieldnames=UNIT_COLUMNS, extrasaction="ignore", lineterminator="\n")
         w.writeheader()
+        from slaschema.textsafe import csv_cell
+
         for r in result.unit_rows():
-            w.writerow(r)
+            w.writerow({k: csv_cell(v) for k, v in r.items()})
         _emit(buf.getvalue(), output)
     else:
         _emit(render_table(result), output)
