@@ -119,9 +119,14 @@ def _slurm_time(text: str) -> datetime | None:
         t = datetime.fromisoformat(text)
     except ValueError:
         return None
+    if not 1970 <= t.year <= 9998:       # not a time Slurm means (an unset or corrupt field)
+        return None
     # Slurm prints the controller's local time without an offset; the watcher runs with the
     # same zone (set TZ to match otherwise).
-    return (t if t.tzinfo else t.astimezone()).astimezone(timezone.utc)
+    try:
+        return (t if t.tzinfo else t.astimezone()).astimezone(timezone.utc)
+    except (ValueError, OverflowError, OSError):
+        return None
 
 
 def poll_slurm(partition: str | None = None, env: Mapping[str, str] | None = None) -> dict[str, Observation]:

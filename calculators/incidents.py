@@ -549,6 +549,9 @@ def _records_frame(records: list[dict]) -> pd.DataFrame:
         return pd.DataFrame()
     raw = pd.DataFrame.from_records(records)
     raw.columns = [str(c).strip() for c in raw.columns]
+    for c in raw.columns:                 # a nested object or list is a value to refuse, as text
+        if raw[c].dtype == object and raw[c].map(lambda v: isinstance(v, (dict, list))).any():
+            raw[c] = raw[c].map(lambda v: json.dumps(v) if isinstance(v, (dict, list)) else v)
     return raw
 
 

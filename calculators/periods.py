@@ -58,9 +58,14 @@ def _local_midnight(year: int, month: int, tz: ZoneInfo) -> int:
     return int(datetime(year, month, 1, tzinfo=tz).timestamp())
 
 
+MIN_YEAR, MAX_YEAR = 1970, 9998       # months are epoch seconds; the next month must exist too
+
+
 def month(year: int, mon: int, zone: str) -> Period:
     if not 1 <= mon <= 12:
         raise PeriodError(f"month {mon} is not 1-12")
+    if not MIN_YEAR <= year <= MAX_YEAR:
+        raise PeriodError(f"year {year} is outside {MIN_YEAR}-{MAX_YEAR}")
     tz = ZoneInfo(zone)
     ny, nm = (year + 1, 1) if mon == 12 else (year, mon + 1)
     return Period(_local_midnight(year, mon, tz), _local_midnight(ny, nm, tz), f"{year:04d}-{mon:02d}", zone)

@@ -50,6 +50,10 @@ class GuardedGroup(click.Group):
             emit_problems(exc.problems, "table")
             sys.exit(1)
         except Exception as exc:  # noqa: BLE001 - the last guard; the type and a cut message are shown
+            engine = sys.modules.get("calculators.engine")
+            if engine is not None and isinstance(exc, engine.EngineError):
+                click.echo(f"error: {exc} [log_out_of_range]", err=True)
+                sys.exit(1)
             if os.environ.get("SLAKIT_DEBUG"):
                 raise
             from slaschema.textsafe import terminal_text
