@@ -36,7 +36,9 @@ def _sane_decimal(value: Decimal, code: str, what: str) -> None:
     sign, digits, exp = value.as_tuple()
     if not isinstance(exp, int):
         return
-    if len(digits) > MAX_DIGITS or (value != 0 and value.normalize().as_tuple().exponent < -MAX_PLACES):
+    trailing = len(digits) - len("".join(map(str, digits)).rstrip("0"))
+    places = -(exp + trailing)                       # decimal places once trailing zeros are dropped
+    if len(digits) - trailing > MAX_DIGITS or (any(digits) and places > MAX_PLACES) or exp + len(digits) > 40:
         raise PydanticCustomError(code, f"{what} has more than {MAX_PLACES} decimal places or {MAX_DIGITS} digits")
 
 
