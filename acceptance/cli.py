@@ -69,14 +69,18 @@ def _nodes(expr: str | None) -> list[str] | None:
 @click.option("--resume", is_flag=True, help="Continue an interrupted run in --out without repeating finished checks.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "junit"]), default="table", show_default=True)
 @click.option("--no-progress", is_flag=True, help="No live progress display.")
+@click.option("--sign", "sign_key", type=click.Path(dir_okay=False), metavar="KEY",
+              help="Sign the finished bundle's manifest with this SSH key (as `accept sign`).")
 def run_cmd(contract, out, only, nodes_expr, executor_name, partition, timeout_s, params, resume, fmt,
-            no_progress) -> None:
+            no_progress, sign_key) -> None:
     """Run the acceptance criteria of CONTRACT and write the evidence bundle to --out."""
     from acceptance.runner import Interrupted, RunOptions, default_nodes, failed, make_executor, parse_overrides, run_acceptance
     from slaschema.cli import load_or_exit
     from slaschema.errors import InputError
 
     loaded = load_or_exit(contract)
+    if sign_key:
+        _signing_key(sign_key)              # a missing key is found before anything runs
     try:
         overrides = parse_overrides(params)
         nodes = _nodes(nodes_expr) or default_nodes(executor_name, loaded)
@@ -93,7 +97,45 @@ def run_cmd(contract, out, only, nodes_expr, executor_name, partition, timeout_s
         sys.exit(130)
     _emit(doc, fmt)
     click.echo(f"evidence: {out} (verify with: slakit accept verify {out})", err=True)
+    if sign_key:
+        _sign(Path(out), sign_key)
     sys.exit(1 if failed(doc) else 0)
+
+
+def _signing_key(key: str) -> None:
+    if not Path(key).expanduser().is_file():
+        click.echo(f"{key}: no such key file; fix: name an SSH private key such as ~/.ssh/id_ed25519 "
+                   "[signing_key_missing]", err=True)
+        sys.exit(1)
+
+
+def _sign(bundle: Path, key: str) -> None:
+    from acceptance.evidence import sign_bundle
+    from slaschema.errors import InputError
+    from slaschema.sshsig import SigningError
+
+    try:
+        made = sign_bundle(bundle, key)
+    except InputError as exc:
+        _fail(exc)
+    except SigningError as exc:
+        click.echo(f"{bundle}: {exc} [{exc.code}]", err=True)
+        sys.exit(1)
+    click.echo(f"signed: {bundle}/{made['file']} ({made['key_type']} key {made['fingerprint']})", err=True)
+
+
+@click.command("sign")
+@click.argument("bundle", type=click.Path(file_okay=False, exists=True))
+@click.option("--key", "key", required=True, type=click.Path(dir_okay=False), metavar="KEY",
+              help="SSH private key (or the public key of one held in ssh-agent), e.g. ~/.ssh/id_ed25519.")
+def sign_cmd(bundle, key) -> None:
+    """Sign BUNDLE's manifest with an SSH key (ssh-keygen -Y sign, namespace slakit-evidence).
+
+    Writes signatures/key-<fingerprint>.sig; each party signs with its own key and the
+    signatures sit side by side. Refuses a bundle that does not verify.
+    """
+    _signing_key(key)
+    _sign(Path(bundle), key)
 
 
 class _progress:
@@ -168,16 +210,28 @@ def evaluate_cmd(contract, bundle, only, params, write, fmt) -> None:
     sys.exit(1 if failed(doc) else 0)
 
 
+def _verified(bundle, allowed_signers):
+    from acceptance.evidence import verify
+    from slaschema.sshsig import SigningError
+
+    try:
+        return verify(bundle, allowed_signers)
+    except SigningError as exc:
+        click.echo(f"{bundle}: {exc} [{exc.code}]", err=True)
+        sys.exit(1)
+
+
 @click.command("verify")
 @click.argument("bundle", type=click.Path(file_okay=False, exists=True))
+@click.option("--allowed-signers", type=click.Path(dir_okay=False, exists=True), metavar="FILE",
+              help="OpenSSH allowed-signers file: the bundle must carry a valid signature by a key it lists.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def verify_cmd(bundle, fmt) -> None:
-    """Check BUNDLE against its manifest: changed, missing or added files (exit 1)."""
+def verify_cmd(bundle, allowed_signers, fmt) -> None:
+    """Check BUNDLE against its manifest: changed, missing or added files, entries that are no
+    regular file, and its signatures (exit 1 when anything does not hold)."""
     import json
 
-    from acceptance.evidence import verify
-
-    res = verify(bundle)
+    res = _verified(bundle, allowed_signers)
     if fmt == "json":
         click.echo(json.dumps(res.to_json(), indent=2))
     else:
@@ -188,7 +242,16 @@ def verify_cmd(bundle, fmt) -> None:
             click.echo(f"problem: {p}")
         if res.manifest_present and not res.digest_ok:
             click.echo("problem: the manifest's digest does not match its file list (manifest edited)")
-        click.echo(f"{'OK' if res.ok else 'NOT OK'}: {res.checked} files checked, digest {res.digest or '-'}")
+        for s in res.signatures:
+            who = s["principal"] or "signer not checked (give --allowed-signers)"
+            click.echo(f"signature {s['file']}: {s['reason']} — {who} ({s['key_type'] or '?'} key "
+                       f"{s['fingerprint'] or '?'})")
+        if not res.signatures:
+            click.echo("UNSIGNED: no signature over the manifest" + (" [unsigned]" if allowed_signers else ""))
+        elif allowed_signers and not res.signed:
+            click.echo("problem: no signature by a key of the allowed-signers file [untrusted_signature]")
+        click.echo(f"{'OK' if res.ok else 'NOT OK'}: {res.checked} files checked, digest {res.digest or '-'}"
+                   + (f", signed by {', '.join(res.signers())}" if res.signed else ""))
     sys.exit(0 if res.ok else 1)
 
 
@@ -197,19 +260,34 @@ def verify_cmd(bundle, fmt) -> None:
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="PDF certificate to write.")
 @click.option("--format", "fmt", type=click.Choice(["pdf", "json", "junit", "table"]), default=None,
               help="pdf (needs -o; the default with -o), or json / junit / table to stdout.")
-def report_cmd(bundle, output, fmt) -> None:
-    """Acceptance certificate from BUNDLE's results.json (PDF), or another rendering."""
-    import json
+@click.option("--allowed-signers", type=click.Path(dir_okay=False, exists=True), metavar="FILE",
+              help="OpenSSH allowed-signers file the bundle's signatures are checked against.")
+def report_cmd(bundle, output, fmt, allowed_signers) -> None:
+    """Acceptance certificate from BUNDLE's results.json (PDF), or another rendering.
 
-    from acceptance.evidence import verify
-
+    A bundle that does not verify (files changed, a signature that does not match, with
+    --allowed-signers no trusted signature) is refused; an unsigned one is marked UNSIGNED
+    on every page.
+    """
     fmt = fmt or ("pdf" if output else "table")
     path = Path(bundle) / "results.json"
     if not path.is_file():
         click.echo(f"{path}: no results.json; run `slakit accept evaluate CONTRACT {bundle} --write` first "
                    "[no_results]", err=True)
         sys.exit(1)
-    doc = json.loads(path.read_text(encoding="utf-8"))
+    check = _verified(bundle, allowed_signers)
+    if not check.ok:
+        reasons = [*(f"changed {f}" for f in check.changed), *(f"missing {f}" for f in check.missing),
+                   *(f"added {f}" for f in check.added), *check.problems,
+                   *(f"{s['file']}: {s['reason']}" for s in check.signatures if not s["ok"])]
+        if check.manifest_present and not check.digest_ok:
+            reasons.append("the manifest's digest does not match its file list")
+        if check.trust_checked and not check.signed:
+            reasons.append("no signature by a key of the allowed-signers file")
+        click.echo(f"{bundle}: the bundle does not verify ({'; '.join(reasons[:8]) or 'see accept verify'}); "
+                   "no certificate is made from it; fix: run `slakit accept verify` [bundle_not_verified]", err=True)
+        sys.exit(1)
+    doc, manifest = _read_results(path), _read_manifest(Path(bundle))
     if fmt != "pdf":
         _emit(doc, fmt)
         return
@@ -217,14 +295,40 @@ def report_cmd(bundle, output, fmt) -> None:
         raise click.UsageError("--format pdf needs -o FILE")
     from acceptance.report.pdf import render_pdf
 
-    manifest_path = Path(bundle) / "manifest.json"
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else None
-    check = verify(bundle)
-    render_pdf(doc, manifest, Path(output), bundle_ok=check.ok)
-    click.echo(f"wrote {output}" + ("" if check.ok else " (WARNING: the bundle does not verify)"), err=True)
+    signers = check.signers()
+    mark = None if check.signed else "UNSIGNED"
+    render_pdf(doc, manifest, Path(output), bundle_ok=check.ok, mark=mark, signers=signers)
+    click.echo(f"wrote {output}" + (f" (signed by {', '.join(signers)})" if signers else
+                                    " (UNSIGNED: sign with `slakit accept sign`)"), err=True)
+
+
+def _read_results(path: Path) -> dict:
+    import json
+
+    from acceptance.runner import RUN_FORMAT
+
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        click.echo(f"{path}: not a readable run document ({type(exc).__name__}); fix: rerun "
+                   "`slakit accept evaluate CONTRACT BUNDLE --write` [results_invalid]", err=True)
+        sys.exit(1)
+    if not isinstance(doc, dict) or doc.get("format") != RUN_FORMAT or not isinstance(doc.get("criteria"), list):
+        click.echo(f"{path}: not a {RUN_FORMAT} document [results_invalid]", err=True)
+        sys.exit(1)
+    return doc
+
+
+def _read_manifest(bundle: Path) -> dict | None:
+    import json
+
+    try:
+        return json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
 
 
 def register(group: click.Group) -> None:
     accept = get_accept_group(group)
-    for cmd in (run_cmd, evaluate_cmd, verify_cmd, report_cmd):
+    for cmd in (run_cmd, evaluate_cmd, verify_cmd, sign_cmd, report_cmd):
         accept.add_command(cmd)

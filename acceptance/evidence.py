@@ -19,10 +19,21 @@ runner host (the detection drill). A provider hands over a bundle by laying out 
 way (the criterion ids are those of the contract); `slakit accept evaluate CONTRACT DIR`
 judges it without running anything.
 
+    signatures/key-<fingerprint>.sig  OpenSSH signatures over manifest.json (namespace
+                                      `slakit-evidence`), one per signer; not in the manifest
+
 Every file is written atomically (temp file + rename) and its hash recorded as it is
 written; the manifest is rewritten after every finished criterion, so a bundle is
 consistent at every moment, including after Ctrl-C. `verify` reports changed, missing and
-added files and a manifest whose digest does not match its own list.
+added files and a manifest whose digest does not match its own list. A bundle holds regular
+files only: a symlink, FIFO, device or socket in it, or a manifest path that is absolute or
+climbs out with `..`, is a problem that `verify` reports without opening the entry.
+
+A manifest and its files can be rewritten consistently by anyone; a signature cannot.
+`sign_bundle` signs the manifest with an SSH key (see slaschema.sshsig); `verify` with an
+allowed-signers file names who signed and fails on a signature that does not match. The
+manifest is rewritten by `evaluate --write` and `run --resume`: that removes the signatures
+of the old manifest (they no longer match) and the bundle must be signed again.
 """
 
 from __future__ import annotations
@@ -31,6 +42,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +52,7 @@ from slaschema.fileio import write_atomic
 
 FORMAT = "slakit-acceptance-bundle/1"
 MANIFEST = "manifest.json"
+SIGNATURES = "signatures"
 _SAFE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,200}$")
 
 
@@ -116,7 +129,12 @@ class Bundle:
     def write_manifest(self) -> dict[str, Any]:
         files = {k: v for k, v in sorted(self.hashes.items()) if k != MANIFEST}
         doc = {"format": FORMAT, "algorithm": "sha256", "files": files, "digest": manifest_digest(files)}
-        _write(self.root / MANIFEST, dumps(doc).encode("utf-8"), self.durable)
+        data = dumps(doc).encode("utf-8")
+        mpath = self.root / MANIFEST
+        if _regular(mpath) and mpath.read_bytes() == data:
+            return doc                                # unchanged: its signatures still hold
+        _write(mpath, data, self.durable)
+        drop_signatures(self.root)                    # they signed the manifest just replaced
         return doc
 
     # raw outputs ------------------------------------------------------------------------
@@ -128,17 +146,48 @@ class Bundle:
             self.write_json(f"metrics/{criterion}/{node_file(node)}.json", metrics, pretty=False)
 
 
-def list_files(root: Path) -> list[str]:
-    """Every regular file under root, as POSIX relative paths, temp files of atomic writes excluded."""
-    out = []
+def _regular(path: Path) -> bool:
+    """A regular file that is not a symlink (never opens the entry)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _walk(root: Path) -> tuple[list[str], list[str]]:
+    """(regular files, other entries) under root as POSIX relative paths; symlinks are not
+    followed, signatures/ and the temp files of atomic writes are left out."""
+    files, odd = [], []
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
+        here = Path(dirpath)
+        for name in sorted(dirnames):
+            if os.path.islink(here / name):
+                odd.append((here / name).relative_to(root).as_posix())
+        dirnames[:] = sorted(d for d in dirnames if not os.path.islink(here / d)
+                             and not (here == Path(root) and d == SIGNATURES))
         for name in sorted(filenames):
             if name.startswith(".") and name.endswith(".tmp"):
                 continue
-            rel = Path(dirpath, name).relative_to(root).as_posix()
-            out.append(rel)
-    return out
+            rel = (here / name).relative_to(root).as_posix()
+            (files if _regular(here / name) else odd).append(rel)
+    return files, odd
+
+
+def list_files(root: Path) -> list[str]:
+    """Every regular file under root, as POSIX relative paths, temp files of atomic writes and
+    signatures excluded; symlinks, FIFOs, devices and sockets are not listed (see `unsafe_entries`)."""
+    return _walk(Path(root))[0]
+
+
+def unsafe_entries(root: Path) -> list[str]:
+    """Entries under root that are no regular file: symlinks, FIFOs, devices, sockets."""
+    return _walk(Path(root))[1]
+
+
+def _unsafe_rel(rel: str) -> bool:
+    parts = rel.split("/")
+    return (not rel or rel.startswith("/") or "\\" in rel or "\x00" in rel or ":" in parts[0]
+            or any(p in ("", ".", "..") for p in parts))
 
 
 def read_raw_dir(root: Path, criterion: str) -> dict[str, RawOutput] | None:
@@ -148,7 +197,7 @@ def read_raw_dir(root: Path, criterion: str) -> dict[str, RawOutput] | None:
         return None
     out: dict[str, RawOutput] = {}
     for p in sorted(folder.iterdir()):
-        if not p.is_file() or p.name.startswith("."):
+        if not _regular(p) or p.name.startswith("."):      # no symlink, FIFO or device is read
             continue
         node = node_from_file(p.stem)
         if p.suffix == ".json":
@@ -202,39 +251,119 @@ class VerifyResult:
     checked: int = 0
     digest: str | None = None
     problems: tuple[str, ...] = field(default_factory=tuple)
+    signatures: tuple[dict[str, Any], ...] = ()      # per signature file: SignatureCheck.to_json + file
+    trust_checked: bool = False                     # checked against an allowed-signers file
+
+    @property
+    def files_ok(self) -> bool:
+        return self.manifest_present and self.digest_ok and not (self.changed or self.missing or self.added or self.problems)
+
+    @property
+    def signed(self) -> bool:
+        """At least one signature matches the manifest (and, with allowed signers, is trusted)."""
+        return any(s["ok"] for s in self.signatures)
 
     @property
     def ok(self) -> bool:
-        return self.manifest_present and self.digest_ok and not (self.changed or self.missing or self.added or self.problems)
+        if not self.files_ok or any(s["reason"] == "bad_signature" for s in self.signatures):
+            return False
+        return self.signed if self.trust_checked else True
+
+    def signers(self) -> list[str]:
+        return [s["principal"] or s["fingerprint"] or "?" for s in self.signatures if s["ok"]]
 
     def to_json(self) -> dict[str, Any]:
         return {"root": self.root, "ok": self.ok, "manifest_present": self.manifest_present,
                 "digest_ok": self.digest_ok, "digest": self.digest, "checked": self.checked,
                 "changed": list(self.changed), "missing": list(self.missing), "added": list(self.added),
-                "problems": list(self.problems)}
+                "problems": list(self.problems), "signed": self.signed, "trust_checked": self.trust_checked,
+                "signatures": list(self.signatures)}
 
 
-def verify(root: Path | str) -> VerifyResult:
-    """Compare the folder with its manifest: changed, missing and added files, and the digest."""
+def verify(root: Path | str, allowed_signers: Path | str | None = None) -> VerifyResult:
+    """Compare the folder with its manifest: changed, missing and added files, the digest,
+    entries that are no regular file, unsafe manifest paths, and the signatures (against
+    `allowed_signers` when given). Raises slaschema.sshsig.SigningError when ssh-keygen is
+    needed (signatures present or allowed signers given) but cannot run."""
     root = Path(root)
     mpath = root / MANIFEST
-    if not mpath.is_file():
-        return VerifyResult(str(root), False, False, added=tuple(list_files(root)), problems=("no manifest.json",))
+    odd = unsafe_entries(root)
+    odd_problems = tuple(f"not a regular file (symlink, FIFO, device or socket): {rel}" for rel in odd)
+    if not _regular(mpath):
+        return VerifyResult(str(root), False, False, added=tuple(list_files(root)),
+                            problems=("no manifest.json",) + odd_problems, trust_checked=allowed_signers is not None)
+    manifest_bytes = mpath.read_bytes()
     try:
-        doc = json.loads(mpath.read_text(encoding="utf-8"))
+        doc = json.loads(manifest_bytes.decode("utf-8"))
         files = {str(k): str(v) for k, v in doc["files"].items()}
         digest = str(doc["digest"])
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return VerifyResult(str(root), True, False, problems=("manifest.json is not a bundle manifest",))
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        return VerifyResult(str(root), True, False, problems=("manifest.json is not a bundle manifest",) + odd_problems,
+                            trust_checked=allowed_signers is not None)
     digest_ok = manifest_digest(files) == digest and doc.get("format") == FORMAT
     present = set(list_files(root)) - {MANIFEST}
     changed, missing = [], []
+    problems = list(odd_problems)
     for rel, want in sorted(files.items()):
+        if _unsafe_rel(rel):
+            problems.append(f"unsafe path in the manifest (absolute or `..`): {rel[:200]!r}")
+            continue
         p = root / rel
-        if not p.is_file():
+        try:
+            st = os.lstat(p)
+        except OSError:
             missing.append(rel)
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            if rel not in odd:
+                problems.append(f"not a regular file (symlink, FIFO, device or socket): {rel}")
         elif sha256_file(p) != want:
             changed.append(rel)
     added = sorted(present - set(files))
+    sigs = tuple(_check_signatures(root, manifest_bytes, allowed_signers))
     return VerifyResult(str(root), True, digest_ok, tuple(changed), tuple(missing), tuple(added),
-                        checked=len(files), digest=digest)
+                        checked=len(files), digest=digest, problems=tuple(problems), signatures=sigs,
+                        trust_checked=allowed_signers is not None)
+
+
+def signature_files(root: Path) -> list[Path]:
+    folder = Path(root) / SIGNATURES
+    if not folder.is_dir() or folder.is_symlink():
+        return []
+    return [p for p in sorted(folder.iterdir()) if p.suffix == ".sig" and _regular(p)]
+
+
+def _check_signatures(root: Path, manifest: bytes, allowed: Path | str | None) -> list[dict[str, Any]]:
+    from slaschema import sshsig
+
+    out = []
+    for sig in signature_files(root):
+        text = sig.read_text(encoding="ascii", errors="replace")[:65536]
+        res = (sshsig.verify(manifest, text, sshsig.EVIDENCE_NAMESPACE, allowed) if allowed is not None
+               else sshsig.check(manifest, text, sshsig.EVIDENCE_NAMESPACE))
+        out.append({"file": f"{SIGNATURES}/{sig.name}", **res.to_json()})
+    return out
+
+
+def drop_signatures(root: Path) -> None:
+    for sig in signature_files(root):
+        sig.unlink()
+
+
+def sign_bundle(root: Path | str, key: Path | str) -> dict[str, Any]:
+    """Sign the bundle's manifest with an SSH key; writes signatures/key-<fingerprint>.sig.
+    Refuses a bundle that does not verify. Raises SigningError or InputError."""
+    from slaschema import sshsig
+    from slaschema.errors import InputError, Problem
+
+    root = Path(root)
+    res = verify(root)
+    if not res.files_ok:
+        raise InputError([Problem("bundle_not_verified", "the bundle does not match its manifest; only an intact "
+                                  "bundle is signed", file=str(root), fix="run `slakit accept verify` to see why")])
+    manifest = (root / MANIFEST).read_bytes()
+    signature = sshsig.sign(manifest, key, sshsig.EVIDENCE_NAMESPACE)
+    made = sshsig.check(manifest, signature, sshsig.EVIDENCE_NAMESPACE)
+    name = f"{SIGNATURES}/{sshsig.signature_name(made.fingerprint)}"
+    write_atomic(root / name, signature)
+    return {"file": name, **made.to_json()}

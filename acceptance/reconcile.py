@@ -29,7 +29,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from slaschema.errors import InputError, Problem
-from slaschema.hostlist import HostlistError, expand
+from slaschema.hostlist import Budget, HostlistError, count
 from slaschema.models import SCOPES
 
 
@@ -109,9 +109,10 @@ def _records(path: Path) -> list[dict]:
     stripped = text.lstrip()
     if stripped.startswith("["):
         data = json.loads(text)
-        return [d if isinstance(d, dict) else {} for d in data]
+        return [d if isinstance(d, dict) else {} for d in data] if isinstance(data, list) else [{}]
     if stripped.startswith("{"):
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
+        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+        return [d if isinstance(d, dict) else {} for d in rows]
     return [dict(r) for r in csv.DictReader(io.StringIO(text))]
 
 
@@ -123,10 +124,23 @@ def read_log(path: str | Path) -> list[LogEntry]:
         raise InputError([Problem("file_not_found", "no such incident log", file=file, fix="check the path")])
     try:
         records = _records(p)
-    except (json.JSONDecodeError, csv.Error, UnicodeDecodeError) as exc:
+    except (json.JSONDecodeError, csv.Error, UnicodeDecodeError, RecursionError) as exc:
         raise InputError([Problem("unreadable_log", f"cannot read the log: {exc}", file=file)]) from None
     problems: list[Problem] = []
     entries: list[LogEntry] = []
+    budget = Budget(what="one reconcile input")        # the node names of all its rows together
+    total = 0
+    for rec in records:                                # counted before any row is expanded
+        cell = {str(k).strip().lower(): ("" if v is None else str(v)) for k, v in rec.items() if k}
+        if cell.get("scope", "").strip().lower() == "node":
+            try:
+                total += count(cell.get("target", "").strip())
+            except HostlistError:
+                pass                                   # reported with its row below
+    if total > budget.limit:
+        raise InputError([Problem("hostlist_too_large", f"the rows name {total:,} nodes together; one input may "
+                                  f"name at most {budget.limit:,}", file=file, value=total,
+                                  fix="check the targets; a larger cluster needs `slakit --max-nodes N`")])
     for i, rec in enumerate(records, start=1):
         cell = {k.strip().lower(): ("" if v is None else str(v)) for k, v in rec.items() if k}
         missing = [c for c in ("id", "scope", "target", "start") if not cell.get(c, "").strip()]
@@ -150,9 +164,9 @@ def read_log(path: str | Path) -> list[LogEntry]:
         target = cell["target"].strip()
         if scope == "node":
             try:
-                units = expand(target)
+                units = budget.expand(target)
             except HostlistError as exc:
-                problems.append(Problem(exc.code, str(exc), file=file, row=i, column="target", value=target))
+                problems.append(Problem(exc.code, str(exc), file=file, row=i, column="target", value=exc.expr))
                 continue
         else:
             units = [target]

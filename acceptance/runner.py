@@ -152,9 +152,10 @@ def _scalar(text: str) -> Any:
 
 
 def plan(criteria: Sequence[Criterion], overrides: Mapping[str, Mapping[str, Any]] | None = None,
-         timeout_s: float | None = None, contract: Any = None) -> list[Planned]:
+         timeout_s: float | None = None, contract: Any = None, base_dir: Path | None = None) -> list[Planned]:
     """Validate every criterion's params up front; all problems at once. `contract` (the model)
-    supplies params some checks take from other sections (the security checks: `access`)."""
+    supplies params some checks take from other sections (the security checks: `access`).
+    `base_dir`: the contract's folder; file params the contract names must lie inside it."""
     overrides = dict(overrides or {})
     problems: list[Problem] = []
     known_ids = {c.id for c in criteria}
@@ -170,8 +171,9 @@ def plan(criteria: Sequence[Criterion], overrides: Mapping[str, Mapping[str, Any
                                     path=f"acceptance.criteria[{c.id}].check"))
             continue
         try:
+            c, own = _confine_files(check, c, overrides.get(c.id), base_dir)
             defaults = check.contract_params(contract) if contract is not None else None
-            params = check.params(c, overrides.get(c.id), defaults)
+            params = check.params(c, own, defaults)
         except InputError as exc:
             problems.extend(exc.problems)
             continue
@@ -179,6 +181,33 @@ def plan(criteria: Sequence[Criterion], overrides: Mapping[str, Mapping[str, Any
     if problems:
         raise InputError(problems)
     return out
+
+
+def _confine_files(check: Check, c: Criterion, own: Mapping[str, Any] | None,
+                   base_dir: Path | None) -> tuple[Criterion, dict[str, Any] | None]:
+    """The criterion and its overrides with the file params of `check.local_files` resolved:
+    a contract's value inside the contract's folder, an override where the user points (but
+    not /proc, /sys, /dev). URLs are left to the check. Raises InputError."""
+    from slaschema.safefiles import resolve_named
+
+    if not check.local_files:
+        return c, dict(own) if own is not None else None
+    problems: list[Problem] = []
+    params = dict(c.params or {})
+    own = dict(own) if own is not None else None
+    for key in check.local_files:
+        for where, src, cli in ((f"acceptance.criteria[{c.id}].params.{key}", params, False),
+                                (f"--param {c.id}.{key}", own, True)):
+            if src is None or not isinstance(src.get(key), str) or "://" in src[key]:
+                continue
+            try:
+                src[key] = str(resolve_named(src[key], base_dir=base_dir, from_cli=cli,
+                                             what=f"{c.id}.{key}", field=where))
+            except InputError as exc:
+                problems.extend(exc.problems)
+    if problems:
+        raise InputError(problems)
+    return (c.model_copy(update={"params": params}) if c.params else c), own
 
 
 # --------------------------------------------------------------------------- judging
@@ -471,7 +500,7 @@ def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executo
     bundle = Bundle(opts.out, durable=False)
     previous = _previous_run(opts, contract)
     planned = plan(select(contract.model.acceptance.criteria, opts.only), opts.overrides, opts.timeout_s,
-                   contract.model)
+                   contract.model, _contract_dir(contract))
     if previous is not None:
         bundle.adopt_existing()
     states: dict[str, str] = {p.criterion.id: "pending" for p in planned}
@@ -529,6 +558,7 @@ def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executo
     save()
     current: list[str] = []
     keep = frozenset(child_pids())
+    old_term = _sigterm_as_interrupt()
     try:
         judge_list = node_list_judge(opts.executor_name)
         if judge_list is not None and callable(getattr(executor, "node_list", None)):
@@ -545,7 +575,29 @@ def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executo
                 states[cid] = "interrupted"
                 results.pop(cid, None)
         raise Interrupted(save("interrupted")) from None
+    finally:
+        _restore_sigterm(old_term)
     return save("complete")
+
+
+def _sigterm_as_interrupt() -> Any:
+    """SIGTERM (a scheduler's kill, `timeout`, systemd stop) is handled like Ctrl-C: children
+    stopped, the bundle left consistent with run.json saying `interrupted`."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        return signal.signal(signal.SIGTERM, handler)
+    except (ValueError, OSError):
+        return None
+
+
+def _restore_sigterm(old: Any) -> None:
+    if old is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, old)
 
 
 def _run_one(p: Planned, opts: RunOptions, contract: LoadedContract, executor: Executor, bundle: Bundle,
@@ -633,11 +685,15 @@ class _sigint_deferred:
     def __enter__(self) -> None:
         self.active = threading.current_thread() is threading.main_thread() and hasattr(signal, "pthread_sigmask")
         if self.active:
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
 
     def __exit__(self, *exc: object) -> None:
         if self.active:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
+def _contract_dir(contract: LoadedContract) -> Path:
+    return Path(contract.file).parent if contract.file and not contract.file.startswith("<") else Path(".")
 
 
 def _gpus_per_node(contract: LoadedContract) -> int | None:
@@ -659,9 +715,15 @@ def _previous_run(opts: RunOptions, contract: LoadedContract) -> dict[str, Any] 
     import json
 
     run_file = opts.out / "run.json"
+    if opts.out.exists() and not opts.out.is_dir():
+        raise InputError([Problem("not_a_bundle", f"{opts.out} is not a folder", file=str(opts.out),
+                                  fix="choose a new --out folder")])
     if not run_file.exists():
-        if opts.resume and opts.out.exists() and any(opts.out.iterdir()):
-            raise InputError([Problem("not_a_bundle", f"{opts.out} holds no run.json to resume", file=str(opts.out))])
+        if opts.out.exists() and any(opts.out.iterdir()):
+            if opts.resume:
+                raise InputError([Problem("not_a_bundle", f"{opts.out} holds no run.json to resume", file=str(opts.out))])
+            raise InputError([Problem("out_not_empty", f"{opts.out} is not empty and holds no acceptance run",
+                                      file=str(opts.out), fix="choose a new or empty --out folder")])
         return None
     if not opts.resume:
         raise InputError([Problem("bundle_exists", f"{opts.out} already holds an acceptance run", file=str(opts.out),
@@ -691,16 +753,26 @@ def evaluate_bundle(contract: LoadedContract, root: Path, *, only: Sequence[str]
     if not (root / "raw").is_dir():
         raise InputError([Problem("not_a_bundle", f"{root} has no raw/ folder", file=str(root),
                                   fix="lay out raw/<criterion>/<node>.json (or .txt) as in docs/acceptance.md")])
+    from acceptance.evidence import unsafe_entries
+
+    odd = unsafe_entries(root)
+    if odd:
+        raise InputError([Problem("bundle_unsafe_entry", "a bundle holds regular files only; this is a symlink, "
+                                  "FIFO, device or socket", file=str(root / rel), fix="remove it from the bundle")
+                          for rel in odd[:20]])
     meta: dict[str, Any] = {}
     run_file = root / "run.json"
     if run_file.is_file():
         try:
             meta = json.loads(run_file.read_text(encoding="utf-8"))
-        except ValueError:
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            meta = {}
+        if not isinstance(meta, dict):
             meta = {}
     if overrides is None:
-        overrides = meta.get("overrides") or {}
-    planned = plan(select(contract.model.acceptance.criteria, only), overrides, contract=contract.model)
+        overrides = meta.get("overrides") if isinstance(meta.get("overrides"), dict) else {}
+    planned = plan(select(contract.model.acceptance.criteria, only), overrides, contract=contract.model,
+                   base_dir=_contract_dir(contract))
     extra = []
     judge_list = node_list_judge(meta.get("executor"))
     if judge_list is not None:

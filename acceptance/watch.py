@@ -119,9 +119,14 @@ def _slurm_time(text: str) -> datetime | None:
         t = datetime.fromisoformat(text)
     except ValueError:
         return None
+    if not 1970 <= t.year <= 9998:       # not a time Slurm means (an unset or corrupt field)
+        return None
     # Slurm prints the controller's local time without an offset; the watcher runs with the
     # same zone (set TZ to match otherwise).
-    return (t if t.tzinfo else t.astimezone()).astimezone(timezone.utc)
+    try:
+        return (t if t.tzinfo else t.astimezone()).astimezone(timezone.utc)
+    except (ValueError, OverflowError, OSError):
+        return None
 
 
 def poll_slurm(partition: str | None = None, env: Mapping[str, str] | None = None) -> dict[str, Observation]:
@@ -205,9 +210,11 @@ def update_log(path: Path, changed: list[Incident]) -> None:
             index[inc.id] = len(rows)
             rows.append(row)
     rows.sort(key=lambda r: (r.get("start") or "", r.get("target") or "", r.get("id") or ""))
+    from slaschema.textsafe import csv_cell
+
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=header, lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
     for r in rows:
-        writer.writerow({k: r.get(k, "") or "" for k in header})
+        writer.writerow({k: csv_cell(r.get(k, "") or "") for k in header})
     _atomic_write(path, buf.getvalue())

@@ -98,7 +98,13 @@ def apply_history(lc, log, result, history_files, history_from: str | None, fmt:
         labels = [first.label]
         while shift_label(labels[-1], 1) != start.label:
             labels.append(shift_label(labels[-1], 1))
-        earlier = compute(lc, log, labels, as_of=result.as_of, support=False)
+        from calculators.engine import EngineError
+
+        try:
+            earlier = compute(lc, log, labels, as_of=result.as_of, support=False)
+        except EngineError as e:
+            click.echo(f"error: --history-from {history_from}: {e} [log_out_of_range]", err=True)
+            sys.exit(1)
         months = {**months, **history_from_result(earlier)}
     return with_history(lc, result, months)
 
@@ -151,7 +157,7 @@ def credits(contract, incidents, periods, quarter, as_of, assume_tz, skip_bad_ro
         result = compute(lc, log, plist, as_of=as_of_dt,
                          accepted_on=accepted_on.date() if accepted_on else None)
     except EngineError as e:
-        click.echo(f"error: {e}", err=True)
+        click.echo(f"error: {e} [log_out_of_range]", err=True)
         sys.exit(1)
     result = apply_history(lc, log, result, history_files, history_from, fmt)
     if fmt == "json":
@@ -160,8 +166,10 @@ def credits(contract, incidents, periods, quarter, as_of, assume_tz, skip_bad_ro
         buf = io.StringIO()
         w = csv.DictWriter(buf, fieldnames=UNIT_COLUMNS, extrasaction="ignore", lineterminator="\n")
         w.writeheader()
+        from slaschema.textsafe import csv_cell
+
         for r in result.unit_rows():
-            w.writerow(r)
+            w.writerow({k: csv_cell(v) for k, v in r.items()})
         _emit(buf.getvalue(), output)
     else:
         _emit(render_table(result), output)
@@ -277,7 +285,7 @@ def explain(contract, incidents, unit, period, as_of, assume_tz, skip_bad_rows, 
     except PeriodError as e:
         raise click.BadParameter(str(e), param_hint="--period") from None
     except EngineError as e:
-        click.echo(f"error: {e}", err=True)
+        click.echo(f"error: {e} [log_out_of_range]", err=True)
         sys.exit(1)
     if fmt == "json":
         click.echo(json.dumps(doc, indent=2, ensure_ascii=False))

@@ -241,6 +241,10 @@ class Trace:
         return concat(*parts)
 
 
+EARLIEST_S = 86400                 # 1970-01-02T00:00Z: months are epoch seconds, with a day of room
+LATEST_S = 253_339_200_000         # 9997-12-31T16:00Z: the month after the last one still exists
+
+
 class EngineError(ValueError):
     """The log does not fit the contract (a unit the topology lacks, times out of range)."""
 
@@ -423,6 +427,8 @@ def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
     keep &= end_abs > start_abs
 
     base = min([p.start for p in periods] + ([int(start_abs[keep].min())] if keep.any() else []))
+    if base < EARLIEST_S or max([as_of] + ([int(end_abs[keep].max())] if keep.any() else [])) > LATEST_S:
+        raise EngineError("incident times before 1970-01-02 or after 9997-12-31 (UTC); check the log's timestamps")
     base = month_bounds(base, base + 1, zone)[0].start - 86400      # room for the first month's start
     top = max([as_of] + ([int(end_abs[keep].max())] if keep.any() else []) + [p.end for p in periods])
     if top - base >= MAX_TIME:

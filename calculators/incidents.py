@@ -356,6 +356,9 @@ def _records_frame(records: list[dict]) -> pd.DataFrame:
         return pd.DataFrame()
     raw = pd.DataFrame.from_records(records)
     raw.columns = [str(c).strip() for c in raw.columns]
+    for c in raw.columns:                 # a nested object or list is a value to refuse, as text
+        if raw[c].dtype == object and raw[c].map(lambda v: isinstance(v, (dict, list))).any():
+            raw[c] = raw[c].map(lambda v: json.dumps(v) if isinstance(v, (dict, list)) else v)
     return raw
 
 
@@ -1169,7 +1172,7 @@ def _build(source: _FrameSource | _ArrowSource, rows: np.ndarray, topo: Resolved
 
 def _expand_nodes(expr: str, nodes: pd.Index) -> tuple[list[str] | None, str]:
     try:
-        names = hostlist.expand(expr)
+        names = hostlist.expand(expr, limit=hostlist.row_budget(len(nodes)))
     except hostlist.HostlistError as e:
         return None, f"target is not a valid hostlist: {e}"
     missing = [x for x in names if x not in nodes]

@@ -58,9 +58,14 @@ def _local_midnight(year: int, month: int, tz: ZoneInfo) -> int:
     return int(datetime(year, month, 1, tzinfo=tz).timestamp())
 
 
+MIN_YEAR, MAX_YEAR = 1970, 9998       # months are epoch seconds; the next month must exist too
+
+
 def month(year: int, mon: int, zone: str) -> Period:
     if not 1 <= mon <= 12:
-        raise PeriodError(f"month {mon} is not 1-12")
+        raise PeriodError(f"month {mon} is not 1-12 [period_invalid]")
+    if not MIN_YEAR <= year <= MAX_YEAR:
+        raise PeriodError(f"year {year} is outside {MIN_YEAR}-{MAX_YEAR} [period_out_of_range]")
     tz = ZoneInfo(zone)
     ny, nm = (year + 1, 1) if mon == 12 else (year, mon + 1)
     return Period(_local_midnight(year, mon, tz), _local_midnight(ny, nm, tz), f"{year:04d}-{mon:02d}", zone)
@@ -85,14 +90,14 @@ def parse_instant(text: str, assume_tz: str | None = None, zone_option: str | No
 def parse_month(text: str, zone: str) -> Period:
     m = _MONTH.match(text.strip())
     if not m or not 1 <= int(m.group(2)) <= 12:
-        raise PeriodError(f"{text!r} is not a month; write YYYY-MM such as 2027-02")
+        raise PeriodError(f"{text[:40]!r} is not a month; write YYYY-MM such as 2027-02 [period_invalid]")
     return month(int(m.group(1)), int(m.group(2)), zone)
 
 
 def parse_quarter(text: str, zone: str) -> list[Period]:
     m = _QUARTER.match(text.strip())
     if not m:
-        raise PeriodError(f"{text!r} is not a quarter; write YYYY-Qn such as 2027-Q1")
+        raise PeriodError(f"{text[:40]!r} is not a quarter; write YYYY-Qn such as 2027-Q1 [period_invalid]")
     year, q = int(m.group(1)), int(m.group(2))
     return [month(year, 3 * (q - 1) + i, zone) for i in (1, 2, 3)]
 

@@ -29,14 +29,64 @@ COMMAND_MODULES = [
 ]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class GuardedGroup(click.Group):
+    """The top-level group: an exception no command turned into a coded problem ends as one
+    line `... [unexpected_error]` and exit 1, never a traceback (SLAKIT_DEBUG=1 shows it)."""
+
+    def invoke(self, ctx: click.Context):
+        import os
+        import sys
+
+        from slaschema.errors import InputError
+
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort, SystemExit,
+                KeyboardInterrupt):
+            raise
+        except InputError as exc:
+            from slaschema.cli import emit_problems
+
+            emit_problems(exc.problems, "table")
+            sys.exit(1)
+        except Exception as exc:  # noqa: BLE001 - the last guard; the type and a cut message are shown
+            engine = sys.modules.get("calculators.engine")
+            if engine is not None and isinstance(exc, engine.EngineError):
+                click.echo(f"error: {exc} [log_out_of_range]", err=True)
+                sys.exit(1)
+            if os.environ.get("SLAKIT_DEBUG"):
+                raise
+            from slaschema.textsafe import terminal_text
+
+            text = terminal_text(str(exc))
+            text = text if len(text) <= 200 else text[:197] + "..."
+            click.echo(f"error: the input could not be processed ({type(exc).__name__}: {text}); "
+                       "check the files and values given [unexpected_error]", err=True)
+            sys.exit(1)
+
+
+@click.group(cls=GuardedGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, "--version", "-V", prog_name="slakit")
-def main() -> None:
+@click.option("--max-nodes", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Node budget: the most nodes one topology, incident-log row or hostlist may name "
+              "(default 1,000,000; also SLAKIT_MAX_NODES).")
+@click.option("--max-file-size", type=click.IntRange(min=1), default=None, metavar="BYTES",
+              help="Largest file a contract may name (inventory, drill result, minimums, history; "
+              "default 64 MiB; also SLAKIT_MAX_FILE_BYTES).")
+@click.option("--raw-csv", is_flag=True, default=False,
+              help="Write CSV cells as they are (by default a cell starting with = + - @ TAB or CR gets a "
+              "leading ' so spreadsheets do not run it as a formula; also SLAKIT_RAW_CSV=1).")
+def main(max_nodes: int | None, max_file_size: int | None, raw_csv: bool) -> None:
     """Contract and SLA compliance toolkit for GPU clusters.
 
     Contracts as YAML, acceptance testing at handover, and SLA reviews from incident logs.
     """
     from calculators.memory import tune_memory
+    from slaschema import hostlist, safefiles, textsafe
+
+    hostlist.set_max_nodes(max_nodes)
+    safefiles.set_max_file_bytes(max_file_size)
+    textsafe.set_raw_csv(True if raw_csv else None)
 
     tune_memory()        # big incident logs: reuse freed memory, no huge pages (calculators/memory.py)
 

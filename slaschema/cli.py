@@ -15,8 +15,10 @@ def emit_problems(problems, fmt: str, stream=None) -> None:
     if fmt == "json":
         click.echo(json.dumps({"ok": False, "problems": [p.to_json() for p in problems]}, indent=2))
     else:
+        from slaschema.textsafe import terminal_text
+
         for p in problems:
-            click.echo(p.format(), file=stream)
+            click.echo(terminal_text(p.format()), file=stream)
         n = sum(1 for p in problems if p.severity == "error")
         click.echo(f"{n} error(s)", file=stream)
 

@@ -7,17 +7,43 @@ their last number, which is how Slurm prints node lists back to people.
 from __future__ import annotations
 
 import itertools
+import os
 import re
 from collections.abc import Iterable
 
-MAX_HOSTS = 1_000_000
+DEFAULT_MAX_NODES = 1_000_000
+_max_nodes: int | None = None
+
+
+def max_nodes() -> int:
+    """The node budget: the most names one topology, one incident-log row or one `--nodes`
+    expression may expand to. `slakit --max-nodes N` or SLAKIT_MAX_NODES raise it."""
+    if _max_nodes is not None:
+        return _max_nodes
+    env = os.environ.get("SLAKIT_MAX_NODES", "")
+    return int(env) if env.isdigit() and int(env) > 0 else DEFAULT_MAX_NODES
+
+
+def set_max_nodes(limit: int | None) -> None:
+    """Set the node budget for this process (None: back to the default / environment)."""
+    global _max_nodes
+    if limit is not None and limit < 1:
+        raise ValueError("the node budget must be at least 1")
+    _max_nodes = limit
+
+
+def row_budget(known_nodes: int | None = None) -> int:
+    """The most names one incident-log row may expand to: the node budget, and no more than
+    the topology's node count (a row naming more must repeat or invent names)."""
+    cap = max_nodes()
+    return min(cap, known_nodes) if known_nodes else cap
 
 
 class HostlistError(ValueError):
     def __init__(self, code: str, message: str, expr: str) -> None:
         super().__init__(message)
         self.code = code
-        self.expr = expr
+        self.expr = expr if len(expr) <= 200 else expr[:200] + "...(cut)"
 
 
 def _split_top(expr: str) -> list[str]:
@@ -45,60 +71,120 @@ def _split_top(expr: str) -> list[str]:
 
 _TOKEN = re.compile(r"\[([^\]]*)\]")
 _NAME_OK = re.compile(r"^[A-Za-z0-9._-]+$")
-_RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
+_RANGE = re.compile(r"^(\d{1,18})(?:-(\d{1,18}))?$")
+
+# One bracket item: (lo, hi, width); a part: literal pieces and bracket item lists alternating.
+_Range = tuple[int, int, int]
 
 
-def _expand_range(spec: str, expr: str) -> list[str]:
-    out: list[str] = []
+def _parse_range(spec: str, expr: str) -> list[_Range]:
+    out: list[_Range] = []
     for item in spec.split(","):
         item = item.strip()
         m = _RANGE.match(item)
         if not m:
-            raise HostlistError("hostlist_syntax", f"bad range {item!r} inside brackets", expr)
+            raise HostlistError("hostlist_syntax", f"bad range {item[:40]!r} inside brackets", expr)
         lo_s, hi_s = m.group(1), m.group(2)
         if hi_s is None:
-            out.append(lo_s)
+            out.append((int(lo_s), int(lo_s), len(lo_s)))
             continue
         lo, hi = int(lo_s), int(hi_s)
         if hi < lo:
             raise HostlistError("hostlist_range_reversed", f"range {item!r} runs backwards", expr)
-        if hi - lo + 1 > MAX_HOSTS:
-            raise HostlistError("hostlist_too_large", f"range {item!r} is too large", expr)
         width = len(lo_s) if lo_s.startswith("0") or len(lo_s) == len(hi_s) else 0
-        out.extend(str(i).zfill(width) for i in range(lo, hi + 1))
+        out.append((lo, hi, width))
     return out
 
 
-def expand(expr: str | Iterable[str]) -> list[str]:
-    """Expand a hostlist expression (or a list of them) to names, in order."""
-    if not isinstance(expr, str):
-        names: list[str] = []
-        for e in expr:
-            names.extend(expand(e))
-        return names
-    result: list[str] = []
+def _parse(expr: str) -> list[list[str | list[_Range]]]:
+    """The parts of an expression, each as alternating literal text and bracket ranges."""
+    parts: list[list[str | list[_Range]]] = []
     for part in _split_top(expr.strip()):
         part = part.strip()
         if not part:
             raise HostlistError("hostlist_syntax", "empty name in hostlist", expr)
-        pieces: list[list[str]] = []
-        pos = 0
-        for m in _TOKEN.finditer(part):
-            pieces.append([part[pos : m.start()]])
-            pieces.append(_expand_range(m.group(1), expr))
-            pos = m.end()
-        pieces.append([part[pos:]])
         literal = _TOKEN.sub("0", part)
         if not _NAME_OK.match(literal):
             raise HostlistError(
-                "hostlist_syntax", f"{part!r} has characters not allowed in a host name", expr
+                "hostlist_syntax", f"{part[:60]!r} has characters not allowed in a host name", expr
             )
-        total = 1
+        pieces: list[str | list[_Range]] = []
+        pos = 0
+        for m in _TOKEN.finditer(part):
+            pieces.append(part[pos : m.start()])
+            pieces.append(_parse_range(m.group(1), expr))
+            pos = m.end()
+        pieces.append(part[pos:])
+        parts.append(pieces)
+    return parts
+
+
+def _count_parts(parts: list[list[str | list[_Range]]]) -> int:
+    total = 0
+    for pieces in parts:
+        n = 1
         for p in pieces:
-            total *= len(p)
-        if total + len(result) > MAX_HOSTS:
-            raise HostlistError("hostlist_too_large", "hostlist expands to too many names", expr)
-        result.extend("".join(t) for t in itertools.product(*pieces))
+            if isinstance(p, list):
+                n *= sum(hi - lo + 1 for lo, hi, _ in p)
+        total += n
+    return total
+
+
+def count(expr: str | Iterable[str]) -> int:
+    """How many names an expression (or a list of them) expands to, without expanding it.
+    Duplicates count each time they appear. Raises HostlistError on bad syntax."""
+    if not isinstance(expr, str):
+        return sum(count(e) for e in expr)
+    return _count_parts(_parse(expr))
+
+
+class Budget:
+    """A node budget shared by several expressions (e.g. every rack of one topology)."""
+
+    def __init__(self, limit: int | None = None, what: str = "the topology") -> None:
+        self.limit = max_nodes() if limit is None else limit
+        self.left = self.limit
+        self.what = what
+
+    def expand(self, expr: str | Iterable[str]) -> list[str]:
+        """Expand `expr` and charge its names to the budget; raises `hostlist_too_large`
+        (before expanding anything) when they do not fit."""
+        n = count(expr)
+        if n > self.left:
+            raise HostlistError(
+                "hostlist_too_large",
+                f"hostlist names {n:,} nodes; {self.what} may name at most {self.limit:,} "
+                f"({self.left:,} left); raise the limit with `slakit --max-nodes N`",
+                expr if isinstance(expr, str) else ",".join(expr),
+            )
+        self.left -= n
+        return expand(expr, limit=n)
+
+
+def expand(expr: str | Iterable[str], limit: int | None = None) -> list[str]:
+    """Expand a hostlist expression (or a list of them) to names, in order.
+
+    The names are counted first: more than `limit` (default: the node budget, `max_nodes()`)
+    raises `hostlist_too_large` without building any of them."""
+    if not isinstance(expr, str):
+        exprs = list(expr)
+        budget = Budget(limit, "one expression list")
+        names: list[str] = []
+        for e in exprs:
+            names.extend(budget.expand(e))
+        return names
+    cap = max_nodes() if limit is None else limit
+    parts = _parse(expr)
+    n = _count_parts(parts)
+    if n > cap:
+        hint = " (raise it with `slakit --max-nodes N`)" if cap >= max_nodes() else " (the topology's node count)"
+        raise HostlistError("hostlist_too_large", f"hostlist expands to {n:,} names; the limit here is {cap:,}{hint}",
+                            expr)
+    result: list[str] = []
+    for pieces in parts:
+        choices = [[p] if isinstance(p, str) else [str(i).zfill(w) for lo, hi, w in p for i in range(lo, hi + 1)]
+                   for p in pieces]
+        result.extend("".join(t) for t in itertools.product(*choices))
     return result
 
 

@@ -24,7 +24,8 @@ except AttributeError:  # pragma: no cover
     _BaseLoader = yaml.SafeLoader
 
 MAX_BYTES = 16 * 1024 * 1024
-MAX_NODES = 2_000_000
+MAX_NODES = 200_000      # values after alias expansion; a contract has a few thousand
+MAX_DEPTH = 64           # nesting of mappings and lists; a contract needs fewer than 10
 
 Path = tuple[str | int, ...]
 
@@ -217,6 +218,7 @@ def read_yaml(text: str | bytes, file: str = "<input>", collect: bool = False) -
         raise InputError([Problem("empty_file", "file is empty", file=file, line=1, col=1,
                                   fix="start from a template: slakit init --template NAME")])
     try:
+        _prescan(text, file)
         nodes = list(yaml.compose_all(text, Loader=_BaseLoader))
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
@@ -253,6 +255,44 @@ def read_yaml(text: str | bytes, file: str = "<input>", collect: bool = False) -
         raise InputError(reader.problems)
     return YamlDoc(data=data, file=file, problems=reader.problems, positions=reader.positions,
                    key_positions=reader.key_positions)
+
+
+def _prescan(text: str, file: str) -> None:
+    """Count values (aliases expanded) and nesting depth from the event stream, before any
+    node is built: an alias bomb or a deep nest is refused in the time and memory the
+    count takes, not after it has been built."""
+    total = 0
+    depth = 0
+    sizes: dict[str, int] = {}
+    frames: list[tuple[str | None, int]] = []
+
+    def refuse(event: yaml.Event, message: str, fix: str) -> InputError:
+        mark = event.start_mark
+        return InputError([Problem("yaml_too_complex", message, file=file,
+                                   line=mark.line + 1 if mark else None, col=mark.column + 1 if mark else None,
+                                   fix=fix)])
+
+    for event in yaml.parse(text, Loader=_BaseLoader):
+        if isinstance(event, yaml.ScalarEvent):
+            total += 1
+            if event.anchor:
+                sizes[event.anchor] = 1
+        elif isinstance(event, yaml.CollectionStartEvent):
+            total += 1
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise refuse(event, f"document is nested more than {MAX_DEPTH} levels deep", "flatten the structure")
+            frames.append((event.anchor, total))
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+            anchor, start = frames.pop()
+            if anchor:
+                sizes[anchor] = total - start + 1
+        elif isinstance(event, yaml.AliasEvent):
+            total += sizes.get(event.anchor, 1)
+        if total > MAX_NODES:
+            raise refuse(event, f"document holds more than {MAX_NODES:,} values once its aliases are expanded",
+                         "remove the repeated aliases; write the values out")
 
 
 def _size_problem(file: str, size: int) -> Problem:

@@ -85,6 +85,9 @@ def render_summary(d: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from slaschema.textsafe import deep, rich_text
+
+    d = deep(d, rich_text)       # contract text is shown, never run: no escapes, no Rich markup
     con = Console()
     con.print(f"[bold]{d['title'] or d['id']}[/bold]  ({d['id']})")
     con.print(f"provider [bold]{d['provider']}[/bold] → customer [bold]{d['customer']}[/bold]; "

@@ -121,6 +121,19 @@ def resolve(topology: Topology, base_dir: Path | None = None, file: str | None =
     sites: list[str] = []
     node_where: list[str] = []
     default = topology.default_gpus
+    budget = hostlist.Budget(what="one topology")     # every rack of the contract shares it
+    total = 0
+    for site in topology.sites or []:                 # counted before any rack is expanded
+        for cl in site.clusters:
+            for rack in cl.racks:
+                try:
+                    total += hostlist.count(rack.nodes)
+                except hostlist.HostlistError:
+                    pass                              # reported with its rack below
+    if total > budget.limit:
+        return None, [Problem("hostlist_too_large", f"the racks name {total:,} nodes together; one topology may "
+                              f"name at most {budget.limit:,}", file=file, path=f"{path_prefix}.sites",
+                              value=total, fix=_hostlist_fix("hostlist_too_large"))]
     for si, site in enumerate(topology.sites or []):
         sites.append(site.id)
         for ci, cl in enumerate(site.clusters):
@@ -131,10 +144,10 @@ def resolve(topology: Topology, base_dir: Path | None = None, file: str | None =
                 racks.append(rack.id)
                 where = f"{path_prefix}.sites[{si}].clusters[{ci}].racks[{ri}].nodes"
                 try:
-                    names = hostlist.expand(rack.nodes)
+                    names = budget.expand(rack.nodes)
                 except hostlist.HostlistError as e:
                     problems.append(Problem(e.code, str(e), file=file, path=where, value=e.expr,
-                                            fix="write e.g. r01-n[01-18] or gpu-[001-004,010]"))
+                                            fix=_hostlist_fix(e.code)))
                     continue
                 if not names:
                     problems.append(Problem("rack_empty", "rack has no nodes", file=file, path=where))
@@ -149,6 +162,13 @@ def resolve(topology: Topology, base_dir: Path | None = None, file: str | None =
     return ResolvedTopology(tuple(nodes), tuple(gpus), tuple(node_rack), tuple(racks), tuple(rack_cluster),
                             tuple(clusters), tuple(cluster_site), tuple(sites), topology.gpu_model,
                             topology.architecture), []
+
+
+def _hostlist_fix(code: str) -> str:
+    if code == "hostlist_too_large":
+        return ("check the ranges; a larger cluster needs `slakit --max-nodes N` "
+                f"(default {hostlist.DEFAULT_MAX_NODES:,}) or an inventory CSV")
+    return "write e.g. r01-n[01-18] or gpu-[001-004,010]"
 
 
 def _duplicates(nodes, racks, clusters, sites, file, prefix, node_where=None) -> list[Problem]:
@@ -181,26 +201,45 @@ def _duplicates(nodes, racks, clusters, sites, file, prefix, node_where=None) ->
 
 
 def _from_inventory(topology: Topology, base_dir: Path, prefix: str) -> tuple[ResolvedTopology | None, list[Problem]]:
-    path = (base_dir / topology.inventory).resolve() if topology.inventory else None
-    assert path is not None
+    from slaschema.errors import InputError
+    from slaschema.safefiles import decode_utf8, read_named
+
     fname = str(topology.inventory)
-    if not path.is_file():
-        return None, [Problem("inventory_missing", f"inventory file {fname!r} not found next to the contract",
-                              path=f"{prefix}.inventory", value=fname,
-                              fix="give a path relative to the contract file")]
-    text = path.read_text(encoding="utf-8-sig")
+    field = f"{prefix}.inventory"
+    try:
+        data = read_named(fname, base_dir=base_dir, what="inventory", field=field)
+        text = decode_utf8(data, shown=fname, what="inventory", field=field)
+    except InputError as exc:
+        problems = []
+        for p in exc.problems:
+            if p.code == "file_not_found":
+                p = Problem("inventory_missing", f"inventory file {fname!r} not found next to the contract",
+                            path=field, value=fname, fix="give a path relative to the contract file")
+            problems.append(p)
+        return None, problems
+    path = (base_dir / fname).resolve()
     return parse_inventory(text, str(path), topology.default_gpus, topology.gpu_model, topology.architecture)
 
 
 def parse_inventory(text: str, file: str, default_gpus: int, gpu_model: str | None = None,
                     architecture: str = "custom") -> tuple[ResolvedTopology | None, list[Problem]]:
+    try:
+        return _parse_inventory(text, file, default_gpus, gpu_model, architecture)
+    except csv.Error as exc:
+        return None, [Problem("inventory_syntax", f"not a readable CSV ({exc})", file=file,
+                              fix="header node,rack,cluster,site[,gpus], one node per line")]
+
+
+def _parse_inventory(text: str, file: str, default_gpus: int, gpu_model: str | None,
+                     architecture: str) -> tuple[ResolvedTopology | None, list[Problem]]:
     problems: list[Problem] = []
     reader = csv.DictReader(io.StringIO(text))
     header = [h.strip() for h in (reader.fieldnames or [])]
     missing = [c for c in ("node", "rack", "cluster", "site") if c not in header]
     if missing:
+        # the header is not echoed: a file that is no inventory must not be shown back
         return None, [Problem("inventory_columns", f"inventory lacks columns {missing}", file=file, line=1,
-                              value=header, fix="header must be node,rack,cluster,site[,gpus]")]
+                              fix="header must be node,rack,cluster,site[,gpus]")]
     nodes, gpus, node_rack = [], [], []
     racks: dict[str, int] = {}
     rack_cluster: list[int] = []
@@ -209,7 +248,12 @@ def parse_inventory(text: str, file: str, default_gpus: int, gpu_model: str | No
     sites: dict[str, int] = {}
     rack_parent: dict[str, str] = {}
     cluster_parent: dict[str, str] = {}
+    limit = hostlist.max_nodes()
     for rowno, raw in enumerate(reader, start=1):
+        if rowno > limit:
+            problems.append(Problem("hostlist_too_large", f"inventory lists more than {limit:,} nodes",
+                                    file=file, row=rowno, fix=_hostlist_fix("hostlist_too_large")))
+            break
         row = {k.strip(): (v or "").strip() for k, v in raw.items() if k}
         bad = False
         for col in ("node", "rack", "cluster", "site"):

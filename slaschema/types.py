@@ -25,6 +25,23 @@ _ISO = re.compile(
 DURATION_PATTERN = r"^(\d+(\.\d+)?\s*[smhdw]|(\d+d)?(\d+h)?(\d+m)?(\d+s)?|P(\d+W)?(\d+D)?(T(\d+(\.\d+)?H)?(\d+(\.\d+)?M)?(\d+(\.\d+)?S)?)?)$"
 
 
+MAX_DURATION_S = 100 * 366 * 86400       # a century: longer than any term or window
+MAX_MONEY = Decimal(10) ** 15
+MAX_PLACES = 12                          # decimal places of an amount or percentage
+MAX_DIGITS = 34
+
+
+def _sane_decimal(value: Decimal, code: str, what: str) -> None:
+    """Refuse numbers whose exponent or length would make exact arithmetic crawl."""
+    sign, digits, exp = value.as_tuple()
+    if not isinstance(exp, int):
+        return
+    trailing = len(digits) - len("".join(map(str, digits)).rstrip("0"))
+    places = -(exp + trailing)                       # decimal places once trailing zeros are dropped
+    if len(digits) - trailing > MAX_DIGITS or (any(digits) and places > MAX_PLACES) or exp + len(digits) > 40:
+        raise PydanticCustomError(code, f"{what} has more than {MAX_PLACES} decimal places or {MAX_DIGITS} digits")
+
+
 def parse_duration(value: Any) -> timedelta:
     if isinstance(value, timedelta):
         return value
@@ -51,13 +68,17 @@ def parse_duration(value: Any) -> timedelta:
     m = _COMPOUND.match(text)
     if m and any(m.groups()):
         d, h, mi, s = (int(g) if g else 0 for g in m.groups())
-        return timedelta(days=d, hours=h, minutes=mi, seconds=s)
+        return _exact_seconds(Decimal(d * 86400 + h * 3600 + mi * 60 + s), value)
     raise PydanticCustomError(
         "duration_invalid", "expected a duration such as 90s, 5m, 72h, 1d, 1h30m or PT5M"
     )
 
 
 def _exact_seconds(seconds: Decimal, raw: str) -> timedelta:
+    if seconds > MAX_DURATION_S:
+        raise PydanticCustomError(
+            "duration_too_large", "a duration may be at most 100 years; {raw} is longer", {"raw": raw[:40]}
+        )
     if seconds != seconds.to_integral_value():
         raise PydanticCustomError(
             "duration_invalid", "durations resolve to whole seconds; {raw} does not", {"raw": raw}
@@ -104,6 +125,7 @@ def parse_percent(value: Any) -> Decimal:
         value = Decimal(str(value))
     if not isinstance(value, Decimal) or not value.is_finite():
         raise PydanticCustomError("percent_invalid", "expected a percentage such as 99.5%")
+    _sane_decimal(value, "percent_invalid", "a percentage")
     if value < 0 or value > 100:
         raise PydanticCustomError(
             "percent_range", "a percentage must be between 0% and 100%"
@@ -138,6 +160,9 @@ def parse_money(value: Any) -> Decimal:
         raise PydanticCustomError("money_invalid", "expected an amount such as 3.25")
     if value < 0:
         raise PydanticCustomError("money_negative", "an amount cannot be negative")
+    if value > MAX_MONEY:
+        raise PydanticCustomError("money_too_large", "an amount may be at most 10^15")
+    _sane_decimal(value, "money_invalid", "an amount")
     return value
 
 

@@ -150,6 +150,10 @@ class Check:
     units: ClassVar[dict[str, str]] = {}
 
     # -- params --------------------------------------------------------------------------
+    # params naming a file read on the runner host: a contract's value must lie inside the
+    # contract's folder, a --param value may lie anywhere but /proc, /sys and /dev
+    local_files: tuple[str, ...] = ()
+
     def params(self, criterion: Criterion, overrides: Mapping[str, Any] | None = None,
                defaults: Mapping[str, Any] | None = None) -> CheckParams:
         """Validated params: `defaults` (from the contract), then the criterion's, then `overrides`."""

@@ -34,10 +34,38 @@ class DetectionParams(CheckParams):
         return os.path.abspath(v) if isinstance(v, str) and v and not v.startswith("/") else v
 
 
+MAX_RESULT_BYTES = 1024 * 1024
+
+
+def read_drill_result(path: str) -> tuple[str, str | None]:
+    """The drill JSON at `path` as it will be stored in the bundle, or a problem (which names
+    the file and the rule, never its contents). Only a JSON object that is a drill result
+    (`{"result": {"detection_s": ...}}` or the bare result) is accepted."""
+    import json
+
+    from slaschema.errors import InputError
+    from slaschema.safefiles import read_regular
+
+    try:
+        data = read_regular(path, what="drill result", max_bytes=MAX_RESULT_BYTES)
+    except InputError as exc:
+        return "", f"cannot use {path}: {exc.problems[0].message} [{exc.problems[0].code}]"
+    try:
+        doc = json.loads(data.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        doc = None
+    res = doc.get("result") if isinstance(doc, dict) and isinstance(doc.get("result"), dict) else doc
+    if not isinstance(res, dict) or "detection_s" not in res:
+        return "", (f"{path} is not a drill result (a JSON object with `detection_s`, as written by "
+                    "`slakit accept drill --format json`); its contents were not read into the bundle")
+    return data.decode("utf-8-sig"), None
+
+
 @register
 class DetectionCheck(Check):
     id = "health.detection"
     Params = DetectionParams
+    local_files = ("result",)
     default_timeout_s = 10.0
     units = {"detection_s": "s"}
     remediation = {"detection_s": "tighten the provider's health-check interval and drain action, then rerun the drill"}
@@ -46,10 +74,10 @@ class DetectionCheck(Check):
         now = datetime.now(timezone.utc)
         if params.result is None:
             return {CLUSTER: RawOutput("", "no drill result given (params.result)", 0, now, now, node=CLUSTER)}
-        try:
-            text = Path(params.result).read_text(encoding="utf-8", errors="replace")
-        except OSError as exc:
-            return {CLUSTER: RawOutput("", f"cannot read {params.result}: {exc.strerror}", 1, now, now, node=CLUSTER)}
+        text, problem = read_drill_result(params.result)
+        if problem:
+            # nothing of a file that is not a drill result goes into the bundle
+            return {CLUSTER: RawOutput("", problem, 1, now, now, error="not_a_drill_result", node=CLUSTER)}
         return {CLUSTER: RawOutput(text, "", 0, now, datetime.now(timezone.utc), node=CLUSTER)}
 
     def parse(self, raw: RawOutput) -> dict[str, Any]:

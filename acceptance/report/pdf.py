@@ -17,7 +17,10 @@ MAX_DETAIL_ROWS = 3000
 MAX_HASH_ROWS = 400
 
 
-def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, *, bundle_ok: bool = True) -> None:
+def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, *, bundle_ok: bool = True,
+               mark: str | None = None, signers: list[str] | None = None) -> None:
+    """`mark` (e.g. UNSIGNED) is printed across the top of every page; `signers` (who signed
+    the manifest, checked) go into every page's footer."""
     from reportlab.lib import colors
     from reportlab.lib.pagesizes import A4
     from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
@@ -189,12 +192,23 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
         canvas.setFont("Helvetica", 7)
         canvas.drawString(18 * mm, 9 * mm, f"{title} — evidence digest {(manifest or {}).get('digest', '—')[:16]}…")
         canvas.drawRightString(A4[0] - 18 * mm, 9 * mm, f"page {d.page}")
+        if signers:
+            canvas.drawString(18 * mm, 5.5 * mm, _fit("signed by " + ", ".join(signers), 150))
+        if mark:
+            canvas.setFillColor(colors.HexColor("#c53030"))
+            canvas.setFont("Helvetica-Bold", 11)
+            canvas.drawCentredString(A4[0] / 2, A4[1] - 9 * mm,
+                                     f"{mark} — no signature vouches for this evidence bundle")
         canvas.restoreState()
 
     pdf.build(story, onFirstPage=footer, onLaterPages=footer)
     data = tmp.read_bytes()
     tmp.unlink()
     write_atomic(out, data)
+
+
+def _fit(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _grid(colors: Any) -> Any:

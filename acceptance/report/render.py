@@ -132,7 +132,10 @@ def render_table(doc: dict[str, Any], console: Any) -> None:
     """Print the summary and per-criterion table to a rich Console."""
     from rich.table import Table
 
-    c = doc["contract"]
+    from slaschema.textsafe import deep
+
+    doc = deep(doc)                        # no escape sequences or control characters from inputs
+    c = {**doc["contract"], "id": _esc_markup(str(doc["contract"]["id"]))}
     state = doc["run"].get("state")
     status = doc["status"]
     title = f"Acceptance {c['id']}: [{STYLE.get(status, '')}]{status.upper()}[/]" + (
@@ -141,8 +144,9 @@ def render_table(doc: dict[str, Any], console: Any) -> None:
     for col in ("criterion", "check", "status", "measured", "expected", "nodes", "reason"):
         table.add_column(col, overflow="fold")
     for r in criterion_rows(doc):
-        table.add_row(r["id"], r["check"], f"[{STYLE.get(r['status'], '')}]{r['status']}[/]", r["measured"],
-                      r["expected"], r["nodes"], r["reason"])
+        e = {k: _esc_markup(str(v)) for k, v in r.items()}
+        table.add_row(e["id"], e["check"], f"[{STYLE.get(r['status'], '')}]{e['status']}[/]", e["measured"],
+                      e["expected"], e["nodes"], e["reason"])
     console.print(table)
     counts = ", ".join(f"{k} {v}" for k, v in doc["counts"].items() if v)
     console.print(f"criteria: {counts}")
@@ -157,8 +161,9 @@ def render_table(doc: dict[str, Any], console: Any) -> None:
                     hidden += 1
                     continue
                 shown += 1
-                console.print(f"  [{STYLE[v['status']]}]{v['status']}[/] {crit['id']} "
-                              f"{v['node'] or 'cluster'}: {v['reason']} — {v['remediation']}", highlight=False)
+                console.print(f"  [{STYLE[v['status']]}]{v['status']}[/] " + _esc_markup(
+                              f"{crit['id']} {v['node'] or 'cluster'}: {v['reason']} — {v['remediation']}"),
+                              highlight=False)
     if hidden:
         console.print(f"  … {hidden} more verdict(s) with remediation (all in results.json and the certificate)",
                       highlight=False)

@@ -94,6 +94,7 @@ class VersionsSecurityParams(_ContractAccess):
 class SecurityVersionsCheck(_SecurityCheck):
     id = "security.versions"
     Params = VersionsSecurityParams
+    local_files = ("minimums",)
     expect_keys = ("table_date",)
 
     def prepare(self, criterion: Criterion, params: VersionsSecurityParams) -> VersionsSecurityParams:

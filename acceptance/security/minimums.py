@@ -350,26 +350,80 @@ def parse_table(text: str, source: str) -> MinimumTable:
         return parse_csv_table(stripped, source)
     raise InputError([Problem("minimums_unknown_shape",
                               "expected our minimums JSON, the ClusterMAX JSON (`components`) or the CSV "
-                              f"({','.join(CSV_COLUMNS)})", file=source, value=first[:60])])
+                              f"({','.join(CSV_COLUMNS)}); the contents are not shown", file=source)])
 
 
 # ---------------------------------------------------------------- IO (the edge)
 
-def read_source(path_or_url: str | Path, timeout: float = URL_TIMEOUT_S) -> str:
-    text_src = str(path_or_url)
-    if re.match(r"^https?://", text_src):
-        req = urllib.request.Request(text_src, headers={"Accept": "application/json, text/csv;q=0.9"})
-        try:
-            with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 (http/https only)
-                return resp.read().decode("utf-8")
-        except (urllib.error.URLError, TimeoutError, OSError, UnicodeDecodeError) as exc:
-            raise InputError([Problem("minimums_unreachable", f"could not fetch the table: {exc}",
-                                      file=text_src)]) from exc
+MAX_TABLE_BYTES = 8 * 1024 * 1024
+
+
+def _loopback_http(url: str) -> bool:
+    """Plain http is accepted only from this machine (a table served locally, tests)."""
+    from urllib.parse import urlsplit
+
     try:
-        return Path(text_src).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError([Problem("minimums_unreadable", f"could not read the table: {exc}",
-                                  file=text_src)]) from exc
+        parts = urlsplit(url)
+        return parts.scheme.lower() == "http" and parts.hostname in ("127.0.0.1", "::1", "localhost")
+    except ValueError:
+        return False
+
+
+class _HttpsOnlyRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001 - urllib's signature
+        if not (newurl.lower().startswith("https://") or _loopback_http(newurl)):
+            raise urllib.error.URLError("redirect to a non-https address refused")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def read_source(path_or_url: str | Path, timeout: float = URL_TIMEOUT_S) -> str:
+    """The table text from a file or an https URL: at most MAX_TABLE_BYTES, within `timeout`
+    seconds in all; problems never show what was read."""
+    import time
+
+    from slaschema.safefiles import read_named
+
+    text_src = str(path_or_url)
+    scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*)://", text_src)
+    if scheme and not (scheme.group(1).lower() == "https" or _loopback_http(text_src)):
+        raise InputError([Problem("minimums_url_refused", "only https:// addresses and files are read",
+                                  file=text_src, fix="use the https:// address of the table, or a local file")])
+    if scheme:
+        req = urllib.request.Request(text_src, headers={"Accept": "application/json, text/csv;q=0.9"})
+        opener = urllib.request.build_opener(_HttpsOnlyRedirects)
+        deadline = time.monotonic() + timeout
+        try:
+            with opener.open(req, timeout=timeout) as resp:  # noqa: S310 (https only, redirects too)
+                chunks, size = [], 0
+                while True:
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(f"no complete answer within {timeout:g} s")
+                    chunk = resp.read(65536)
+                    if not chunk:
+                        break
+                    size += len(chunk)
+                    if size > MAX_TABLE_BYTES:
+                        raise InputError([Problem("minimums_too_large",
+                                                  f"the answer is larger than {MAX_TABLE_BYTES:,} bytes",
+                                                  file=text_src, fix="check the address")])
+                    chunks.append(chunk)
+                return b"".join(chunks).decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError([Problem("minimums_unreadable", "the answer is not UTF-8 text", file=text_src)]) from None
+        except (urllib.error.URLError, TimeoutError, OSError, ValueError) as exc:
+            reason = getattr(exc, "reason", None) or exc
+            raise InputError([Problem("minimums_unreachable", f"could not fetch the table: {str(reason)[:120]}",
+                                      file=text_src)]) from None
+    try:
+        data = read_named(text_src, base_dir=None, from_cli=True, what="minimums table",
+                          max_bytes=MAX_TABLE_BYTES)
+    except InputError as exc:
+        raise InputError([Problem("minimums_unreadable", f"could not read the table: {p.message} [{p.code}]",
+                                  file=text_src) for p in exc.problems]) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError([Problem("minimums_unreadable", "the table is not UTF-8 text", file=text_src)]) from None
 
 
 def load_minimums(path_or_url: str | Path | None = None, timeout: float = URL_TIMEOUT_S) -> MinimumTable:

@@ -76,7 +76,9 @@ def import_lanl(file: str, out: str, inventory_out: str | None, tz: str, nodes_p
     _write(result.incidents, out)
     if inventory_out:
         assert result.inventory is not None
-        write_atomic(inventory_out, result.inventory.to_csv(index=False, lineterminator="\n"))
+        from slaschema.textsafe import csv_frame
+
+        write_atomic(inventory_out, csv_frame(result.inventory).to_csv(index=False, lineterminator="\n"))
     inv = result.inventory
     click.echo(f"{len(result.incidents)} incidents, {len(inv) if inv is not None else 0} nodes in "
                f"{inv['cluster'].nunique() if inv is not None else 0} systems; {len(result.skipped)} rows skipped",

@@ -41,7 +41,9 @@ def localize(naive: pd.Series, tz: str) -> pd.Series:
 
 def to_csv_text(frame: pd.DataFrame) -> str:
     cols = [c for c in OUTPUT_COLUMNS if c in frame.columns]
-    return frame[cols].to_csv(index=False, lineterminator="\n")
+    from slaschema.textsafe import csv_frame
+
+    return csv_frame(frame[cols]).to_csv(index=False, lineterminator="\n")
 
 
 def write_csv(frame: pd.DataFrame, path: str | Path) -> None:

@@ -34,6 +34,7 @@ import pandas as pd
 
 from calculators.importers.common import ImportResult, localize, utc_text
 from slaschema.errors import InputError, Problem
+from slaschema.hostlist import max_nodes
 
 HEADER = ("System", "machine type", "nodes", "procstot", "procsinnode", "nodenum", "nodenumz", "node install",
           "node prod", "node decom", "fru type", "mem", "cputype", "memtype", "num intercon", "purpose",
@@ -102,6 +103,12 @@ def convert_lanl(text: str, *, tz: str = DEFAULT_TZ, file: str | None = None, no
     nodes = pd.to_numeric(raw["nodes"], errors="coerce")
     flag((nodes.isna() | (nodes < 1) | (nodes != nodes.round())).to_numpy(), "nodes_invalid", "nodes",
          "nodes must be a whole number >= 1")
+    cap = max_nodes()
+    fix = "check the value; a larger system needs `slakit --max-nodes N`"
+    flag((nodes.notna() & (nodes > cap)).to_numpy(), "nodes_too_large", "nodes",
+         f"more nodes than the node budget ({cap:,})", fix)
+    flag((nodenum.notna() & (nodenum >= cap)).to_numpy(), "nodes_too_large", "nodenum",
+         f"node number beyond the node budget ({cap:,})", fix)
     start_local = _parse_local(raw["Prob Started"].where(raw["Prob Started"] != ""))
     flag(start_local.isna().to_numpy() & (raw["Prob Started"] != "").to_numpy(), "timestamp_invalid",
          "Prob Started", "not a time like 6/21/2005 10:54")
@@ -134,6 +141,9 @@ def convert_lanl(text: str, *, tz: str = DEFAULT_TZ, file: str | None = None, no
     # each system's node count: the table's `nodes`, or more if a nodenum is beyond it
     count = pd.concat([size.groupby(sysid, sort=False).max(), (num + 1).groupby(sysid, sort=False).max()],
                       axis=1).max(axis=1)
+    if int(count.sum()) > cap:
+        raise InputError([Problem("nodes_too_large", f"the systems have {int(count.sum()):,} nodes together; "
+                                  f"the node budget is {cap:,}", file=file, fix=fix)])
     width = {s: max(1, len(str(int(c) - 1))) for s, c in count.items()}
     rack_width = {s: max(1, len(str(max(0, (int(c) - 1) // nodes_per_rack)))) for s, c in count.items()}
 

@@ -45,6 +45,23 @@ _KEYS = ("columns", "constants", "values", "unmapped", "time")
 _TIME_KEYS = ("format", "timezone")
 
 
+def _format_works(fmt: str) -> bool:
+    """Whether a strptime pattern is one pandas and Python both read (a sample round trip)."""
+    import warnings
+    from datetime import datetime
+
+    sample = datetime(2027, 11, 23, 17, 45, 36)
+    try:
+        text = sample.strftime(fmt)
+        datetime.strptime(text, fmt)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pd.to_datetime(pd.Series([text]), format=fmt, errors="coerce")
+    except (ValueError, TypeError, OverflowError):
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class ColumnMap:
     columns: dict[str, str]                       # ours <- theirs
@@ -124,6 +141,10 @@ def parse_map(text: str | bytes, file: str = "<map>") -> ColumnMap:
         tf = t.get("format")
         if tf is not None and (not isinstance(tf, str) or "%" not in tf):
             bad(("time", "format"), "format is a strptime pattern such as '%m/%d/%Y %H:%M'", tf)
+            tf = None
+        elif tf is not None and not _format_works(tf):
+            bad(("time", "format"), "format has a directive strptime does not know (or cannot read back)", tf,
+                "use %Y %m %d %H %M %S %p %b %y and literal text, e.g. '%m/%d/%Y %H:%M'")
             tf = None
         tz = t.get("timezone")
         if tz is not None:

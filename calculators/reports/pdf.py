@@ -189,7 +189,7 @@ class ReportDocTemplate(BaseDocTemplate):
 
 
 def heading_flowable(text: str, level: int) -> Paragraph:
-    p = Paragraph(esc(text), styles()[f"h{min(level, 3)}"])
+    p = Paragraph(esc(text if len(text) <= 300 else text[:280] + "… [cut]"), styles()[f"h{min(level, 3)}"])
     if level <= 2:
         p._toc_level = level - 1  # type: ignore[attr-defined]
     return p
@@ -197,9 +197,26 @@ def heading_flowable(text: str, level: int) -> Paragraph:
 
 # --- tables ------------------------------------------------------------------------------
 
+MAX_CELL_LINES = 12
+
+
+def cut_text(text: str, width: float, size: float, max_lines: int = MAX_CELL_LINES) -> str:
+    """`text` short enough to wrap into at most `max_lines` lines of `width` points: a longer
+    one is cut and ends with a marker naming how much was left out, so that no input text
+    (a 1,500-character cause or id) can make a row taller than a page."""
+    per_line = max(4, int((width - 6) / (size * 0.62)))       # conservative: wide glyphs
+    limit = per_line * max_lines
+    if len(text) <= limit:
+        return text
+    keep = max(1, limit - 40)
+    return text[:keep] + f"… [cut: {len(text) - keep:,} more characters]"
+
+
 def _cell(text: str, style: ParagraphStyle, width: float, font: str, size: float) -> Any:
     """A plain string when it fits on one line (fast), a wrapping Paragraph otherwise."""
     t = plain(text)
+    if len(t) > 60:
+        t = cut_text(t, width, size)
     if "\n" not in t and stringWidth(t, font, size) <= width - 6:
         return t
     return Paragraph(escape(t).replace("\n", "<br/>"), style)
@@ -221,7 +238,8 @@ def table_flowable(t: d.Table, width: float) -> list[Flowable]:
     head_styles = {k: ParagraphStyle(f"{s[n].name}{size}", parent=s[n], fontSize=size, leading=size * 1.2)
                    for k, n in (("l", "head"), ("r", "head_r"), ("c", "head_c"))}
     pad = 2.2 if size > 7 else 1.2
-    data: list[list[Any]] = [[Paragraph(esc(h), head_styles[align[i]]) for i, h in enumerate(t.header)]]
+    data: list[list[Any]] = [[Paragraph(esc(cut_text(str(h), cols[i], size, 4)), head_styles[align[i]])
+                              for i, h in enumerate(t.header)]]
     for row in t.rows:
         data.append([_cell(str(v), cell_styles[align[i]], cols[i], FONT, size) for i, v in enumerate(row)])
     cmds: list[tuple] = [
@@ -311,7 +329,8 @@ class PagedTable(Flowable):
 
 def key_values_flowable(kv: d.KeyValues, width: float) -> Flowable:
     s = styles()
-    data = [[Paragraph(esc(k), s["strong"]), Paragraph(esc(v), s["body"])] for k, v in kv.items]
+    data = [[Paragraph(esc(cut_text(str(k), width * 0.28, 9)), s["strong"]),
+             Paragraph(esc(cut_text(str(v), width * 0.72, 9, 30)), s["body"])] for k, v in kv.items]
     tab = LongTable(data, colWidths=[width * 0.28, width * 0.72], hAlign="LEFT")
     tab.setStyle(TableStyle([("VALIGN", (0, 0), (-1, -1), "TOP"), ("LINEBELOW", (0, 0), (-1, -1), 0.25, RULE),
                              ("TOPPADDING", (0, 0), (-1, -1), 2), ("BOTTOMPADDING", (0, 0), (-1, -1), 0),

@@ -457,13 +457,19 @@ def register_csv(extras) -> bytes:
     return extras["incidents"].to_csv()
 
 
+def csv_rows_one(row):
+    from slaschema.textsafe import csv_cell
+
+    return [csv_cell(v) for v in row]
+
+
 def node_credits_csv(result) -> bytes:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(("period", "node", "fee", "credit", "basis"))
     for p in result["periods"]:
         for x in p["nodes"]:
-            w.writerow((p["period"], x["id"], x["fee"], x["credit"], x["basis"]))
+            w.writerow(csv_rows_one((p["period"], x["id"], x["fee"], x["credit"], x["basis"])))
     return buf.getvalue().encode("utf-8")
 
 

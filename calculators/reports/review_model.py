@@ -120,7 +120,9 @@ class Register:
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(("id", "scope", "target", "units", "category", "impact", "severity", "start", "end",
                     "counted_seconds", "downtime_seconds", "excluded_seconds", "flags", "cause"))
-        w.writerows(zip(*cols))
+        from slaschema.textsafe import csv_column
+
+        w.writerows(zip(*(csv_column(c) for c in cols)))
         return buf.getvalue().encode("utf-8")
 
 

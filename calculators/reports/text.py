@@ -11,8 +11,16 @@ import html
 from calculators.reports import doc as d
 
 
+def _md(text: object) -> str:
+    """Input text as Markdown text: raw HTML, javascript: links and control characters made
+    harmless (slaschema.textsafe.md_text)."""
+    from slaschema.textsafe import md_text
+
+    return md_text(text)
+
+
 def _md_cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", "<br>")
+    return "<br>".join(_md(line) for line in str(text).split("\n"))
 
 
 def _md_table(t: d.Table) -> list[str]:
@@ -26,45 +34,45 @@ def _md_table(t: d.Table) -> list[str]:
             cells = [f"**{c}**" if c else c for c in cells]
         lines.append("| " + " | ".join(cells) + " |")
     if t.caption:
-        lines += ["", f"*{t.caption}*"]
+        lines += ["", f"*{_md(t.caption)}*"]
     return lines
 
 
 def render_markdown(document: d.Document) -> str:
-    out: list[str] = [f"# {document.title}", ""]
+    out: list[str] = [f"# {_md(document.title)}", ""]
     if document.subtitle:
-        out += [f"**{document.subtitle}**", ""]
+        out += [f"**{_md(document.subtitle)}**", ""]
     for k, v in document.cover:
-        out.append(f"- **{k}:** {v}")
+        out.append(f"- **{_md(k)}:** {_md(v)}")
     if document.cover:
         out.append("")
     if document.toc:
         out += ["## Contents", ""]
         for b in document.blocks:
             if isinstance(b, d.Heading) and b.level <= 2:
-                out.append(("  " * (b.level - 1)) + f"- {b.text}")
+                out.append(("  " * (b.level - 1)) + f"- {_md(b.text)}")
         out.append("")
     for b in document.blocks:
         if isinstance(b, d.Heading):
-            out += ["#" * min(6, b.level + 1) + " " + b.text, ""]
+            out += ["#" * min(6, b.level + 1) + " " + _md(b.text), ""]
         elif isinstance(b, d.Para):
-            text = b.text
+            text = _md(b.text)
             if b.style in ("strong", "warning"):
                 text = f"**{text}**"
             elif b.style == "note":
                 text = f"*{text}*"
             out += [text, ""]
         elif isinstance(b, d.Bullets):
-            out += [f"- {x}" for x in b.items] + [""]
+            out += [f"- {_md(x)}" for x in b.items] + [""]
         elif isinstance(b, d.Table):
             out += _md_table(b) + [""]
         elif isinstance(b, d.KeyValues):
-            out += [f"- **{k}:** {v}" for k, v in b.items] + [""]
+            out += [f"- **{_md(k)}:** {_md(v)}" for k, v in b.items] + [""]
         elif isinstance(b, (d.BarChart, d.Heatmap)):
-            out += [f"**{b.title}**", ""] + _md_table(b.fallback) + [""]
+            out += [f"**{_md(b.title)}**", ""] + _md_table(b.fallback) + [""]
         elif isinstance(b, d.PageBreak):
             continue
-    out += ["---", "", f"*{document.footer}*", ""]
+    out += ["---", "", f"*{_md(document.footer)}*", ""]
     return "\n".join(out)
 
 

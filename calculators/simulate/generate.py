@@ -66,6 +66,9 @@ def _segments(cause: Cause, age0: float, t0: int, t1: int) -> list[tuple[int, in
     return out
 
 
+MAX_INCIDENTS = 20_000_000         # all runs together: about 1 GB of generated columns
+
+
 def generate(topo: ResolvedTopology, model: FailureModel, start_s: int, end_s: int, runs: int,
              rng: np.random.Generator) -> SimLogs:
     """Incidents of `runs` independent runs over [start_s, end_s) for this topology."""
@@ -73,6 +76,18 @@ def generate(topo: ResolvedTopology, model: FailureModel, start_s: int, end_s: i
     gpus = np.asarray(topo.node_gpus, dtype=np.float64)
     n_nodes, n_racks = len(topo.nodes), len(topo.racks)
     p_gpu = gpus / gpus.sum()
+    expected = 0.0
+    for cause in causes:                # the expected count first: a huge rate is refused, not drawn
+        units = {"gpu": float(gpus.sum()), "node": float(n_nodes), "rack": float(n_racks)}[cause.unit]
+        for a, b, rate in _segments(cause, model.fleet_age_years, start_s, end_s):
+            expected += rate / 1000.0 * units * (b - a) / DAY * runs
+    if not np.isfinite(expected) or expected > MAX_INCIDENTS:
+        from slaschema.errors import InputError, Problem
+
+        raise InputError([Problem("simulation_too_large",
+                                  f"the model expects {expected:,.3g} incidents over {runs:,} runs; the limit is "
+                                  f"{MAX_INCIDENTS:,}", path="causes", value=model.name,
+                                  fix="check the rates (per 1000 unit-days), or use fewer --runs or --months")])
     parts: list[tuple[np.ndarray, ...]] = []
     for ci, cause in enumerate(causes):
         units = {"gpu": float(gpus.sum()), "node": float(n_nodes), "rack": float(n_racks)}[cause.unit]

@@ -1,0 +1,132 @@
+"""Reading files that an input names: confined, bounded, and never echoed.
+
+A contract can name other files (`topology.inventory`, a check's `params.result`, a
+`minimums:` table, history files). Such a path is resolved against the contract's folder and
+must stay inside it, symlinks included; a path given on the command line is the user's own
+choice and is read where it points. Either way `/proc`, `/sys` and `/dev` are refused, only
+regular files are opened (a FIFO or a device would hang or never end), the size is capped,
+and a problem names the file and the rule, never the file's contents.
+
+The cap is `DEFAULT_MAX_FILE_BYTES`; `slakit --max-file-size BYTES` or the environment
+variable SLAKIT_MAX_FILE_BYTES raise it for one run.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from slaschema.errors import InputError, Problem
+
+DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
+FORBIDDEN_ROOTS = ("/proc", "/sys", "/dev")
+_max_file_bytes: int | None = None
+
+
+def max_file_bytes() -> int:
+    if _max_file_bytes is not None:
+        return _max_file_bytes
+    env = os.environ.get("SLAKIT_MAX_FILE_BYTES", "")
+    return int(env) if env.isdigit() and int(env) > 0 else DEFAULT_MAX_FILE_BYTES
+
+
+def set_max_file_bytes(limit: int | None) -> None:
+    global _max_file_bytes
+    if limit is not None and limit < 1:
+        raise ValueError("the file size limit must be at least 1 byte")
+    _max_file_bytes = limit
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def resolve_named(name: str, *, base_dir: Path | str | None, from_cli: bool = False,
+                  what: str = "file", field: str | None = None, source: str | None = None) -> Path:
+    """The real path a named file stands for, or InputError when the rules refuse it.
+
+    `base_dir`: the folder of the contract that names the file (relative names are resolved
+    there, and the result must stay inside it unless `from_cli`). `source`: the file that
+    names it (for the problem's location)."""
+    def refuse(code: str, message: str, fix: str) -> InputError:
+        return InputError([Problem(code, message, file=source, path=field, value=_shown(name), fix=fix)])
+
+    if not isinstance(name, str) or not name.strip() or "\x00" in name:
+        raise refuse("path_invalid", f"{what}: not a usable file name", "name a file")
+    base = Path(base_dir) if base_dir is not None else Path(".")
+    p = Path(name).expanduser() if from_cli else Path(name)
+    if not p.is_absolute():
+        p = (Path.cwd() if from_cli else base) / p
+    real = os.path.realpath(p)
+    for root in FORBIDDEN_ROOTS:
+        if _inside(real, root):
+            raise refuse("path_forbidden", f"{what}: files under {root} are not read", "name a regular file")
+    if not from_cli:
+        base_real = os.path.realpath(base)
+        if not _inside(real, base_real):
+            raise refuse("path_outside_contract",
+                         f"{what}: a path named in a contract must stay inside the contract's folder "
+                         "(no absolute paths, `..` or symlinks leading out)",
+                         "put the file next to the contract, or give it on the command line")
+    return Path(real)
+
+
+def read_named(name: str, *, base_dir: Path | str | None, from_cli: bool = False, what: str = "file",
+               field: str | None = None, source: str | None = None, max_bytes: int | None = None) -> bytes:
+    """The bytes of a named file, after `resolve_named`'s rules, a regular-file check and the
+    size cap. Problems carry the name given, never the contents."""
+    path = resolve_named(name, base_dir=base_dir, from_cli=from_cli, what=what, field=field, source=source)
+    return read_regular(path, shown=name, what=what, field=field, source=source, max_bytes=max_bytes)
+
+
+def read_regular(path: Path | str, *, shown: str | None = None, what: str = "file", field: str | None = None,
+                 source: str | None = None, max_bytes: int | None = None) -> bytes:
+    """Read a regular file (no FIFO, device, socket or folder) of at most `max_bytes`."""
+    limit = max_file_bytes() if max_bytes is None else max_bytes
+    shown = str(path) if shown is None else shown
+
+    def refuse(code: str, message: str, fix: str, value: object = None) -> InputError:
+        return InputError([Problem(code, message, file=source or shown, path=field,
+                                   value=value if value is not None else (_shown(shown) if source else None),
+                                   fix=fix)])
+
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise refuse("file_not_found", f"{what}: no such file", "check the path") from None
+    except OSError as exc:
+        raise refuse("file_unreadable", f"{what}: cannot be read ({exc.strerror})", "check the path and its permissions") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise refuse("not_a_file", f"{what}: is a folder", "name a file")
+    if not stat.S_ISREG(st.st_mode):
+        raise refuse("not_a_regular_file", f"{what}: not a regular file (FIFO, device or socket)", "name a regular file")
+    if st.st_size > limit:
+        raise refuse("file_too_large", f"{what}: {st.st_size:,} bytes; the limit is {limit:,}",
+                     "raise it with `slakit --max-file-size BYTES` if the file is right", st.st_size)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise refuse("file_unreadable", f"{what}: cannot be read ({exc.strerror})", "check the path and its permissions") from None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):       # replaced between stat and open
+            raise refuse("not_a_regular_file", f"{what}: not a regular file", "name a regular file")
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise refuse("file_too_large", f"{what}: more than {limit:,} bytes",
+                     "raise it with `slakit --max-file-size BYTES` if the file is right")
+    return data
+
+
+def decode_utf8(data: bytes, *, shown: str, what: str = "file", field: str | None = None) -> str:
+    """UTF-8 text (a BOM is dropped), or `not_utf8` naming the byte offset (not the bytes)."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError([Problem("not_utf8", f"{what}: not UTF-8 text ({exc.reason} at byte {exc.start})",
+                                  file=shown, path=field, fix="save the file as UTF-8")]) from None
+
+
+def _shown(name: str) -> str:
+    text = "".join(ch if ch.isprintable() else "?" for ch in str(name))
+    return text if len(text) <= 120 else text[:117] + "..."

@@ -1,0 +1,142 @@
+"""Text from inputs made safe for what people open: spreadsheets, Markdown, terminals.
+
+Incident causes, ids, titles and node names come from files the other party wrote. Each
+output neutralises what its reader would run rather than show:
+
+- CSV (`csv_cell`, `csv_rows`): a cell starting with `=`, `+`, `-`, `@`, TAB or CR is a
+  formula to Excel, LibreOffice and Google Sheets (OWASP "CSV injection"); such a cell gets
+  a leading `'`. Numbers (`-1.5`, `+3`) are left alone. `slakit --raw-csv` (or
+  SLAKIT_RAW_CSV=1) writes cells as they are.
+- Markdown (`md_text`): `<`, `>` and `&` become entities, so raw HTML (`<script>`,
+  `<img onerror=...>`) shows as text; links other than http(s)/mailto lose their target.
+- Terminal (`terminal_text`, `rich_text`): control characters, ANSI/OSC escape sequences
+  and other C0/C1 codes are removed; `rich_text` also escapes Rich markup (`[/bold]`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from typing import Any
+
+_raw_csv: bool | None = None
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?%?$")
+
+
+def set_raw_csv(raw: bool | None) -> None:
+    """True: write CSV cells as they are for this process; None: back to the default/environment."""
+    global _raw_csv
+    _raw_csv = raw
+
+
+def raw_csv() -> bool:
+    if _raw_csv is not None:
+        return _raw_csv
+    return os.environ.get("SLAKIT_RAW_CSV", "") in ("1", "true", "yes")
+
+
+def csv_cell(value: Any) -> Any:
+    """One CSV cell: a text starting like a formula gets a leading `'`; other values unchanged."""
+    if not isinstance(value, str) or not value or raw_csv():
+        return value
+    if value[0] in _FORMULA_START and not _NUMBER.match(value):
+        return "'" + value
+    return value
+
+
+def csv_column(values: Iterable[Any]) -> list[Any]:
+    """`csv_cell` over one column's values (the fast path for large tables)."""
+    if raw_csv():
+        return list(values)
+    start = _FORMULA_START
+    return [("'" + v) if isinstance(v, str) and v and v[0] in start and not _NUMBER.match(v) else v
+            for v in values]
+
+
+def csv_rows(rows: Iterable[Iterable[Any]]) -> Iterable[list[Any]]:
+    """`csv_cell` over every cell of every row (for csv.writer.writerows)."""
+    for row in rows:
+        yield [csv_cell(v) for v in row]
+
+
+def csv_frame(frame: Any) -> Any:
+    """A pandas DataFrame with `csv_cell` applied to its text columns (for DataFrame.to_csv)."""
+    if raw_csv():
+        return frame
+    out = None
+    for col in frame.columns:
+        series = frame[col]
+        if series.dtype == object or str(series.dtype) in ("string", "str"):
+            mapped = series.map(csv_cell)
+            if not mapped.equals(series):
+                if out is None:
+                    out = frame.copy()
+                out[col] = mapped
+    header = [csv_cell(c) if isinstance(c, str) else c for c in frame.columns]
+    result = frame if out is None else out
+    if header != list(frame.columns):
+        result = result.copy()
+        result.columns = header
+    return result
+
+
+# ------------------------------------------------------------------ terminal
+
+# CSI (ESC [ ... final), OSC (ESC ] ... BEL or ESC \), other ESC sequences, then C0/C1 controls
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?|\x9b[0-?]*[ -/]*[@-~]"
+                   r"|\x9d[^\x07\x9c]*[\x07\x9c]?")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_text(text: Any, *, keep_newlines: bool = True) -> str:
+    """Text without escape sequences and control characters (newlines kept, tabs as spaces)."""
+    s = _ANSI.sub("", str(text))
+    s = s.replace("\t", " ")
+    s = _CONTROL.sub("", s)
+    if not keep_newlines:
+        s = s.replace("\r", " ").replace("\n", " ")
+    return s
+
+
+def rich_text(text: Any) -> str:
+    """`terminal_text`, then Rich markup escaped: safe inside a string Rich renders as markup."""
+    from rich.markup import escape
+
+    return escape(terminal_text(text))
+
+
+def deep(obj: Any, fn: Any = terminal_text) -> Any:
+    """`fn` over every string value in nested dicts/lists/tuples (keys are kept)."""
+    if isinstance(obj, str):
+        return fn(obj)
+    if isinstance(obj, dict):
+        return {k: deep(v, fn) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(deep(v, fn) for v in obj) if isinstance(obj, list) else tuple(deep(v, fn) for v in obj)
+    return obj
+
+
+# ------------------------------------------------------------------ Markdown
+
+_MD_LINK = re.compile(r"\[([^\]]*)\]\(\s*([^)\s]*)[^)]*\)")
+_SCHEME = re.compile(r"^\s*([A-Za-z][A-Za-z0-9+.-]*):")
+_SAFE_SCHEMES = {"http", "https", "mailto"}
+
+
+def md_text(text: Any) -> str:
+    """Input text for a Markdown document: no raw HTML, no javascript:/data: links, no
+    control characters; a `|` is escaped so a table cell stays one cell."""
+    s = terminal_text(text, keep_newlines=False)
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+    def link(m: re.Match[str]) -> str:
+        scheme = _SCHEME.match(m.group(2))
+        if scheme is None or scheme.group(1).lower() in _SAFE_SCHEMES:
+            return m.group(0)
+        return f"{m.group(1)} (link removed)"
+
+    s = _MD_LINK.sub(link, s)
+    s = re.sub(r"(?i)\b(javascript|vbscript|data):", r"\1&#58;", s)
+    return s.replace("|", "\\|")

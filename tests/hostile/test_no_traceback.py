@@ -1,0 +1,130 @@
+"""Inputs that printed a traceback: each now ends with exit 1 (2 for a bad command-line
+value, the usage-error status) and a coded problem."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.hostile.conftest import assert_coded_failure, cli
+
+REPO = Path(__file__).resolve().parents[2]
+CONTRACT = REPO / "examples" / "gb200-contract.yaml"
+LOG = REPO / "examples" / "gb200-incidents-2027Q1.csv"
+HEADER = LOG.read_text(encoding="utf-8").splitlines()[0]
+
+
+def _edit(tmp_path: Path, old: str, new: str) -> Path:
+    text = CONTRACT.read_text(encoding="utf-8")
+    assert old in text
+    p = tmp_path / "c.yaml"
+    p.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return p
+
+
+def test_huge_duration(tmp_path):
+    assert_coded_failure(cli("validate", _edit(tmp_path, "min_outage: 5m", "min_outage: 99999999999d")),
+                         "duration_too_large")
+
+
+@pytest.mark.parametrize("value,code", [("1e99999999", "money_too_large"), ("1e-99999999", "money_invalid"),
+                                        ("0." + "1" * 60, "money_invalid")])
+def test_absurd_money(tmp_path, value, code):
+    c = _edit(tmp_path, "per_gpu_hour: 3.25", f"per_gpu_hour: {value}")
+    assert_coded_failure(cli("validate", c), code)
+    assert_coded_failure(cli("credits", c, LOG, "--period", "2027-01"), code)
+
+
+def test_json_log_with_an_object_as_scope(tmp_path):
+    log = tmp_path / "log.json"
+    log.write_text(json.dumps([{"id": "a", "scope": {}, "target": ["r01-n01"], "start": "2027-01-05T03:00:00Z",
+                                "end": "2027-01-05T04:00:00Z"}]), encoding="utf-8")
+    assert_coded_failure(cli("credits", CONTRACT, log, "--period", "2027-01"), "unknown_scope")
+
+
+def test_json_lines_log_with_nested_values(tmp_path):
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({"id": {"x": 1}, "scope": "node", "target": "r01-n01",
+                               "start": {"t": 1}, "end": "2027-01-05T04:00:00Z"}) + "\n", encoding="utf-8")
+    assert_coded_failure(cli("credits", CONTRACT, log, "--period", "2027-01"))
+
+
+def _usage_error(result, code: str) -> None:
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and f"[{code}]" in result.output
+
+
+def test_period_beyond_year_9998():
+    _usage_error(cli("credits", CONTRACT, LOG, "--period", "9999-12"), "period_out_of_range")
+    _usage_error(cli("review", CONTRACT, LOG, "--quarter", "9999-Q4", "-o", "/nonexistent/x.pdf"),
+                 "period_out_of_range")
+
+
+def test_history_from_year_one():
+    _usage_error(cli("credits", CONTRACT, LOG, "--period", "2027-01", "--history-from", "0001-01"),
+                 "period_out_of_range")
+
+
+def test_open_incident_starting_after_year_9999_begins_is_left_out_quietly(tmp_path):
+    log = tmp_path / "log.csv"
+    log.write_text(HEADER + "\nI1,node,r01-n01,9999-12-31T23:59:59-12:00,,,,,,,,,,,x,\n", encoding="utf-8")
+    r = cli("credits", CONTRACT, log, "--period", "2027-01", "--format", "json")
+    assert r.exit_code == 0 and "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("when", ["0001-01-01T00:00:00+14:00", "0001-01-01T00:00:00-12:00"])
+def test_incident_in_year_one(tmp_path, when):
+    log = tmp_path / "log.csv"
+    log.write_text(HEADER + f"\nI1,node,r01-n01,{when},,,,,,,,,,,x,\n", encoding="utf-8")
+    out = tmp_path / "credits.json"
+    r = cli("credits", CONTRACT, log, "--period", "2027-01", "--format", "json", "-o", out)
+    assert_coded_failure(r)
+    assert "[log_out_of_range]" in r.output or "[timestamp_invalid]" in r.output or "timestamp" in r.output
+    assert not out.exists()
+    assert_coded_failure(cli("review", CONTRACT, log, "--quarter", "2027-Q1", "-o", tmp_path / "r.pdf"))
+    assert not (tmp_path / "r.pdf").exists()
+
+
+def test_import_csv_map_with_an_unknown_strptime_directive(tmp_path):
+    m = (REPO / "examples" / "ticket-map.yaml").read_text(encoding="utf-8")
+    bad = tmp_path / "map.yaml"
+    bad.write_text(m.replace('format: "%m/%d/%Y %H:%M"', 'format: "%Q"'), encoding="utf-8")
+    export = tmp_path / "export.csv"
+    export.write_text("Number,Level,Configuration item,Fault start,Restored,Type,Priority,Short description\n"
+                      "INC1,Node,r01-n01,01/05/2027 03:00,01/05/2027 04:00,Incident,P1 - Critical,x\n")
+    out = tmp_path / "out.csv"
+    assert_coded_failure(cli("import", "csv", export, "--map", bad, "-o", out), "map_invalid")
+    assert not out.exists()
+
+
+def test_watch_with_a_reason_time_in_year_one(tmp_path, monkeypatch):
+    from acceptance.watch import parse_sinfo
+
+    monkeypatch.setenv("TZ", "Pacific/Kiritimati")
+    obs = parse_sinfo("gpu01|drained|0001-01-01T00:00:00|bad dimm\ngpu02|down|9999-12-31T23:59:59|x\n")
+    assert obs["gpu01"].since is None and obs["gpu02"].since is None
+
+
+def test_simulate_with_a_huge_rate(tmp_path):
+    model = (REPO / "examples" / "failure-model.yaml").read_text(encoding="utf-8")
+    for rate in ("1e300", "100000000"):
+        p = tmp_path / f"m{rate}.yaml"
+        p.write_text(model.replace("rate_per_1000_unit_days: 33 ", f"rate_per_1000_unit_days: {rate} "),
+                     encoding="utf-8")
+        assert_coded_failure(cli("simulate", CONTRACT, "--failure-model", p, "--runs", "2", "--months", "1"),
+                             "simulation_too_large")
+
+
+def test_unexpected_errors_end_as_one_coded_line(monkeypatch):
+    """The last guard: an exception no command turned into a problem is one line, exit 1."""
+    import slaschema.summary
+
+    def boom(*a, **kw):
+        raise RuntimeError("boom\x1b[31m")
+
+    monkeypatch.setattr(slaschema.summary, "summary", boom)
+    r = cli("show", CONTRACT)
+    assert_coded_failure(r, "unexpected_error")
+    assert "\x1b" not in r.output
