@@ -7,6 +7,7 @@ provider can hand over this JSON and have it judged the same way.
 
 import glob
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -24,6 +25,7 @@ COMMANDS = {
     "sinfo": ["sinfo", "--version"],
     "slurmd": ["slurmd", "-V"],
     "kubelet": ["kubelet", "--version"],
+    "ofed_info": ["ofed_info", "-s"],
 }
 FILES = {
     "os_release": "/etc/os-release",
@@ -63,6 +65,9 @@ def main():
     timeout = float(sys.argv[1]) if len(sys.argv) > 1 else 20.0
     out = {
         "probe": "slakit-versions/1",
+        "hostname": platform.node(),
+        # Under Slurm the node name the scheduler ran the probe on (several slurmd may share a host).
+        "slurm_node": os.environ.get("SLURMD_NODENAME"),
         "kernel": platform.release(),
         "commands": {name: run(argv, timeout) for name, argv in COMMANDS.items()},
         "files": {name: read(path) for name, path in FILES.items()},
