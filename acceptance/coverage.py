@@ -236,7 +236,9 @@ def truncated_json(text: str) -> dict[str, Any] | None:
     if not m:
         return None
     depth, in_str, esc = 0, False, False
-    for ch in text[m.start():]:
+    commas: list[int] = []
+    body = text[m.start():]
+    for pos, ch in enumerate(body):
         if in_str:
             if esc:
                 esc = False
@@ -252,12 +254,20 @@ def truncated_json(text: str) -> dict[str, Any] | None:
             depth -= 1
             if depth <= 0:
                 return None                 # the outermost object closes: whole
-    repaired = close_truncated_json(text[m.start():])
-    try:
-        doc = json.loads(repaired) if repaired is not None else {}
-    except ValueError:
-        doc = {}
-    return doc if isinstance(doc, dict) else {}
+        elif ch == ",":
+            commas.append(pos + 1)          # a cut just after this comma keeps the item before it
+    # Close the brackets; when the cut falls inside a string, drop back to an earlier item.
+    for end in [len(body), *reversed(commas[-50:])]:
+        repaired = close_truncated_json(body[:end])
+        if repaired is None:
+            continue
+        try:
+            doc = json.loads(repaired)
+        except ValueError:
+            continue
+        if isinstance(doc, dict):
+            return doc
+    return {}
 
 
 def recovered_summary(check_id: str, doc: Mapping[str, Any]) -> dict[str, Any]:

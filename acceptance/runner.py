@@ -304,6 +304,17 @@ def reason_text(v: Verdict | None, unit: str = "") -> str | None:
     return f"{v.reason}: {m} (expected {v.expected}){where}" if v.expected else f"{v.reason}: {m}{where}"
 
 
+def _not_run_text(first: Verdict | None, verdicts: Sequence[Verdict]) -> str | None:
+    """For a criterion decided by not_run: how many of its units have no evidence."""
+    if first is None or first.status != Status.NOT_RUN:
+        return None
+    units = {v.node or v.details.get("unit") for v in verdicts}
+    missing = [v for v in verdicts if v.status == Status.NOT_RUN]
+    layout = first.details.get("layout") or "node"
+    kind = {"node": "nodes", "rack": "racks", "cluster": "cluster-wide runs"}.get(layout, "units")
+    return f"{first.reason}: {len(missing)} of {len(units)} {kind} not run (e.g. {first.expected})"
+
+
 def criterion_json(r: CriterionResult) -> dict[str, Any]:
     c, check = r.planned.criterion, r.planned.check
     status = worst(v.status for v in r.verdicts)
@@ -322,7 +333,7 @@ def criterion_json(r: CriterionResult) -> dict[str, Any]:
         "unit": check.units.get(check.judged_metric(c) or "", ""),
         "status": str(status),
         "reason": first.reason if first else None,
-        "reason_text": reason_text(first, check.units.get(check.judged_metric(c) or "", "")),
+        "reason_text": _not_run_text(first, r.verdicts) or reason_text(first, check.units.get(check.judged_metric(c) or "", "")),
         "state": r.state,
         "duration_s": r.duration_s,
         "nodes": r.nodes,

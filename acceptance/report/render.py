@@ -215,8 +215,13 @@ def render_table(doc: dict[str, Any], console: Any) -> None:
         console.print(f"[{style}]{_esc_markup(text)}[/]" if style else _esc_markup(text), highlight=False)
     shown = hidden = 0
     for crit in doc["criteria"]:
+        missing = [v for v in crit["verdicts"] if v["status"] == "not_run"]
+        if missing:
+            shown += 1
+            console.print(f"  [{STYLE['not_run']}]not_run[/] {crit['id']}: {len(missing)} with no evidence — "
+                          f"{_esc_markup(missing[0]['remediation'])}", highlight=False)
         for v in crit["verdicts"]:
-            if v["status"] in ("fail", "error", "warn", "skip", "not_run") and v.get("remediation"):
+            if v["status"] in ("fail", "error", "warn", "skip") and v.get("remediation"):
                 if shown >= MAX_TABLE_REMEDIATIONS:
                     hidden += 1
                     continue
