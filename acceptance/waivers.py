@@ -144,7 +144,7 @@ def load_waivers(path: str | Path, *, criteria: Sequence[str], units: Sequence[s
         if item.get("expires") is not None and expires is None:
             prob("waiver_bad_date", "expires must be a date (2027-02-15) or a time with its offset "
                  "(2027-02-15T12:00:00+00:00)", "expires", str(item.get("expires")),
-                 "write the last day + 1 as YYYY-MM-DD, or an ISO time with offset")
+                 "write the day it no longer applies as YYYY-MM-DD, or an ISO time with its offset")
             bad = True
         for k in ("reason", "approved_by"):
             if item.get(k) is not None and not isinstance(item.get(k), str):
@@ -163,7 +163,7 @@ def load_waivers(path: str | Path, *, criteria: Sequence[str], units: Sequence[s
             ",".join(map(str, expr)) if isinstance(expr, list) else str(expr)),
             str(item["reason"]).strip(), str(item["approved_by"]).strip(), expires, line))  # type: ignore[arg-type]
     if problems:
-        raise InputError(problems)
+        raise InputError(sorted(problems, key=lambda q: (q.line or 0, q.col or 0)))
     return out
 
 

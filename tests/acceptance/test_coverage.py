@@ -386,3 +386,169 @@ def test_accept_run_only_gpu_on_a_host_without_gpus_exits_1(tmp_path):
     assert doc["scope"]["nodes_not_in_contract"] and doc["scope"]["nodes_not_covered_count"] == 72
     assert doc["decision"]["subset_result"] == "in the subset a criterion was not run or was skipped"
     assert "ACCEPTED" not in certificate(out, tmp_path)
+
+
+# --------------------------------------------------------------------------- waivers
+
+
+def waiver_file(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "waivers.yaml"
+    p.write_text(textwrap.dedent(text), encoding="utf-8")
+    return p
+
+
+def failing_bundle(tmp_path: Path) -> Path:
+    """The whole bundle, but n4's driver is too old and r2's all-reduce was not run."""
+    b = full_bundle(tmp_path)
+    (b / "raw" / "sw" / "n4.txt").write_text(transcript("n4", driver="535.104.05"))
+    (b / "raw" / "nccl" / "r2.txt").unlink()
+    return b
+
+
+WAIVERS = """\
+    waivers:
+      - criterion: sw
+        nodes: n4
+        reason: driver 570 rollout on n4 after the RMA; signed change CHG-1182
+        approved_by: J. Roe (Example AI Lab)
+        expires: 2027-02-15
+      - criterion: nccl
+        nodes: r2
+        reason: rack r2 fabric re-cabled; all-reduce retest booked for 2027-02-03
+        approved_by: A. Buyer (Example AI Lab)
+        expires: 2027-02-15T00:00:00+00:00
+    """
+
+
+def test_a_valid_waiver_turns_a_fail_and_a_not_run_into_waived(tmp_path):
+    c, b = contract(tmp_path), failing_bundle(tmp_path)
+    r, doc = evaluate(c, b)
+    assert r.exit_code == 1 and doc["decision"]["result"] == "rejected"
+    w = waiver_file(tmp_path, WAIVERS)
+    r, doc = evaluate(c, b, "--waivers", str(w), "--as-of", "2027-01-20")
+    assert r.exit_code == 0, r.output
+    assert doc["decision"]["result"] == "accepted_with_waivers" and doc["decision"]["accepted"]
+    sw = [v for v in by_id(doc)["sw"]["verdicts"] if v["node"] == "n4" and v["status"] == "waived"]
+    assert [v["details"]["waived"]["reason"] for v in sw] == ["constraint_not_met"]
+    assert ("r2", "waived", "waived") in verdicts(doc, "nccl")
+    assert [(x["index"], x["state"], x["verdicts_waived"]) for x in doc["waivers"]] == [(1, "applied", 1), (2, "applied", 1)]
+    assert by_id(doc)["sw"]["reason_text"] == "waived fail constraint_not_met on n4 (approved by J. Roe (Example AI Lab))"
+    junit = (b / "junit.xml").read_text()
+    assert "WAIVED fail constraint_not_met" in junit and "approved by J. Roe" in junit
+    out = table(c, b, "--waivers", str(w), "--as-of", "2027-01-20")
+    assert "ACCEPTED WITH WAIVERS" in out and "waiver 1 (applied)" in out
+    text = " ".join(certificate(b, tmp_path).split())
+    for needle in ("ACCEPTED WITH WAIVERS", "Waivers", "J. Roe (Example AI Lab)", "A. Buyer (Example AI Lab)",
+                   "CHG-1182", "2027-02-15"):
+        assert needle in text, needle
+
+
+def test_an_expired_waiver_does_nothing_and_is_reported(tmp_path):
+    c, b = contract(tmp_path), failing_bundle(tmp_path)
+    w = waiver_file(tmp_path, WAIVERS)
+    # Half-open: on the expiry date (midnight in the contract's zone, UTC here) it no longer applies.
+    r, doc = evaluate(c, b, "--waivers", str(w), "--as-of", "2027-02-15")
+    assert r.exit_code == 1 and doc["decision"]["result"] == "rejected"
+    assert [x["state"] for x in doc["waivers"]] == ["expired", "expired"]
+    assert not any(v["status"] == "waived" for crit in doc["criteria"] for v in crit["verdicts"])
+    text = certificate(b, tmp_path)
+    assert "ACCEPTED" not in text and "expired" in text and "J. Roe" in text
+
+
+def test_a_waiver_never_covers_an_error_and_unused_ones_are_reported(tmp_path):
+    c = contract(tmp_path)
+    b = full_bundle(tmp_path)
+    (b / "raw" / "sw" / "n2.txt").write_text(transcript("n1"))      # evidence_node_mismatch: an error
+    w = waiver_file(tmp_path, """\
+        - {criterion: sw, reason: mislabelled, approved_by: J. Roe, expires: 2030-01-01}
+        - {criterion: eth, nodes: "n[1-2]", reason: not needed, approved_by: J. Roe, expires: 2030-01-01}
+        """)
+    r, doc = evaluate(c, b, "--waivers", str(w), "--as-of", "2027-01-20")
+    assert r.exit_code == 1 and doc["decision"]["result"] == "unjudged"
+    assert [x["state"] for x in doc["waivers"]] == ["unused", "unused"]
+    assert "ACCEPTED" not in certificate(b, tmp_path)
+
+
+def test_a_bad_waiver_file_lists_every_problem_with_its_code_and_line(tmp_path):
+    c, b = contract(tmp_path), full_bundle(tmp_path)
+    w = waiver_file(tmp_path, """\
+        waivers:
+          - criterion: sw
+            nodes: n9
+            reason: typo in the node
+            approved_by: J. Roe
+            expires: 2027-02-15
+          - criterion: nope
+            reason: no such criterion
+            approved_by: J. Roe
+            expires: 15/02/2027
+          - criterion: eth
+            reason: nobody signed it
+            expires: 2027-02-15
+            ticket: CHG-1
+          - criterion: eth
+            nodes: "n[1-"
+            reason: bad hostlist
+            approved_by: J. Roe
+            expires: 2027-02-15T00:00:00
+        """)
+    r = CliRunner().invoke(main, ["accept", "evaluate", str(c), str(b), "--waivers", str(w)])
+    assert r.exit_code == 1
+    codes = {"waiver_unknown_node": ":3:", "waiver_unknown_criterion": ":7:", "waiver_bad_date": ":10:",
+             "waiver_missing_field": ":11:", "waiver_unknown_field": ":14:", "waiver_bad_nodes": ":16:"}
+    for code, line in codes.items():
+        hits = [ln for ln in r.output.splitlines() if f"[{code}]" in ln]
+        assert any(line in h for h in hits), (code, hits)
+    assert r.output.count("[waiver_bad_date]") == 2                 # the naive time too
+    assert "Traceback" not in r.output and not (b / "results.json").exists()
+    r = CliRunner().invoke(main, ["accept", "evaluate", str(c), str(b), "--waivers", str(tmp_path / "none.yaml")])
+    assert r.exit_code == 1 and "[waiver_file_missing]" in r.output
+
+
+# --------------------------------------------------------------------------- versions from standard outputs
+
+
+def test_software_versions_from_a_transcript_of_standard_commands():
+    from acceptance.checks.versions_text import versions_from_transcript
+
+    v = versions_from_transcript(transcript("n1"))
+    assert (v["driver"], v["cuda"], v["kernel"], v["ofed"], v["nccl"], v["slurm"], v["hostname"]) == (
+        "570.86.15", "12.8", "6.8.0-45-generic", "24.07-0.6.1.0", "2.23.4", "23.11.4", "n1")
+    rpm = versions_from_transcript(textwrap.dedent("""\
+        # $ uname -a
+        Linux r07-n12 5.14.0-427.13.1.el9_4.x86_64 #1 SMP PREEMPT_DYNAMIC x86_64 GNU/Linux
+        # $ rpm -qa
+        libnccl-2.21.5-1+cuda12.4.x86_64
+        nvidia-driver-570.86.15-1.el9.x86_64
+        slurm-slurmd-24.05.3-1.el9.x86_64
+        enroot-3.4.1-1.el8.x86_64
+        ==> cat /etc/os-release <==
+        NAME="Rocky Linux"
+        ID="rocky"
+        VERSION_ID="9.4"
+        ==> systemctl is-active nvidia-fabricmanager <==
+        active
+        """))
+    assert (rpm["hostname"], rpm["kernel"], rpm["nccl"], rpm["driver"], rpm["slurm"], rpm["os"],
+            rpm["fabric_manager"], rpm["runtimes"]) == (
+        "r07-n12", "5.14.0-427.13.1.el9_4.x86_64", "2.21.5", "570.86.15", "24.05.3", "rocky 9.4", "running",
+        {"enroot": "3.4.1"})
+    assert versions_from_transcript("no command lines here") is None
+
+
+def test_software_versions_from_real_nvidia_smi_q(tmp_path):
+    from .conftest import realdata
+
+    text = realdata("nvidia_smi_q_text_h100_1gpu.txt").read_text()
+    section = text[text.index("==============NVSMI LOG"): text.index("#####", text.index("==============NVSMI LOG"))]
+    handover = f"$ hostname\nn1\n$ nvidia-smi -q\n{section}\n$ uname -r\n5.15.0-185-generic\n"
+    c = contract(tmp_path, """\
+- id: sw
+  check: software.versions
+  expect: {driver: ">=590", cuda: ">=13", kernel: ">=5.15"}
+""")
+    b = write_bundle(tmp_path / "sw", {"sw/n1.txt": handover})
+    r, doc = evaluate(c, b, "--nodes", "n1")
+    assert [(v["status"], v["measured"]) for v in by_id(doc)["sw"]["verdicts"]] == [
+        ("pass", "590.48.01"), ("pass", "13.1"), ("pass", "5.15.0-185-generic")]
+    assert r.exit_code == 0 and doc["decision"]["result"] == "partial"
