@@ -6,7 +6,7 @@ with the pure `judge_output` pipeline. After every criterion the bundle (raw out
 metrics, run.json, results.json, junit.xml, manifest.json) is complete and consistent, so
 an interrupted run leaves evidence that verifies, and `--resume` continues it.
 
-The run document (results.json, format `slakit-acceptance-run/1`) is the one input of
+The run document (results.json, format `slakit-acceptance-run/2`) is the one input of
 every renderer:
 
     {"format", "contract": {id, title, provider, customer, file, sha256},
@@ -75,7 +75,7 @@ from slaschema.errors import InputError, Problem
 from slaschema.loader import LoadedContract
 from slaschema.models import Criterion
 
-RUN_FORMAT = "slakit-acceptance-run/1"
+RUN_FORMAT = "slakit-acceptance-run/2"
 
 
 # --------------------------------------------------------------------------- executors

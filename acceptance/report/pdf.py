@@ -230,11 +230,11 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
         canvas.saveState()
         canvas.setFont("Helvetica", 7)
         canvas.drawString(18 * mm, 9 * mm, f"{title} — evidence digest {(manifest or {}).get('digest', '—')[:16]}…")
+        canvas.drawRightString(A4[0] - 18 * mm, 9 * mm, f"page {d.page}")
         if decision["partial"]:
             canvas.setFont("Helvetica-Bold", 8)
             canvas.setFillColor(colors.HexColor(PARTIAL_COLOR))
             canvas.drawCentredString(A4[0] / 2, A4[1] - 10 * mm, f"PARTIAL — not an acceptance: {scope_text(scope)}"[:140])
-        canvas.drawRightString(A4[0] - 18 * mm, 9 * mm, f"page {d.page}")
         canvas.restoreState()
 
     pdf.build(story, onFirstPage=footer, onLaterPages=footer)
