@@ -552,3 +552,54 @@ def test_software_versions_from_real_nvidia_smi_q(tmp_path):
     assert [(v["status"], v["measured"]) for v in by_id(doc)["sw"]["verdicts"]] == [
         ("pass", "590.48.01"), ("pass", "13.1"), ("pass", "5.15.0-185-generic")]
     assert r.exit_code == 0 and doc["decision"]["result"] == "partial"
+
+
+# --------------------------------------------------------------------------- the runner, one run per rack
+
+
+class RackExecutor:
+    """An executor that answers NCCL jobs with nccl-tests output naming the nodes it was given."""
+
+    name = "fake"
+
+    def __init__(self) -> None:
+        self.jobs: list[list[str]] = []
+
+    def run(self, argv, nodes, timeout_s):
+        raise AssertionError("only NCCL runs here")
+
+    def run_multi(self, argv, nodes, tasks_per_node, timeout_s):
+        from datetime import datetime, timezone
+
+        from acceptance.executors.base import RawOutput
+
+        self.jobs.append(list(nodes))
+        now = datetime.now(timezone.utc)
+        return RawOutput(nccl_output(list(nodes)), "", 0, now, now, node="_cluster")
+
+
+NCCL_ONLY = """\
+- id: nccl
+  check: network.nccl
+  params: {collective: all_reduce, nodes: 2, size: 1G, gpus_per_node: 8}
+  metric: busbw_gbps
+  min: 400
+"""
+
+
+def test_the_runner_runs_a_rack_scoped_criterion_once_per_rack_in_scope(tmp_path):
+    from acceptance.runner import RunOptions, run_acceptance
+    from tests.acceptance.conftest import load
+
+    c = contract(tmp_path, NCCL_ONLY)
+    ex = RackExecutor()
+    doc = run_acceptance(load(c), RunOptions(out=tmp_path / "run", nodes=list(NODES), durable=False), ex)
+    assert ex.jobs == [["n1", "n2"], ["n3", "n4"]]
+    assert sorted(p.name for p in (tmp_path / "run" / "raw" / "nccl").iterdir()) == ["r1.json", "r2.json"]
+    assert doc["decision"]["result"] == "accepted"
+    # Three nodes in scope: rack r2 has one, too few for a 2-node run, so it is not run (and the run is partial).
+    ex = RackExecutor()
+    doc = run_acceptance(load(c), RunOptions(out=tmp_path / "run3", nodes=["n1", "n2", "n3"], durable=False), ex)
+    assert ex.jobs == [["n1", "n2"]]
+    assert verdicts(doc, "nccl") == [("r1", "pass", "within_bounds"), ("r2", "not_run", "no_evidence")]
+    assert doc["decision"]["result"] == "partial" and doc["decision"]["exit_status"] == 1
