@@ -48,10 +48,17 @@ class VersionsParams(CheckParams):
     pass
 
 
+def _text(value: Any) -> str | None:
+    """A probe text: a string (probe format 1) or a list of its lines (format 2)."""
+    if isinstance(value, list):
+        return "\n".join(str(x) for x in value) + "\n"
+    return None if value is None else str(value)
+
+
 def _out(cmds: dict, name: str) -> str | None:
     c = cmds.get(name) or {}
     if c.get("rc") == 0 and c.get("stdout"):
-        return str(c["stdout"])
+        return _text(c["stdout"])
     return None
 
 
@@ -66,7 +73,7 @@ def extract_versions(probe: dict[str, Any]) -> dict[str, Any]:
     """Probe JSON -> {driver, cuda, nccl, kernel, os, os_id, os_version, fabric_manager,
     container_runtime, runtimes, slurm, kubernetes}; None for what is not installed. Pure."""
     cmds = probe.get("commands") or {}
-    files = probe.get("files") or {}
+    files = {k: _text(v) for k, v in (probe.get("files") or {}).items()}
     driver = _search(r"^\s*(\d+(?:\.\d+)+)\s*$", _out(cmds, "nvidia_smi_query"), re.M) or _search(
         r"Kernel Module\s+(?:for \S+\s+)?(\d+(?:\.\d+)+)", files.get("nvidia_proc"))
     cuda = _search(r"CUDA Version:\s*(\d+(?:\.\d+)+)", _out(cmds, "nvidia_smi")) or _search(
@@ -81,7 +88,7 @@ def extract_versions(probe: dict[str, Any]) -> dict[str, Any]:
     if fm_cmd.get("missing") or fm_cmd.get("error"):
         fabric_manager = None
     else:
-        state = (fm_cmd.get("stdout") or "").strip().splitlines()
+        state = (_text(fm_cmd.get("stdout")) or "").strip().splitlines()
         fabric_manager = state[0] if state else None
         if fabric_manager == "active":
             fabric_manager = "running"
