@@ -1,8 +1,10 @@
 """`slakit accept run | evaluate | verify | report`: acceptance testing with an evidence bundle.
 
-Exit codes: 0 every criterion passed, warned or was skipped; 1 a criterion failed or could
-not be judged (error), or the bundle does not verify; 2 usage error; 130 interrupted (the
-bundle is consistent; continue with --resume).
+Exit codes (run, evaluate): 0 accepted (every criterion of the contract passed, warned or was
+waived on every node and group in scope), or, for a run limited by --only/--nodes, everything
+in the subset did (the outputs still say PARTIAL — not an acceptance); 1 not accepted (a
+fail, error, not_run or skip, or nothing judged), a bad waiver file, or a bundle that does not
+verify; 2 usage error; 130 interrupted (the bundle is consistent; continue with --resume).
 """
 
 from __future__ import annotations
@@ -14,7 +16,47 @@ import click
 
 from acceptance.cli_group import get_accept_group
 
-USAGE_CODES = {"unknown_selection", "bad_param_override", "unknown_criterion", "unknown_executor", "bad_nodes"}
+USAGE_CODES = {"unknown_selection", "bad_param_override", "unknown_criterion", "unknown_executor", "bad_nodes",
+               "bad_as_of"}
+
+
+def _as_of(text: str | None):
+    """--as-of: an ISO date (midnight UTC) or an aware ISO time; None for now."""
+    if not text:
+        return None
+    from datetime import date, datetime, time, timezone
+
+    from slaschema.errors import InputError, Problem
+
+    try:
+        if len(text.strip()) == 10:
+            return datetime.combine(date.fromisoformat(text.strip()), time(0), tzinfo=timezone.utc)
+        dt = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        dt = None
+    if dt is None or dt.tzinfo is None:
+        raise InputError([Problem("bad_as_of", f"--as-of {text}: expected a date or a time with its offset",
+                                  value=text, fix="e.g. --as-of 2027-01-15 or --as-of 2027-01-15T09:00:00+00:00")])
+    return dt
+
+
+def _waivers(path: str | None, loaded):
+    if not path:
+        return ()
+    from zoneinfo import ZoneInfo
+
+    from acceptance.executors.slurm import NODE_LIST_ID
+    from acceptance.waivers import load_waivers
+
+    topo = loaded.topology
+    try:
+        tz = ZoneInfo(loaded.model.contract.timezone)
+    except Exception:  # noqa: BLE001 - the loader validated the zone; UTC when it is absent
+        from datetime import timezone as _tz
+
+        tz = _tz.utc
+    ids = [c.id for c in loaded.model.acceptance.criteria] + [NODE_LIST_ID]
+    return tuple(load_waivers(path, criteria=ids, units=[*topo.nodes, *topo.racks], tz=tz))
 
 
 def _fail(exc) -> None:
@@ -67,12 +109,15 @@ def _nodes(expr: str | None) -> list[str] | None:
 @click.option("--param", "params", multiple=True, metavar="ID.KEY=VALUE",
               help="Override one criterion parameter, e.g. --param shared-fs-read.path=/scratch. Repeatable.")
 @click.option("--resume", is_flag=True, help="Continue an interrupted run in --out without repeating finished checks.")
+@click.option("--waivers", "waivers_file", type=click.Path(dir_okay=False),
+              help="YAML waiver file (criterion, nodes, reason, approved_by, expires); see docs/acceptance.md.")
+@click.option("--as-of", "as_of", metavar="DATE|TIME", help="When waivers are judged (default: now).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "junit"]), default="table", show_default=True)
 @click.option("--no-progress", is_flag=True, help="No live progress display.")
 @click.option("--sign", "sign_key", type=click.Path(dir_okay=False), metavar="KEY",
               help="Sign the finished bundle's manifest with this SSH key (as `accept sign`).")
-def run_cmd(contract, out, only, nodes_expr, executor_name, partition, timeout_s, params, resume, fmt,
-            no_progress, sign_key) -> None:
+def run_cmd(contract, out, only, nodes_expr, executor_name, partition, timeout_s, params, resume, waivers_file,
+            as_of, fmt, no_progress, sign_key) -> None:
     """Run the acceptance criteria of CONTRACT and write the evidence bundle to --out."""
     from acceptance.runner import Interrupted, RunOptions, default_nodes, failed, make_executor, parse_overrides, run_acceptance
     from slaschema.cli import load_or_exit
@@ -84,9 +129,11 @@ def run_cmd(contract, out, only, nodes_expr, executor_name, partition, timeout_s
     try:
         overrides = parse_overrides(params)
         nodes = _nodes(nodes_expr) or default_nodes(executor_name, loaded)
+        when = _as_of(as_of)
+        waivers = _waivers(waivers_file, loaded)
         executor = make_executor(executor_name, partition)
         opts = RunOptions(out=Path(out), nodes=nodes, executor_name=executor_name, only=tuple(only),
-                          overrides=overrides, timeout_s=timeout_s, resume=resume)
+                          overrides=overrides, timeout_s=timeout_s, resume=resume, waivers=waivers, as_of=when)
         with _progress(no_progress or fmt != "table") as on_event:
             doc = run_acceptance(loaded, opts, executor, on_event=on_event)
     except InputError as exc:
@@ -186,9 +233,14 @@ class _progress:
 @click.option("--only", multiple=True, metavar="ID|CHECK|AREA", help="Judge only these criteria.")
 @click.option("--param", "params", multiple=True, metavar="ID.KEY=VALUE",
               help="Parameter overrides (default: those recorded in the bundle's run.json).")
+@click.option("--nodes", "nodes_expr", metavar="EXPR", help="Judge only these nodes (hostlist). Default: the nodes "
+              "recorded in run.json, else every node of the contract's topology.")
+@click.option("--waivers", "waivers_file", type=click.Path(dir_okay=False),
+              help="YAML waiver file (criterion, nodes, reason, approved_by, expires); see docs/acceptance.md.")
+@click.option("--as-of", "as_of", metavar="DATE|TIME", help="When waivers are judged (default: now).")
 @click.option("--write", is_flag=True, help="Store results.json and junit.xml in the bundle and refresh its manifest.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "junit"]), default="table", show_default=True)
-def evaluate_cmd(contract, bundle, only, params, write, fmt) -> None:
+def evaluate_cmd(contract, bundle, only, params, nodes_expr, waivers_file, as_of, write, fmt) -> None:
     """Judge the raw outputs in BUNDLE against CONTRACT without running anything.
 
     BUNDLE holds raw/<criterion-id>/<node>.json (RawOutput JSON) or <node>.txt (the tool's
@@ -201,7 +253,8 @@ def evaluate_cmd(contract, bundle, only, params, write, fmt) -> None:
     loaded = load_or_exit(contract)
     try:
         overrides = parse_overrides(params) if params else None
-        doc = evaluate_bundle(loaded, Path(bundle), only=only, overrides=overrides)
+        doc = evaluate_bundle(loaded, Path(bundle), only=only, overrides=overrides, nodes=_nodes(nodes_expr),
+                              waivers=_waivers(waivers_file, loaded), as_of=_as_of(as_of))
     except InputError as exc:
         _fail(exc)
     if write:

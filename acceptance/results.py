@@ -18,10 +18,17 @@ class Status(StrEnum):
     FAIL = "fail"
     SKIP = "skip"
     ERROR = "error"
+    NOT_RUN = "not_run"      # no evidence for a criterion on a node or group in scope
+    WAIVED = "waived"        # a skip, fail or not_run turned acceptable by a signed-off waiver
 
 
-# Worst first: a run's status is the first of these that any of its verdicts has.
-PRECEDENCE = [Status.ERROR, Status.FAIL, Status.WARN, Status.SKIP, Status.PASS]
+# Worst first: a criterion's status (and its decisive reason) is the first of these that any
+# of its verdicts has. A fail is a definite answer and decides over an error (a part that
+# could not be judged); not_run and skip block an acceptance like them; waived and warn do not.
+PRECEDENCE = [Status.FAIL, Status.ERROR, Status.NOT_RUN, Status.SKIP, Status.WAIVED, Status.WARN, Status.PASS]
+
+# The statuses an acceptance can be granted with; any other verdict blocks it.
+ACCEPTING = frozenset({Status.PASS, Status.WARN, Status.WAIVED})
 
 # Rack of the per-rack roll-up that holds the nodes the contract's topology does not list.
 NOT_IN_CONTRACT = "(not in contract)"

@@ -6,7 +6,7 @@ with the pure `judge_output` pipeline. After every criterion the bundle (raw out
 metrics, run.json, results.json, junit.xml, manifest.json) is complete and consistent, so
 an interrupted run leaves evidence that verifies, and `--resume` continues it.
 
-The run document (results.json, format `slakit-acceptance-run/1`) is the one input of
+The run document (results.json, format `slakit-acceptance-run/2`) is the one input of
 every renderer:
 
     {"format", "contract": {id, title, provider, customer, file, sha256},
@@ -22,7 +22,20 @@ every renderer:
                    "racks": [{rack, status, nodes, node_counts, counts}],
                    "nodes": [{node, rack, status, counts, criteria: {id: status}}]}}
 
-A criterion's status is the worst of its verdicts (error > fail > warn > skip > pass).
+A criterion's status is the worst of its verdicts (fail > error > not_run > skip > waived >
+warn > pass, `acceptance.results.PRECEDENCE`); its `reason` is the decisive verdict's (the
+first by that precedence, a measured finding before a missing value) and `reason_text` says
+it with what was measured and expected (`model_mismatch: A100 != model GB200`).
+
+Coverage (`acceptance.coverage`): every criterion is judged over every node or group in
+scope; one without evidence is `not_run`. `scope` says what the run covered (`partial` when
+limited by --only or --nodes, with what was not covered), `waivers` the waivers given and
+their state, and `decision` (`acceptance.decision`) the result every output leads with:
+
+    "scope": {partial, nodes, nodes_expr, contract_nodes, nodes_not_covered, ..., criteria_not_covered},
+    "waivers": [{index, criterion, nodes, reason, approved_by, expires, state, verdicts_waived}],
+    "decision": {result, accepted, partial, headline, subset_result, blocking, verdict_counts, exit_status},
+    "as_of": the time waivers are judged at
 With a scheduler executor (Slurm) the first entry of `criteria` is `topology.node-list`:
 the scheduler's node list (raw/topology.node-list/_cluster.json) against the contract's
 topology; a contract node the scheduler does not know fails, a scheduler node the contract
@@ -50,16 +63,19 @@ from typing import Any
 
 from acceptance.checks import get_check
 from acceptance.checks.base import CLUSTER, Check, CheckParams, CollectContext, judge_output
+from acceptance.coverage import Scope, judge_criterion
+from acceptance.decision import decide
 from acceptance.evidence import Bundle, dumps, read_raw_dir, verify
 from acceptance.executors.base import Clock, Executor, RawOutput, utc_now
 from acceptance.judge import Bounds, verdict
 from acceptance.results import NOT_IN_CONTRACT, PRECEDENCE, Status, Verdict, worst
+from acceptance.waivers import Waiver, apply_waivers, waiver_report
 from slaschema.checks import AREAS, KNOWN_CHECKS
 from slaschema.errors import InputError, Problem
 from slaschema.loader import LoadedContract
 from slaschema.models import Criterion
 
-RUN_FORMAT = "slakit-acceptance-run/1"
+RUN_FORMAT = "slakit-acceptance-run/2"
 
 
 # --------------------------------------------------------------------------- executors
@@ -229,8 +245,33 @@ class CriterionResult:
         return self._json
 
 
-def judge_outputs(p: Planned, outputs: Mapping[str, RawOutput]) -> tuple[list[Verdict], dict[str, Any]]:
-    """All nodes' raw outputs of one criterion -> verdicts and metrics per node. Pure."""
+@dataclass(frozen=True)
+class Judging:
+    """What judging needs beyond the raw outputs: the scope, GPUs per node, the waivers."""
+
+    scope: Scope
+    gpus_per_node: Mapping[str, int] = field(default_factory=dict)
+    waivers: tuple[Waiver, ...] = ()
+    as_of: Any = None
+
+    @classmethod
+    def of(cls, contract: LoadedContract, nodes: Sequence[str] | None, only: Sequence[str],
+           selected: Sequence[str], waivers: Sequence[Waiver] = (), as_of: Any = None) -> Judging:
+        topo = contract.topology
+        return cls(Scope.of(contract, nodes, only=only, selected=selected),
+                   {n: g for n, g in zip(topo.nodes, topo.node_gpus)}, tuple(waivers), as_of or utc_now())
+
+    def finish(self, verdicts: Sequence[Verdict]) -> list[Verdict]:
+        return apply_waivers(verdicts, self.waivers, self.as_of) if self.waivers else list(verdicts)
+
+
+def judge_outputs(p: Planned, outputs: Mapping[str, RawOutput],
+                  judging: Judging | None = None) -> tuple[list[Verdict], dict[str, Any]]:
+    """All nodes' raw outputs of one criterion -> verdicts and metrics per node. Pure.
+    With `judging`, over every node or group in its scope (`acceptance.coverage`), waivers applied."""
+    if judging is not None:
+        res = judge_criterion(p.check, p.criterion, p.params, outputs, judging.scope, judging.gpus_per_node)
+        return judging.finish(res.verdicts), res.metrics
     verdicts: list[Verdict] = []
     metrics: dict[str, Any] = {}
     if not outputs:
@@ -258,10 +299,55 @@ def expected_text(c: Criterion, check: Check) -> str:
     return "; ".join(parts) or "—"
 
 
+# Reasons that say a value is missing: a verdict with a measured finding of the same status decides first.
+UNDECIDED = frozenset({"metric_missing", "no_evidence", "memory_health_not_reported"})
+
+
+def decisive(verdicts: Sequence[Verdict]) -> Verdict | None:
+    """The verdict a criterion's summary row names: its worst status by PRECEDENCE, and among
+    those the first with a measured finding rather than a missing value."""
+    for s in PRECEDENCE:
+        found = [v for v in verdicts if v.status == s]
+        if found:
+            return next((v for v in found if v.reason not in UNDECIDED), found[0])
+    return None
+
+
+def reason_text(v: Verdict | None, unit: str = "") -> str | None:
+    """`model_mismatch: NVIDIA A100 != model GB200`, `below_min: 650 GB/s (expected >= 700 GB/s)`."""
+    if v is None:
+        return None
+    from acceptance.judge import fmt
+
+    where = f" on {v.node}" if v.node else (f" in {v.details.get('unit')}" if v.details.get("unit") not in (None, CLUSTER) else "")
+    waived = v.details.get("waived") if isinstance(v.details.get("waived"), Mapping) else None
+    if waived:
+        return f"waived {waived['status']} {waived['reason']}{where} (approved by {waived['approved_by']})"
+    if v.measured is None:
+        return f"{v.reason}{where}" + (f" (expected {v.expected})" if v.status == Status.NOT_RUN and v.expected else "")
+    m = fmt(v.measured) if isinstance(v.measured, float) else str(v.measured)
+    if isinstance(v.measured, float) and unit:
+        m = f"{m} {unit}"
+    if v.reason.endswith("_mismatch") or v.reason in ("constraint_not_met", "service_not_running"):
+        return f"{v.reason}: {m} != {v.expected}{where}"
+    return f"{v.reason}: {m} (expected {v.expected}){where}" if v.expected else f"{v.reason}: {m}{where}"
+
+
+def _not_run_text(first: Verdict | None, verdicts: Sequence[Verdict]) -> str | None:
+    """For a criterion decided by not_run: how many of its units have no evidence."""
+    if first is None or first.status != Status.NOT_RUN:
+        return None
+    units = {v.node or v.details.get("unit") for v in verdicts}
+    missing = [v for v in verdicts if v.status == Status.NOT_RUN]
+    layout = first.details.get("layout") or "node"
+    kind = {"node": "nodes", "rack": "racks", "cluster": "cluster-wide runs"}.get(layout, "units")
+    return f"{first.reason}: {len(missing)} of {len(units)} {kind} not run (e.g. {first.expected})"
+
+
 def criterion_json(r: CriterionResult) -> dict[str, Any]:
     c, check = r.planned.criterion, r.planned.check
     status = worst(v.status for v in r.verdicts)
-    first = next((v for s in PRECEDENCE for v in r.verdicts if v.status == s), None)
+    first = decisive(r.verdicts)
     return {
         "id": c.id,
         "check": c.check,
@@ -276,6 +362,7 @@ def criterion_json(r: CriterionResult) -> dict[str, Any]:
         "unit": check.units.get(check.judged_metric(c) or "", ""),
         "status": str(status),
         "reason": first.reason if first else None,
+        "reason_text": _not_run_text(first, r.verdicts) or reason_text(first, check.units.get(check.judged_metric(c) or "", "")),
         "state": r.state,
         "duration_s": r.duration_s,
         "nodes": r.nodes,
@@ -291,7 +378,7 @@ def node_list_entry(verdicts: Sequence[Verdict], executor: str | None, contract:
 
     nodes = list(contract.topology.nodes)
     status = worst(v.status for v in verdicts)
-    first = next((v for s in PRECEDENCE for v in verdicts if v.status == s), None)
+    first = decisive(verdicts)
     try:
         listed = compress(nodes)
     except Exception:  # noqa: BLE001 - names that do not compress are counted only
@@ -311,6 +398,7 @@ def node_list_entry(verdicts: Sequence[Verdict], executor: str | None, contract:
         "unit": "",
         "status": str(status),
         "reason": first.reason if first else None,
+        "reason_text": reason_text(first),
         "state": "done",
         "duration_s": duration_s,
         "nodes": [CLUSTER],
@@ -382,13 +470,21 @@ def aggregate(criteria: Sequence[Mapping[str, Any]], contract: LoadedContract) -
 
 
 def run_document(contract: LoadedContract, run_meta: dict[str, Any], results: Sequence[CriterionResult],
-                 extra: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+                 extra: Sequence[dict[str, Any]] = (), judging: Judging | None = None) -> dict[str, Any]:
     """`extra`: entries that are no contract criterion (the scheduler's node list), listed first."""
     criteria = [*extra, *(r.as_json() for r in results)]
     counts = {str(s): 0 for s in PRECEDENCE}
     for c in criteria:
         counts[c["status"]] += 1
     info = contract.model.contract
+    scope = judging.scope.to_json() if judging is not None else None
+    covered: dict[str, Any] = {}
+    if judging is not None:
+        covered = {
+            "scope": scope,
+            "as_of": judging.as_of.isoformat(),
+            "waivers": waiver_report(judging.waivers, criteria, judging.as_of),
+        }
     return {
         "format": RUN_FORMAT,
         "contract": {"id": info.id, "title": info.title, "provider": info.provider, "customer": info.customer,
@@ -398,11 +494,17 @@ def run_document(contract: LoadedContract, run_meta: dict[str, Any], results: Se
         "counts": counts,
         "criteria": criteria,
         "aggregate": aggregate(criteria, contract),
+        **covered,
+        "decision": decide(criteria, scope, run_meta.get("state")),
     }
 
 
 def failed(doc: Mapping[str, Any]) -> bool:
-    """Exit status 1: some criterion failed or could not be judged."""
+    """Exit status 1: not accepted (a fail, error, not_run or skip in scope, or nothing judged);
+    see `acceptance.decision`."""
+    decision = doc.get("decision")
+    if isinstance(decision, Mapping):
+        return decision.get("exit_status") != 0
     return doc.get("status") in (str(Status.FAIL), str(Status.ERROR))
 
 
@@ -489,6 +591,8 @@ class RunOptions:
     resume: bool = False
     python: str = sys.executable
     durable: bool = True
+    waivers: tuple[Waiver, ...] = ()
+    as_of: Any = None                    # aware datetime waivers are judged at; default: now
 
 
 def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executor, *,
@@ -503,6 +607,8 @@ def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executo
                    contract.model, _contract_dir(contract))
     if previous is not None:
         bundle.adopt_existing()
+    judging = Judging.of(contract, opts.nodes, opts.only, [p.criterion.id for p in planned], opts.waivers,
+                         opts.as_of or clock())
     states: dict[str, str] = {p.criterion.id: "pending" for p in planned}
     done_before = {cid for cid, s in (previous or {}).get("criteria", {}).items() if s.get("state") == "done"}
     run_meta = {
@@ -512,6 +618,7 @@ def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executo
         "finished": None,
         "executor": opts.executor_name,
         "nodes": list(opts.nodes),
+        "only": list(opts.only),
         "overrides": opts.overrides,
         "resumed": previous is not None,
     }
@@ -536,7 +643,7 @@ def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executo
                                                 remediation="rerun with --resume to finish the run")],
                                     state=states[p.criterion.id])
             ordered.append(r)
-        doc = run_document(contract, dict(run_meta), ordered, extra)
+        doc = run_document(contract, dict(run_meta), ordered, extra, judging)
         bundle.write_json("run.json", {
             **run_meta,
             "format": RUN_FORMAT,
@@ -562,11 +669,12 @@ def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executo
     try:
         judge_list = node_list_judge(opts.executor_name)
         if judge_list is not None and callable(getattr(executor, "node_list", None)):
-            extra.append(_check_node_list(executor, judge_list, opts, contract, bundle))
+            extra.append(_check_node_list(executor, judge_list, opts, contract, bundle, judging))
             save()
         for p in planned:
             current[:] = [p.criterion.id]
-            _run_one(p, opts, contract, executor, bundle, previous, done_before, results, states, event, keep)
+            _run_one(p, opts, contract, executor, bundle, previous, done_before, results, states, event, keep,
+                     judging)
             save()
     except KeyboardInterrupt:
         stop_children(keep=keep)
@@ -602,11 +710,12 @@ def _restore_sigterm(old: Any) -> None:
 
 def _run_one(p: Planned, opts: RunOptions, contract: LoadedContract, executor: Executor, bundle: Bundle,
              previous: dict[str, Any] | None, done_before: set[str], results: dict[str, CriterionResult],
-             states: dict[str, str], event: Event, keep: frozenset[int] = frozenset()) -> None:
+             states: dict[str, str], event: Event, keep: frozenset[int] = frozenset(),
+             judging: Judging | None = None) -> None:
     cid = p.criterion.id
     if cid in done_before and previous is not None:
         outputs = read_raw_dir(opts.out, cid) or {}
-        vs, ms = judge_outputs(p, outputs)
+        vs, ms = judge_outputs(p, outputs, judging)
         prev = previous["criteria"][cid]
         results[cid] = CriterionResult(p, vs, ms, "done", prev.get("duration_s"), sorted(outputs))
         states[cid] = "done"
@@ -614,8 +723,13 @@ def _run_one(p: Planned, opts: RunOptions, contract: LoadedContract, executor: E
         return
     _clear(bundle, cid)
     event("start", p, {"timeout_s": p.timeout_s})
+    groups = None
+    if judging is not None and p.check.layout(p.params, judging.scope.largest_rack) != "node":
+        groups = {u.key: u.in_scope for u in judging.scope.units(p.check.layout(p.params, judging.scope.largest_rack))}
+    elif judging is not None and p.check.id == "network.nccl":
+        groups = {n: (n,) for n in opts.nodes}
     ctx = CollectContext(executor=executor, nodes=tuple(opts.nodes), timeout_s=p.timeout_s, python=opts.python,
-                         gpus_per_node=_gpus_per_node(contract))
+                         gpus_per_node=_gpus_per_node(contract), groups=groups)
     t0 = time.perf_counter()
     box: dict[str, Any] = {}
 
@@ -646,12 +760,14 @@ def _run_one(p: Planned, opts: RunOptions, contract: LoadedContract, executor: E
         reason = "timeout" if isinstance(exc, TimeoutError) else "collect_failed"
         vs = [verdict(cid, None, Status.ERROR, reason, measured=f"{type(exc).__name__}: {exc}"[:300],
                       expected="the check runs", remediation="see the message; rerun with --resume")]
+        if judging is not None:
+            vs += judge_outputs(p, {}, judging)[0]
         results[cid] = CriterionResult(p, vs, {}, "done", duration, [])
     else:
         outputs: dict[str, RawOutput] = box["outputs"]
         for node, raw in outputs.items():
             bundle.write_raw(cid, node, raw)
-        vs, ms = judge_outputs(p, outputs)
+        vs, ms = judge_outputs(p, outputs, judging)
         for node, m in ms.items():
             bundle.write_metrics(cid, node, m)
         results[cid] = CriterionResult(p, vs, ms, "done", duration, sorted(outputs))
@@ -670,13 +786,15 @@ def node_list_judge(executor_name: str | None) -> Callable[[RawOutput, Sequence[
 
 
 def _check_node_list(executor: Executor, judge_list: Callable[[RawOutput, Sequence[str]], list[Verdict]],
-                     opts: RunOptions, contract: LoadedContract, bundle: Bundle) -> dict[str, Any]:
+                     opts: RunOptions, contract: LoadedContract, bundle: Bundle,
+                     judging: Judging | None = None) -> dict[str, Any]:
     from acceptance.executors.slurm import NODE_LIST_ID
 
     _clear(bundle, NODE_LIST_ID)
     raw: RawOutput = executor.node_list()  # type: ignore[attr-defined]
     bundle.write_raw(NODE_LIST_ID, CLUSTER, raw)
-    return node_list_entry(judge_list(raw, contract.topology.nodes), opts.executor_name, contract, raw.duration_s)
+    vs = judge_list(raw, contract.topology.nodes)
+    return node_list_entry(judging.finish(vs) if judging else vs, opts.executor_name, contract, raw.duration_s)
 
 
 class _sigint_deferred:
@@ -745,11 +863,16 @@ def _previous_run(opts: RunOptions, contract: LoadedContract) -> dict[str, Any] 
 # --------------------------------------------------------------------------- evaluate
 
 def evaluate_bundle(contract: LoadedContract, root: Path, *, only: Sequence[str] = (),
-                    overrides: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
-    """Judge the raw outputs in `root` against the contract, running nothing."""
+                    overrides: Mapping[str, Mapping[str, Any]] | None = None, nodes: Sequence[str] | None = None,
+                    waivers: Sequence[Waiver] = (), as_of: Any = None) -> dict[str, Any]:
+    """Judge the raw outputs in `root` against the contract, running nothing. The scope is
+    `nodes` when given, else the nodes recorded in run.json, else the contract's topology."""
     import json
 
     root = Path(root)
+    if not root.is_dir():
+        raise InputError([Problem("no_such_directory", f"{root}: no such directory", file=str(root),
+                                  fix="give the folder that holds the bundle's raw/ folder")])
     if not (root / "raw").is_dir():
         raise InputError([Problem("not_a_bundle", f"{root} has no raw/ folder", file=str(root),
                                   fix="lay out raw/<criterion>/<node>.json (or .txt) as in docs/acceptance.md")])
@@ -773,6 +896,8 @@ def evaluate_bundle(contract: LoadedContract, root: Path, *, only: Sequence[str]
         overrides = meta.get("overrides") if isinstance(meta.get("overrides"), dict) else {}
     planned = plan(select(contract.model.acceptance.criteria, only), overrides, contract=contract.model,
                    base_dir=_contract_dir(contract))
+    scope_nodes = list(nodes) if nodes else (list(meta["nodes"]) if isinstance(meta.get("nodes"), list) else None)
+    judging = Judging.of(contract, scope_nodes, only, [p.criterion.id for p in planned], waivers, as_of)
     extra = []
     judge_list = node_list_judge(meta.get("executor"))
     if judge_list is not None:
@@ -780,14 +905,12 @@ def evaluate_bundle(contract: LoadedContract, root: Path, *, only: Sequence[str]
 
         listed = (read_raw_dir(root, NODE_LIST_ID) or {}).get(CLUSTER)
         if listed is not None:
-            extra.append(node_list_entry(judge_list(listed, contract.topology.nodes), meta.get("executor"),
-                                         contract, listed.duration_s))
+            extra.append(node_list_entry(judging.finish(judge_list(listed, contract.topology.nodes)),
+                                         meta.get("executor"), contract, listed.duration_s))
     results = []
-    nodes: set[str] = set()
     for p in planned:
         outputs = read_raw_dir(root, p.criterion.id) or {}
-        vs, ms = judge_outputs(p, outputs)
-        nodes.update(n for n in outputs if n != CLUSTER)
+        vs, ms = judge_outputs(p, outputs, judging)
         prev = (meta.get("criteria") or {}).get(p.criterion.id) or {}
         results.append(CriterionResult(p, vs, ms, "done", prev.get("duration_s"), sorted(outputs)))
     run_meta = {
@@ -796,11 +919,12 @@ def evaluate_bundle(contract: LoadedContract, root: Path, *, only: Sequence[str]
         "started": meta.get("started"),
         "finished": meta.get("finished"),
         "executor": meta.get("executor"),
-        "nodes": meta.get("nodes") or sorted(nodes),
+        "nodes": list(judging.scope.nodes),
+        "only": list(only),
         "overrides": dict(overrides),
         "resumed": bool(meta.get("resumed")),
     }
-    return run_document(contract, run_meta, results, extra)
+    return run_document(contract, run_meta, results, extra, judging)
 
 
 def write_evaluation(root: Path, doc: dict[str, Any]) -> None:

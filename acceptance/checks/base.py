@@ -123,6 +123,8 @@ class CollectContext:
     timeout_s: float
     python: str = sys.executable                 # interpreter for the bundled scripts
     gpus_per_node: int | None = None
+    # The criterion's groups in scope (see `Check.layout`): {rack id or node: its nodes in scope}.
+    groups: Mapping[str, tuple[str, ...]] | None = None
 
 
 SCRIPTS = Path(__file__).resolve().parent      # gemm_bench.py, burn.py, ... live next to the checks
@@ -187,6 +189,12 @@ class Check:
         if params.timeout_s is not None:
             return float(params.timeout_s)
         return float(default) if default is not None else self.default_timeout_s
+
+    def layout(self, params: CheckParams, largest_rack: int) -> str:
+        """What one piece of evidence covers: `node` (one output per node, the default),
+        `rack` (one run per rack of the topology) or `cluster` (one run for the cluster).
+        `largest_rack` is the node count of the contract's largest rack."""
+        return "node"
 
     def prepare(self, criterion: Criterion, params: CheckParams) -> CheckParams:
         """Params completed from the criterion (e.g. the data type named by the metric)."""

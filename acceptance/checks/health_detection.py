@@ -70,6 +70,9 @@ class DetectionCheck(Check):
     units = {"detection_s": "s"}
     remediation = {"detection_s": "tighten the provider's health-check interval and drain action, then rerun the drill"}
 
+    def layout(self, params: CheckParams, largest_rack: int) -> str:
+        return "cluster"
+
     def collect(self, params: DetectionParams, ctx: CollectContext) -> dict[str, RawOutput]:
         now = datetime.now(timezone.utc)
         if params.result is None:

@@ -8,6 +8,11 @@ error `size_not_measured` when the sweep did not include it.
 
 Across nodes the check asks the executor for one job of `nodes` nodes with one task per GPU
 (`-g 1`); on the local executor one process drives all GPUs (`-g GPUS`).
+
+Layout (`params.layout`, what one run covers): `node` when `nodes` is 1, `rack` when `nodes`
+fits in the contract's largest rack (one run inside every rack), `cluster` otherwise. Given
+the groups in scope, `collect` runs once per group, on the first `nodes` nodes of it, and
+files each output under the group (the rack id, the node, or `_cluster`).
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ class NcclParams(CheckParams):
     iters: int = Field(default=20, ge=1, le=10000)
     warmup: int = Field(default=5, ge=0, le=1000)
     binary_dir: SafePath | None = None
+    layout: Literal["node", "rack", "cluster"] | None = None
 
 
 @register
@@ -54,14 +60,25 @@ class NcclCheck(Check):
         return [binary, "-b", size, "-e", size, "-f", "2", "-g", str(gpus_per_process),
                 "-n", str(params.iters), "-w", str(params.warmup), "-c", "1"]
 
+    def layout(self, params: NcclParams, largest_rack: int) -> str:
+        if params.layout:
+            return params.layout
+        if params.nodes <= 1:
+            return "node"
+        return "rack" if params.nodes <= largest_rack else "cluster"
+
     def collect(self, params: NcclParams, ctx: CollectContext) -> dict[str, RawOutput]:
+        if ctx.groups is None:
+            return {CLUSTER: self._run(params, ctx, list(ctx.nodes)[: params.nodes])}
+        # A group with fewer nodes in scope than the run needs is not run (it stays not_run).
+        return {key: self._run(params, ctx, list(nodes)[: params.nodes])
+                for key, nodes in ctx.groups.items() if len(nodes) >= params.nodes}
+
+    def _run(self, params: NcclParams, ctx: CollectContext, nodes: list[str]) -> RawOutput:
         gpus = params.gpus_per_node or ctx.gpus_per_node or 1
-        nodes = list(ctx.nodes)[: params.nodes]
         if ctx.executor.name == "local":
-            raw = ctx.executor.run_multi(self.command(params, gpus), nodes, 1, ctx.timeout_s)
-        else:
-            raw = ctx.executor.run_multi(self.command(params, 1), nodes, gpus, ctx.timeout_s)
-        return {CLUSTER: raw}
+            return ctx.executor.run_multi(self.command(params, gpus), nodes, 1, ctx.timeout_s)
+        return ctx.executor.run_multi(self.command(params, 1), nodes, gpus, ctx.timeout_s)
 
     def parse(self, raw: RawOutput) -> dict[str, Any]:
         rec = parse_nccl_tests(raw.stdout + "\n" + raw.stderr)

@@ -2,11 +2,15 @@
 Slurm and Kubernetes versions against the contract's constraints.
 
 `versions_probe.py` gathers raw text on the node; `parse` extracts each version (pure).
+A provider may hand over a transcript of standard commands instead (`nvidia-smi -q`,
+`uname -r`, `ofed_info -s`, `dpkg -l` / `rpm -qa` excerpts, `/etc/os-release`; see
+`versions_text`), judged the same way.
 A component that is not installed is a `skip` with reason `<key>_not_found`, never a pass;
 a component below its constraint is a `fail` with reason `constraint_not_met`.
 
 expect keys: driver, cuda, nccl, kernel, os (`22.04`, `>=22.04` or `ubuntu>=22.04`),
-fabric_manager (`running`), container_runtime (`enroot`, `docker>=24`), slurm, kubernetes.
+fabric_manager (`running`), container_runtime (`enroot`, `docker>=24`), slurm, kubernetes,
+ofed (MLNX_OFED / DOCA-OFED release from `ofed_info -s`).
 """
 
 from __future__ import annotations
@@ -16,13 +20,15 @@ from typing import Any
 
 from acceptance.checks.base import Check, CheckParams, CollectContext, register, script
 from acceptance.checks.constraint import ConstraintError, satisfies
+from acceptance.checks.versions_text import versions_from_transcript
 from acceptance.executors.base import RawOutput
 from acceptance.judge import verdict
 from acceptance.parsers._common import ParseError, iter_json_objects
 from acceptance.results import Status, Verdict
 from slaschema.models import Criterion
 
-KEYS = ("driver", "cuda", "nccl", "kernel", "os", "fabric_manager", "container_runtime", "slurm", "kubernetes")
+KEYS = ("driver", "cuda", "nccl", "kernel", "os", "fabric_manager", "container_runtime", "slurm", "kubernetes",
+        "ofed")
 RUNTIMES = ("enroot", "docker", "podman", "apptainer", "nvidia_container_cli")
 FIX = {
     "driver": "install the NVIDIA driver branch the contract names",
@@ -34,6 +40,7 @@ FIX = {
     "container_runtime": "install the container runtime the contract names",
     "slurm": "install the Slurm release the contract names",
     "kubernetes": "install the Kubernetes release the contract names",
+    "ofed": "install the MLNX_OFED / DOCA-OFED release the contract names",
 }
 
 
@@ -41,10 +48,17 @@ class VersionsParams(CheckParams):
     pass
 
 
+def _text(value: Any) -> str | None:
+    """A probe text: a string (probe format 1) or a list of its lines (format 2)."""
+    if isinstance(value, list):
+        return "\n".join(str(x) for x in value) + "\n"
+    return None if value is None else str(value)
+
+
 def _out(cmds: dict, name: str) -> str | None:
     c = cmds.get(name) or {}
     if c.get("rc") == 0 and c.get("stdout"):
-        return str(c["stdout"])
+        return _text(c["stdout"])
     return None
 
 
@@ -59,7 +73,7 @@ def extract_versions(probe: dict[str, Any]) -> dict[str, Any]:
     """Probe JSON -> {driver, cuda, nccl, kernel, os, os_id, os_version, fabric_manager,
     container_runtime, runtimes, slurm, kubernetes}; None for what is not installed. Pure."""
     cmds = probe.get("commands") or {}
-    files = probe.get("files") or {}
+    files = {k: _text(v) for k, v in (probe.get("files") or {}).items()}
     driver = _search(r"^\s*(\d+(?:\.\d+)+)\s*$", _out(cmds, "nvidia_smi_query"), re.M) or _search(
         r"Kernel Module\s+(?:for \S+\s+)?(\d+(?:\.\d+)+)", files.get("nvidia_proc"))
     cuda = _search(r"CUDA Version:\s*(\d+(?:\.\d+)+)", _out(cmds, "nvidia_smi")) or _search(
@@ -74,7 +88,7 @@ def extract_versions(probe: dict[str, Any]) -> dict[str, Any]:
     if fm_cmd.get("missing") or fm_cmd.get("error"):
         fabric_manager = None
     else:
-        state = (fm_cmd.get("stdout") or "").strip().splitlines()
+        state = (_text(fm_cmd.get("stdout")) or "").strip().splitlines()
         fabric_manager = state[0] if state else None
         if fabric_manager == "active":
             fabric_manager = "running"
@@ -98,6 +112,8 @@ def extract_versions(probe: dict[str, Any]) -> dict[str, Any]:
         "runtimes": runtimes,
         "slurm": slurm,
         "kubernetes": kubernetes,
+        "ofed": _search(r"-(\d[\w.\-]*?):?\s*$", _out(cmds, "ofed_info"), re.M),
+        "hostname": probe.get("slurm_node") or probe.get("hostname"),
     }
 
 
@@ -114,9 +130,13 @@ class VersionsCheck(Check):
 
     def parse(self, raw: RawOutput) -> dict[str, Any]:
         for _, doc in iter_json_objects(raw.stdout):
-            if doc.get("probe", "").startswith("slakit-versions/"):
+            if str(doc.get("probe", "")).startswith("slakit-versions/"):
                 return extract_versions(doc)
-        raise ParseError("versions probe", "no probe JSON found")
+        found = versions_from_transcript(raw.stdout)
+        if found is not None:
+            return found
+        raise ParseError("versions probe", "neither the probe's JSON nor a transcript of standard commands "
+                                           "(`$ nvidia-smi -q`, `$ uname -r`, ...; see docs/acceptance.md)")
 
     def evaluate(self, criterion: Criterion, params: VersionsParams, metrics: dict[str, Any],
                  node: str | None) -> list[Verdict]:

@@ -1,5 +1,7 @@
-"""The acceptance certificate (PDF): summary verdict, per-criterion table, per-node detail,
-evidence hashes and a sign-off block for both parties.
+"""The acceptance certificate (PDF): the decision (`acceptance.decision`), the subset of a
+partial run and what it did not cover, waivers with their approvers, per-criterion table,
+per-node detail, evidence hashes and a sign-off block for both parties. A partial run's
+certificate says "PARTIAL — not an acceptance" in its banner and on every page.
 
 A function of the run document and the bundle manifest; reportlab's `invariant=1` makes the
 same inputs give the same bytes.
@@ -10,9 +12,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from acceptance.coverage import not_covered_lines, scope_text
 from acceptance.report.render import criterion_rows, measured_text, status_counts_text
 
-COLORS = {"pass": "#1b7f3b", "warn": "#b7791f", "fail": "#c53030", "skip": "#2b6cb0", "error": "#805ad5"}
+COLORS = {"pass": "#1b7f3b", "warn": "#b7791f", "fail": "#c53030", "skip": "#2b6cb0", "error": "#805ad5",
+          "not_run": "#9b2c2c", "waived": "#2c5282"}
+PARTIAL_COLOR = "#b7791f"
+# A results.json written before coverage was judged carries no decision: it is never shown as one.
+NO_DECISION = {"result": "unjudged", "accepted": False, "partial": False, "subset_result": None, "blocking": {},
+               "headline": "NO VERDICT — these results predate coverage judging; run accept evaluate again"}
 MAX_DETAIL_ROWS = 3000
 MAX_HASH_ROWS = 400
 
@@ -58,15 +66,26 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
     story.append(p(f"{contract.get('title') or contract['id']}", styles["Heading3"]))
     story.append(Spacer(1, 3 * mm))
 
-    verdict_word = {"pass": "ACCEPTED", "warn": "ACCEPTED WITH WARNINGS", "skip": "NOT FULLY TESTED",
-                    "fail": "NOT ACCEPTED", "error": "NOT ACCEPTED (UNJUDGED CRITERIA)"}[status]
-    if incomplete:
+    decision = doc.get("decision") or NO_DECISION
+    scope = doc.get("scope") or {}
+    verdict_word = decision["headline"]
+    if incomplete and not verdict_word.startswith("INCOMPLETE RUN"):
         verdict_word = "INCOMPLETE RUN — " + verdict_word
+    tone = (COLORS["pass"] if decision["accepted"] else PARTIAL_COLOR if decision["partial"]
+            else COLORS.get(status, COLORS["error"]))
     counts = ", ".join(f"{v} {k}" for k, v in doc["counts"].items() if v)
-    summary = Table([[Paragraph(f'<font size="16" color="{COLORS[status]}"><b>{verdict_word}</b></font>', body)],
-                     [p(f"Overall status: {status.upper()} — criteria: {counts}", body)]],
-                    colWidths=[170 * mm])
-    summary.setStyle(TableStyle([("BOX", (0, 0), (-1, -1), 1.2, colors.HexColor(COLORS[status])),
+    box = [[Paragraph(f'<font size="16" color="{tone}"><b>{_esc(verdict_word)}</b></font>', body)],
+           [p(f"Worst criterion status: {status.upper()} — criteria: {counts}", body)]]
+    if decision["partial"]:
+        box.append([p(f"Subset: {scope_text(scope)} — {decision.get('subset_result')}.", body)])
+        box += [[p(f"Not covered — {line}", body)] for line in not_covered_lines(scope)]
+        box.append([p("This run covered part of the contract only. It is not an acceptance of the cluster, "
+                      "whatever the results of the subset.", body)])
+    elif decision.get("blocking"):
+        box.append([p("Verdicts that block an acceptance: " + status_counts_text(decision["blocking"])
+                      + " (fail, error, not_run and skip block; pass, warn and waived do not).", body)])
+    summary = Table(box, colWidths=[170 * mm])
+    summary.setStyle(TableStyle([("BOX", (0, 0), (-1, -1), 1.2, colors.HexColor(tone)),
                                  ("TOPPADDING", (0, 0), (-1, -1), 6), ("BOTTOMPADDING", (0, 0), (-1, -1), 6)]))
     story += [summary, Spacer(1, 4 * mm)]
 
@@ -76,6 +95,10 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
         ["Run", f"{run.get('mode')} / {run.get('state')} — executor {run.get('executor') or '—'}"],
         ["Started / finished", f"{run.get('started') or '—'} / {run.get('finished') or '—'}"],
         ["Nodes", f"{len(run.get('nodes') or [])}: {_short_list(run.get('nodes') or [])}"],
+        ["Scope", (f"PARTIAL: {scope_text(scope)}" if decision["partial"] else
+                   f"the whole contract: {len(scope.get('criteria') or [])} criteria x "
+                   f"{scope.get('contract_nodes', '—')} nodes" if scope else "not recorded")],
+        ["Waivers judged as of", doc.get("as_of") or "—"],
         ["Evidence digest", (manifest or {}).get("digest", "no manifest")],
         ["Bundle verifies", "yes" if bundle_ok else "NO — files changed, missing or added since the manifest"],
     ]
@@ -88,8 +111,24 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
                            ("BACKGROUND", (0, 0), (0, -1), colors.HexColor("#f2f2f2"))]))
     story += [t, Spacer(1, 5 * mm)]
 
+    waivers = doc.get("waivers") or []
+    if waivers:
+        story.append(Paragraph("Waivers", styles["Heading2"]))
+        story.append(p("A waiver turns a named skip, fail or not_run into waived while it has not expired; "
+                       "an expired waiver changes nothing.", body))
+        wrows = [[p(h) for h in ("#", "Criterion / nodes", "Reason", "Approved by", "Expires", "State")]]
+        for w in waivers:
+            state = w["state"] + (f" ({w['verdicts_waived']} verdicts)" if w["state"] == "applied" else "")
+            wrows.append([p(w["index"]), id_cell(w["criterion"], w.get("nodes") or "all nodes"), p(w["reason"]),
+                          p(w["approved_by"]), p(w["expires"]),
+                          status_cell("waived" if w["state"] == "applied" else "error" if w["state"] == "expired"
+                                      else "skip", state)])
+        wt = Table(wrows, colWidths=[8 * mm, 36 * mm, 56 * mm, 30 * mm, 20 * mm, 20 * mm], repeatRows=1)
+        wt.setStyle(_grid(colors))
+        story += [wt, Spacer(1, 5 * mm)]
+
     story.append(Paragraph("Criteria", styles["Heading2"]))
-    rows = [[p(h) for h in ("Criterion / check", "Status / reason", "Measured (worst)", "Required", "Nodes")]]
+    rows = [[p(h) for h in ("Criterion / check", "Status / reason", "Measured (decisive)", "Required", "Nodes")]]
     by_id = {c["id"]: c for c in doc["criteria"]}
     for r in criterion_rows(doc):
         c = by_id[r["id"]]
@@ -177,9 +216,12 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
     st = Table(sign, colWidths=[85 * mm, 85 * mm])
     st.setStyle(TableStyle([("BOX", (0, 0), (0, -1), 0.5, colors.grey), ("BOX", (1, 0), (1, -1), 0.5, colors.grey),
                             ("TOPPADDING", (0, 2), (-1, -1), 10)]))
-    story.append(KeepTogether([Paragraph("Sign-off", styles["Heading2"]),
-                               p("The parties confirm that the criteria above were tested on the nodes listed, "
-                                 "with the evidence identified by the digest above.", body), Spacer(1, 2 * mm), st]))
+    confirm = ("The parties confirm that the criteria above were tested on the nodes listed, "
+               "with the evidence identified by the digest above.")
+    if not decision["accepted"]:
+        confirm = ("The parties confirm the results above, with the evidence identified by the digest above. "
+                   "This document is no acceptance of the cluster: " + verdict_word + ".")
+    story.append(KeepTogether([Paragraph("Sign-off", styles["Heading2"]), p(confirm, body), Spacer(1, 2 * mm), st]))
 
     out = Path(out)
     tmp = out.with_name(f".{out.name}.build")
@@ -199,6 +241,11 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
             canvas.setFont("Helvetica-Bold", 11)
             canvas.drawCentredString(A4[0] / 2, A4[1] - 9 * mm,
                                      f"{mark} — no signature vouches for this evidence bundle")
+        if decision["partial"]:
+            canvas.setFont("Helvetica-Bold", 8)
+            canvas.setFillColor(colors.HexColor(PARTIAL_COLOR))
+            canvas.drawCentredString(A4[0] / 2, A4[1] - (14 if mark else 10) * mm,
+                                     f"PARTIAL — not an acceptance: {scope_text(scope)}"[:140])
         canvas.restoreState()
 
     pdf.build(story, onFirstPage=footer, onLaterPages=footer)

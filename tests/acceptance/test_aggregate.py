@@ -46,10 +46,12 @@ def _crit(cid, *verdicts):
 @pytest.mark.parametrize(("statuses", "expected"), [
     (["pass", "pass"], "pass"),
     (["pass", "skip"], "skip"),
-    (["skip", "warn"], "warn"),
+    (["skip", "warn"], "skip"),           # skip blocks an acceptance, warn does not
     (["warn", "fail"], "fail"),
-    (["fail", "error"], "error"),
-    (["error", "pass", "skip", "warn", "fail"], "error"),
+    (["fail", "error"], "fail"),          # a fail is a definite answer
+    (["error", "pass", "skip", "warn", "fail"], "fail"),
+    (["error", "not_run", "skip"], "error"),
+    (["waived", "warn", "pass"], "waived"),
 ])
 def test_node_status_is_the_worst_of_its_verdicts(statuses, expected):
     contract = load_contract_text(CONTRACT)
@@ -73,11 +75,11 @@ def test_racks_follow_the_topology_and_unknown_nodes_are_grouped_apart():
     assert [(r["rack"], r["status"], r["nodes"]) for r in agg["racks"]] == [
         ("r1", "skip", 1), ("r2", "fail", 2), ("(not in contract)", "warn", 1)]   # r3 had no verdicts
     r2 = agg["racks"][1]
-    assert r2["node_counts"] == {"error": 0, "fail": 1, "warn": 0, "skip": 0, "pass": 1}
-    assert r2["counts"] == {"error": 0, "fail": 1, "warn": 0, "skip": 0, "pass": 3}
+    assert r2["node_counts"] == {"error": 0, "fail": 1, "warn": 0, "skip": 0, "pass": 1, "not_run": 0, "waived": 0}
+    assert r2["counts"] == {"error": 0, "fail": 1, "warn": 0, "skip": 0, "pass": 3, "not_run": 0, "waived": 0}
     o = agg["overall"]
     assert o["status"] == "fail" and o["nodes"] == 4
-    assert o["cluster_counts"] == {"error": 0, "fail": 0, "warn": 0, "skip": 1, "pass": 1}
+    assert o["cluster_counts"] == {"error": 0, "fail": 0, "warn": 0, "skip": 1, "pass": 1, "not_run": 0, "waived": 0}
     assert sum(o["counts"].values()) == 9                                        # every verdict once
     assert {n["node"]: n["criteria"] for n in agg["nodes"]}["n4"] == {"a": "fail"}
 
@@ -100,11 +102,11 @@ def _handover(tmp_path, executor="slurm"):
     good = (FIXTURES / "iperf3" / "iperf3_tcp_loopback_t2.json").read_text()
     refused = (FIXTURES / "iperf3" / "iperf3_error_connection_refused.json").read_text()
     (b / "raw" / "eth").mkdir(parents=True)
-    for node in ("n1", "n2", "n3", "x9"):
-        (b / "raw" / "eth" / f"{node}.txt").write_text(good)
+    for node in ("n1", "n2", "n3", "x9"):       # the client's host as iperf3 names it: the node
+        (b / "raw" / "eth" / f"{node}.txt").write_text(good.replace('"Linux vm ', f'"Linux {node} '))
     (b / "raw" / "eth" / "n4.json").write_text(json.dumps(
         {"node": "n4", "rc": 1, "started": None, "finished": None, "timed_out": False, "error": None,
-         "stdout": refused, "stderr": ""}))
+         "stdout": refused.replace('"Linux vm ', '"Linux n4 '), "stderr": ""}))
     (b / "raw" / "topology.node-list").mkdir()
     # Slurm knows n1..n3, n5, n6 and x9; the contract lists n1..n6.
     (b / "raw" / "topology.node-list" / "_cluster.txt").write_text(
@@ -122,22 +124,29 @@ def test_handed_over_slurm_bundle_reports_the_node_list_and_rolls_up(tmp_path):
     assert (first["id"], first["check"], first["status"]) == ("topology.node-list", "slurm.node_list", "fail")
     assert [(v["node"], v["status"], v["reason"]) for v in first["verdicts"]] == [
         ("n4", "fail", "node_missing_in_scheduler"), ("x9", "warn", "node_not_in_contract")]
-    assert doc["counts"] == {"error": 1, "fail": 1, "warn": 0, "skip": 0, "pass": 0}
+    # eth: n4 refused (error), n5 and n6 have no evidence (not_run), x9 is not judged (warn).
+    assert doc["counts"] == {"error": 1, "fail": 1, "warn": 0, "skip": 0, "pass": 0, "not_run": 0, "waived": 0}
+    eth = doc["criteria"][1]
+    assert eth["status"] == "error"
+    assert sorted((v["node"], v["status"], v["reason"]) for v in eth["verdicts"] if v["status"] != "pass") == [
+        ("n4", "error", eth["reason"]), ("n5", "not_run", "no_evidence"), ("n6", "not_run", "no_evidence"),
+        ("x9", "warn", "evidence_not_in_scope")]
     agg = doc["aggregate"]
     assert {n["node"]: n["status"] for n in agg["nodes"]} == {
-        "n1": "pass", "n2": "pass", "n3": "pass", "n4": "error", "x9": "warn"}
+        "n1": "pass", "n2": "pass", "n3": "pass", "n4": "fail", "n5": "not_run", "n6": "not_run", "x9": "warn"}
     assert [(r["rack"], r["status"], r["nodes"]) for r in agg["racks"]] == [
-        ("r1", "pass", 2), ("r2", "error", 2), ("(not in contract)", "warn", 1)]
+        ("r1", "pass", 2), ("r2", "fail", 2), ("r3", "not_run", 2), ("(not in contract)", "warn", 1)]
 
     # Every renderer shows it: table (summary lines), JUnit, PDF certificate.
     buf = io.StringIO()
     render_table(doc, Console(file=buf, width=200, color_system=None))
     text = buf.getvalue()
     assert "topology.node-list" in text and "node_missing_in_scheduler" in text
-    assert "rack r2 error: 2 node(s) — error 1, pass 1" in text
+    assert "rack r2 fail: 2 node(s) — fail 1, pass 1" in text
     assert "not in the contract's topology warn: 1 node(s) — warn 1" in text
-    assert "overall error: 5 node(s) — error 1, warn 1, pass 3" in text
-    assert "node n4 (rack r2) error: topology.node-list fail, eth error" in text
+    assert "overall fail: 7 node(s) — fail 1, not_run 2, warn 1, pass 3" in text
+    assert "node n4 (rack r2) fail: topology.node-list fail, eth error" in text
+    assert "REJECTED" in text
     junit = ET.fromstring((b / "junit.xml").read_bytes())
     suite = junit.find("testsuite[@name='topology.node-list']")
     assert suite.get("failures") == "1" and suite.get("tests") == "2"
@@ -157,7 +166,8 @@ def test_local_runs_have_no_node_list_finding(tmp_path):
     r = CliRunner().invoke(main, ["accept", "evaluate", str(contract), str(b), "--format", "json"])
     doc = json.loads(r.stdout)
     assert [c["id"] for c in doc["criteria"]] == ["eth"]
-    assert doc["aggregate"]["overall"]["node_counts"]["pass"] == 4
+    assert doc["aggregate"]["overall"]["node_counts"]["pass"] == 3        # n1..n3; x9 is not in the contract
+    assert doc["decision"]["result"] == "unjudged" and r.exit_code == 1    # n4 refused, n5, n6 not run
 
 
 def test_summary_lines_are_capped_for_large_fleets():

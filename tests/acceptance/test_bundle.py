@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 from xml.etree import ElementTree as ET
@@ -21,6 +22,7 @@ from acceptance.runner import RunOptions, evaluate_bundle, run_acceptance
 from slakit.cli import main
 from slaschema.errors import InputError
 from tests.acceptance.conftest import REPO, contract_with, load, realdata
+from tests.contracts import small_contract
 
 CRITERIA = """
 - id: fs-write
@@ -49,8 +51,11 @@ def contract(tmp_path):
     return contract_with(tmp_path, CRITERIA.replace("TMP", str(data)))
 
 
+HOST = socket.gethostname().split(".")[0]     # the node a local run is filed under: this host
+
+
 def run(contract_path: Path, out: Path, **kw):
-    opts = RunOptions(out=out, nodes=["local"], **kw)
+    opts = RunOptions(out=out, nodes=[HOST], **kw)
     return run_acceptance(load(contract_path), opts, LocalExecutor())
 
 
@@ -68,13 +73,13 @@ def test_run_writes_a_complete_verifiable_bundle(bundle):
     assert by_id["fs-impossible"]["status"] == "fail" and by_id["fs-impossible"]["reason"] == "below_min"
     assert by_id["sw"]["status"] == "pass"
     assert doc["status"] == "fail" and doc["run"]["state"] == "complete"
-    assert (out / "raw" / "fs-write" / "local.json").is_file()
-    assert (out / "metrics" / "fs-write" / "local.json").is_file()
+    assert (out / "raw" / "fs-write" / f"{HOST}.json").is_file()
+    assert (out / "metrics" / "fs-write" / f"{HOST}.json").is_file()
     assert json.loads((out / "results.json").read_text()) == json.loads(json.dumps(doc))
     res = verify(out)
     assert res.ok and res.checked == len([p for p in out.rglob("*") if p.is_file()]) - 1
     manifest = json.loads((out / "manifest.json").read_text())
-    assert set(manifest["files"]) >= {"results.json", "junit.xml", "run.json", "raw/fs-write/local.json"}
+    assert set(manifest["files"]) >= {"results.json", "junit.xml", "run.json", f"raw/fs-write/{HOST}.json"}
     # JUnit parses and counts what results.json says.
     root = ET.parse(out / "junit.xml").getroot()
     assert root.tag == "testsuites"
@@ -90,12 +95,12 @@ def test_verify_detects_changed_missing_added_and_edited_manifest(bundle, tmp_pa
         b = tmp_path / f"copy-{case}"
         shutil.copytree(out, b)
         if case == "changed":
-            p = b / "raw" / "fs-write" / "local.json"
+            p = b / "raw" / "fs-write" / f"{HOST}.json"
             doc = json.loads(p.read_text())
             doc["stdout"] = doc["stdout"].replace('"bw_bytes"', '"bw_bytes" ', 1)
             p.write_text(json.dumps(doc))
         elif case == "missing":
-            (b / "metrics" / "sw" / "local.json").unlink()
+            (b / "metrics" / "sw" / f"{HOST}.json").unlink()
         elif case == "added":
             (b / "raw" / "fs-write" / "extra.txt").write_text("planted")
         else:
@@ -105,9 +110,9 @@ def test_verify_detects_changed_missing_added_and_edited_manifest(bundle, tmp_pa
         res = verify(b)
         assert not res.ok
         if case == "changed":
-            assert res.changed == ("raw/fs-write/local.json",)
+            assert res.changed == (f"raw/fs-write/{HOST}.json",)
         elif case == "missing":
-            assert res.missing == ("metrics/sw/local.json",)
+            assert res.missing == (f"metrics/sw/{HOST}.json",)
         elif case == "added":
             assert res.added == ("raw/fs-write/extra.txt",)
         else:
@@ -120,15 +125,15 @@ def test_verify_detects_changed_missing_added_and_edited_manifest(bundle, tmp_pa
 
 def test_resume_keeps_finished_checks_and_refuses_tampering_or_another_contract(bundle, tmp_path):
     contract, out, first = bundle
-    raw_before = (out / "raw" / "fs-write" / "local.json").read_bytes()
+    raw_before = (out / "raw" / "fs-write" / f"{HOST}.json").read_bytes()
     with pytest.raises(InputError) as e:
         run(contract, out)
     assert e.value.problems[0].code == "bundle_exists"
     events = []
-    doc = run_acceptance(load(contract), RunOptions(out=out, nodes=["local"], resume=True), LocalExecutor(),
+    doc = run_acceptance(load(contract), RunOptions(out=out, nodes=[HOST], resume=True), LocalExecutor(),
                          on_event=lambda kind, p, info: events.append((kind, p.criterion.id)))
     assert {k for k, _ in events} == {"resumed"}
-    assert (out / "raw" / "fs-write" / "local.json").read_bytes() == raw_before
+    assert (out / "raw" / "fs-write" / f"{HOST}.json").read_bytes() == raw_before
     assert [c["status"] for c in doc["criteria"]] == [c["status"] for c in first["criteria"]]
     assert verify(out).ok
     other = contract_with(tmp_path, CRITERIA.replace("TMP", str(tmp_path)).replace("100000", "99999"), "other.yaml")
@@ -185,13 +190,17 @@ def test_evaluate_a_handed_over_bundle_of_real_outputs(tmp_path):
     for rel, src in files.items():
         (b / "raw" / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(src, b / "raw" / rel)
-    contract = contract_with(tmp_path, REALDATA_CRITERIA)
+    # A one-node contract (gpu01), so the bundle covers the whole scope.
+    contract = tmp_path / "one-node.yaml"
+    contract.write_text(small_contract("one-node", {"r1": "gpu01"}, "acceptance:\n  criteria:\n"
+                                       + textwrap.indent(REALDATA_CRITERIA.strip("\n"), "    ") + "\n"))
     r = CliRunner().invoke(main, ["accept", "evaluate", str(contract), str(b), "--write", "--format", "json"])
     assert r.exit_code == 1, r.output
     doc = json.loads(r.output)
     status = {c["id"]: (c["status"], c["reason"]) for c in doc["criteria"]}
     assert status == {"nccl-1g": ("pass", "within_bounds"), "inventory": ("skip", "memory_health_not_reported"),
                       "dcgm": ("fail", "diag_test_failed"), "xid": ("fail", "above_max")}
+    assert doc["decision"]["result"] == "rejected" and not doc["scope"]["partial"]
     assert verify(b).ok
     pdf = tmp_path / "acceptance.pdf"
     r = CliRunner().invoke(main, ["accept", "report", str(b), "-o", str(pdf)])
@@ -199,7 +208,8 @@ def test_evaluate_a_handed_over_bundle_of_real_outputs(tmp_path):
     from pypdf import PdfReader
 
     text = "\n".join(page.extract_text() for page in PdfReader(str(pdf)).pages)
-    for needle in ("Acceptance certificate", "NOT ACCEPTED", "nccl-1g", "diag_test_failed", "gpu01",
+    assert "ACCEPTED" not in text
+    for needle in ("Acceptance certificate", "REJECTED", "nccl-1g", "diag_test_failed", "gpu01",
                    "For the provider", "For the customer", json.loads((b / "manifest.json").read_text())["digest"][:16]):
         assert needle in text
     first = pdf.read_bytes()

@@ -50,9 +50,11 @@ def test_judge_value_table(measured, bounds, status, reason):
         ([], Status.PASS),
         (["pass"], Status.PASS),
         (["pass", "skip"], Status.SKIP),
-        (["skip", "warn", "pass"], Status.WARN),
+        (["skip", "warn", "pass"], Status.SKIP),
         (["warn", "fail", "skip"], Status.FAIL),
-        (["fail", "error"], Status.ERROR),
+        (["fail", "error"], Status.FAIL),
+        (["not_run", "skip", "waived"], Status.NOT_RUN),
+        (["waived", "warn"], Status.WAIVED),
         (["error", "pass", "pass"], Status.ERROR),
         (["skip", "skip"], Status.SKIP),
     ],
@@ -62,7 +64,7 @@ def test_precedence_table(statuses, expected):
 
 
 def test_precedence_order_is_written_down():
-    assert [str(s) for s in PRECEDENCE] == ["error", "fail", "warn", "skip", "pass"]
+    assert [str(s) for s in PRECEDENCE] == ["fail", "error", "not_run", "skip", "waived", "warn", "pass"]
 
 
 def test_bounds_from_criterion_durations_in_seconds():

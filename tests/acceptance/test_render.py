@@ -53,7 +53,7 @@ def test_junit_counts_and_cases():
 def test_rows_and_table_show_the_worst_verdict():
     rows = criterion_rows(DOC)
     assert rows[0] == {"id": "fs", "check": "storage.fio", "status": "fail", "measured": "3.25 GB/s",
-                       "expected": "read_gbps >= 20 GB/s", "reason": "below_min", "nodes": "1/2 bad"}
+                       "expected": "read_gbps >= 20 GB/s", "reason": "below_min", "nodes": "2: 1 bad"}
     buf = io.StringIO()
     render_table(DOC, Console(file=buf, width=160, color_system=None))
     text = buf.getvalue()

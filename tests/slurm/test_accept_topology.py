@@ -67,7 +67,8 @@ def test_node_list_finding_drained_node_and_per_rack_rollup(slurm_cluster, tmp_p
     assert node_list["id"] == "topology.node-list" and node_list["status"] == "fail"
     assert [(v["node"], v["status"], v["reason"]) for v in node_list["verdicts"]] == [
         ("gpu-05", "fail", "node_missing_in_scheduler")]
-    assert doc["counts"]["fail"] >= 1 and doc["status"] == "error"
+    assert doc["counts"]["fail"] >= 1 and doc["status"] == "fail"          # a fail decides over errors
+    assert doc["decision"]["result"] == "rejected" and not doc["scope"]["partial"]
 
     # The drained node (and the unknown one) are errors for that node; the run went on.
     for cid in ("sw", "fs"):
@@ -82,15 +83,16 @@ def test_node_list_finding_drained_node_and_per_rack_rollup(slurm_cluster, tmp_p
     agg = doc["aggregate"]
     nodes = {n["node"]: n for n in agg["nodes"]}
     assert {n: e["status"] for n, e in nodes.items()} == {
-        "gpu-01": "pass", "gpu-02": "pass", "gpu-03": "error", "gpu-04": "pass", "gpu-05": "error"}
+        "gpu-01": "pass", "gpu-02": "pass", "gpu-03": "error", "gpu-04": "pass", "gpu-05": "fail"}
     assert nodes["gpu-03"]["criteria"] == {"sw": "error", "fs": "error"}
     assert nodes["gpu-05"]["criteria"] == {"topology.node-list": "fail", "sw": "error", "fs": "error"}
-    assert nodes["gpu-05"]["counts"] == {"error": 2, "fail": 1, "warn": 0, "skip": 0, "pass": 0}
-    assert [(r["rack"], r["status"], r["nodes"]) for r in agg["racks"]] == [("r1", "pass", 2), ("r2", "error", 3)]
+    assert nodes["gpu-05"]["counts"] == {"error": 2, "fail": 1, "warn": 0, "skip": 0, "pass": 0, "not_run": 0,
+                                         "waived": 0}
+    assert [(r["rack"], r["status"], r["nodes"]) for r in agg["racks"]] == [("r1", "pass", 2), ("r2", "fail", 3)]
     r2 = agg["racks"][1]
-    assert r2["node_counts"] == {"error": 2, "fail": 0, "warn": 0, "skip": 0, "pass": 1}
-    assert agg["overall"]["status"] == "error" and agg["overall"]["nodes"] == 5
-    assert agg["overall"]["node_counts"]["pass"] == 3 and agg["overall"]["node_counts"]["error"] == 2
+    assert r2["node_counts"] == {"error": 1, "fail": 1, "warn": 0, "skip": 0, "pass": 1, "not_run": 0, "waived": 0}
+    assert agg["overall"]["status"] == "fail" and agg["overall"]["nodes"] == 5
+    assert agg["overall"]["node_counts"]["pass"] == 3 and agg["overall"]["node_counts"]["error"] == 1
 
     # The same in the bundle: raw sinfo output, results.json, JUnit; it verifies and re-judges alike.
     assert (out / "raw" / "topology.node-list" / "_cluster.json").is_file()

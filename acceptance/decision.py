@@ -1,0 +1,84 @@
+"""The decision of a run document: accepted or not, and the one line every output leads with.
+
+- ACCEPTED (WITH WARNINGS / WITH WAIVERS): every criterion of the contract has evidence on
+  every node and group in scope, the scope is the whole contract, and every verdict is a
+  pass, warn or waived.
+- PARTIAL — not an acceptance: the run was limited by `--only` or `--nodes`; what it covered
+  may pass, but it is never an acceptance. The outputs list what was not covered.
+- REJECTED: a criterion failed. NO VERDICT: a criterion could not be judged (error).
+  INCOMPLETE: a criterion was not run (not_run) or skipped somewhere in scope.
+
+Exit status 0 when nothing in scope blocks (an acceptance, or a partial run whose subset
+passed), 1 otherwise, also when there was nothing to judge. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from acceptance.results import ACCEPTING, PRECEDENCE, Status
+
+BLOCKING = (Status.FAIL, Status.ERROR, Status.NOT_RUN, Status.SKIP)
+HEADLINES = {
+    "accepted": "ACCEPTED",
+    "accepted_with_warnings": "ACCEPTED WITH WARNINGS",
+    "accepted_with_waivers": "ACCEPTED WITH WAIVERS",
+    "partial": "PARTIAL — not an acceptance",
+    "rejected": "REJECTED — a criterion failed",
+    "unjudged": "NO VERDICT — a criterion could not be judged",
+    "incomplete": "INCOMPLETE — not every criterion was tested on every node in scope",
+    "empty": "NO VERDICT — nothing was judged",
+}
+SUBSET = {
+    "pass": "everything in the subset passed",
+    "rejected": "in the subset a criterion failed",
+    "unjudged": "in the subset a criterion could not be judged",
+    "incomplete": "in the subset a criterion was not run or was skipped",
+    "empty": "nothing in the subset was judged",
+}
+
+
+def decide(criteria: Sequence[Mapping[str, Any]], scope: Mapping[str, Any] | None, state: str | None) -> dict[str, Any]:
+    counts = {str(s): 0 for s in PRECEDENCE}
+    for c in criteria:
+        for v in c.get("verdicts", []):
+            counts[v["status"]] += 1
+    blocking = {str(s): counts[str(s)] for s in BLOCKING if counts[str(s)]}
+    partial = bool((scope or {}).get("partial"))
+    interrupted = state not in (None, "complete")
+    if not criteria or not any(counts.values()):
+        inner = "empty"
+    elif counts["fail"]:
+        inner = "rejected"
+    elif counts["error"]:
+        inner = "unjudged"
+    elif blocking or interrupted:
+        inner = "incomplete"
+    else:
+        inner = "pass"
+    if partial:
+        result = "partial"
+    elif inner != "pass":
+        result = inner
+    elif counts["waived"]:
+        result = "accepted_with_waivers"
+    elif counts["warn"]:
+        result = "accepted_with_warnings"
+    else:
+        result = "accepted"
+    headline = HEADLINES[result]
+    if interrupted and not partial:
+        headline = "INCOMPLETE RUN — " + headline
+    accepted = result.startswith("accepted")
+    ok = inner == "pass" and all(Status(s) in ACCEPTING for s, k in counts.items() if k)
+    return {
+        "result": result,
+        "accepted": accepted,
+        "partial": partial,
+        "headline": headline,
+        "subset_result": SUBSET["pass" if inner == "pass" else inner] if partial else None,
+        "blocking": blocking,
+        "verdict_counts": counts,
+        "exit_status": 0 if ok else 1,
+    }
