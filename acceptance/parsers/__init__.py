@@ -29,11 +29,14 @@ from acceptance.parsers.iperf3 import Iperf3Record, parse_iperf3
 from acceptance.parsers.iperf3 import split_samples as split_iperf3
 from acceptance.parsers.nccl_tests import NcclRecord, parse_nccl_tests
 from acceptance.parsers.nccl_tests import split_samples as split_nccl_tests
-from acceptance.parsers.nvidia_smi import NvidiaSmiRecord, TopoRecord, parse_nvidia_smi, parse_nvidia_smi_topo
+from acceptance.parsers.nvidia_smi import MISALIGNED, NvidiaSmiRecord, TopoRecord, parse_nvidia_smi, parse_nvidia_smi_topo
 from acceptance.parsers.nvidia_smi import split_samples as split_nvidia_smi
 from acceptance.parsers.nvidia_smi import split_topo_samples as split_nvidia_smi_topo
 from acceptance.parsers.xid import XidRecord, parse_xid
 from acceptance.parsers.xid import split_samples as split_xid
+
+# The codes a parser refuses input with: nothing recognisable, or a matrix it cannot line up.
+PARSE_CODES = frozenset({UNPARSEABLE, MISALIGNED})
 
 PARSERS: dict[str, Callable[[str], Record]] = {
     "nvidia-smi": parse_nvidia_smi,
@@ -82,7 +85,7 @@ def parse_all(tool: str, text: str) -> list[Record]:
 
 
 __all__ = [
-    "PARSERS", "SPLITTERS", "UNPARSEABLE", "ParseError", "Record", "parse", "parse_all",
+    "PARSERS", "PARSE_CODES", "SPLITTERS", "UNPARSEABLE", "ParseError", "Record", "parse", "parse_all",
     "DcgmRecord", "FioRecord", "IbBwRecord", "IbstatRecord", "Iperf3Record", "NcclRecord",
     "NvidiaSmiRecord", "TopoRecord", "XidRecord",
     "parse_dcgmi", "parse_fio", "parse_ib_write_bw", "parse_ibstat", "parse_iperf3",
