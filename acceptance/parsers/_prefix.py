@@ -108,8 +108,9 @@ def detect_prefix(lines: list[str]) -> str | None:
         counts: dict[str, int] = {}
         for label in hits:
             counts[label] = counts.get(label, 0) + 1
-        # every label leads several lines: a real per-line prefix, not a "key: value" list
-        if all(n >= 2 for n in counts.values()) and len(counts) <= max(1, len(hits) // 3):
+        # labels that lead several lines carry nearly all hits: a real per-line prefix, not a
+        # "key: value" list
+        if sum(n for n in counts.values() if n >= 2) >= 0.9 * len(hits):
             return kind
     quoted = sum(1 for ln in nonblank if _QUOTE.match(ln))
     if quoted >= 2 and quoted >= 0.6 * len(nonblank):
