@@ -183,17 +183,22 @@ def cut_last_line(lines: list[str], text: str) -> list[str]:
 R = TypeVar("R", bound=Record)
 
 
-def prepassed(anchors: Iterable[re.Pattern[str]] = ()) -> Callable[[Callable[..., R]], Callable[..., R]]:
+def prepassed(anchors: Iterable[re.Pattern[str]] = (),
+              prefer: re.Pattern[str] | None = None) -> Callable[[Callable[..., R]], Callable[..., R]]:
     """Decorate a `parse_<tool>(text, ...)`: run it on each segment of `text` (prefix stripped,
-    indentation at `anchors` removed) until one parses, and put that segment's `source` on the
-    record. Raises the first segment's ParseError when none parses."""
+    indentation at `anchors` removed; segments that `prefer` matches first) until one parses,
+    and put that segment's `source` on the record. Raises the first segment's ParseError when
+    none parses."""
     anchor_list = list(anchors)
 
     def deco(fn: Callable[..., R]) -> Callable[..., R]:
         @wraps(fn)
         def wrapper(text: str, *args: Any, **kwargs: Any) -> R:
             first: ParseError | None = None
-            for seg in segments(text):
+            segs = segments(text)
+            if prefer is not None and len(segs) > 1:
+                segs = sorted(segs, key=lambda s: prefer.search(s.text) is None)
+            for seg in segs:
                 body = seg.text
                 for anchor in anchor_list:
                     body = dedent_at(body, anchor)

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from acceptance.parsers._common import ParseError, Record, clean_text, close_truncated_json, iter_json_objects, to_float, to_int
+from acceptance.parsers._prefix import Source, prepassed, strip_prefixes
 
 TOOL = "fio"
 
@@ -90,6 +91,7 @@ class FioRecord(Record):
     errors: int
     global_options: dict[str, str]
     jobs: tuple[FioJob, ...]
+    source: Source | None = None
 
 
 def _is_fio_doc(doc: Any) -> bool:
@@ -129,7 +131,7 @@ def _find_document(text: str) -> tuple[dict, bool] | None:
 def split_samples(text: str) -> list[str]:
     """Each complete fio JSON document in `text`, as text; a commented or cut-off document
     (which `parse_fio` also reads) is returned whole."""
-    text = clean_text(text)
+    text = strip_prefixes(clean_text(text))
     out = []
     decoder = json.JSONDecoder()
     for pos, doc in iter_json_objects(text):
@@ -178,8 +180,9 @@ def _direction(d: Any) -> FioDirection | None:
     bw_bytes = to_float(d.get("bw_bytes"))
     if bw_bytes is None and to_float(d.get("bw")) is not None:
         bw_bytes = to_float(d.get("bw")) * 1024  # "bw" is KiB/s
-    clat_mean = to_float(clat.get("mean"))
-    lat_mean = to_float(lat.get("mean")) if lat else None
+    # gtod_reduce=1 and similar runs record no latency samples ("N": 0): a mean of 0 is no measurement
+    clat_mean = to_float(clat.get("mean")) if clat.get("N") != 0 else None
+    lat_mean = to_float(lat.get("mean")) if lat and lat.get("N") != 0 else None
     return FioDirection(
         io_bytes=io_bytes,
         bw_bytes=bw_bytes,
@@ -247,6 +250,7 @@ def _max(values: list[float | None]) -> float | None:
     return max(present) if present else None
 
 
+@prepassed()
 def parse_fio(text: str) -> FioRecord:
     """Parse the first fio JSON document in `text`."""
     text = clean_text(text)

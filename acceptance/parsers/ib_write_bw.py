@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 from acceptance.parsers._common import ParseError, Record, clean_text, to_int
+from acceptance.parsers._prefix import Source, cut_last_line, prepassed, strip_prefixes
 
 TOOL = "ib_write_bw"
 
@@ -66,6 +67,7 @@ class IbBwRecord(Record):
     bw_avg_gbps: float | None
     bw_peak_gbps: float | None
     error: str | None
+    source: Source | None = None
 
     def bw_at(self, size_bytes: int) -> float | None:
         for row in self.rows:
@@ -91,8 +93,8 @@ def _table_end(line: str) -> bool:
 
 def split_samples(text: str) -> list[str]:
     """Each perftest run in `text`: from the end of the previous table to the end of this one."""
-    text = clean_text(text)
-    lines = text.splitlines()
+    text = strip_prefixes(clean_text(text))
+    lines = cut_last_line(text.split("\n"), text)
     out: list[str] = []
     start = 0
     i = 0
@@ -101,7 +103,7 @@ def split_samples(text: str) -> list[str]:
             j = i + 1
             while j < len(lines) and not _table_end(lines[j]):
                 j += 1
-            out.append("\n".join(lines[start:j + 1]))
+            out.append("\n".join(lines[start:j + 1]) + "\n")
             start = j + 1
             i = j + 1
             continue
@@ -109,6 +111,7 @@ def split_samples(text: str) -> list[str]:
     return out
 
 
+@prepassed()
 def parse_ib_write_bw(text: str) -> IbBwRecord:
     """Parse the first perftest bandwidth run in `text`."""
     text = clean_text(text)
