@@ -5,7 +5,10 @@ Every port of the selected devices must be Active / LinkUp (else `port_down`). M
 `bw_gbps` (slowest HCA's average write bandwidth, Gb/s), `port_rate_gbps` (slowest port's
 link rate), `symbol_errors` (sum of the ports' symbol error counters). expect keys:
 `rate_gbps` (minimum link rate of every port), `devices` (number of HCAs present).
-Without InfiniBand on the node the criterion is skipped (`no_infiniband`).
+Without InfiniBand on the node the criterion is skipped (`no_infiniband`). A listing the
+parser marks incomplete (ibstat stopped by `ibpanic:`, a port without its state file) is an
+error per problem (`listing_incomplete`, `port_state_missing`): the ports it never listed are
+not judged as present.
 """
 
 from __future__ import annotations
@@ -94,6 +97,10 @@ class IbCheck(Check):
             out.append(verdict(cid, node, Status.PASS if n == want else Status.FAIL,
                                "as_expected" if n == want else "device_count_mismatch", measured=n,
                                expected=f"{want} HCAs", remediation="" if n == want else "install/enable every HCA"))
+        for n in metrics.get("listing_errors") or []:
+            out.append(verdict(cid, node, Status.ERROR, n["code"], measured=n["message"][:300],
+                               expected="a complete port listing", details={"device": n.get("device")},
+                               remediation="the HCA could not be read: check its driver (ibstat, dmesg for mlx5 errors)"))
         for dev, err in (metrics.get("bw_errors") or {}).items():
             out.append(verdict(cid, node, Status.ERROR, "tool_failed", measured=err, expected=f"ib_write_bw on {dev}",
                                remediation="ib_write_bw did not complete on this HCA; see the raw output"))
@@ -110,8 +117,10 @@ def ib_metrics(doc: dict[str, Any]) -> dict[str, Any]:
     if doc.get("skip"):
         return {"skip_reason": str(doc["skip"]), "remediation": "no InfiniBand HCA on this node"}
     ports: list[dict[str, Any]] = []
+    listing_errors: list[dict[str, Any]] = []
     if (doc.get("sysfs") or "").strip():
         rec = parse_ibstat(doc["sysfs"])
+        listing_errors = [n.to_json() for n in rec.errors]
         for p in rec.ports:
             ports.append({"ca": p.ca, "port": p.port, "state": p.state, "physical_state": p.physical_state,
                           "rate_gbps": p.rate_gbps, "link_layer": p.link_layer,
@@ -138,6 +147,7 @@ def ib_metrics(doc: dict[str, Any]) -> dict[str, Any]:
     return {
         "present": doc.get("present", []),
         "ports": ports,
+        "listing_errors": listing_errors,
         "bw": bw,
         "bw_errors": errors,
         "bw_gbps": min(bw.values()) if bw else None,
