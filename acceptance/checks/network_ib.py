@@ -139,6 +139,8 @@ def ib_metrics(doc: dict[str, Any]) -> dict[str, Any]:
             continue
         if r.error or r.bw_avg_gbps is None:
             errors[dev] = r.error or "no bandwidth reported"
+        elif not r.complete:
+            errors[dev] = "the ib_write_bw output ends inside its result table (cut off): the largest size may be missing"
         else:
             bw[dev] = r.bw_avg_gbps
     ib_ports = [p for p in ports if p.get("link_layer") in (None, "InfiniBand")]

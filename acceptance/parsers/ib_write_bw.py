@@ -18,7 +18,7 @@ Stable JSON of `IbBwRecord.to_json()`:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from acceptance.parsers._common import ParseError, Record, clean_text, to_int
 from acceptance.parsers._prefix import Source, cut_last_line, prepassed, strip_prefixes
@@ -67,6 +67,7 @@ class IbBwRecord(Record):
     bw_avg_gbps: float | None
     bw_peak_gbps: float | None
     error: str | None
+    complete: bool = True
     source: Source | None = None
 
     def bw_at(self, size_bytes: int) -> float | None:
@@ -142,7 +143,10 @@ def parse_ib_write_bw(text: str) -> IbBwRecord:
     error = None
     if not rows:
         error = next((m.group(0).strip() for p in _FAILURES if (m := p.search(sample))), "result table has no rows")
-    return _record(sample, rows, unit, error)
+    # perftest closes its table with a dashed line; without it the paste was cut inside the table
+    complete = any(ln.strip().startswith("---") for ln in sample[head.end():].splitlines())
+    rec = _record(sample, rows, unit, error)
+    return rec if complete else replace(rec, complete=False)
 
 
 def _record(sample: str, rows: list[IbBwRow], unit: str | None, error: str | None) -> IbBwRecord:

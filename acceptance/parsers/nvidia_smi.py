@@ -981,6 +981,8 @@ def _split_cells(cells: list[str], ncols: int) -> list[str] | None:
             out.append(c)
     if len(out) < ncols or not all(_LINKS.fullmatch(c) for c in out[:ncols]):
         return None
+    if len(out) > ncols and _LINKS.fullmatch(out[ncols]):
+        return None  # a link cell where the affinity should be: more cells than header columns
     return out
 
 
@@ -999,6 +1001,8 @@ def parse_nvidia_smi_topo(text: str) -> TopoRecord:
     lines = sample.split("\n")
     if len(samples) == 1:
         lines = cut_last_line(lines, text)
+    if len(lines) < 2:
+        raise ParseError("nvidia-smi topo -m", "matrix header without rows")
     header = lines[0]
     cols = _TOPO_COL.findall(header)
     dev_cols = [c for c in cols if re.fullmatch(r"(GPU|NIC|mlx5_)\S*", c)]
