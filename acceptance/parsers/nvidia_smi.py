@@ -161,7 +161,7 @@ _QUERY_START = re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$", re.M)
 # "KMD Version: ... CUDA UMD Version: ..." (groups: nvidia-smi version, label, driver, CUDA).
 _TABLE_HEAD = re.compile(r"NVIDIA-SMI\s+(\S+)\s+(Driver|KMD) Version:\s*(\S+)(?:\s+CUDA(?: UMD)? Version:\s*(\S+))?")
 _ANCHORS = (re.compile(r"^[ \t]*[|+]?[ \t]*NVIDIA-SMI\s+\S+\s+(?:Driver|KMD) Version:"), re.compile(r"^[ \t]+=+\s*NVSMI LOG\s*=+\s*$"))
-_PCI = re.compile(r"\b([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\b")
+_PCI = re.compile(r"(?<![0-9A-Fa-f])([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])(?![0-9A-Fa-f])")
 # Status lines nvidia-smi prints instead of, or besides, its data: (pattern, code, kind).
 _STATUS = [
     (re.compile(r"fallen off the bus", re.I), "gpu_fell_off_bus", "error"),
@@ -191,10 +191,16 @@ def split_samples(text: str) -> list[str]:
     out = []
     for k, (s, e) in enumerate(spans):
         nxt = spans[k + 1][0] if k + 1 < len(spans) else len(text)
-        tail = text[e:nxt]
-        keep = "".join(ln for ln in tail.splitlines(keepends=True) if _status_of(ln) is not None)
-        out.append(text[s:e] + ("\n" if keep and not text[s:e].endswith("\n") else "") + keep)
+        keep = _status_lines(text[e:nxt])
+        # status lines printed before the first output ("Unable to determine the device handle ...")
+        before = _status_lines(text[:s]) if k == 0 else ""
+        out.append(before + text[s:e] + ("\n" if keep and not text[s:e].endswith("\n") else "") + keep)
     return out
+
+
+def _status_lines(chunk: str) -> str:
+    lines = [ln for ln in chunk.splitlines() if _status_of(ln) is not None]
+    return "".join(ln + "\n" for ln in lines)
 
 
 def _spans(text: str) -> list[tuple[int, int]]:
