@@ -32,10 +32,10 @@ from typing import Any, Callable, Iterable, TypeVar
 
 from acceptance.parsers._common import ParseError, Record, clean_text
 
-_RAY = re.compile(r"^\((?P<inner>[^()\n]*\bpid=\d+[^()\n]*)\) ?")
-_MPI = re.compile(r"^\[(?P<job>\d+),(?P<rank>\d+)\]<(?:stdout|stderr)>: ?")
-_SRUN = re.compile(r"^ {0,6}(?P<rank>\d{1,6}): ")
-_PDSH = re.compile(r"^(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]*[A-Za-z0-9]|[A-Za-z]): ")
+_RAY = re.compile(r"^[ \t]*\((?P<inner>[^()\n]*\bpid=\d+[^()\n]*)\) ?")
+_MPI = re.compile(r"^[ \t]*\[(?P<job>\d+),(?P<rank>\d+)\]<(?:stdout|stderr)>: ?")
+_SRUN = re.compile(r"^[ \t]*(?P<rank>\d{1,6}): ")
+_PDSH = re.compile(r"^[ \t]*(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]*[A-Za-z0-9]|[A-Za-z]): ")
 _QUOTE = re.compile(r"^\s*> ?")
 # Words that lead tool lines of their own ("GPU0: Pass", "NIC0: mlx5_0", "note: ...").
 _NOT_HOST = re.compile(
@@ -118,9 +118,33 @@ def detect_prefix(lines: list[str]) -> str | None:
     return None
 
 
-def segments(text: str) -> list[Segment]:
-    """`text` without its launcher prefix, one segment per source (see the module doc)."""
+def segments(text: str, _depth: int = 0) -> list[Segment]:
+    """`text` without its launcher prefix, one segment per source (see the module doc).
+
+    Launchers nest (SkyPilot running `mpirun --tag-output`): the prefix under a stripped one is
+    stripped too, and the outer source takes the host / rank the inner one names when it
+    names none itself."""
     text = clean_text(text)
+    if _depth < 3:
+        out: list[Segment] = []
+        for seg in _segments_once(text):
+            if seg.source is None and out == [] and _depth == 0:
+                inner = _segments_once(seg.text)
+                if len(inner) == 1 and inner[0].source is None:
+                    return [seg]
+            for sub in segments(seg.text, _depth + 1) if seg.source is not None else [seg]:
+                out.append(Segment(text=sub.text, source=_merge(seg.source, sub.source)))
+        return out
+    return _segments_once(text)
+
+
+def _merge(outer: Source | None, inner: Source | None) -> Source | None:
+    if outer is None or inner is None:
+        return outer or inner
+    return replace(outer, host=outer.host or inner.host, rank=outer.rank if outer.rank is not None else inner.rank)
+
+
+def _segments_once(text: str) -> list[Segment]:
     lines = text.split("\n")
     kind = detect_prefix(lines)
     if kind is None:

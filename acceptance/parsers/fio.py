@@ -180,9 +180,12 @@ def _direction(d: Any) -> FioDirection | None:
     bw_bytes = to_float(d.get("bw_bytes"))
     if bw_bytes is None and to_float(d.get("bw")) is not None:
         bw_bytes = to_float(d.get("bw")) * 1024  # "bw" is KiB/s
-    # gtod_reduce=1 and similar runs record no latency samples ("N": 0): a mean of 0 is no measurement
+    # gtod_reduce=1 and similar runs record no latency samples ("N": 0, every field 0): a mean of
+    # 0 is no measurement (no I/O completes in 0 ns), whether or not "N" survived a cut paste
     clat_mean = to_float(clat.get("mean")) if clat.get("N") != 0 else None
     lat_mean = to_float(lat.get("mean")) if lat and lat.get("N") != 0 else None
+    clat_mean = clat_mean or None
+    lat_mean = lat_mean or None
     return FioDirection(
         io_bytes=io_bytes,
         bw_bytes=bw_bytes,
