@@ -722,6 +722,7 @@ def _parse_query(text: str) -> NvidiaSmiRecord:
     body = text[m.end():end].split("\n")
     if end >= len(text):
         body = cut_last_line(body, text)
+    mig_blocks: dict[int, list[_Tree]] = {}
     for raw in body:
         if not raw.strip():
             continue
@@ -744,9 +745,14 @@ def _parse_query(text: str) -> NvidiaSmiRecord:
         if ":" in line:
             k, _, v = line.partition(":")
             path = tuple(s for _, s in stack) + (k.strip().lower(),)
-            gpu_trees[-1][1].values[path] = v.strip()
+            if path[:2] == ("mig devices", "mig device") and mig_blocks.get(len(gpu_trees) - 1):
+                mig_blocks[len(gpu_trees) - 1][-1].values[path[2:]] = v.strip()
+            else:
+                gpu_trees[-1][1].values[path] = v.strip()
         else:
             stack.append((indent, line.strip().lower()))
+            if tuple(s for _, s in stack) == ("mig devices", "mig device"):
+                mig_blocks.setdefault(len(gpu_trees) - 1, []).append(_Tree())  # one block per MIG device
     if not gpu_trees:
         raise ParseError(TOOL, "-q log without a GPU section")
     gpus = []
@@ -799,8 +805,19 @@ def _parse_query(text: str) -> NvidiaSmiRecord:
     err_fields = {pos: sorted(" / ".join(k) for k, v in t.values.items() if v.strip().lower() in _ERR_VALUES)
                   for pos, (_, t) in enumerate(gpu_trees)}
     kmd = na_to_none(header.get("kmd version"))
+    migs = tuple(
+        MigDevice(
+            gpu=pos, gpu_instance_id=to_int(b.get("GPU Instance ID")), compute_instance_id=to_int(b.get("Compute Instance ID")),
+            mig_device=to_int(b.get("Index")),
+            memory_used_mib=to_float(b.get("FB Memory Usage", "Used")), memory_total_mib=to_float(b.get("FB Memory Usage", "Total")),
+            bar1_used_mib=to_float(b.get("BAR1 Memory Usage", "Used")), bar1_total_mib=to_float(b.get("BAR1 Memory Usage", "Total")),
+            sm_count=to_int(b.get("Device Attributes", "Shared", "Multiprocessor count")),
+            ecc_uncorrected=_sum_ints(v for k, v in b.values.items() if k and "uncorrectable" in k[-1]),
+        )
+        for pos in sorted(mig_blocks) for b in mig_blocks[pos]
+    )
     return NvidiaSmiRecord(
-        tool=TOOL, format="query", gpu_count=len(gpus), attached_gpus=to_int(na_to_none(header.get("attached gpus"))),
+        tool=TOOL, format="query", mig_devices=migs, gpu_count=len(gpus), attached_gpus=to_int(na_to_none(header.get("attached gpus"))),
         driver_version=na_to_none(header.get("driver version")) or kmd,
         cuda_version=na_to_none(header.get("cuda version")) or na_to_none(header.get("cuda umd version")),
         timestamp=na_to_none(header.get("timestamp")), gpus=tuple(gpus),

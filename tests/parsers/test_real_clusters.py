@@ -416,3 +416,37 @@ def test_fio_without_latency_samples_reports_no_latency():
     # gtod_reduce=1: fio recorded no latency ("N": 0); a mean of 0 us would be a made-up value
     assert rec.jobs[0].read.clat_mean_us is None and rec.jobs[0].read.lat_mean_us is None
     assert rec.read_clat_p99_us is None
+
+
+def test_mig_devices_from_query_text():
+    # The -q text of the real A100 XML capture's first two MIG devices, in nvidia-smi's -q layout.
+    q = read_realdata("nvidia_smi_q_text_h100_1gpu.txt")
+    mig = "".join(
+        "        MIG Device\n"
+        f"            Index                             : {i}\n"
+        f"            GPU Instance ID                   : {gi}\n"
+        "            Compute Instance ID               : 0\n"
+        "            Device Attributes\n"
+        "                Shared\n"
+        "                    Multiprocessor count      : 14\n"
+        "            ECC Errors\n"
+        "                Volatile\n"
+        "                    SRAM Uncorrectable        : 0\n"
+        "            FB Memory Usage\n"
+        "                Total                         : 19968 MiB\n"
+        "                Reserved                      : 0 MiB\n"
+        f"                Used                          : {used} MiB\n"
+        "                Free                          : 19955 MiB\n"
+        "            BAR1 Memory Usage\n"
+        "                Total                         : 32767 MiB\n"
+        "                Used                          : 0 MiB\n"
+        "                Free                          : 32767 MiB\n"
+        for i, gi, used in ((0, 3, 12), (1, 4, 13)))
+    pos = q.index("    MIG Mode\n")
+    with_mig = q[:pos] + "    MIG Devices\n" + mig + q[pos:]
+    rec = parse_nvidia_smi(with_mig)
+    plain = parse_nvidia_smi(q)
+    assert rec.gpus == plain.gpus and plain.mig_devices == ()
+    assert [(m.gpu, m.gpu_instance_id, m.compute_instance_id, m.mig_device, m.memory_used_mib, m.memory_total_mib,
+             m.bar1_total_mib, m.sm_count, m.ecc_uncorrected) for m in rec.mig_devices] == [
+        (0, 3, 0, 0, 12, 19968, 32767, 14, 0), (0, 4, 0, 1, 13, 19968, 32767, 14, 0)]
