@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from functools import wraps
+from functools import lru_cache, wraps
 from typing import Any, Callable, Iterable, TypeVar
 
 from acceptance.parsers._common import ParseError, Record, clean_text
 
-_RAY = re.compile(r"^[ \t]*\((?P<inner>[^()\n]*\bpid=\d+[^()\n]*)\) ?")
-_MPI = re.compile(r"^[ \t]*\[(?P<job>\d+),(?P<rank>\d+)\]<(?:stdout|stderr)>: ?")
+_RAY = re.compile(r"^[ \t]*+\((?P<inner>[^()\n]*\bpid=\d+[^()\n]*)\) ?")
+_MPI = re.compile(r"^[ \t]*+\[(?P<job>\d+),(?P<rank>\d+)\]<(?:stdout|stderr)>:")
 _SRUN = re.compile(r"^[ \t]*(?P<rank>\d{1,6}): ")
 _PDSH = re.compile(r"^[ \t]*(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]*[A-Za-z0-9]|[A-Za-z]): ")
 _QUOTE = re.compile(r"^\s*> ?")
@@ -95,15 +95,29 @@ def _match(kind: str, line: str) -> tuple[Source, int] | None:
 
 def detect_prefix(lines: list[str]) -> str | None:
     """The prefix kind used consistently in `lines`, or None."""
-    nonblank = [ln for ln in lines if ln.strip()]
-    if not nonblank:
+    return _detect("\n".join(lines))
+
+
+@lru_cache(maxsize=32)
+def _detect(text: str) -> str | None:
+    # Few passes over the whole text: this runs before every parse.
+    ray = _RAY_M.search(text) if "pid=" in text else None
+    mpi = _MPI_M.search(text) if ">:" in text else None
+    if ray or mpi:  # the outermost launcher's tag comes first on the line, and so first in the text
+        return "ray" if ray and (not mpi or ray.start() <= mpi.start()) else "mpirun"
+    found = []
+    nonblank = 0
+    for ln in text.split("\n"):
+        if ln.strip():
+            nonblank += 1
+            m = _LEAD.match(ln)
+            if m:
+                found.append(m.groups())
+    if len(found) < 2:
         return None
-    for kind in ("mpirun", "ray"):
-        if any(_match(kind, ln) for ln in nonblank):
-            return kind
-    for kind in ("srun", "pdsh"):
-        hits = [h[0].label for ln in nonblank if (h := _match(kind, ln))]
-        if len(hits) < 2 or len(hits) < 0.6 * len(nonblank):
+    for kind, group in (("srun", 0), ("pdsh", 1)):
+        hits = [f[group] for f in found if f[group] and (kind == "srun" or not _NOT_HOST.match(f[group]))]
+        if len(hits) < 2 or len(hits) < 0.6 * nonblank:
             continue
         counts: dict[str, int] = {}
         for label in hits:
@@ -112,10 +126,16 @@ def detect_prefix(lines: list[str]) -> str | None:
         # "key: value" list
         if sum(n for n in counts.values() if n >= 2) >= 0.9 * len(hits):
             return kind
-    quoted = sum(1 for ln in nonblank if _QUOTE.match(ln))
-    if quoted >= 2 and quoted >= 0.6 * len(nonblank):
+    quoted = sum(1 for f in found if f[2])
+    if quoted >= 2 and quoted >= 0.6 * nonblank:
         return "quote"
     return None
+
+
+_RAY_M = re.compile(_RAY.pattern, re.M)
+_MPI_M = re.compile(_MPI.pattern, re.M)
+# srun label | pdsh host | markdown quote, at the start of a line
+_LEAD = re.compile(r"[ \t]*+(?:(\d{1,6}): |([A-Za-z0-9][A-Za-z0-9_.\-]*[A-Za-z0-9]|[A-Za-z]): |(>))")
 
 
 def segments(text: str, _depth: int = 0) -> list[Segment]:
@@ -125,17 +145,14 @@ def segments(text: str, _depth: int = 0) -> list[Segment]:
     stripped too, and the outer source takes the host / rank the inner one names when it
     names none itself."""
     text = clean_text(text)
-    if _depth < 3:
-        out: list[Segment] = []
-        for seg in _segments_once(text):
-            if seg.source is None and out == [] and _depth == 0:
-                inner = _segments_once(seg.text)
-                if len(inner) == 1 and inner[0].source is None:
-                    return [seg]
-            for sub in segments(seg.text, _depth + 1) if seg.source is not None else [seg]:
-                out.append(Segment(text=sub.text, source=_merge(seg.source, sub.source)))
-        return out
-    return _segments_once(text)
+    segs = _segments_once(text)
+    if _depth >= 3 or (len(segs) == 1 and segs[0].source is None):
+        return segs
+    out: list[Segment] = []
+    for seg in segs:
+        for sub in segments(seg.text, _depth + 1) if seg.source is not None else [seg]:
+            out.append(Segment(text=sub.text, source=_merge(seg.source, sub.source)))
+    return out
 
 
 def _merge(outer: Source | None, inner: Source | None) -> Source | None:
@@ -145,10 +162,10 @@ def _merge(outer: Source | None, inner: Source | None) -> Source | None:
 
 
 def _segments_once(text: str) -> list[Segment]:
-    lines = text.split("\n")
-    kind = detect_prefix(lines)
+    kind = _detect(text)
     if kind is None:
         return [Segment(text=text, source=None)]
+    lines = text.split("\n")
     tagged: list[tuple[Source | None, str]] = []
     for ln in lines:
         hit = _match(kind, ln)
@@ -174,8 +191,11 @@ def strip_prefixes(text: str) -> str:
     return "\n".join(s.text for s in segs)
 
 
-def dedent_at(text: str, anchor: re.Pattern[str]) -> str:
-    """Remove, around every line `anchor` matches, the indentation that line has (see the module doc)."""
+def dedent_at(text: str, anchor: re.Pattern[str], literal: str | None = None) -> str:
+    """Remove, around every line `anchor` matches, the indentation that line has (see the module doc).
+    `literal`, a text every anchor line holds, skips the search in texts without it."""
+    if literal is not None and literal not in text or not _multiline(anchor).search(text):
+        return text
     lines = text.split("\n")
     done = [False] * len(lines)
     for i, ln in enumerate(lines):
@@ -196,6 +216,11 @@ def dedent_at(text: str, anchor: re.Pattern[str]) -> str:
     return "\n".join(lines)
 
 
+@lru_cache(maxsize=64)
+def _multiline(anchor: re.Pattern[str]) -> re.Pattern[str]:
+    return re.compile(anchor.pattern, anchor.flags | re.M)
+
+
 def cut_last_line(lines: list[str], text: str) -> list[str]:
     """`lines` without the last one when `text` stops without a line end after it: a line the
     paste cut part way could read as a different value (`37.0` of `37.05`), so it is not read."""
@@ -207,10 +232,11 @@ def cut_last_line(lines: list[str], text: str) -> list[str]:
 R = TypeVar("R", bound=Record)
 
 
-def prepassed(anchors: Iterable[re.Pattern[str]] = (),
+def prepassed(anchors: Iterable[tuple[re.Pattern[str], str]] = (),
               prefer: re.Pattern[str] | None = None) -> Callable[[Callable[..., R]], Callable[..., R]]:
     """Decorate a `parse_<tool>(text, ...)`: run it on each segment of `text` (prefix stripped,
-    indentation at `anchors` removed; segments that `prefer` matches first) until one parses,
+    indentation at `anchors`, (pattern, literal) pairs, removed; segments that `prefer` matches
+    first) until one parses,
     and put that segment's `source` on the record. Raises the first segment's ParseError when
     none parses."""
     anchor_list = list(anchors)
@@ -224,8 +250,8 @@ def prepassed(anchors: Iterable[re.Pattern[str]] = (),
                 segs = sorted(segs, key=lambda s: prefer.search(s.text) is None)
             for seg in segs:
                 body = seg.text
-                for anchor in anchor_list:
-                    body = dedent_at(body, anchor)
+                for anchor, literal in anchor_list:
+                    body = dedent_at(body, anchor, literal)
                 try:
                     rec = fn(body, *args, **kwargs)
                 except ParseError as exc:

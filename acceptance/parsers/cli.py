@@ -93,7 +93,8 @@ def _render_table(doc: dict[str, Any], title: str) -> None:
         for c in cols:
             table.add_column(c, overflow="fold")
         for item in items:
-            table.add_row(*(escape(_cell(item.get(c))) if c != "warnings" else str(len(item.get(c) or ())) for c in cols))
+            table.add_row(*(escape(_cell(item.get(c))) if c != "warnings" else str(len(item[c])) if item.get(c) else ""
+                            for c in cols))
         console.print(table)
 
 

@@ -160,7 +160,8 @@ _QUERY_START = re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$", re.M)
 # Drivers before 610 print "Driver Version: ... CUDA Version: ...", from 610 on
 # "KMD Version: ... CUDA UMD Version: ..." (groups: nvidia-smi version, label, driver, CUDA).
 _TABLE_HEAD = re.compile(r"NVIDIA-SMI\s+(\S+)\s+(Driver|KMD) Version:\s*(\S+)(?:\s+CUDA(?: UMD)? Version:\s*(\S+))?")
-_ANCHORS = (re.compile(r"^[ \t]*[|+]?[ \t]*NVIDIA-SMI\s+\S+\s+(?:Driver|KMD) Version:"), re.compile(r"^[ \t]+=+\s*NVSMI LOG\s*=+\s*$"))
+_ANCHORS = ((re.compile(r"^[ \t]*[|+]?[ \t]*NVIDIA-SMI\s+\S+\s+(?:Driver|KMD) Version:"), "NVIDIA-SMI"),
+            (re.compile(r"^[ \t]+=+\s*NVSMI LOG\s*=+\s*$"), "NVSMI LOG"))
 _PCI = re.compile(r"(?<![0-9A-Fa-f])([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])(?![0-9A-Fa-f])")
 # Status lines nvidia-smi prints instead of, or besides, its data: (pattern, code, kind).
 _STATUS = [
@@ -171,6 +172,13 @@ _STATUS = [
     (re.compile(r"NVIDIA-SMI has failed", re.I), "driver_unreachable", "error"),
     (re.compile(r"infoROM is corrupted", re.I), "inforom_corrupted", "warning"),
 ]
+_STATUS_WORDS = ("fallen off the bus", "gpu is lost", "unable to determine the device handle", "no devices were found",
+                 "nvidia-smi has failed", "inforom is corrupted")
+
+
+def _has_status(text: str) -> bool:
+    low = text.lower()
+    return any(w in low for w in _STATUS_WORDS)
 _ERR_VALUES = {"err!", "[unknown error]", "unknown error"}
 _XML_DOC = re.compile(r"(?:<\?xml[^>]*\?>\s*)?(?:<!DOCTYPE[^>]*>\s*)?<nvidia_smi_log\b.*?</nvidia_smi_log>", re.S)
 _QUERY_GPU_CMD = re.compile(r"--query-gpu[= ]([A-Za-z0-9_.,\-]+)")
@@ -178,8 +186,8 @@ _QUERY_GPU_CMD = re.compile(r"--query-gpu[= ]([A-Za-z0-9_.,\-]+)")
 
 def _prepare(text: str) -> str:
     text = strip_prefixes(clean_text(text))
-    for anchor in _ANCHORS:
-        text = dedent_at(text, anchor)
+    for anchor, literal in _ANCHORS:
+        text = dedent_at(text, anchor, literal)
     return text
 
 
@@ -199,6 +207,8 @@ def split_samples(text: str) -> list[str]:
 
 
 def _status_lines(chunk: str) -> str:
+    if not _has_status(chunk):
+        return ""
     lines = [ln for ln in chunk.splitlines() if _status_of(ln) is not None]
     return "".join(ln + "\n" for ln in lines)
 
@@ -239,6 +249,8 @@ def status_notices(text: str) -> tuple[tuple[Notice, ...], tuple[Notice, ...]]:
     """(warnings, errors): the status lines of `text` (see `_STATUS`)."""
     warnings: list[Notice] = []
     errors: list[Notice] = []
+    if not _has_status(text):
+        return (), ()
     for i, line in enumerate(text.splitlines()):
         st = _status_of(line)
         if st is None:
