@@ -7,7 +7,8 @@ Formats (auto-detected, `format` says which):
                    `runtime_error`, `metadata`
   "json_fragment"  a single test object ({"name", "results", "test_summary"}) cut from a
                    DCGM 4 document
-  "text"           the boxed text table of `dcgmi diag -r N`
+  "text"           the boxed text table of `dcgmi diag -r N` (DCGM 3.x; DCGM 4.x with a
+                   `GPUn: Pass/Fail` row per GPU under each test: those are its gpu_results)
 
 Stable JSON of `DcgmRecord.to_json()`:
   tool "dcgmi", format, version (DCGM 4: metadata.version; DCGM 3 JSON: the document's "version";
@@ -15,6 +16,7 @@ Stable JSON of `DcgmRecord.to_json()`:
   tests: list of
     name, category, result, gpu_results: list of {gpu_ids, entity_group, result, info,
     warnings, error_ids}, info (all info lines), warnings (all warning texts)
+  source (the launcher prefix, or None)
 Results are one of "pass", "fail", "warn", "skip". A test's `result` is its
 `test_summary` when DCGM gives one, else the worst of its per-GPU results
 (fail > warn > pass > skip). `overall` is "fail" if any test failed, else "warn" if any

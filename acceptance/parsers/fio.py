@@ -18,6 +18,8 @@ Stable JSON of `FioRecord.to_json()`:
     read / write / trim: {io_bytes, bw_bytes, iops, runtime_ms, total_ios, effective_bs_bytes
       (io_bytes / total_ios: what one I/O really moved), clat_p50_us, clat_p99_us,
       clat_p999_us, clat_mean_us, lat_mean_us} or None when the job has no such section.
+  source (the launcher prefix, or None). A direction without latency samples ("N": 0, as
+  with gtod_reduce=1) has no latency (None), never 0.
 `FioJob.option(name)` gives one effective option.
 """
 

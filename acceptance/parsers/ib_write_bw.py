@@ -11,7 +11,8 @@ Stable JSON of `IbBwRecord.to_json()`:
   mtu_bytes, qps, bidirectional (bool), bw_unit (as printed: "Gb/sec", "MiB/sec", "MB/sec"),
   rows: list of {bytes, iterations, bw_peak_gbps, bw_avg_gbps, msg_rate_mpps},
   bw_avg_gbps (average bandwidth of the largest message size), bw_peak_gbps (largest peak),
-  error.
+  error, complete (False when the table has no closing dashed line: the paste was cut inside
+  it), source (the launcher prefix, or None).
 `IbBwRecord.bw_at(size_bytes)` gives the average Gb/s of the row with exactly that size.
 """
 

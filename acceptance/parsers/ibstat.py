@@ -15,6 +15,9 @@ Stable JSON of `IbstatRecord.to_json()`:
     ca, port, state, physical_state, rate_gbps, width (e.g. "4X"; sysfs only), speed (e.g.
     "NDR"; sysfs only), link_layer, lid, sm_lid, port_guid, ca_type, firmware, node_guid,
     counters {name: int} (port counters and hw_counters; sysfs only)
+  complete (False when ibstat stopped part way, `ibpanic: ...`, or a sysfs port has no state),
+  errors: list of {code, message, device, line} (listing_incomplete, port_state_missing),
+  source (the launcher prefix, or None).
 `IbstatRecord.port(ca, n)` finds one port; `active_ports()` the ports whose state is Active.
 """
 

@@ -8,7 +8,8 @@ Stable JSON of `Iperf3Record.to_json()`:
   tool "iperf3", version, protocol ("TCP" | "UDP"), streams, duration_s (asked), reverse,
   sender_bits_per_second, receiver_bits_per_second, sender_bytes, receiver_bytes,
   retransmits (TCP sender; None for UDP), seconds (measured, receiver side), jitter_ms,
-  lost_packets, lost_percent (UDP), remote_host, remote_port, error
+  lost_packets, lost_percent (UDP), remote_host, remote_port, error, source (the launcher
+  prefix, or None)
 """
 
 from __future__ import annotations

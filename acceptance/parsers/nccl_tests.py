@@ -17,7 +17,7 @@ Stable JSON of `NcclRecord.to_json()`:
   avg_busbw_gbps (the tool's "Avg bus bandwidth" line, reported as printed; do not judge on it),
   peak_busbw_gbps (largest busbw_gbps of the rows), out_of_bounds (count, None if absent),
   wrong_total, elided (True when the paste left out rows, "..."), error (None, or why the
-  run failed).
+  run failed), source (the launcher prefix, or None).
 `NcclRecord.busbw_at(size_bytes)` returns the busbw of the row with exactly that size, or None.
 """
 

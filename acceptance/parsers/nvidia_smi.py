@@ -6,7 +6,11 @@ Formats recognised (auto-detected, `format` says which was found):
   "query"  `nvidia-smi -q` text
   "csv"    `nvidia-smi --query-gpu=... --format=csv[,noheader][,nounits]`; for `noheader`
            output pass `query_fields`, or keep the `--query-gpu=` command line in the text
-  "table"  the default `nvidia-smi` table
+  "table"  the default `nvidia-smi` table, with the header of drivers before 610
+           (`Driver Version:` / `CUDA Version:`) or from 610 on (`KMD Version:` /
+           `CUDA UMD Version:`)
+  "status" only status lines ("No devices were found", "NVIDIA-SMI has failed ...")
+Launcher prefixes and the indentation around the output are removed first (`_prefix`).
 
 Stable JSON of `NvidiaSmiRecord.to_json()`:
   tool "nvidia-smi", format, gpu_count (GPUs listed in the output), attached_gpus (the count
@@ -25,10 +29,21 @@ Stable JSON of `NvidiaSmiRecord.to_json()`:
     utilization_gpu_pct, compute_mode, mig_mode (bool), pcie_link_gen, pcie_link_width,
     fabric_state, fabric_status
   Every field is None when that output format does not carry it (or prints N/A).
+  nvidia_smi_version (table), version_labels ("Driver/CUDA" or "KMD/CUDA UMD": which header
+  form gave driver_version / cuda_version), mig_devices: list of {gpu, gpu_instance_id,
+  compute_instance_id, mig_device, memory_used_mib, memory_total_mib, bar1_used_mib,
+  bar1_total_mib, sm_count, ecc_uncorrected} (table box, XML, -q text),
+  sample_count and samples (a looping `-l`/`-lms` query: `gpus` is the first sample, every
+  sample's GPUs in `samples`; empty for one sample),
+  warnings, errors: lists of {code, message, device, line} for the status lines
+  (inforom_corrupted; no_devices, driver_unreachable, gpu_fell_off_bus, gpu_lost,
+  device_handle_unavailable, field_error for `ERR!` fields),
+  source (the launcher prefix's {kind, host, rank, label}, or None).
 
 `TopoRecord.to_json()`: tool "nvidia-smi-topo", devices (column order), gpus, nics,
   matrix {row: {column: link}}, cpu_affinity {gpu: text}, numa_affinity {gpu: text},
-  nic_names {"NIC0": "mlx5_0"}.
+  nic_names {"NIC0": "mlx5_0"}, source. Link cells printed glued ("PXBNODE") are split; a row
+  that still does not line up is refused with code `topo_matrix_misaligned`.
 """
 
 from __future__ import annotations

@@ -22,9 +22,10 @@ takes the action the driver names as the new state ("... to 0x2 (Node Reboot Req
 Stable JSON of `XidRecord.to_json()`:
   tool "xid", lines_scanned, events: list of
     xid, kind ("xid" | "fell_off_bus"), pci, pid, process, message, timestamp, uptime_s,
-    host, line (1-based), action
+    host (the log line's, else the launcher prefix's), line (1-based), action,
+    time_iso (ISO 8601 when the printed stamp names its zone, else None)
   xids (distinct, sorted), counts {xid: n}, worst_action (drain > reboot > reset >
-  investigate > monitor; None without events)
+  investigate > monitor; None without events), source (the launcher prefix, or None)
 """
 
 from __future__ import annotations
