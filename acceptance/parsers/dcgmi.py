@@ -219,7 +219,7 @@ _TEXT_ROW = re.compile(r"^\s*\|(.*?)\|(.*)\|\s*$")
 _SECTION = re.compile(r"^\s*[|+]-{2,}\s*(\w[\w ]*?)\s*-+[+|]")
 _STATUS_CELL = re.compile(r"^(Pass|Fail|Skip|Warn)\b(?:\s*-\s*(.*))?$", re.I)
 # DCGM 4 prints each GPU's result on its own row under the test: "|    | GPU0: Pass |".
-_GPU_CELL = re.compile(r"^GPU\s?(\d+)\s*:\s*(Pass|Fail|Skip|Warn)\w*\s*$", re.I)
+_GPU_CELL = re.compile(r"^GPU\s?(\d+)\s*:\s*(Pass|Fail|Skip|Warn)\w*(?:\s+-\s.*)?\s*$", re.I)
 # A note row naming its GPU: "| Warning: GPU1 | ... |" (DCGM 4) or "| Warning | GPU 1 ... |" (DCGM 3).
 _NOTE_NAME = re.compile(r"^(Info|Warning|Warnings)\b(?:\s*[:-]\s*GPU\s?(\d+))?\s*$", re.I)
 _NOTE_GPU = re.compile(r"^\s*GPU\s?(\d+)\b")

@@ -137,6 +137,9 @@ def parse_ibstat(text: str) -> IbstatRecord:
         rec = _parse_ibstat(samples[0])
     elif _is_sysfs(text):
         rec = _parse_sysfs(text)
+    elif re.search(r"^\s*ibpanic:", text, re.M):
+        # ibstat gave up before listing any CA: no CA is a finding, with the reason
+        rec = IbstatRecord(tool=TOOL, format="ibstat", cas=(), ports=())
     else:
         raise ParseError(TOOL, "no CA 'name' block and no /sys/class/infiniband lines found")
     region = samples[0] if samples else text

@@ -361,8 +361,10 @@ def _csv_blocks(text: str) -> list[tuple[int, int]]:
         if _is_csv_header(line):
             ncols = len(line.split(","))
             j = i + 1
+            # a looping query may print its header again before each sample: the block goes on
             while j < len(lines) and (
-                lines[j].strip() == "[...]" or (lines[j].strip() and len(next(csv.reader([lines[j]]), [])) == ncols and not lines[j].startswith("#"))
+                lines[j].strip() in ("[...]", line.strip())
+                or (lines[j].strip() and len(next(csv.reader([lines[j]]), [])) == ncols and not lines[j].startswith("#"))
             ):
                 j += 1
             if j > i + 1:
@@ -516,6 +518,7 @@ def _parse_csv(text: str, query_fields: list[str] | None) -> NvidiaSmiRecord:
     lines = cut_last_line(text.split("\n"), text)
     header: list[str] | None = None
     rows: list[list[str]] = []
+    breaks: set[int] = set()
     if query_fields:
         header = [f.strip() for f in query_fields]
         for line in lines:
@@ -547,6 +550,9 @@ def _parse_csv(text: str, query_fields: list[str] | None) -> NvidiaSmiRecord:
         for line in body:
             if line.strip() == "[...]":
                 continue
+            if line.strip() == first.strip():
+                breaks.add(len(rows))  # the header again: a new sample of a looping query
+                continue
             cells = [c.strip() for c in next(csv.reader([line], skipinitialspace=True), [])]
             if len(cells) == len(header):
                 rows.append(cells)
@@ -557,10 +563,10 @@ def _parse_csv(text: str, query_fields: list[str] | None) -> NvidiaSmiRecord:
                   if c in header), None)
     samples: list[list[dict[str, str]]] = []
     seen: set[str] = set()
-    for cells in rows:
+    for n, cells in enumerate(rows):
         row = dict(zip(header, cells))
         key = row.get(ident, "") if ident else ""
-        if not samples or (ident and key in seen):
+        if not samples or (ident and key in seen) or (n in breaks and samples[-1]):
             samples.append([])
             seen = set()
         seen.add(key)

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 
-from datetime import datetime
+from datetime import datetime, timezone
 
 from acceptance.parsers._common import ParseError, Record, clean_text
 from acceptance.parsers._prefix import Source, segments, strip_prefixes
@@ -63,6 +63,11 @@ _SYS_TIME = rf"(?:\d{{4}}\s+)?{_MON}\s+\d{{1,2}}(?:\s+\d{{4}})?\s+\d\d:\d\d:\d\d
 _TAG = r"(?:\s+(?P<host>[^\s\[:]+)\s+kernel(?:\[\d+\])?:|\s+kernel(?:\[\d+\])?:|\s|$)"
 _ISO = re.compile(rf"^\s*(?:<\d+>\d?\s*)?(?P<ts>{_ISO_TIME}){_TAG}")
 _SYSLOG = re.compile(rf"^\s*(?:<\d+>)?(?P<ts>{_SYS_TIME}){_TAG}")
+# journalctl -o short-full ("Fri 2024-11-15 12:02:03 UTC"), -o short-unix ("1731672123.470068"),
+# dmesg --time-format reltime ("[Nov15 12:02]").
+_FULL = re.compile(rf"^\s*(?P<ts>(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? [A-Z]{{2,5}}){_TAG}")
+_UNIX = re.compile(rf"^\s*(?P<ts>\d{{9,11}}\.\d{{1,9}}){_TAG}")
+_RELTIME = re.compile(r"\[((?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\d{1,2} \d\d:\d\d)\]")
 _NHC = re.compile(r"^\s*([A-Za-z0-9][\w.-]*) \| ")
 _STATE_154 = [
     (re.compile(r"reboot", re.I), "reboot"),
@@ -148,6 +153,11 @@ class XidRecord(Record):
 def time_iso(timestamp: str | None) -> str | None:
     """The ISO 8601 form of a printed time stamp that names its zone (dmesg --time-format iso,
     journalctl -o short-iso / short-iso-precise); None for local times without a zone."""
+    if timestamp and re.fullmatch(r"\d{9,11}\.\d+", timestamp):  # seconds since the epoch: UTC
+        return datetime.fromtimestamp(float(timestamp), tz=timezone.utc).isoformat()
+    full = re.fullmatch(r"\w{3} (\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d(?:\.\d+)?) (UTC|GMT)", timestamp or "")
+    if full:
+        timestamp = f"{full.group(1)}T{full.group(2)}+00:00"
     if not timestamp or not re.match(r"\d{4}-", timestamp) or not re.search(r"(?:Z|[+-]\d\d:?\d\d)$", timestamp):
         return None
     t = timestamp.replace(",", ".").replace(" ", "T", 1)
@@ -165,10 +175,10 @@ def _when(prefix: str) -> tuple[str | None, float | None, str | None]:
     d = _DECODE.match(prefix)
     if d:
         prefix = prefix[d.end():]
-    m = _ISO.match(prefix) or _SYSLOG.match(prefix)
+    m = _ISO.match(prefix) or _SYSLOG.match(prefix) or _FULL.match(prefix) or _UNIX.match(prefix)
     if m:
         timestamp, host = m.group("ts"), m.group("host")
-    c = _CTIME.search(prefix)
+    c = _CTIME.search(prefix) or _RELTIME.search(prefix)
     if c and timestamp is None:
         timestamp = c.group(1)
     u = _UPTIME.search(prefix)

@@ -450,3 +450,34 @@ def test_mig_devices_from_query_text():
     assert [(m.gpu, m.gpu_instance_id, m.compute_instance_id, m.mig_device, m.memory_used_mib, m.memory_total_mib,
              m.bar1_total_mib, m.sm_count, m.ecc_uncorrected) for m in rec.mig_devices] == [
         (0, 3, 0, 0, 12, 19968, 32767, 14, 0), (0, 4, 0, 1, 13, 19968, 32767, 14, 0)]
+
+
+def test_journalctl_full_unix_and_dmesg_reltime_keep_the_time():
+    lines = _xid_lines()[:3]
+    full = "".join(f"Fri {iso[:10]} {iso[11:19]} UTC gpu-node-3 kernel: {msg}\n" for iso, msg in lines)
+    rec = parse_xid(full)
+    assert [e.time_iso for e in rec.events] == ["2024-11-15T12:02:03+00:00"] * 3 and rec.events[0].host == "gpu-node-3"
+    unix = "".join(f"1731672123.{470068 + i} gpu-node-3 kernel: {msg}\n" for i, (_, msg) in enumerate(lines))
+    assert parse_xid(unix).events[0].time_iso == "2024-11-15T12:02:03.470068+00:00"
+    rel = "".join(f"[Nov15 12:02] {msg}\n" for _, msg in lines)
+    assert [e.timestamp for e in parse_xid(rel).events] == ["Nov15 12:02"] * 3
+
+
+def test_ibpanic_before_any_ca_is_an_empty_incomplete_listing():
+    rec = parse_ibstat("ibwarn: [1400444] umad_init: can't read ABI version\n"
+                       "ibpanic: [1400444] main: can't init UMAD library: No such file or directory\n")
+    assert (rec.cas, rec.ports, rec.complete) == ((), (), False)
+    assert [e.code for e in rec.errors] == ["listing_incomplete"]
+
+
+def test_looping_query_that_repeats_its_header():
+    lines = read_realdata(LOOP).splitlines()
+    header = lines[2]
+    looped = lines[:3]
+    for i, ln in enumerate(lines[3:]):
+        if i and i % 2 == 0:
+            looped.append(header)
+        looped.append(ln)
+    rec = parse_nvidia_smi("\n".join(looped) + "\n")
+    assert rec.gpu_count == 2 and rec.sample_count == 7 and all(g.name == "NVIDIA H200" for g in rec.gpus)
+    assert rec.samples == parse_nvidia_smi(read_realdata(LOOP)).samples
