@@ -3,7 +3,8 @@
 Each tool has marks only its output carries (the nvidia-smi table header, the dcgmi result
 box, nccl-tests' `# nThread` banner, perftest's `#bytes #iterations` header, ...). The tool
 whose first mark comes earliest in the text (launcher prefixes stripped) is the one; None when
-no tool's mark is found.
+no tool's mark is found. A file holding the output of several tools (a support bundle) is
+named after the first; name the tool to read another.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ _MARKS: dict[str, list[re.Pattern[str]]] = {
         re.compile(r"No devices were found|NVIDIA-SMI has failed"),
     ],
     "nccl-tests": [re.compile(r"^\s*#\s*nThread\s+\d+", re.M), re.compile(r"^\s*#\s+size\s+count\s+type\s+redop", re.M),
-                   re.compile(r"\b\w+_perf\b.*\s-b\s")],
+                   re.compile(r"\b(?:all_reduce|all_gather|alltoall|broadcast|reduce_scatter|reduce|sendrecv|scatter|gather|"
+                              r"hypercube)_perf\b")],
     "ib_write_bw": [re.compile(r"#bytes\s+#iterations\s+BW peak"), re.compile(r"^\s*(?:RDMA_Write|RDMA_Read|Send|Atomic)\b.*BW Test\s*$", re.M)],
     "ibstat": [re.compile(r"^\s*CA\s+'[^']+'\s*$", re.M), re.compile(r"^\s*[A-Za-z0-9_.\-]+/ports/\d+/(?:state|rate|phys_state):", re.M)],
     "xid": [re.compile(r"NVRM: Xid \("), re.compile(r"NVRM:.*fallen off the bus", re.I)],
