@@ -5,7 +5,8 @@ Every port of the selected devices must be Active / LinkUp (else `port_down`). M
 `bw_gbps` (slowest HCA's average write bandwidth, Gb/s), `port_rate_gbps` (slowest port's
 link rate), `symbol_errors` (sum of the ports' symbol error counters). expect keys:
 `rate_gbps` (minimum link rate of every port), `devices` (number of HCAs present).
-Without InfiniBand on the node the criterion is skipped (`no_infiniband`). A listing the
+Without InfiniBand on the node the criterion is skipped (`no_infiniband`). A handed-over
+`ibstat` listing or `ib_write_bw` run is read in place of the probe's JSON. A listing the
 parser marks incomplete (ibstat stopped by `ibpanic:`, a port without its state file) is an
 error per problem (`listing_incomplete`, `port_state_missing`): the ports it never listed are
 not judged as present.
@@ -22,6 +23,7 @@ from acceptance.checks.base import Check, CheckParams, CollectContext, Size, che
 from acceptance.executors.base import RawOutput
 from acceptance.judge import fmt, verdict
 from acceptance.parsers._common import ParseError, iter_json_objects
+from acceptance.parsers.detect import detect_tool
 from acceptance.parsers.ib_write_bw import parse_ib_write_bw
 from acceptance.parsers.ibstat import parse_ibstat
 from acceptance.results import Status, Verdict
@@ -66,7 +68,17 @@ class IbCheck(Check):
         for _, doc in iter_json_objects(raw.stdout):
             if str(doc.get("probe", "")).startswith("slakit-ib/"):
                 return ib_metrics(doc)
-        raise ParseError("ib probe", "no probe JSON found")
+        # a handed-over `ibstat` listing or perftest run instead of the probe's JSON
+        text = raw.stdout + "\n" + raw.stderr
+        tool = detect_tool(text)
+        if tool == "ibstat":
+            rec = parse_ibstat(text)
+            return ib_metrics({"present": list(rec.cas), "sysfs": text})
+        if tool == "ib_write_bw":
+            run = parse_ib_write_bw(text)
+            dev = run.device or "hca"
+            return ib_metrics({"present": [dev], "bw": {dev: {"output": text}}})
+        raise ParseError("ib probe", "no probe JSON, ibstat listing or ib_write_bw run found")
 
     def evaluate(self, criterion: Criterion, params: IbParams, metrics: dict[str, Any],
                  node: str | None) -> list[Verdict]:

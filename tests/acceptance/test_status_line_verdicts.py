@@ -90,3 +90,20 @@ def test_ib_incomplete_listing_and_cut_bandwidth_are_errors():
     metrics, vs = judge(crit, raw(ib_probe(sysfs, {"mlx5_0": cut})))
     assert "cut off" in metrics["bw_errors"]["mlx5_0"] and ("error", "tool_failed") in statuses(vs)
     json.dumps(metrics)
+
+
+def test_handed_over_ibstat_stopped_by_ibpanic_is_an_error():
+    text = realdata("ibstat_a100_azure_ibpanic_exit255_gpud.txt").read_text()
+    crit = Criterion(id="ib", check="network.ib", expect={"rate_gbps": 200, "devices": 8})
+    metrics, vs = judge(crit, raw(text, rc=255))
+    assert metrics["present"] == [f"mlx5_{i}" for i in range(8)] and metrics["port_rate_gbps"] == 200
+    errors = [v for v in vs if v.status == Status.ERROR]
+    assert [(v.reason, v.details["device"]) for v in errors] == [("listing_incomplete", "mlx5_8")]
+    assert not any(v.reason == "port_down" for v in vs)
+
+
+def test_handed_over_skypilot_perftest_run_is_judged():
+    text = realdata("ib_send_bw_report_gbits_ndr_skypilot_worker_prefix_nebius.txt").read_text()
+    crit = Criterion(id="ib", check="network.ib", metric="bw_gbps", min=Decimal(350))
+    metrics, vs = judge(crit, raw(text))
+    assert metrics["bw"] == {"mlx5_0": 361.67} and statuses(vs) == [("pass", "within_bounds")]
