@@ -4,6 +4,11 @@ persistence mode, power limit and clocks, from `nvidia-smi -q -x` (or a handed-o
 
 Besides the `expect:` items, every GPU is always checked for memory health: a pending or
 failed row remap, pending page retirement or uncorrectable volatile ECC errors fail the node.
+The status lines nvidia-smi prints are judged too: "No devices were found" fails with
+`no_gpu_found` (0 GPUs is a finding, not unreadable output), "NVIDIA-SMI has failed" with
+`gpu_driver_failed`, a GPU that fell off the bus, is lost, has no device handle or shows `ERR!`
+fields fails with that code (`gpu_fell_off_bus`, `gpu_lost`, `device_handle_unavailable`,
+`field_error`), and "WARNING: infoROM is corrupted" warns (`inforom_corrupted`).
 
 expect keys: gpus_per_node, model (matched as a substring of the GPU name, case-insensitive),
 driver (version constraint, `>=570`), ecc, persistence (true/false), power_limit_w (minimum
@@ -19,6 +24,7 @@ from acceptance.checks.base import Check, CheckParams, CollectContext, register
 from acceptance.checks.constraint import ConstraintError, satisfies
 from acceptance.executors.base import RawOutput
 from acceptance.judge import fmt, verdict
+from acceptance.parsers._common import ParseError
 from acceptance.parsers.nvidia_smi import parse_nvidia_smi
 from acceptance.results import Status, Verdict
 from slaschema.models import Criterion
@@ -47,11 +53,22 @@ class InventoryCheck(Check):
         return ["nvidia-smi", "-q", "-x"]
 
     def parse(self, raw: RawOutput) -> dict[str, Any]:
-        m = _DRIVER_FAIL.search(raw.stdout + "\n" + raw.stderr)
-        if m and "<nvidia_smi_log" not in raw.stdout:
+        text = raw.stdout if "<nvidia_smi_log" in raw.stdout else raw.stdout + "\n" + raw.stderr
+        try:
+            rec = parse_nvidia_smi(text).to_json()
+        except ParseError:
+            m = _DRIVER_FAIL.search(text)
+            if m is None:
+                raise
             return {"driver_failure": m.group(0).strip()[:300], "gpu_count": 0, "gpus": []}
-        rec = parse_nvidia_smi(raw.stdout).to_json()
+        status = {"gpu_errors": [dict(n) for n in rec["errors"]], "gpu_warnings": [dict(n) for n in rec["warnings"]]}
+        if not rec["gpus"]:
+            failure = next((n for n in rec["errors"] if n["code"] == "driver_unreachable"), None)
+            if failure is not None:
+                return {"driver_failure": failure["message"][:300], "gpu_count": 0, "gpus": [], **status}
+            return {"gpu_count": 0, "gpus": [], "no_devices": True, **status}
         return {
+            **status,
             "gpu_count": rec["gpu_count"],
             "driver_version": rec["driver_version"],
             "cuda_version": rec["cuda_version"],
@@ -73,7 +90,12 @@ class InventoryCheck(Check):
             return [verdict(cid, node, Status.FAIL, "gpu_driver_failed", measured=metrics["driver_failure"],
                             expected="nvidia-smi lists the GPUs",
                             remediation="load the NVIDIA driver / fix the GPU; see dmesg for Xid and NVRM messages")]
+        if metrics.get("no_devices"):
+            return [verdict(cid, node, Status.FAIL, "no_gpu_found", measured=0, expected="nvidia-smi lists the GPUs",
+                            details={"status": [n["message"] for n in metrics.get("gpu_errors", [])]},
+                            remediation=self.remediation["gpu_count"])]
         out = self.check_expect(criterion, params, metrics, node)
+        out += status_verdicts(cid, node, metrics)
         expect = criterion.expect or {}
         gpus: list[dict[str, Any]] = metrics.get("gpus") or []
         if "gpus_per_node" in expect:
@@ -127,6 +149,28 @@ class InventoryCheck(Check):
             out.append(verdict(cid, node, Status.ERROR, "no_threshold", expected="expect: or metric:",
                                remediation="list what the inventory must show under `expect:`"))
         return out
+
+
+STATUS_FIX = {
+    "gpu_fell_off_bus": "the GPU dropped off PCIe: drain the node, reseat or replace the GPU (see dmesg for Xid 79)",
+    "gpu_lost": "reboot the node to recover the GPU; replace it if it is lost again",
+    "device_handle_unavailable": "the driver cannot reach this GPU: check dmesg for Xid/NVRM errors, reset or reboot",
+    "field_error": "nvidia-smi could not read the GPU (ERR!): reset the GPU (nvidia-smi -r) or reboot, then recheck",
+    "inforom_corrupted": "the GPU's InfoROM is corrupted: ECC and error counters cannot be trusted; "
+                         "ask the vendor to reflash or replace the GPU",
+}
+
+
+def status_verdicts(cid: str, node: str | None, metrics: dict[str, Any]) -> list[Verdict]:
+    """The nvidia-smi status lines next to a GPU listing: errors fail, warnings warn. Pure."""
+    out = []
+    for kind, status in (("gpu_errors", Status.FAIL), ("gpu_warnings", Status.WARN)):
+        for n in metrics.get(kind) or []:
+            out.append(verdict(cid, node, status, n["code"], measured=n["message"][:300],
+                               expected="no nvidia-smi error or warning for any GPU",
+                               remediation=STATUS_FIX.get(n["code"], "see the nvidia-smi output and dmesg"),
+                               details={"item": "nvidia_smi_status", "pci_bus_id": n.get("device")}))
+    return out
 
 
 def _per_gpu(cid, node, gpus, ok, expected, reason, field, fix) -> list[Verdict]:

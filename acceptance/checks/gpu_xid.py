@@ -56,7 +56,7 @@ class XidCheck(Check):
             return {"error_reason": "kernel_log_unreadable", "error_detail": raw.stderr.strip()[:300],
                     "remediation": "run the check as root or allow reading the kernel log (kernel.dmesg_restrict=0)"}
         rec = parse_xid(raw.stdout)
-        events = [{k: e[k] for k in ("xid", "kind", "pci", "action", "timestamp", "message")}
+        events = [{k: e[k] for k in ("xid", "kind", "pci", "action", "timestamp", "time_iso", "host", "message")}
                   for e in rec.to_json()["events"]]
         return {"xid_events": len(events), "events": events[:200], "counts": {str(k): v for k, v in rec.counts.items()},
                 "worst_action": rec.worst_action, "lines_scanned": rec.lines_scanned}

@@ -5,7 +5,11 @@ Every port of the selected devices must be Active / LinkUp (else `port_down`). M
 `bw_gbps` (slowest HCA's average write bandwidth, Gb/s), `port_rate_gbps` (slowest port's
 link rate), `symbol_errors` (sum of the ports' symbol error counters). expect keys:
 `rate_gbps` (minimum link rate of every port), `devices` (number of HCAs present).
-Without InfiniBand on the node the criterion is skipped (`no_infiniband`).
+Without InfiniBand on the node the criterion is skipped (`no_infiniband`). A handed-over
+`ibstat` listing or `ib_write_bw` run is read in place of the probe's JSON. A listing the
+parser marks incomplete (ibstat stopped by `ibpanic:`, a port without its state file) is an
+error per problem (`listing_incomplete`, `port_state_missing`): the ports it never listed are
+not judged as present.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from acceptance.checks.base import Check, CheckParams, CollectContext, Size, che
 from acceptance.executors.base import RawOutput
 from acceptance.judge import fmt, verdict
 from acceptance.parsers._common import ParseError, iter_json_objects
+from acceptance.parsers.detect import detect_tool
 from acceptance.parsers.ib_write_bw import parse_ib_write_bw
 from acceptance.parsers.ibstat import parse_ibstat
 from acceptance.results import Status, Verdict
@@ -63,7 +68,17 @@ class IbCheck(Check):
         for _, doc in iter_json_objects(raw.stdout):
             if str(doc.get("probe", "")).startswith("slakit-ib/"):
                 return ib_metrics(doc)
-        raise ParseError("ib probe", "no probe JSON found")
+        # a handed-over `ibstat` listing or perftest run instead of the probe's JSON
+        text = raw.stdout + "\n" + raw.stderr
+        tool = detect_tool(text)
+        if tool == "ibstat":
+            rec = parse_ibstat(text)
+            return ib_metrics({"present": list(rec.cas), "sysfs": text})
+        if tool == "ib_write_bw":
+            run = parse_ib_write_bw(text)
+            dev = run.device or "hca"
+            return ib_metrics({"present": [dev], "bw": {dev: {"output": text}}})
+        raise ParseError("ib probe", "no probe JSON, ibstat listing or ib_write_bw run found")
 
     def evaluate(self, criterion: Criterion, params: IbParams, metrics: dict[str, Any],
                  node: str | None) -> list[Verdict]:
@@ -94,6 +109,10 @@ class IbCheck(Check):
             out.append(verdict(cid, node, Status.PASS if n == want else Status.FAIL,
                                "as_expected" if n == want else "device_count_mismatch", measured=n,
                                expected=f"{want} HCAs", remediation="" if n == want else "install/enable every HCA"))
+        for n in metrics.get("listing_errors") or []:
+            out.append(verdict(cid, node, Status.ERROR, n["code"], measured=n["message"][:300],
+                               expected="a complete port listing", details={"device": n.get("device")},
+                               remediation="the HCA could not be read: check its driver (ibstat, dmesg for mlx5 errors)"))
         for dev, err in (metrics.get("bw_errors") or {}).items():
             out.append(verdict(cid, node, Status.ERROR, "tool_failed", measured=err, expected=f"ib_write_bw on {dev}",
                                remediation="ib_write_bw did not complete on this HCA; see the raw output"))
@@ -110,8 +129,10 @@ def ib_metrics(doc: dict[str, Any]) -> dict[str, Any]:
     if doc.get("skip"):
         return {"skip_reason": str(doc["skip"]), "remediation": "no InfiniBand HCA on this node"}
     ports: list[dict[str, Any]] = []
+    listing_errors: list[dict[str, Any]] = []
     if (doc.get("sysfs") or "").strip():
         rec = parse_ibstat(doc["sysfs"])
+        listing_errors = [n.to_json() for n in rec.errors]
         for p in rec.ports:
             ports.append({"ca": p.ca, "port": p.port, "state": p.state, "physical_state": p.physical_state,
                           "rate_gbps": p.rate_gbps, "link_layer": p.link_layer,
@@ -130,6 +151,8 @@ def ib_metrics(doc: dict[str, Any]) -> dict[str, Any]:
             continue
         if r.error or r.bw_avg_gbps is None:
             errors[dev] = r.error or "no bandwidth reported"
+        elif not r.complete:
+            errors[dev] = "the ib_write_bw output ends inside its result table (cut off): the largest size may be missing"
         else:
             bw[dev] = r.bw_avg_gbps
     ib_ports = [p for p in ports if p.get("link_layer") in (None, "InfiniBand")]
@@ -138,6 +161,7 @@ def ib_metrics(doc: dict[str, Any]) -> dict[str, Any]:
     return {
         "present": doc.get("present", []),
         "ports": ports,
+        "listing_errors": listing_errors,
         "bw": bw,
         "bw_errors": errors,
         "bw_gbps": min(bw.values()) if bw else None,

@@ -19,25 +19,30 @@ UNPARSEABLE = "unparseable_output"
 
 
 class ParseError(InputError):
-    """The text holds no output of `tool` that the parser recognises."""
+    """The text holds no output of `tool` that the parser recognises (code `unparseable_output`),
+    or output it will not read because any reading could be wrong (its own code, e.g.
+    `topo_matrix_misaligned`)."""
 
-    def __init__(self, tool: str, reason: str, file: str | None = None) -> None:
+    def __init__(self, tool: str, reason: str, file: str | None = None, code: str = UNPARSEABLE,
+                 fix: str | None = None) -> None:
         self.tool = tool
         self.reason = reason
         self.file = file
+        self.code = code
+        self.fix = fix
         super().__init__(
             [
                 Problem(
-                    code=UNPARSEABLE,
+                    code=code,
                     message=f"cannot parse {tool} output: {reason}",
                     file=file,
-                    fix=f"pass the unmodified output of {tool}",
+                    fix=fix or f"pass the unmodified output of {tool}",
                 )
             ]
         )
 
     def with_file(self, file: str) -> "ParseError":
-        return ParseError(self.tool, self.reason, file)
+        return ParseError(self.tool, self.reason, file, self.code, self.fix)
 
 
 def _plain(value: Any) -> Any:
@@ -58,6 +63,18 @@ class Record:
 
     def to_json(self) -> dict[str, Any]:
         return _plain(self)
+
+
+@dataclass(frozen=True)
+class Notice(Record):
+    """A status line the tool printed besides its data ("WARNING: infoROM is corrupted ...",
+    "No devices were found", `ibpanic: ... failed`): a stable `code`, the line as printed,
+    the device it names (PCI bus id, CA name) and its 1-based line in the parsed text."""
+
+    code: str
+    message: str
+    device: str | None = None
+    line: int | None = None
 
 
 # --------------------------------------------------------------------------- text helpers

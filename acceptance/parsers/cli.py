@@ -1,7 +1,11 @@
-"""`slakit parse TOOL FILE`: show what the parsers read from a tool's raw output.
+"""`slakit parse [TOOL] FILE`: show what the parsers read from a tool's raw output.
 
-Exit codes: 0 parsed, 1 nothing parseable in FILE (`unparseable_output`, naming the file) or
-FILE unreadable, 2 usage error.
+TOOL is a check name (`gpu.inventory`, `gpu.dcgm`, `network.nccl`, ...) or a parser name
+(`nvidia-smi`, `dcgmi`, `nccl-tests`, ...); without it the tool is detected from the text and
+named on stderr (`detected tool: ...`).
+
+Exit codes: 0 parsed, 1 nothing parseable in FILE (`unparseable_output`, naming the file),
+no tool recognised (`tool_not_detected`) or FILE unreadable, 2 usage error.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from typing import Any
 
 import click
 
-from acceptance.parsers import PARSERS, ParseError, parse_all
+from acceptance.parsers import CHECK_NAMES, PARSERS, TOOL_NAMES, ParseError, detect_tool, parse_all, resolve_tool
 
 # The list field shown as the main table for each record type, and the columns it shows
 # (the JSON output carries every field).
@@ -37,19 +41,39 @@ def _read(path: str) -> str:
 
 
 def _cell(value: Any) -> str:
+    """A field as a table cell: None is "-", an empty list or mapping is empty (not "0")."""
     if value is None:
         return "-"
     if isinstance(value, float):
         return f"{value:.6g}"
     if isinstance(value, (list, tuple)):
-        return ", ".join(_cell(v) for v in value) if value and not isinstance(value[0], dict) else str(len(value))
+        if not value:
+            return ""
+        if isinstance(value[0], (list, tuple)):
+            return f"{len(value)} entries"
+        if isinstance(value[0], dict):
+            if "code" in value[0] and "message" in value[0]:
+                return "\n".join(f"[{v.get('code')}] {v.get('message')}" for v in value)
+            return f"{len(value)} entries"
+        return ", ".join(_cell(v) for v in value)
     if isinstance(value, dict):
-        return str(len(value))
+        if not value:
+            return ""
+        if "kind" in value and "label" in value:
+            extra = [f"host {value['host']}" if value.get("host") else "",
+                     f"rank {value['rank']}" if value.get("rank") is not None else ""]
+            return f"{value['label']} ({', '.join([value['kind']] + [e for e in extra if e])})"
+        return f"{len(value)} entries"
     return str(value)
+
+
+def _check_of(parser: str) -> str:
+    return next((c for c, ps in CHECK_NAMES.items() if parser in ps), parser)
 
 
 def _render_table(doc: dict[str, Any], title: str) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = Console()
@@ -60,7 +84,7 @@ def _render_table(doc: dict[str, Any], title: str) -> None:
     for key, value in doc.items():
         if key == main_key or isinstance(value, dict) and len(value) > 8:
             continue
-        summary.add_row(key, _cell(value))
+        summary.add_row(key, escape(_cell(value)))
     console.print(summary)
     items = doc.get(main_key) if main_key else None
     if items:
@@ -69,30 +93,49 @@ def _render_table(doc: dict[str, Any], title: str) -> None:
         for c in cols:
             table.add_column(c, overflow="fold")
         for item in items:
-            table.add_row(*(_cell(item.get(c)) if c != "warnings" else str(len(item.get(c) or ())) for c in cols))
+            table.add_row(*(escape(_cell(item.get(c))) if c != "warnings" else str(len(item[c])) if item.get(c) else ""
+                            for c in cols))
         console.print(table)
 
 
 @click.command("parse")
-@click.argument("tool", type=click.Choice(sorted(PARSERS)))
-@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("args", nargs=-1, required=True, metavar="[TOOL] FILE")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--all", "all_samples", is_flag=True, help="Parse every output in FILE (pasted logs often hold several).")
-def parse_command(tool: str, file: str, fmt: str, all_samples: bool) -> None:
+def parse_command(args: tuple[str, ...], fmt: str, all_samples: bool) -> None:
     """Parse FILE as raw output of TOOL and print the record (JSON is a stable interface).
 
-    TOOL is one of: nvidia-smi, nvidia-smi-topo, nccl-tests, dcgmi, fio, ib_write_bw, ibstat,
-    xid, iperf3. The format variant (CSV/XML/text, DCGM 3/4 JSON, ...) is detected.
+    TOOL is a check name (gpu.inventory, gpu.topology, gpu.dcgm, gpu.xid, network.nccl,
+    network.ib, network.iperf3, storage.fio) or a parser name (nvidia-smi, nvidia-smi-topo,
+    dcgmi, xid, nccl-tests, ib_write_bw, ibstat, iperf3, fio). Without TOOL the tool is
+    detected from FILE and named on stderr. The format variant (CSV/XML/text, DCGM 3/4 JSON,
+    ...) and launcher prefixes (SkyPilot/Ray, mpirun, srun --label, pdsh) are detected.
     Exit 1 with code unparseable_output when FILE holds no output of TOOL.
     """
     from slaschema.cli import emit_problems
     from slaschema.errors import Problem
 
+    if len(args) > 2:
+        raise click.UsageError("expected [TOOL] FILE")
+    tool_name, file = (args[0], args[1]) if len(args) == 2 else (None, args[0])
+    if tool_name is not None and tool_name not in TOOL_NAMES:
+        raise click.BadParameter(f"{tool_name!r} is not one of: {', '.join(TOOL_NAMES)}", param_hint="TOOL")
     try:
         text = _read(file)
     except OSError as exc:
         emit_problems([Problem(code="file_unreadable", message=f"cannot read file: {exc.strerror}", file=file)], fmt)
         sys.exit(1)
+    if tool_name is None:
+        tool = detect_tool(text)
+        if tool is None:
+            emit_problems([Problem(code="tool_not_detected", file=file,
+                                   message="no output of a known tool found (nvidia-smi, dcgmi, nccl-tests, perftest, "
+                                           "ibstat, kernel log with Xid, fio, iperf3)",
+                                   fix="name the tool: slakit parse TOOL FILE")], fmt)
+            sys.exit(1)
+        click.echo(f"detected tool: {tool} (check {_check_of(tool)})", err=True)
+    else:
+        tool = resolve_tool(tool_name, text)
     parser = PARSERS[tool]
     try:
         if all_samples:

@@ -7,7 +7,8 @@ Formats (auto-detected, `format` says which):
                    `runtime_error`, `metadata`
   "json_fragment"  a single test object ({"name", "results", "test_summary"}) cut from a
                    DCGM 4 document
-  "text"           the boxed text table of `dcgmi diag -r N`
+  "text"           the boxed text table of `dcgmi diag -r N` (DCGM 3.x; DCGM 4.x with a
+                   `GPUn: Pass/Fail` row per GPU under each test: those are its gpu_results)
 
 Stable JSON of `DcgmRecord.to_json()`:
   tool "dcgmi", format, version (DCGM 4: metadata.version; DCGM 3 JSON: the document's "version";
@@ -15,6 +16,7 @@ Stable JSON of `DcgmRecord.to_json()`:
   tests: list of
     name, category, result, gpu_results: list of {gpu_ids, entity_group, result, info,
     warnings, error_ids}, info (all info lines), warnings (all warning texts)
+  source (the launcher prefix, or None)
 Results are one of "pass", "fail", "warn", "skip". A test's `result` is its
 `test_summary` when DCGM gives one, else the worst of its per-GPU results
 (fail > warn > pass > skip). `overall` is "fail" if any test failed, else "warn" if any
@@ -29,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from acceptance.parsers._common import ParseError, Record, clean_text, iter_json_objects
+from acceptance.parsers._prefix import Source, cut_last_line, prepassed, strip_prefixes
 
 TOOL = "dcgmi"
 
@@ -64,6 +67,7 @@ class DcgmRecord(Record):
     overall: str
     runtime_error: str | None
     tests: tuple[DcgmTest, ...]
+    source: Source | None = None
 
     def test(self, name: str) -> DcgmTest | None:
         """The test called `name` (case and punctuation insensitive), or None."""
@@ -214,6 +218,11 @@ def _from_json(doc: dict) -> DcgmRecord | None:
 _TEXT_ROW = re.compile(r"^\s*\|(.*?)\|(.*)\|\s*$")
 _SECTION = re.compile(r"^\s*[|+]-{2,}\s*(\w[\w ]*?)\s*-+[+|]")
 _STATUS_CELL = re.compile(r"^(Pass|Fail|Skip|Warn)\b(?:\s*-\s*(.*))?$", re.I)
+# DCGM 4 prints each GPU's result on its own row under the test: "|    | GPU0: Pass |".
+_GPU_CELL = re.compile(r"^GPU\s?(\d+)\s*:\s*(Pass|Fail|Skip|Warn)\w*(?:\s+-\s.*)?\s*$", re.I)
+# A note row naming its GPU: "| Warning: GPU1 | ... |" (DCGM 4) or "| Warning | GPU 1 ... |" (DCGM 3).
+_NOTE_NAME = re.compile(r"^(Info|Warning|Warnings)\b(?:\s*[:-]\s*GPU\s?(\d+))?\s*$", re.I)
+_NOTE_GPU = re.compile(r"^\s*GPU\s?(\d+)\b")
 
 
 def _text_samples(text: str) -> list[str]:
@@ -230,7 +239,7 @@ def _from_text(text: str) -> DcgmRecord:
     tests: list[dict] = []
     section: str | None = None
     current: dict | None = None  # the row continuation lines append to
-    for line in text.splitlines():
+    for line in cut_last_line(text.split("\n"), text):
         sm = _SECTION.match(line)
         if sm:
             section = sm.group(1).strip()
@@ -252,17 +261,28 @@ def _from_text(text: str) -> DcgmRecord:
         if not name:
             if current is None:
                 continue
+            gm = _GPU_CELL.match(cell.strip())
+            if gm and tests:
+                # a per-GPU result ends any note above it; it is never part of the note's text
+                tests[-1]["gpus"].append((int(gm.group(1)), normalise_status(gm.group(2)) or "skip"))
+                current = tests[-1]
+                continue
             st = _STATUS_CELL.match(cell.strip())
             if current["kind"] == "test" and st:
                 current["results"].append(cell.strip())
             else:
                 current["chunks"].append(chunk)
             continue
-        if name in {"Info", "Warning", "Warnings"} and tests:
-            current = {"kind": name.lower().rstrip("s"), "chunks": [chunk], "test": tests[-1]}
+        nm = _NOTE_NAME.match(name)
+        if nm and tests:
+            gpu = int(nm.group(2)) if nm.group(2) else None
+            if gpu is None and (g2 := _NOTE_GPU.match(cell)):
+                gpu = int(g2.group(1))
+            current = {"kind": nm.group(1).lower().rstrip("s"), "chunks": [chunk], "test": tests[-1], "gpu": gpu}
             tests[-1]["notes"].append(current)
             continue
-        current = {"kind": "test", "name": name, "category": section, "results": [cell.strip()], "notes": [], "chunks": []}
+        current = {"kind": "test", "name": name, "category": section, "results": [cell.strip()], "notes": [],
+                   "chunks": [], "gpus": []}
         tests.append(current)
     built: list[DcgmTest] = []
     for t in tests:
@@ -278,9 +298,19 @@ def _from_text(text: str) -> DcgmRecord:
                                              info=(), warnings=(), error_ids=()))
         if not gpu_results:
             continue
-        info = tuple("".join(n["chunks"]).strip() for n in t["notes"] if n["kind"] == "info")
-        warnings = tuple("".join(n["chunks"]).strip() for n in t["notes"] if n["kind"] == "warning")
-        built.append(DcgmTest(name=t["name"], category=t["category"], result=worst([g.result for g in gpu_results]),
+        notes = [(n["kind"], n.get("gpu"), "".join(n["chunks"]).strip()) for n in t["notes"]]
+        info = tuple(text for kind, _, text in notes if kind == "info")
+        warnings = tuple(text for kind, _, text in notes if kind == "warning")
+        summary = worst([g.result for g in gpu_results])
+        if t["gpus"]:
+            # DCGM 4: the row holds the summary, the GPUn rows the per-GPU results
+            gpu_results = [DcgmGpuResult(
+                gpu_ids=(gpu,), entity_group="GPU", result=res,
+                info=tuple(text for kind, g, text in notes if kind == "info" and g == gpu),
+                warnings=tuple(text for kind, g, text in notes if kind == "warning" and g == gpu),
+                error_ids=()) for gpu, res in t["gpus"]]
+        built.append(DcgmTest(name=t["name"], category=t["category"],
+                              result=worst([summary] + [g.result for g in gpu_results]),
                               gpu_results=tuple(gpu_results), info=info, warnings=warnings))
     if not built:
         raise ParseError(TOOL, "dcgmi text table without test rows")
@@ -296,7 +326,7 @@ def _from_text(text: str) -> DcgmRecord:
 def split_samples(text: str) -> list[str]:
     """Each dcgmi diag output in `text`: every JSON document or fragment that parses as one,
     and every text table."""
-    text = clean_text(text)
+    text = strip_prefixes(clean_text(text))
     found: list[tuple[int, str]] = []
     for pos, doc in iter_json_objects(text):
         if _from_json(doc) is not None:
@@ -317,6 +347,7 @@ def _json_end(text: str, pos: int) -> int:
         return len(text)
 
 
+@prepassed()
 def parse_dcgmi(text: str) -> DcgmRecord:
     """Parse the first `dcgmi diag` result (JSON of DCGM 3 or 4, or the text table) in `text`."""
     text = clean_text(text)

@@ -18,6 +18,8 @@ Stable JSON of `FioRecord.to_json()`:
     read / write / trim: {io_bytes, bw_bytes, iops, runtime_ms, total_ios, effective_bs_bytes
       (io_bytes / total_ios: what one I/O really moved), clat_p50_us, clat_p99_us,
       clat_p999_us, clat_mean_us, lat_mean_us} or None when the job has no such section.
+  source (the launcher prefix, or None). A direction without latency samples ("N": 0, as
+  with gtod_reduce=1) has no latency (None), never 0.
 `FioJob.option(name)` gives one effective option.
 """
 
@@ -29,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from acceptance.parsers._common import ParseError, Record, clean_text, close_truncated_json, iter_json_objects, to_float, to_int
+from acceptance.parsers._prefix import Source, prepassed, strip_prefixes
 
 TOOL = "fio"
 
@@ -90,6 +93,7 @@ class FioRecord(Record):
     errors: int
     global_options: dict[str, str]
     jobs: tuple[FioJob, ...]
+    source: Source | None = None
 
 
 def _is_fio_doc(doc: Any) -> bool:
@@ -129,7 +133,7 @@ def _find_document(text: str) -> tuple[dict, bool] | None:
 def split_samples(text: str) -> list[str]:
     """Each complete fio JSON document in `text`, as text; a commented or cut-off document
     (which `parse_fio` also reads) is returned whole."""
-    text = clean_text(text)
+    text = strip_prefixes(clean_text(text))
     out = []
     decoder = json.JSONDecoder()
     for pos, doc in iter_json_objects(text):
@@ -178,8 +182,12 @@ def _direction(d: Any) -> FioDirection | None:
     bw_bytes = to_float(d.get("bw_bytes"))
     if bw_bytes is None and to_float(d.get("bw")) is not None:
         bw_bytes = to_float(d.get("bw")) * 1024  # "bw" is KiB/s
-    clat_mean = to_float(clat.get("mean"))
-    lat_mean = to_float(lat.get("mean")) if lat else None
+    # gtod_reduce=1 and similar runs record no latency samples ("N": 0, every field 0): a mean of
+    # 0 is no measurement (no I/O completes in 0 ns), whether or not "N" survived a cut paste
+    clat_mean = to_float(clat.get("mean")) if clat.get("N") != 0 else None
+    lat_mean = to_float(lat.get("mean")) if lat and lat.get("N") != 0 else None
+    clat_mean = clat_mean or None
+    lat_mean = lat_mean or None
     return FioDirection(
         io_bytes=io_bytes,
         bw_bytes=bw_bytes,
@@ -247,6 +255,7 @@ def _max(values: list[float | None]) -> float | None:
     return max(present) if present else None
 
 
+@prepassed()
 def parse_fio(text: str) -> FioRecord:
     """Parse the first fio JSON document in `text`."""
     text = clean_text(text)

@@ -11,16 +11,18 @@ Stable JSON of `IbBwRecord.to_json()`:
   mtu_bytes, qps, bidirectional (bool), bw_unit (as printed: "Gb/sec", "MiB/sec", "MB/sec"),
   rows: list of {bytes, iterations, bw_peak_gbps, bw_avg_gbps, msg_rate_mpps},
   bw_avg_gbps (average bandwidth of the largest message size), bw_peak_gbps (largest peak),
-  error.
+  error, complete (False when the table has no closing dashed line: the paste was cut inside
+  it), source (the launcher prefix, or None).
 `IbBwRecord.bw_at(size_bytes)` gives the average Gb/s of the row with exactly that size.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from acceptance.parsers._common import ParseError, Record, clean_text, to_int
+from acceptance.parsers._prefix import Source, cut_last_line, prepassed, strip_prefixes
 
 TOOL = "ib_write_bw"
 
@@ -66,6 +68,8 @@ class IbBwRecord(Record):
     bw_avg_gbps: float | None
     bw_peak_gbps: float | None
     error: str | None
+    complete: bool = True
+    source: Source | None = None
 
     def bw_at(self, size_bytes: int) -> float | None:
         for row in self.rows:
@@ -91,8 +95,8 @@ def _table_end(line: str) -> bool:
 
 def split_samples(text: str) -> list[str]:
     """Each perftest run in `text`: from the end of the previous table to the end of this one."""
-    text = clean_text(text)
-    lines = text.splitlines()
+    text = strip_prefixes(clean_text(text))
+    lines = cut_last_line(text.split("\n"), text)
     out: list[str] = []
     start = 0
     i = 0
@@ -101,7 +105,7 @@ def split_samples(text: str) -> list[str]:
             j = i + 1
             while j < len(lines) and not _table_end(lines[j]):
                 j += 1
-            out.append("\n".join(lines[start:j + 1]))
+            out.append("\n".join(lines[start:j + 1]) + "\n")
             start = j + 1
             i = j + 1
             continue
@@ -109,6 +113,7 @@ def split_samples(text: str) -> list[str]:
     return out
 
 
+@prepassed()
 def parse_ib_write_bw(text: str) -> IbBwRecord:
     """Parse the first perftest bandwidth run in `text`."""
     text = clean_text(text)
@@ -139,7 +144,10 @@ def parse_ib_write_bw(text: str) -> IbBwRecord:
     error = None
     if not rows:
         error = next((m.group(0).strip() for p in _FAILURES if (m := p.search(sample))), "result table has no rows")
-    return _record(sample, rows, unit, error)
+    # perftest closes its table with a dashed line; without it the paste was cut inside the table
+    complete = any(ln.strip().startswith("---") for ln in sample[head.end():].splitlines())
+    rec = _record(sample, rows, unit, error)
+    return rec if complete else replace(rec, complete=False)
 
 
 def _record(sample: str, rows: list[IbBwRow], unit: str | None, error: str | None) -> IbBwRecord:

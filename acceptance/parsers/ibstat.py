@@ -15,15 +15,19 @@ Stable JSON of `IbstatRecord.to_json()`:
     ca, port, state, physical_state, rate_gbps, width (e.g. "4X"; sysfs only), speed (e.g.
     "NDR"; sysfs only), link_layer, lid, sm_lid, port_guid, ca_type, firmware, node_guid,
     counters {name: int} (port counters and hw_counters; sysfs only)
+  complete (False when ibstat stopped part way, `ibpanic: ...`, or a sysfs port has no state),
+  errors: list of {code, message, device, line} (listing_incomplete, port_state_missing),
+  source (the launcher prefix, or None).
 `IbstatRecord.port(ca, n)` finds one port; `active_ports()` the ports whose state is Active.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from acceptance.parsers._common import ParseError, Record, clean_text, to_float, to_int
+from acceptance.parsers._common import Notice, ParseError, Record, clean_text, to_float, to_int
+from acceptance.parsers._prefix import Source, cut_last_line, prepassed, strip_prefixes
 
 TOOL = "ibstat"
 
@@ -61,6 +65,9 @@ class IbstatRecord(Record):
     format: str
     cas: tuple[str, ...]
     ports: tuple[IbPort, ...]
+    complete: bool = True
+    errors: tuple[Notice, ...] = ()
+    source: Source | None = None
 
     def port(self, ca: str, port: int = 1) -> IbPort | None:
         for p in self.ports:
@@ -90,12 +97,18 @@ def _is_sysfs(text: str) -> bool:
     return len(re.findall(r"^\s*[A-Za-z0-9_.\-]+/ports/\d+/(?:state|rate|phys_state|link_layer):", text, re.M)) >= 1
 
 
+# ibstat stops part way when it cannot read a device: "ibpanic: [1400444] main: stat of IB
+# device 'mlx5_8' failed: No such file or directory" (exit 255); "ibwarn:" lines may precede it.
+_PANIC = re.compile(r"^\s*(ibpanic|ibwarn|iberror):.*$", re.M)
+_PANIC_DEV = re.compile(r"device '([^']+)'")
+
+
 def split_samples(text: str) -> list[str]:
     """Each ibstat listing in `text`; a new one starts when a CA name repeats."""
-    text = clean_text(text)
+    text = strip_prefixes(clean_text(text))
     if _is_sysfs(text) and not any(_CA.match(ln) for ln in text.splitlines()):
         return [text]
-    lines = text.splitlines()
+    lines = cut_last_line(text.split("\n"), text)
     samples: list[list[str]] = []
     seen: set[str] = set()
     current: list[str] | None = None
@@ -109,18 +122,39 @@ def split_samples(text: str) -> list[str]:
             seen.add(m.group(1))
         if current is not None:
             current.append(ln)
-    return ["\n".join(s) for s in samples]
+    return ["\n".join(s) + "\n" for s in samples]
 
 
+@prepassed()
 def parse_ibstat(text: str) -> IbstatRecord:
-    """Parse the first ibstat listing (or the sysfs snapshot) in `text`."""
+    """Parse the first ibstat listing (or the sysfs snapshot) in `text`.
+
+    An `ibpanic:` line (ibstat gave up on a device) makes the record `complete: false` with
+    the line in `errors` (code `listing_incomplete`): the CAs after it were never listed."""
     text = clean_text(text)
     samples = split_samples(text) if any(_CA.match(ln) for ln in text.splitlines()) else []
     if samples:
-        return _parse_ibstat(samples[0])
-    if _is_sysfs(text):
-        return _parse_sysfs(text)
-    raise ParseError(TOOL, "no CA 'name' block and no /sys/class/infiniband lines found")
+        rec = _parse_ibstat(samples[0])
+    elif _is_sysfs(text):
+        rec = _parse_sysfs(text)
+    elif re.search(r"^\s*ibpanic:", text, re.M):
+        # ibstat gave up before listing any CA: no CA is a finding, with the reason
+        rec = IbstatRecord(tool=TOOL, format="ibstat", cas=(), ports=())
+    else:
+        raise ParseError(TOOL, "no CA 'name' block and no /sys/class/infiniband lines found")
+    region = samples[0] if samples else text
+    errors = []
+    for m in _PANIC.finditer(region):
+        if m.group(1) == "ibwarn":
+            continue
+        dev = _PANIC_DEV.search(m.group(0))
+        errors.append(Notice(code="listing_incomplete", message=m.group(0).strip(), device=dev.group(1) if dev else None,
+                             line=region.count("\n", 0, m.start()) + 1))
+    missing = [p for p in rec.ports if rec.format == "sysfs" and p.state is None]
+    for p in missing:
+        errors.append(Notice(code="port_state_missing", message=f"{p.ca}/ports/{p.port} has no state file in the snapshot",
+                             device=p.ca))
+    return replace(rec, complete=not errors, errors=tuple(errors)) if errors else rec
 
 
 def _parse_ibstat(text: str) -> IbstatRecord:
@@ -130,7 +164,7 @@ def _parse_ibstat(text: str) -> IbstatRecord:
     ca: str | None = None
     port: dict[str, str] | None = None
     port_indent = 0
-    for ln in text.splitlines():
+    for ln in cut_last_line(text.split("\n"), text):
         m = _CA.match(ln)
         if m:
             ca = m.group(1)
@@ -175,7 +209,7 @@ def _parse_sysfs(text: str) -> IbstatRecord:
     dev: dict[str, dict[str, str]] = {}
     ports: dict[tuple[str, int], dict[str, str]] = {}
     counters: dict[tuple[str, int], dict[str, int]] = {}
-    for ln in text.splitlines():
+    for ln in cut_last_line(text.split("\n"), text):
         m = _SYSFS.match(ln)
         if not m:
             continue

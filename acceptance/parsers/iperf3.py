@@ -8,7 +8,8 @@ Stable JSON of `Iperf3Record.to_json()`:
   tool "iperf3", version, protocol ("TCP" | "UDP"), streams, duration_s (asked), reverse,
   sender_bits_per_second, receiver_bits_per_second, sender_bytes, receiver_bytes,
   retransmits (TCP sender; None for UDP), seconds (measured, receiver side), jitter_ms,
-  lost_packets, lost_percent (UDP), remote_host, remote_port, error
+  lost_packets, lost_percent (UDP), remote_host, remote_port, error, source (the launcher
+  prefix, or None)
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from acceptance.parsers._common import ParseError, Record, clean_text, iter_json_objects, to_float, to_int
+from acceptance.parsers._prefix import Source, prepassed, strip_prefixes
 
 TOOL = "iperf3"
 
@@ -41,6 +43,7 @@ class Iperf3Record(Record):
     remote_host: str | None
     remote_port: int | None
     error: str | None
+    source: Source | None = None
 
 
 def _is_iperf(doc: Any) -> bool:
@@ -53,7 +56,7 @@ def split_samples(text: str) -> list[str]:
     """Each iperf3 JSON document in `text`."""
     import json
 
-    text = clean_text(text)
+    text = strip_prefixes(clean_text(text))
     decoder = json.JSONDecoder()
     return [text[pos: decoder.raw_decode(text, pos)[1]] for pos, doc in iter_json_objects(text) if _is_iperf(doc)]
 
@@ -62,6 +65,7 @@ def _d(value: Any) -> dict:
     return value if isinstance(value, dict) else {}
 
 
+@prepassed()
 def parse_iperf3(text: str) -> Iperf3Record:
     """Parse the first iperf3 JSON document in `text`."""
     text = clean_text(text)

@@ -17,7 +17,7 @@ Stable JSON of `NcclRecord.to_json()`:
   avg_busbw_gbps (the tool's "Avg bus bandwidth" line, reported as printed; do not judge on it),
   peak_busbw_gbps (largest busbw_gbps of the rows), out_of_bounds (count, None if absent),
   wrong_total, elided (True when the paste left out rows, "..."), error (None, or why the
-  run failed).
+  run failed), source (the launcher prefix, or None).
 `NcclRecord.busbw_at(size_bytes)` returns the busbw of the row with exactly that size, or None.
 """
 
@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass
 
 from acceptance.parsers._common import ParseError, Record, clean_text, strip_line_prefix
+from acceptance.parsers._prefix import Source, cut_last_line, prepassed
 
 TOOL = "nccl-tests"
 
@@ -94,6 +95,7 @@ class NcclRecord(Record):
     wrong_total: int | None
     elided: bool
     error: str | None
+    source: Source | None = None
 
     def busbw_at(self, size_bytes: int) -> float | None:
         """Bus bandwidth (GB/s) of the row with exactly `size_bytes`; None when no such row."""
@@ -158,14 +160,14 @@ def split_samples(text: str) -> list[str]:
             in_run = False
             seen_rows = True
     if not starts:
-        return ["\n".join(lines)] if lines else []
+        return ["\n".join(lines) + ("\n" if text.endswith("\n") else "")] if lines else []
     # The command line and "# Collective test starting: X" printed before a run belong to it;
     # the first run also keeps everything before it (prompt, launcher messages).
     starts = [0] + [_with_preamble(lines, i) for i in starts[1:]]
     bounds = starts + [len(lines)]
     samples = []
     for a, b in zip(bounds, bounds[1:]):
-        chunk = "\n".join(lines[a:b])
+        chunk = "\n".join(lines[a:b]) + ("\n" if b < len(lines) or text.endswith("\n") else "")
         if chunk.strip():
             samples.append(chunk)
     return samples
@@ -180,17 +182,21 @@ def _with_preamble(lines: list[str], start: int) -> int:
     return i
 
 
+@prepassed(prefer=_HEADER)
 def parse_nccl_tests(text: str) -> NcclRecord:
     """Parse one nccl-tests run (the first if `text` holds several)."""
     text = clean_text(text)
     samples = split_samples(text)
     body = samples[0] if samples else ""
     # A failure printed before any run banner (mpirun) belongs to the first sample too.
-    return _parse_one(body if _HEADER.search(body) else text)
+    if not _HEADER.search(body):
+        body = text
+    # a last line without its line end may be a row cut part way: `_parse_one` does not read it
+    return _parse_one(body)
 
 
 def _parse_one(text: str) -> NcclRecord:
-    lines = _lines(text)
+    lines = cut_last_line(_lines(text), text)
     rows: list[NcclRow] = []
     hosts: list[str] = []
     models: list[str] = []

@@ -6,7 +6,11 @@ Formats recognised (auto-detected, `format` says which was found):
   "query"  `nvidia-smi -q` text
   "csv"    `nvidia-smi --query-gpu=... --format=csv[,noheader][,nounits]`; for `noheader`
            output pass `query_fields`, or keep the `--query-gpu=` command line in the text
-  "table"  the default `nvidia-smi` table
+  "table"  the default `nvidia-smi` table, with the header of drivers before 610
+           (`Driver Version:` / `CUDA Version:`) or from 610 on (`KMD Version:` /
+           `CUDA UMD Version:`)
+  "status" only status lines ("No devices were found", "NVIDIA-SMI has failed ...")
+Launcher prefixes and the indentation around the output are removed first (`_prefix`).
 
 Stable JSON of `NvidiaSmiRecord.to_json()`:
   tool "nvidia-smi", format, gpu_count (GPUs listed in the output), attached_gpus (the count
@@ -25,10 +29,21 @@ Stable JSON of `NvidiaSmiRecord.to_json()`:
     utilization_gpu_pct, compute_mode, mig_mode (bool), pcie_link_gen, pcie_link_width,
     fabric_state, fabric_status
   Every field is None when that output format does not carry it (or prints N/A).
+  nvidia_smi_version (table), version_labels ("Driver/CUDA" or "KMD/CUDA UMD": which header
+  form gave driver_version / cuda_version), mig_devices: list of {gpu, gpu_instance_id,
+  compute_instance_id, mig_device, memory_used_mib, memory_total_mib, bar1_used_mib,
+  bar1_total_mib, sm_count, ecc_uncorrected} (table box, XML, -q text),
+  sample_count and samples (a looping `-l`/`-lms` query: `gpus` is the first sample, every
+  sample's GPUs in `samples`; empty for one sample),
+  warnings, errors: lists of {code, message, device, line} for the status lines
+  (inforom_corrupted; no_devices, driver_unreachable, gpu_fell_off_bus, gpu_lost,
+  device_handle_unavailable, field_error for `ERR!` fields),
+  source (the launcher prefix's {kind, host, rank, label}, or None).
 
 `TopoRecord.to_json()`: tool "nvidia-smi-topo", devices (column order), gpus, nics,
   matrix {row: {column: link}}, cpu_affinity {gpu: text}, numa_affinity {gpu: text},
-  nic_names {"NIC0": "mlx5_0"}.
+  nic_names {"NIC0": "mlx5_0"}, source. Link cells printed glued ("PXBNODE") are split; a row
+  that still does not line up is refused with code `topo_matrix_misaligned`.
 """
 
 from __future__ import annotations
@@ -39,7 +54,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
-from acceptance.parsers._common import ParseError, Record, clean_text, na_to_none, to_float, to_int
+from acceptance.parsers._common import Notice, ParseError, Record, clean_text, na_to_none, to_float, to_int
+from acceptance.parsers._prefix import Source, cut_last_line, dedent_at, prepassed, strip_prefixes
 
 TOOL = "nvidia-smi"
 
@@ -90,6 +106,22 @@ class Gpu(Record):
 
 
 @dataclass(frozen=True)
+class MigDevice(Record):
+    """One MIG device: the GPU it lives on, its GPU instance, compute instance and memory."""
+
+    gpu: int | None
+    gpu_instance_id: int | None
+    compute_instance_id: int | None
+    mig_device: int | None
+    memory_used_mib: float | None
+    memory_total_mib: float | None
+    bar1_used_mib: float | None
+    bar1_total_mib: float | None
+    sm_count: int | None
+    ecc_uncorrected: int | None
+
+
+@dataclass(frozen=True)
 class NvidiaSmiRecord(Record):
     tool: str
     format: str
@@ -99,6 +131,14 @@ class NvidiaSmiRecord(Record):
     cuda_version: str | None
     timestamp: str | None
     gpus: tuple[Gpu, ...]
+    nvidia_smi_version: str | None = None
+    version_labels: str | None = None
+    mig_devices: tuple[MigDevice, ...] = ()
+    sample_count: int = 1
+    samples: tuple[tuple[Gpu, ...], ...] = ()
+    warnings: tuple[Notice, ...] = ()
+    errors: tuple[Notice, ...] = ()
+    source: Source | None = None
 
     def gpu(self, index: int) -> Gpu | None:
         for g in self.gpus:
@@ -132,14 +172,63 @@ def _sum_ints(values: Iterable[Any]) -> int | None:
 
 _XML_START = re.compile(r"<\?xml[^>]*\?>|<nvidia_smi_log\b")
 _QUERY_START = re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$", re.M)
-_TABLE_HEAD = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?")
+# Drivers before 610 print "Driver Version: ... CUDA Version: ...", from 610 on
+# "KMD Version: ... CUDA UMD Version: ..." (groups: nvidia-smi version, label, driver, CUDA).
+_TABLE_HEAD = re.compile(r"NVIDIA-SMI\s+(\S+)\s+(Driver|KMD) Version:\s*(\S+)(?:\s+CUDA(?: UMD)? Version:\s*(\S+))?")
+_ANCHORS = ((re.compile(r"^[ \t]*[|+]?[ \t]*NVIDIA-SMI\s+\S+\s+(?:Driver|KMD) Version:"), "NVIDIA-SMI"),
+            (re.compile(r"^[ \t]+=+\s*NVSMI LOG\s*=+\s*$"), "NVSMI LOG"))
+_PCI = re.compile(r"(?<![0-9A-Fa-f])([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])(?![0-9A-Fa-f])")
+# Status lines nvidia-smi prints instead of, or besides, its data: (pattern, code, kind).
+_STATUS = [
+    (re.compile(r"fallen off the bus", re.I), "gpu_fell_off_bus", "error"),
+    (re.compile(r"\bGPU is lost\b", re.I), "gpu_lost", "error"),
+    (re.compile(r"Unable to determine the device handle", re.I), "device_handle_unavailable", "error"),
+    (re.compile(r"No devices were found", re.I), "no_devices", "error"),
+    (re.compile(r"NVIDIA-SMI has failed", re.I), "driver_unreachable", "error"),
+    (re.compile(r"infoROM is corrupted", re.I), "inforom_corrupted", "warning"),
+]
+_STATUS_WORDS = ("fallen off the bus", "gpu is lost", "unable to determine the device handle", "no devices were found",
+                 "nvidia-smi has failed", "inforom is corrupted")
+
+
+def _has_status(text: str) -> bool:
+    low = text.lower()
+    return any(w in low for w in _STATUS_WORDS)
+_ERR_VALUES = {"err!", "[unknown error]", "unknown error"}
 _XML_DOC = re.compile(r"(?:<\?xml[^>]*\?>\s*)?(?:<!DOCTYPE[^>]*>\s*)?<nvidia_smi_log\b.*?</nvidia_smi_log>", re.S)
 _QUERY_GPU_CMD = re.compile(r"--query-gpu[= ]([A-Za-z0-9_.,\-]+)")
 
 
+def _prepare(text: str) -> str:
+    text = strip_prefixes(clean_text(text))
+    for anchor, literal in _ANCHORS:
+        text = dedent_at(text, anchor, literal)
+    return text
+
+
 def split_samples(text: str) -> list[str]:
-    """Each nvidia-smi output in `text` (XML documents, -q logs, tables, CSV blocks), in order."""
-    text = clean_text(text)
+    """Each nvidia-smi output in `text` (XML documents, -q logs, tables, CSV blocks), in order;
+    the status lines after an output (up to the next one) stay with it."""
+    text = _prepare(text)
+    spans = _spans(text)
+    out = []
+    for k, (s, e) in enumerate(spans):
+        nxt = spans[k + 1][0] if k + 1 < len(spans) else len(text)
+        keep = _status_lines(text[e:nxt])
+        # status lines printed before the first output ("Unable to determine the device handle ...")
+        before = _status_lines(text[:s]) if k == 0 else ""
+        out.append(before + text[s:e] + ("\n" if keep and not text[s:e].endswith("\n") else "") + keep)
+    return out
+
+
+def _status_lines(chunk: str) -> str:
+    if not _has_status(chunk):
+        return ""
+    lines = [ln for ln in chunk.splitlines() if _status_of(ln) is not None]
+    return "".join(ln + "\n" for ln in lines)
+
+
+def _spans(text: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     if "<nvidia_smi_log" in text:
         for m in _XML_DOC.finditer(text):
@@ -152,14 +241,49 @@ def split_samples(text: str) -> list[str]:
         spans.append(_table_span(text, text.rfind("\n", 0, m.start()) + 1))
     spans.extend(_csv_blocks(text))
     spans.sort()
-    out: list[str] = []
+    out: list[tuple[int, int]] = []
     last_end = -1
     for s, e in spans:
         if s < last_end:
             continue
-        out.append(text[s:e])
+        out.append((s, e))
         last_end = e
     return out
+
+
+def _status_of(line: str) -> tuple[str, str] | None:
+    if line.lstrip().startswith("#"):
+        return None
+    for pattern, code, kind in _STATUS:
+        if pattern.search(line):
+            return code, kind
+    return None
+
+
+def status_notices(text: str) -> tuple[tuple[Notice, ...], tuple[Notice, ...]]:
+    """(warnings, errors): the status lines of `text` (see `_STATUS`)."""
+    warnings: list[Notice] = []
+    errors: list[Notice] = []
+    if not _has_status(text):
+        return (), ()
+    for i, line in enumerate(text.splitlines()):
+        st = _status_of(line)
+        if st is None:
+            continue
+        pci = _PCI.search(line)
+        notice = Notice(code=st[0], message=line.strip(), device=pci.group(1) if pci else None, line=i + 1)
+        (errors if st[1] == "error" else warnings).append(notice)
+    return tuple(warnings), tuple(errors)
+
+
+def _err_notices(gpus: Iterable[Gpu], raw_fields: dict[int, list[str]]) -> tuple[Notice, ...]:
+    out = []
+    for pos, g in enumerate(gpus):
+        bad = raw_fields.get(pos) or []
+        if bad:
+            out.append(Notice(code="field_error", device=g.pci_bus_id,
+                              message=f"GPU {g.index} reports ERR! for {', '.join(bad)}: the driver could not read them"))
+    return tuple(out)
 
 
 def _table_span(text: str, head: int) -> tuple[int, int]:
@@ -237,8 +361,10 @@ def _csv_blocks(text: str) -> list[tuple[int, int]]:
         if _is_csv_header(line):
             ncols = len(line.split(","))
             j = i + 1
+            # a looping query may print its header again before each sample: the block goes on
             while j < len(lines) and (
-                lines[j].strip() == "[...]" or (lines[j].strip() and len(next(csv.reader([lines[j]]), [])) == ncols and not lines[j].startswith("#"))
+                lines[j].strip() in ("[...]", line.strip())
+                or (lines[j].strip() and len(next(csv.reader([lines[j]]), [])) == ncols and not lines[j].startswith("#"))
             ):
                 j += 1
             if j > i + 1:
@@ -274,24 +400,37 @@ def detect_format(text: str) -> str | None:
     return None
 
 
+@prepassed(_ANCHORS)
 def parse_nvidia_smi(text: str, query_fields: list[str] | None = None) -> NvidiaSmiRecord:
-    """Parse the first nvidia-smi output found in `text` (any supported format)."""
+    """Parse the first nvidia-smi output found in `text` (any supported format).
+
+    Text holding only status lines ("No devices were found", "NVIDIA-SMI has failed ...")
+    gives a record of format "status" with no GPUs and the lines in `errors`."""
     text = clean_text(text)
     if query_fields:
-        return _parse_csv(text, query_fields)
+        return _with_status(_parse_csv(text, query_fields), text)
     samples = split_samples(text)
     if samples:
         text = samples[0]
     fmt = detect_format(text)
     if fmt == "xml":
-        return _parse_xml(text)
+        return _with_status(_parse_xml(text), text)
     if fmt == "query":
-        return _parse_query(text)
+        return _with_status(_parse_query(text), text)
     if fmt == "table":
-        return _parse_table(text)
+        return _with_status(_parse_table(text), text)
     if fmt == "csv":
-        return _parse_csv(text, None)
+        return _with_status(_parse_csv(text, None), text)
+    warnings, errors = status_notices(text)
+    if errors:
+        return NvidiaSmiRecord(tool=TOOL, format="status", gpu_count=0, attached_gpus=None, driver_version=None,
+                               cuda_version=None, timestamp=None, gpus=(), warnings=warnings, errors=errors)
     raise ParseError(TOOL, "no -q -x XML, -q log, default table or --query-gpu CSV found")
+
+
+def _with_status(rec: NvidiaSmiRecord, text: str) -> NvidiaSmiRecord:
+    warnings, errors = status_notices(text)
+    return replace(rec, warnings=rec.warnings + warnings, errors=rec.errors + errors)
 
 
 # --------------------------------------------------------------------------- CSV
@@ -376,9 +515,10 @@ def _gpu_from_mapping(row: dict[str, str], position: int) -> Gpu:
 
 
 def _parse_csv(text: str, query_fields: list[str] | None) -> NvidiaSmiRecord:
-    lines = text.splitlines()
+    lines = cut_last_line(text.split("\n"), text)
     header: list[str] | None = None
     rows: list[list[str]] = []
+    breaks: set[int] = set()
     if query_fields:
         header = [f.strip() for f in query_fields]
         for line in lines:
@@ -397,6 +537,8 @@ def _parse_csv(text: str, query_fields: list[str] | None) -> NvidiaSmiRecord:
             raise ParseError(TOOL, "no --query-gpu CSV header found")
         s, e = blocks[0]
         block = text[s:e].splitlines()
+        if e >= len(text) and not text.endswith("\n") and len(block) > 1:
+            block = block[:-1]  # the last row may be cut part way
         first = block[0]
         m = _QUERY_GPU_CMD.search(first)
         if m and not _is_csv_header(first):
@@ -408,23 +550,44 @@ def _parse_csv(text: str, query_fields: list[str] | None) -> NvidiaSmiRecord:
         for line in body:
             if line.strip() == "[...]":
                 continue
+            if line.strip() == first.strip():
+                breaks.add(len(rows))  # the header again: a new sample of a looping query
+                continue
             cells = [c.strip() for c in next(csv.reader([line], skipinitialspace=True), [])]
             if len(cells) == len(header):
                 rows.append(cells)
     if not rows or header is None:
         raise ParseError(TOOL, "CSV header without data rows")
-    gpus = []
-    driver = attached = timestamp = None
-    for pos, cells in enumerate(rows):
+    # `-l`/`-lms` loops print every GPU once per sample: a GPU seen again starts a new sample.
+    ident = next((c for c in ("uuid", "gpu_uuid", "pci.bus_id", "gpu_bus_id", "serial", "gpu_serial", "index")
+                  if c in header), None)
+    samples: list[list[dict[str, str]]] = []
+    seen: set[str] = set()
+    for n, cells in enumerate(rows):
         row = dict(zip(header, cells))
-        gpus.append(_gpu_from_mapping(row, pos))
+        key = row.get(ident, "") if ident else ""
+        if not samples or (ident and key in seen) or (n in breaks and samples[-1]):
+            samples.append([])
+            seen = set()
+        seen.add(key)
+        samples[-1].append(row)
+    built = [tuple(_gpu_from_mapping(row, pos) for pos, row in enumerate(sample)) for sample in samples]
+    gpus = built[0]
+    driver = attached = timestamp = None
+    err_fields: dict[int, list[str]] = {}
+    for pos, row in enumerate(samples[0]):
         driver = driver or na_to_none(row.get("driver_version"))
         timestamp = timestamp or na_to_none(row.get("timestamp"))
         if attached is None:
             attached = to_int(na_to_none(row.get("count")))
+        bad = [k for k, v in row.items() if v.strip().lower() in _ERR_VALUES]
+        if bad:
+            err_fields[pos] = bad
     return NvidiaSmiRecord(
         tool=TOOL, format="csv", gpu_count=len(gpus), attached_gpus=attached, driver_version=driver,
-        cuda_version=None, timestamp=timestamp, gpus=tuple(gpus),
+        cuda_version=None, timestamp=timestamp, gpus=gpus,
+        sample_count=len(built), samples=tuple(built) if len(built) > 1 else (),
+        errors=_err_notices(gpus, err_fields),
     )
 
 
@@ -535,10 +698,31 @@ def _parse_xml(text: str) -> NvidiaSmiRecord:
             fabric_state=_xt(g, "fabric/state"),
             fabric_status=_xt(g, "fabric/status"),
         ))
+    migs = []
+    err_fields: dict[int, list[str]] = {}
+    for pos, g in enumerate(root.findall("gpu")):
+        for md in g.findall("mig_devices/mig_device"):
+            migs.append(MigDevice(
+                gpu=pos, gpu_instance_id=to_int(_xt(md, "gpu_instance_id")),
+                compute_instance_id=to_int(_xt(md, "compute_instance_id")), mig_device=to_int(_xt(md, "index")),
+                memory_used_mib=to_float(_xt(md, "fb_memory_usage/used")),
+                memory_total_mib=to_float(_xt(md, "fb_memory_usage/total")),
+                bar1_used_mib=to_float(_xt(md, "bar1_memory_usage/used")),
+                bar1_total_mib=to_float(_xt(md, "bar1_memory_usage/total")),
+                sm_count=to_int(_xt(md, "device_attributes/shared/multiprocessor_count")),
+                ecc_uncorrected=_sum_ints(e.text for e in md.iter() if e.tag.endswith("uncorrectable") and e.text),
+            ))
+        bad = sorted({el.tag for el in g.iter() if el.text and el.text.strip().lower() in _ERR_VALUES})
+        if bad:
+            err_fields[pos] = bad
+    kmd = _xt(root, "kmd_version")
     return NvidiaSmiRecord(
         tool=TOOL, format="xml", gpu_count=len(gpus), attached_gpus=to_int(_xt(root, "attached_gpus")),
-        driver_version=_xt(root, "driver_version"), cuda_version=_xt(root, "cuda_version"),
+        driver_version=_xt(root, "driver_version") or kmd,
+        cuda_version=_xt(root, "cuda_version") or _xt(root, "cuda_umd_version"),
         timestamp=_xt(root, "timestamp"), gpus=tuple(gpus),
+        version_labels="KMD/CUDA UMD" if kmd and not _xt(root, "driver_version") else "Driver/CUDA",
+        mig_devices=tuple(migs), errors=_err_notices(gpus, err_fields),
     )
 
 
@@ -568,7 +752,11 @@ def _parse_query(text: str) -> NvidiaSmiRecord:
     header: dict[str, str] = {}
     gpu_trees: list[tuple[str, _Tree]] = []
     stack: list[tuple[int, str]] = []
-    for raw in text[m.end():end].splitlines():
+    body = text[m.end():end].split("\n")
+    if end >= len(text):
+        body = cut_last_line(body, text)
+    mig_blocks: dict[int, list[_Tree]] = {}
+    for raw in body:
         if not raw.strip():
             continue
         indent = len(raw) - len(raw.lstrip(" "))
@@ -590,9 +778,14 @@ def _parse_query(text: str) -> NvidiaSmiRecord:
         if ":" in line:
             k, _, v = line.partition(":")
             path = tuple(s for _, s in stack) + (k.strip().lower(),)
-            gpu_trees[-1][1].values[path] = v.strip()
+            if path[:2] == ("mig devices", "mig device") and mig_blocks.get(len(gpu_trees) - 1):
+                mig_blocks[len(gpu_trees) - 1][-1].values[path[2:]] = v.strip()
+            else:
+                gpu_trees[-1][1].values[path] = v.strip()
         else:
             stack.append((indent, line.strip().lower()))
+            if tuple(s for _, s in stack) == ("mig devices", "mig device"):
+                mig_blocks.setdefault(len(gpu_trees) - 1, []).append(_Tree())  # one block per MIG device
     if not gpu_trees:
         raise ParseError(TOOL, "-q log without a GPU section")
     gpus = []
@@ -642,10 +835,27 @@ def _parse_query(text: str) -> NvidiaSmiRecord:
             fabric_state=t.get("Fabric", "State"),
             fabric_status=t.get("Fabric", "Status"),
         ))
+    err_fields = {pos: sorted(" / ".join(k) for k, v in t.values.items() if v.strip().lower() in _ERR_VALUES)
+                  for pos, (_, t) in enumerate(gpu_trees)}
+    kmd = na_to_none(header.get("kmd version"))
+    migs = tuple(
+        MigDevice(
+            gpu=pos, gpu_instance_id=to_int(b.get("GPU Instance ID")), compute_instance_id=to_int(b.get("Compute Instance ID")),
+            mig_device=to_int(b.get("Index")),
+            memory_used_mib=to_float(b.get("FB Memory Usage", "Used")), memory_total_mib=to_float(b.get("FB Memory Usage", "Total")),
+            bar1_used_mib=to_float(b.get("BAR1 Memory Usage", "Used")), bar1_total_mib=to_float(b.get("BAR1 Memory Usage", "Total")),
+            sm_count=to_int(b.get("Device Attributes", "Shared", "Multiprocessor count")),
+            ecc_uncorrected=_sum_ints(v for k, v in b.values.items() if k and "uncorrectable" in k[-1]),
+        )
+        for pos in sorted(mig_blocks) for b in mig_blocks[pos]
+    )
     return NvidiaSmiRecord(
-        tool=TOOL, format="query", gpu_count=len(gpus), attached_gpus=to_int(na_to_none(header.get("attached gpus"))),
-        driver_version=na_to_none(header.get("driver version")), cuda_version=na_to_none(header.get("cuda version")),
+        tool=TOOL, format="query", mig_devices=migs, gpu_count=len(gpus), attached_gpus=to_int(na_to_none(header.get("attached gpus"))),
+        driver_version=na_to_none(header.get("driver version")) or kmd,
+        cuda_version=na_to_none(header.get("cuda version")) or na_to_none(header.get("cuda umd version")),
         timestamp=na_to_none(header.get("timestamp")), gpus=tuple(gpus),
+        version_labels="KMD/CUDA UMD" if kmd and not na_to_none(header.get("driver version")) else "Driver/CUDA",
+        errors=_err_notices(gpus, err_fields),
     )
 
 
@@ -666,23 +876,27 @@ def _ecc_text_sum(bucket: dict[tuple[str, ...], str], uncorrectable: bool) -> in
 # --------------------------------------------------------------------------- default table
 
 _ROW1 = re.compile(
-    r"^\|\s*(\d+)\s+(.+?)\s+(On|Off)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s+(\S+)\s*\|\s*(.*?)\s*\|"
+    r"^\|\s*(\d+)\s+(.+?)\s+(On|Off|ERR!|N/A)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s+(\S+)\s*\|\s*(.*?)\s*\|"
 )
 _ROW2 = re.compile(
-    r"^\|\s*(\S+)\s+(\S+)\s+(P\d+|\S+)\s+(.*?)\s*\|\s*(\d+)\s*MiB\s*/\s*(\d+)\s*MiB\s*\|\s*(\S+)\s+(.*?)\s*\|"
+    r"^\|\s*(\S+)\s+(\S+)\s+(P\d+|\S+)\s+(.*?)\s*\|\s*(\d+|ERR!)\s*(?:MiB)?\s*/\s*(\d+|ERR!)\s*(?:MiB)?\s*\|\s*(\S+)\s+(.*?)\s*\|"
 )
 _ROW3 = re.compile(r"^\|\s*\|\s*\|\s*(\S.*?)\s*\|")
+_MIG_HEAD = re.compile(r"^\|\s*MIG devices:", re.M)
+_MIG_ROW = re.compile(r"^\|\s*(\d+|N/A)\s+(\d+|N/A)\s+(\d+|N/A)\s+(\d+|N/A)\s*\|([^|]*)\|([^|]*)\|")
+_MIB_PAIR = re.compile(r"(\d+)\s*MiB\s*/\s*(\d+)\s*MiB")
 
 
 def _parse_table(text: str) -> NvidiaSmiRecord:
     head = _TABLE_HEAD.search(text)
     assert head is not None
-    lines = text[head.end():].splitlines()
+    lines = cut_last_line(text[head.end():].split("\n"), text)
     gpus: list[Gpu] = []
+    err_fields: dict[int, list[str]] = {}
     i = 0
     while i < len(lines):
         line = lines[i]
-        if re.match(r"^\|\s*Processes:", line) or (gpus and not line.strip()):
+        if re.match(r"^\|\s*(?:Processes|MIG devices):", line) or (gpus and not line.strip()):
             break
         m1 = _ROW1.match(line)
         if not m1:
@@ -691,10 +905,15 @@ def _parse_table(text: str) -> NvidiaSmiRecord:
         gpu = Gpu(
             index=int(m1.group(1)),
             name=m1.group(2).strip(),
-            persistence_mode=m1.group(3) == "On",
+            persistence_mode=True if m1.group(3) == "On" else False if m1.group(3) == "Off" else None,
             pci_bus_id=m1.group(4),
             ecc_uncorrected_volatile=to_int(na_to_none(m1.group(6))),
         )
+        bad: list[str] = []
+        if m1.group(3) == "ERR!":
+            bad.append("persistence mode")
+        if m1.group(6).strip() == "ERR!":
+            bad.append("volatile uncorrected ECC")
         ecc_cell = na_to_none(m1.group(6))
         if ecc_cell is not None and ecc_cell.lower() == "off":
             gpu = replace(gpu, ecc_mode=False)
@@ -708,23 +927,69 @@ def _parse_table(text: str) -> NvidiaSmiRecord:
                     pstate=na_to_none(m2.group(3)),
                     power_draw_w=to_float(na_to_none(power.group(1))) if power else None,
                     power_limit_w=to_float(na_to_none(power.group(2))) if power else None,
-                    memory_used_mib=float(m2.group(5)),
-                    memory_total_mib=float(m2.group(6)),
+                    memory_used_mib=to_float(m2.group(5)),
+                    memory_total_mib=to_float(m2.group(6)),
                     utilization_gpu_pct=to_float(na_to_none(m2.group(7))),
                     compute_mode=na_to_none(m2.group(8)),
                 )
+                names = ("fan", "temperature", "performance state")
+                bad += [n for n, v in zip(names, m2.groups()[:3]) if v == "ERR!"]
+                if power and "ERR!" in (power.group(1), power.group(2)):
+                    bad.append("power")
+                if "ERR!" in (m2.group(5), m2.group(6)):
+                    bad.append("memory")
+                if m2.group(7) == "ERR!":
+                    bad.append("utilization")
+            elif "ERR!" in lines[i + 1]:
+                bad.append("sensor row")
         if i + 2 < len(lines):
             m3 = _ROW3.match(lines[i + 2])
             if m3:
                 gpu = replace(gpu, mig_mode=to_bool(m3.group(1)))
+                if m3.group(1) == "ERR!":
+                    bad.append("MIG mode")
+        if bad:
+            err_fields[len(gpus)] = bad
         gpus.append(gpu)
         i += 1
     if not gpus:
         raise ParseError(TOOL, "nvidia-smi table without GPU rows")
     return NvidiaSmiRecord(
         tool=TOOL, format="table", gpu_count=len(gpus), attached_gpus=None,
-        driver_version=head.group(2), cuda_version=na_to_none(head.group(3)), timestamp=None, gpus=tuple(gpus),
+        driver_version=head.group(3), cuda_version=na_to_none(head.group(4)), timestamp=None, gpus=tuple(gpus),
+        nvidia_smi_version=head.group(1),
+        version_labels="KMD/CUDA UMD" if head.group(2) == "KMD" else "Driver/CUDA",
+        mig_devices=_table_mig(text, lines), errors=_err_notices(gpus, err_fields),
     )
+
+
+def _table_mig(text: str, lines: list[str]) -> tuple[MigDevice, ...]:
+    """The "MIG devices:" box of the default table: GPU, GI ID, CI ID, MIG Dev, memory, BAR1, SMs."""
+    start = next((k for k, ln in enumerate(lines) if _MIG_HEAD.match(ln)), None)
+    if start is None:
+        return ()
+    out: list[MigDevice] = []
+    k = start + 1
+    while k < len(lines) and not re.match(r"^\|\s*Processes:", lines[k]) and (lines[k].strip() or not out):
+        m = _MIG_ROW.match(lines[k])
+        if m and _MIB_PAIR.search(m.group(5)):
+            mem = _MIB_PAIR.search(m.group(5))
+            bar1 = None
+            if k + 1 < len(lines):
+                nxt = lines[k + 1].split("|")
+                bar1 = _MIB_PAIR.search(nxt[2]) if len(nxt) > 3 and not _MIG_ROW.match(lines[k + 1]) else None
+            sm = re.match(r"\s*(\d+|N/A)\s+(\d+|N/A)?", m.group(6))
+            out.append(MigDevice(
+                gpu=to_int(m.group(1)), gpu_instance_id=to_int(m.group(2)), compute_instance_id=to_int(m.group(3)),
+                mig_device=to_int(m.group(4)),
+                memory_used_mib=float(mem.group(1)), memory_total_mib=float(mem.group(2)),
+                bar1_used_mib=float(bar1.group(1)) if bar1 else None,
+                bar1_total_mib=float(bar1.group(2)) if bar1 else None,
+                sm_count=to_int(sm.group(1)) if sm else None,
+                ecc_uncorrected=to_int(sm.group(2)) if sm and sm.group(2) else None,
+            ))
+        k += 1
+    return tuple(out)
 
 
 # --------------------------------------------------------------------------- topo -m
@@ -739,6 +1004,7 @@ class TopoRecord(Record):
     cpu_affinity: dict[str, str]
     numa_affinity: dict[str, str]
     nic_names: dict[str, str]
+    source: Source | None = None
 
     def link(self, a: str, b: str) -> str | None:
         return self.matrix.get(a, {}).get(b)
@@ -750,18 +1016,49 @@ _TOPO_COL = re.compile(r"GPU NUMA ID|CPU Affinity|NUMA Affinity|GPU\d+|NIC\d+|ml
 
 def split_topo_samples(text: str) -> list[str]:
     """Each `nvidia-smi topo -m` matrix in `text`, from its header line on."""
-    text = clean_text(text)
+    text = strip_prefixes(clean_text(text))
     heads = [m.start() for m in _TOPO_HEAD.finditer(text)]
     return [text[s: heads[i + 1] if i + 1 < len(heads) else len(text)] for i, s in enumerate(heads)]
 
 
+# The link cells nvidia-smi prints; with many columns it glues neighbours ("PXBNODE", "SYSSYS").
+_LINK = re.compile(r"X|SYS|NODE|PHB|PXB|PIX|NV\d+")
+_LINKS = re.compile(r"(?:X|SYS|NODE|PHB|PXB|PIX|NV\d+)+")
+MISALIGNED = "topo_matrix_misaligned"
+
+
+def _split_cells(cells: list[str], ncols: int) -> list[str] | None:
+    """The row's cells with glued link cells split; None when the device cells do not line up."""
+    out: list[str] = []
+    for c in cells:
+        if len(out) < ncols and _LINKS.fullmatch(c):
+            out.extend(_LINK.findall(c))
+        else:
+            out.append(c)
+    if len(out) < ncols or not all(_LINKS.fullmatch(c) for c in out[:ncols]):
+        return None
+    if len(out) > ncols and _LINKS.fullmatch(out[ncols]):
+        return None  # a link cell where the affinity should be: more cells than header columns
+    return out
+
+
+@prepassed()
 def parse_nvidia_smi_topo(text: str) -> TopoRecord:
-    """Parse the first `nvidia-smi topo -m` matrix in `text`."""
+    """Parse the first `nvidia-smi topo -m` matrix in `text`.
+
+    Glued link cells (`PXBNODE`) are split into the link tokens nvidia-smi prints (X, SYS,
+    NODE, PHB, PXB, PIX, NV#); a row whose cells still do not line up with the header is
+    refused (`topo_matrix_misaligned`), never read shifted."""
     text = clean_text(text)
     samples = split_topo_samples(text)
     if not samples:
         raise ParseError("nvidia-smi topo -m", "no matrix header starting with GPU0 found")
-    lines = samples[0].splitlines()
+    sample = samples[0]
+    lines = sample.split("\n")
+    if len(samples) == 1:
+        lines = cut_last_line(lines, text)
+    if len(lines) < 2:
+        raise ParseError("nvidia-smi topo -m", "matrix header without rows")
     header = lines[0]
     cols = _TOPO_COL.findall(header)
     dev_cols = [c for c in cols if re.fullmatch(r"(GPU|NIC|mlx5_)\S*", c)]
@@ -769,17 +1066,25 @@ def parse_nvidia_smi_topo(text: str) -> TopoRecord:
     cpu_aff: dict[str, str] = {}
     numa_aff: dict[str, str] = {}
     nic_names: dict[str, str] = {}
-    for line in lines[1:]:
+    rows_done = False
+    for n, line in enumerate(lines[1:], start=2):
         nm = re.match(r"^\s*(NIC\d+):\s*(\S+)\s*$", line)
         if nm:
             nic_names[nm.group(1)] = nm.group(2)
             continue
         parts = line.split()
         if not parts or not re.fullmatch(r"(GPU|NIC|mlx5_)\S*", parts[0]) or parts[0] not in dev_cols:
+            rows_done = rows_done or bool(matrix)  # the matrix is one block of rows under its header
             continue
-        cells = parts[1:]
-        if len(cells) < len(dev_cols):
+        if rows_done:
             continue
+        cells = _split_cells(parts[1:], len(dev_cols))
+        if cells is None:
+            raise ParseError("nvidia-smi topo -m",
+                             f"line {n}: row {parts[0]} has cells {' '.join(parts[1:])!r} that do not line up with "
+                             f"the {len(dev_cols)} device columns {' '.join(dev_cols)}", code=MISALIGNED,
+                             fix="pass the matrix as nvidia-smi printed it, or `nvidia-smi topo -m` run in a wider "
+                                 "terminal; a row cut or re-wrapped cannot be read without guessing")
         matrix[parts[0]] = {dev_cols[i]: cells[i] for i in range(len(dev_cols))}
         rest = cells[len(dev_cols):]
         if parts[0].startswith("GPU") and rest:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import textwrap
 from pathlib import Path
@@ -10,7 +11,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "gb200-contract.yaml"
-REALDATA = Path(__file__).resolve().parents[1].parent.parent / "shared" / "realdata"
+REALDATA = Path(os.environ.get("SLAKIT_REALDATA") or Path(__file__).resolve().parents[1].parent.parent / "shared" / "realdata")
 FIXTURES = REPO / "tests" / "fixtures"
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-REALDATA = REPO.parent / "shared" / "realdata"
+# Next to the repository in CI; SLAKIT_REALDATA points elsewhere (a checkout in another place).
+REALDATA = Path(os.environ.get("SLAKIT_REALDATA") or REPO.parent / "shared" / "realdata")
 FIXTURES = REPO / "tests" / "fixtures"
 
 
