@@ -394,8 +394,11 @@ def _credit_terms(c: _Ctx) -> list[d.Block]:
                        f"({money(Decimal(fees['30d']) * cp.cap / 100, c.cur)} in a 30-day month).")
     else:
         bullets.append("There is no cap on the total credit for a month.")
-    if cp.minimum > 0:
-        bullets.append(f"Minimum: a month whose total credit (after the cap) is below {money(cp.minimum, c.cur)} "
+    if cp.minimum_strict:
+        bullets.append(f"Minimum: a month's credit is issued only if its total (after the cap) is more than "
+                       f"{money(cp.minimum_amount, c.cur)}; a total of exactly that amount or less gives no credit.")
+    elif cp.minimum_amount > 0:
+        bullets.append(f"Minimum: a month whose total credit (after the cap) is below {money(cp.minimum_amount, c.cur)} "
                        "gives no credit.")
     if cp.claim_window is not None:
         bullets.append(f"Claims: the customer claims a month's credit within {_hd(cp.claim_window)} after the end of "

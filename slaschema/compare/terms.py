@@ -210,7 +210,7 @@ def specs(offers: list[LoadedContract]) -> list[Spec]:
     out += [
         Spec("Credits", "cap (share of fee)", lambda lc: lc.model.credits.cap, lambda v: "no cap" if v is None
              else format_percent(v), "higher", missing="best"),
-        Spec("Credits", "minimum credit", lambda lc: lc.model.credits.minimum, str, "lower"),
+        Spec("Credits", "minimum credit", lambda lc: lc.model.credits.minimum_amount, str, "lower"),
         Spec("Credits", "claim window", lambda lc: _sec(lc.model.credits.claim_window),
              lambda v: "none" if v is None else format_duration(timedelta(seconds=v)), "higher", missing="best"),
         Spec("Credits", "stacking across scopes", lambda lc: lc.model.credits.stacking == "sum",

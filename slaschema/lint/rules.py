@@ -361,7 +361,7 @@ small breach.""",
 credits:
   minimum: 0""")
 def _minimum(lc: LoadedContract) -> list[Hit]:
-    m = lc.model.credits.minimum
+    m = lc.model.credits.minimum_amount
     fee = monthly_fee(lc)
     if fee > 0 and m > fee * MAX_MINIMUM_SHARE:
         return [Hit(("credits", "minimum"), f"minimum credit {m} is {m / fee * 100:.1f}% of a monthly fee of "
