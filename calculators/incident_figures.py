@@ -64,7 +64,7 @@ class IncidentFigures:
     rack_days: RackDays
 
     def records(self) -> list[dict[str, Any]]:
-        from calculators.result import _FLAG_LISTS, iso
+        from calculators.result import _FLAG_LISTS, FLAG_MASK, iso
 
         t = self.table
         out = t.drop(columns=["flags", "start", "end"]).to_dict(orient="records")
@@ -72,7 +72,7 @@ class IncidentFigures:
         for r, s, e, f in zip(out, starts, ends, flags):
             r["start"] = iso(s)
             r["end"] = iso(e) if e >= 0 else None
-            r["flags"] = list(_FLAG_LISTS[int(f) & 15])
+            r["flags"] = list(_FLAG_LISTS[int(f) & FLAG_MASK])
             r["units"] = int(r["units"])
             for k in ("counted_seconds", "downtime_seconds", "excluded_seconds"):
                 r[k] = int(r[k])

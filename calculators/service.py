@@ -1,0 +1,250 @@
+"""Revision 1.1 of the semantics (sla-semantics.md section 8): service windows, clock buckets,
+hours not charged.
+
+Vectorised helpers the engine calls only when a contract uses these fields, so a revision-1
+contract runs exactly the code it ran before:
+
+- `Service`: each node's service window and each unit's service time (the union of its
+  nodes' windows) as interval sets in the engine's relative time; clipping incident pieces
+  to them (8.1: time outside a unit's service time is removed before merging, `min_outage`
+  and the rules; a piece entirely outside is kept aside, flagged `outside_service`);
+- `at_least_varying`: "at least k(t) members down" where k changes with the number of
+  members in service (cluster rule: share of in-service nodes up; site rule: all in-service
+  clusters down);
+- `bucket_seconds`: downtime counted in clock buckets from the month's local midnight (8.3),
+  `full` or `any`, judged on the part of each bucket inside the unit's service time;
+- `not_charged_seconds`: per node, the in-service length of the clock buckets in which its
+  exact downtime is strictly greater than `when_down_over` (8.5).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from calculators.intervals import MAX_TIME, Intervals, concat, intersect, merge, overlap_pairs, seconds_in, sweep
+
+I64 = np.int64
+NEVER = 1 << 40          # a threshold no count reaches
+
+
+@dataclass(frozen=True)
+class Service:
+    """Service time per scope (node, rack, cluster, site), relative to the engine's origin.
+
+    `sets[c]` is merged and sorted by (unit, start); a node's set is its window (none when the
+    window is empty); a rack's, cluster's or site's is the union of its nodes' windows."""
+
+    node_from: np.ndarray
+    node_to: np.ndarray
+    sets: tuple[Intervals, Intervals, Intervals, Intervals]
+
+    @staticmethod
+    def build(windows, zone: str, tree, base: int, hi: int) -> Service:
+        from slaschema.types import instant_epoch
+
+        lo_t, hi_t = 0, min(hi, MAX_TIME - 1)
+        n = tree.size[0]
+        fr = np.empty(n, dtype=I64)
+        to = np.empty(n, dtype=I64)
+        cache: dict = {None: None}
+
+        def rel(v) -> int | None:
+            if v not in cache:
+                cache[v] = min(max(instant_epoch(v, zone) - base, lo_t), hi_t)
+            return cache[v]
+        for i, (a, b) in enumerate(windows):
+            x, y = rel(a), rel(b)
+            fr[i] = lo_t if x is None else x
+            to[i] = hi_t if y is None else y
+        to = np.maximum(to, fr)
+        nodes = Intervals(np.arange(n, dtype=I64), fr, to)
+        nodes = nodes.take(to > fr)
+        sets = [nodes]
+        for c in (1, 2, 3):
+            sets.append(merge(nodes.relabel(tree.owner(0, c))))
+        return Service(fr, to, tuple(sets))
+
+    def seconds(self, scope: int, lo: int, hi: int, n_units: int) -> np.ndarray:
+        """Per unit, its service seconds inside [lo, hi)."""
+        if scope == 0:
+            return np.maximum(np.minimum(self.node_to, hi) - np.maximum(self.node_from, lo), 0)
+        return seconds_in(self.sets[scope], lo, hi, n_units)
+
+    def clip_nodes(self, iv: Intervals) -> Intervals:
+        """Node intervals cut to each node's window (one window per node: a clamp)."""
+        if not len(iv):
+            return iv
+        s = np.maximum(iv.start, self.node_from[iv.unit])
+        e = np.minimum(iv.end, self.node_to[iv.unit])
+        keep = e > s
+        return Intervals(iv.unit[keep], s[keep], e[keep])
+
+    def clip(self, pieces, scope: int, n_own: int, outside_flag: int):
+        """`pieces` (own first, then pushed down) cut to the service time of their units.
+        Returns (kept pieces, how many of them are own, pieces entirely outside (flagged))."""
+        from calculators.engine import Pieces
+
+        if not len(pieces):
+            return pieces, 0, Pieces.empty()
+        i, j = overlap_pairs(pieces.iv, self.sets[scope])
+        o = np.argsort(i, kind="stable")
+        i, j = i[o], j[o]
+        s = self.sets[scope]
+        kept = Pieces(Intervals(pieces.iv.unit[i], np.maximum(pieces.iv.start[i], s.start[j]),
+                                np.minimum(pieces.iv.end[i], s.end[j])), pieces.row[i], pieces.flags[i],
+                      pieces.ga[i])
+        touched = np.zeros(len(pieces), dtype=bool)
+        touched[i] = True
+        out = pieces.take(~touched)
+        out = Pieces(out.iv, out.row, out.flags | outside_flag, out.ga)
+        return kept, int(np.count_nonzero(i < n_own)), out
+
+
+def at_least_varying(members: Intervals, count_sets: Intervals, n_units: int, threshold_of) -> Intervals:
+    """Merged times where at least `threshold_of(n)` of a unit's member intervals are active,
+    `n` being how many of its members are in service at that time (`count_sets`: the members'
+    service intervals labelled with the unit). Where no member is in service nothing is down."""
+    u, t0, t1, level = sweep(count_sets)
+    keep = level > 0
+    u, t0, t1, level = u[keep], t0[keep], t1[keep], level[keep]
+    if not len(u) or not len(members):
+        return Intervals.empty()
+    segs = Intervals(u, t0, t1)              # sorted by (unit, t0), disjoint per unit
+    thr = np.asarray(threshold_of(level), dtype=I64)
+    a, b = overlap_pairs(members, segs)
+    if not len(a):
+        return Intervals.empty()
+    parts = Intervals(b.astype(I64), np.maximum(members.start[a], segs.start[b]),
+                      np.minimum(members.end[a], segs.end[b]))
+    u2, s0, s1, lv = sweep(parts)
+    hit = lv >= thr[u2]
+    return merge(Intervals(segs.unit[u2[hit]], s0[hit], s1[hit]))
+
+
+def cluster_threshold(pct) -> callable:
+    """Down members needed for "nodes up below pct%" among n in service: d >= floor(n - p n/(100 q)) + 1."""
+    from calculators.credits import ratio
+
+    p, q = ratio(pct)
+
+    def f(n: np.ndarray) -> np.ndarray:
+        n = np.asarray(n, dtype=object)
+        return np.asarray((n * 100 * q - p * n) // (100 * q) + 1, dtype=I64)
+    return f
+
+
+def _clip(iv: Intervals, lo: int, hi: int) -> Intervals:
+    s = np.maximum(iv.start, lo)
+    e = np.minimum(iv.end, hi)
+    keep = e > s
+    return Intervals(iv.unit[keep], s[keep], e[keep])
+
+
+def complement(sets: Intervals, lo: int, hi: int, n_units: int) -> Intervals:
+    """Per unit, the parts of [lo, hi) outside `sets` (merged, sorted by unit and start)."""
+    s = _clip(sets, lo, hi)
+    if not len(s):
+        return Intervals(np.arange(n_units, dtype=I64), np.full(n_units, lo, dtype=I64),
+                         np.full(n_units, hi, dtype=I64))
+    first = np.ones(len(s), dtype=bool)
+    first[1:] = s.unit[1:] != s.unit[:-1]
+    last = np.ones(len(s), dtype=bool)
+    last[:-1] = first[1:]
+    before = Intervals(s.unit[first], np.full(int(first.sum()), lo, dtype=I64), s.start[first])
+    between = Intervals(s.unit[1:][~first[1:]], s.end[:-1][~first[1:]], s.start[1:][~first[1:]])
+    after = Intervals(s.unit[last], s.end[last], np.full(int(last.sum()), hi, dtype=I64))
+    has = np.zeros(n_units, dtype=bool)
+    has[s.unit] = True
+    none = np.flatnonzero(~has).astype(I64)
+    empty = Intervals(none, np.full(len(none), lo, dtype=I64), np.full(len(none), hi, dtype=I64))
+    out = concat(before, between, after, empty)
+    return out.take(out.end > out.start)
+
+
+def bucket_seconds(down: Intervals, lo: int, hi: int, bucket: int, mode: str, n_units: int,
+                   service: Intervals | None) -> np.ndarray:
+    """Per unit, downtime counted in clock buckets of `bucket` seconds from `lo` (the month's
+    local midnight) up to `hi` (the last bucket may be shorter): `full` counts a bucket's
+    in-service part when the unit is down for all of it, `any` when down for any of it.
+    `down` is disjoint per unit; `service` (merged) None means in service all month."""
+    d = _clip(down, lo, hi)
+    if mode == "any":
+        if not len(d):
+            return np.zeros(n_units, dtype=I64)
+        k0 = (d.start - lo) // bucket
+        k1 = (d.end - 1 - lo) // bucket + 1
+        counted = merge(Intervals(d.unit, lo + k0 * bucket, np.minimum(lo + k1 * bucket, hi)))
+    else:
+        if service is not None:
+            d = merge(concat(d, complement(service, lo, hi, n_units)))
+        if not len(d):
+            return np.zeros(n_units, dtype=I64)
+        n_buckets = -(-(hi - lo) // bucket)
+        k0 = -(-(d.start - lo) // bucket)
+        k1 = np.where(d.end >= hi, n_buckets, (d.end - lo) // bucket)
+        s = lo + k0 * bucket
+        e = np.minimum(lo + k1 * bucket, hi)
+        keep = e > s
+        counted = Intervals(d.unit[keep], s[keep], e[keep])
+    if service is not None:
+        counted = intersect(counted, service)
+    return seconds_in(counted, lo, hi, n_units)
+
+
+def not_charged_seconds(down: Intervals, lo: int, hi: int, bucket: int, over: int, n_units: int,
+                        node_from: np.ndarray | None, node_to: np.ndarray | None) -> np.ndarray:
+    """Per node, the in-service seconds of the clock buckets (from `lo`) in which its exact
+    downtime (`down`, disjoint per node, inside its window) is strictly greater than `over`."""
+    d = _clip(down, lo, hi)
+    out = np.zeros(n_units, dtype=I64)
+    if not len(d):
+        return out
+    i0 = (d.start - lo) // bucket
+    i1 = (d.end - 1 - lo) // bucket
+    # buckets strictly between an interval's first and last are down throughout (and in
+    # service, as the interval is); `over` < bucket, so they are never charged
+    inner = np.maximum(i1 - i0 - 1, 0) * bucket
+    out += np.bincount(d.unit, weights=inner, minlength=n_units).astype(I64)
+    # the first and last bucket of each interval: sum the downtime per (node, bucket)
+    two = i1 != i0
+    unit = np.concatenate([d.unit, d.unit[two]])
+    idx = np.concatenate([i0, i1[two]])
+    length = np.concatenate([np.minimum(d.end, lo + (i0 + 1) * bucket) - d.start,
+                             d.end[two] - (lo + i1[two] * bucket)])
+    n_b = int(-(-(hi - lo) // bucket)) + 1
+    k = unit * n_b + idx
+    keys, inv = np.unique(k, return_inverse=True)
+    total = np.bincount(inv.reshape(-1), weights=length).astype(I64)
+    hit = total > over
+    ku, kb = keys[hit] // n_b, keys[hit] % n_b
+    bs = lo + kb * bucket
+    be = np.minimum(bs + bucket, hi)
+    if node_from is not None:
+        bs = np.maximum(bs, node_from[ku])
+        be = np.minimum(be, node_to[ku])
+    out += np.bincount(ku, weights=np.maximum(be - bs, 0), minlength=n_units).astype(I64)
+    return out
+
+
+def service_fee(pricing, gpus: np.ndarray, seconds: np.ndarray, month_s: int) -> tuple[np.ndarray, int]:
+    """Per node, the fee for `seconds` of the month as `num / den` (den shared and independent
+    of `seconds`): gpus x per_gpu_hour x seconds / 3600, or per_node_month x seconds / month."""
+    from calculators.credits import obj, ratio
+
+    if pricing.per_gpu_hour is not None:
+        pn, pd = ratio(pricing.per_gpu_hour)
+        return obj(gpus) * obj(seconds) * pn, pd * 3600
+    pn, pd = ratio(pricing.per_node_month)
+    return obj(seconds) * pn, pd * month_s
+
+
+def uses_revision_1_1(lc) -> bool:
+    """Whether a contract uses any field of revision 1.1 (its results then carry the revision
+    1.1 figures: service seconds, hours not charged, remedy)."""
+    m = lc.model
+    return bool(lc.topology.node_service is not None or m.downtime.counts_from != "fault"
+                or m.downtime.measure is not None or m.credits.not_charged is not None
+                or m.credits.minimum_strict
+                or any(sl.pro_rata is not None and sl.pro_rata.only_below_target for _, sl in m.service_levels.items()))
