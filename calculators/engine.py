@@ -853,7 +853,8 @@ def _period_figures(lc, tr: Trace, tree: Tree, period: Period, ids: IdCodes, att
     extra = {}
     if rev11:
         extra = {"service": service_s[NODE] if service_s is not None else np.full(n_nodes, M, dtype=I64),
-                 "not_charged_cents": nc_cents if nc_cents is not None else np.zeros(n_nodes, dtype=I64)}
+                 "not_charged_cents": nc_cents if nc_cents is not None else np.zeros(n_nodes, dtype=I64),
+                 "not_charged_num": nc_node_num if nc_node_num is not None else cr.obj(np.zeros(n_nodes, dtype=I64))}
     nodes = NodeMonth(tree.names[NODE], fee_node_num, fee_den, node_fee, node_credit, basis, **extra)
     nc_total = (int(nc_cents.sum()) if nc_cents is not None and n_nodes else 0) if rev11 else None
     return PeriodResult(period, fee_total, uncapped, cap_cents, cap_cents is not None and uncapped > cap_cents,

@@ -231,6 +231,7 @@ class NodeMonth:
     basis: np.ndarray           # "node", "rack", "node+rack" ... or "" when no credit
     service: np.ndarray | None = None             # revision 1.1: service seconds per node
     not_charged_cents: np.ndarray | None = None   # revision 1.1: fee of the hours not charged
+    not_charged_num: np.ndarray | None = None     # the same, exact (over fee_den)
 
     def rows(self) -> list[dict[str, Any]]:
         fees = _money_list(self.fee_cents)
@@ -401,15 +402,27 @@ class Result:
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n"
 
+    @property
+    def revision_1_1(self) -> bool:
+        """The contract uses revision 1.1 fields: results carry service seconds, hours not
+        charged and the remedy (credit owed + not charged)."""
+        return any(p.not_charged_cents is not None for p in self.periods)
+
     def unit_rows(self) -> list[dict[str, Any]]:
-        """One flat record per unit-month (the CSV form)."""
+        """One flat record per unit-month (the CSV form). Revision 1.1: node rows also carry
+        the node's `not_charged` amount (their sum is the month's `not_charged_total`)."""
         rows = []
         with gc_paused():
             for p in self.periods:
+                nc = None
+                if p.not_charged_cents is not None and "node" in p.scopes:
+                    nc = dict(zip(p.nodes.ids, _money_list(p.nodes.not_charged_cents)))
                 for sm in p.scopes.values():
                     for r in sm.rows():
                         r["period"] = p.period.label
                         r["incidents"] = " ".join(r["incidents"])
                         r["flags"] = " ".join(r["flags"])
+                        if nc is not None:
+                            r["not_charged"] = nc[r["id"]] if sm.scope == "node" else ""
                         rows.append(r)
         return rows

@@ -163,16 +163,16 @@ def complement(sets: Intervals, lo: int, hi: int, n_units: int) -> Intervals:
     return out.take(out.end > out.start)
 
 
-def bucket_seconds(down: Intervals, lo: int, hi: int, bucket: int, mode: str, n_units: int,
-                   service: Intervals | None) -> np.ndarray:
-    """Per unit, downtime counted in clock buckets of `bucket` seconds from `lo` (the month's
-    local midnight) up to `hi` (the last bucket may be shorter): `full` counts a bucket's
-    in-service part when the unit is down for all of it, `any` when down for any of it.
-    `down` is disjoint per unit; `service` (merged) None means in service all month."""
+def bucket_counted(down: Intervals, lo: int, hi: int, bucket: int, mode: str, n_units: int,
+                   service: Intervals | None) -> Intervals:
+    """Per unit, the parts of clock buckets counted as downtime (8.3): buckets of `bucket`
+    seconds from `lo` (the month's local midnight) up to `hi` (the last may be shorter);
+    `full` counts a bucket's in-service part when the unit is down for all of it, `any` when
+    down for any of it. `down` is disjoint per unit; `service` (merged) None: always in service."""
     d = _clip(down, lo, hi)
     if mode == "any":
         if not len(d):
-            return np.zeros(n_units, dtype=I64)
+            return Intervals.empty()
         k0 = (d.start - lo) // bucket
         k1 = (d.end - 1 - lo) // bucket + 1
         counted = merge(Intervals(d.unit, lo + k0 * bucket, np.minimum(lo + k1 * bucket, hi)))
@@ -180,7 +180,7 @@ def bucket_seconds(down: Intervals, lo: int, hi: int, bucket: int, mode: str, n_
         if service is not None:
             d = merge(concat(d, complement(service, lo, hi, n_units)))
         if not len(d):
-            return np.zeros(n_units, dtype=I64)
+            return Intervals.empty()
         n_buckets = -(-(hi - lo) // bucket)
         k0 = -(-(d.start - lo) // bucket)
         k1 = np.where(d.end >= hi, n_buckets, (d.end - lo) // bucket)
@@ -190,23 +190,29 @@ def bucket_seconds(down: Intervals, lo: int, hi: int, bucket: int, mode: str, n_
         counted = Intervals(d.unit[keep], s[keep], e[keep])
     if service is not None:
         counted = intersect(counted, service)
-    return seconds_in(counted, lo, hi, n_units)
+    return counted
 
 
-def not_charged_seconds(down: Intervals, lo: int, hi: int, bucket: int, over: int, n_units: int,
-                        node_from: np.ndarray | None, node_to: np.ndarray | None) -> np.ndarray:
-    """Per node, the in-service seconds of the clock buckets (from `lo`) in which its exact
-    downtime (`down`, disjoint per node, inside its window) is strictly greater than `over`."""
+def bucket_seconds(down: Intervals, lo: int, hi: int, bucket: int, mode: str, n_units: int,
+                   service: Intervals | None) -> np.ndarray:
+    """Per unit, its downtime counted in clock buckets (see `bucket_counted`)."""
+    return seconds_in(bucket_counted(down, lo, hi, bucket, mode, n_units, service), lo, hi, n_units)
+
+
+def not_charged_buckets(down: Intervals, lo: int, hi: int, bucket: int, over: int,
+                        node_from: np.ndarray | None, node_to: np.ndarray | None) -> Intervals:
+    """Per node, the in-service parts of the clock buckets (from `lo`) in which its exact
+    downtime (`down`, disjoint per node, inside its window) is strictly greater than `over`
+    (8.5); unsorted, disjoint per node."""
     d = _clip(down, lo, hi)
-    out = np.zeros(n_units, dtype=I64)
     if not len(d):
-        return out
+        return Intervals.empty()
     i0 = (d.start - lo) // bucket
     i1 = (d.end - 1 - lo) // bucket
     # buckets strictly between an interval's first and last are down throughout (and in
     # service, as the interval is); `over` < bucket, so they are never charged
-    inner = np.maximum(i1 - i0 - 1, 0) * bucket
-    out += np.bincount(d.unit, weights=inner, minlength=n_units).astype(I64)
+    inner = i1 - i0 > 1
+    middle = Intervals(d.unit[inner], lo + (i0[inner] + 1) * bucket, lo + i1[inner] * bucket)
     # the first and last bucket of each interval: sum the downtime per (node, bucket)
     two = i1 != i0
     unit = np.concatenate([d.unit, d.unit[two]])
@@ -214,8 +220,7 @@ def not_charged_seconds(down: Intervals, lo: int, hi: int, bucket: int, over: in
     length = np.concatenate([np.minimum(d.end, lo + (i0 + 1) * bucket) - d.start,
                              d.end[two] - (lo + i1[two] * bucket)])
     n_b = int(-(-(hi - lo) // bucket)) + 1
-    k = unit * n_b + idx
-    keys, inv = np.unique(k, return_inverse=True)
+    keys, inv = np.unique(unit * n_b + idx, return_inverse=True)
     total = np.bincount(inv.reshape(-1), weights=length).astype(I64)
     hit = total > over
     ku, kb = keys[hit] // n_b, keys[hit] % n_b
@@ -224,8 +229,15 @@ def not_charged_seconds(down: Intervals, lo: int, hi: int, bucket: int, over: in
     if node_from is not None:
         bs = np.maximum(bs, node_from[ku])
         be = np.minimum(be, node_to[ku])
-    out += np.bincount(ku, weights=np.maximum(be - bs, 0), minlength=n_units).astype(I64)
-    return out
+    edges = Intervals(ku, bs, be)
+    edges = edges.take(edges.end > edges.start)
+    return concat(middle, edges)
+
+
+def not_charged_seconds(down: Intervals, lo: int, hi: int, bucket: int, over: int, n_units: int,
+                        node_from: np.ndarray | None, node_to: np.ndarray | None) -> np.ndarray:
+    """Per node, the in-service seconds of its buckets not charged (see `not_charged_buckets`)."""
+    return seconds_in(not_charged_buckets(down, lo, hi, bucket, over, node_from, node_to), lo, hi, n_units)
 
 
 def service_fee(pricing, gpus: np.ndarray, seconds: np.ndarray, month_s: int) -> tuple[np.ndarray, int]:

@@ -141,7 +141,7 @@ def assert_same_rev11(result, ref):
 DEEP = os.environ.get("SLAKIT_DEEP_TESTS") == "1"
 
 
-@settings(max_examples=3000 if DEEP else 300, deadline=None, derandomize=not DEEP, database=None,
+@settings(max_examples=3000 if DEEP else 200, deadline=None, derandomize=not DEEP, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
 @given(scenarios_rev11(max_incidents=30 if DEEP else 10))
 def test_engine_matches_reference_rev11(scenario):
