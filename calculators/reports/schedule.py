@@ -14,6 +14,7 @@ from datetime import timedelta
 from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from typing import Any
 
+from calculators.reports import rev11_terms
 from calculators.reports import doc as d
 from calculators.reports.fmt import CENT, count, money, pct, pct_terms, plural, spaced_hostlist, words
 from slaschema import hostlist
@@ -241,6 +242,10 @@ def _downtime(c: _Ctx) -> list[d.Block]:
         if cr.nodes_follow_cluster:
             out.append(d.Para("While a cluster is down, every node in it counts as down too."))
     out.append(d.Para("A site is down while an incident names the site, or while all of its clusters are down."))
+    extra = rev11_terms.downtime_clauses(c.lc)
+    if extra:
+        out.append(d.Heading("3.5 Service time and measurement", 2))
+        out += [d.Para(t) for t in extra]
     return out
 
 
@@ -369,8 +374,9 @@ def _service_levels(c: _Ctx) -> list[d.Block]:
             hrs = 40
             hourly = fee / _hrs(30)
             amount = min(fee, hourly * hrs * mult).quantize(CENT, ROUND_HALF_UP)
-            out.append(d.Para(f"Credit (pro rata): for every hour of downtime in the month, whether or not the "
-                              f"target is met: downtime hours x the {scope}'s monthly fee / hours in the month "
+            out.append(d.Para(f"Credit (pro rata): for every hour of downtime in the month, "
+                              f"{rev11_terms.pro_rata_basis(level.pro_rata.only_below_target)}: "
+                              f"downtime hours x the {scope}'s monthly fee / hours in the month "
                               f"x {mult}, never more than the {scope}'s monthly fee."))
             out.append(d.Para(f"Example: {scope} {unit} down {hrs} hours in a 30-day month (720 hours): {hrs} x "
                               f"{money(fee)} / 720 x {mult} = {money(amount, c.cur)}.", "small"))
@@ -406,6 +412,7 @@ def _credit_terms(c: _Ctx) -> list[d.Block]:
     else:
         bullets.append("No claim is needed: credits are issued on the monthly review.")
     bullets.append(f"Form: credits are given as {FORM_WORDS[cp.form]}.")
+    bullets += rev11_terms.settlement_clauses(c.lc)
     out.append(d.Bullets(tuple(bullets)))
     return out
 
