@@ -506,7 +506,8 @@ def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
     rack_down, rack_short = drop_short(merge(concat(counted[RACK].iv, rack_rule)), mo)
     follow_rack = dt.rack is not None and dt.rack.nodes_follow_rack and len(rack_down) > 0
     # node down time outside its rack's: with the rack's, the nodes' down time after step 5
-    node_rest = minus_parent(node_down, tree.owner(NODE, RACK), rack_down) if follow_rack else node_down
+    node_rest = (minus_parent(node_down, tree.owner(NODE, RACK), rack_down) if follow_rack and svc is None
+                 else node_down)
     # step 6: clusters
     cluster_rule = Intervals.empty()
     after_rack = None
@@ -535,11 +536,11 @@ def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
     cluster_down, cluster_short = drop_short(merge(concat(counted[CLUSTER].iv, cluster_rule)), mo)
     layers: list[tuple[int, Intervals]] = [(NODE, node_rest)]
     rack_rest = rack_down
-    if dt.cluster is not None and dt.cluster.nodes_follow_cluster and len(cluster_down):
+    if svc is None and dt.cluster is not None and dt.cluster.nodes_follow_cluster and len(cluster_down):
         layers[0] = (NODE, minus_parent(node_rest, tree.owner(NODE, CLUSTER), cluster_down))
         rack_rest = minus_parent(rack_down, tree.owner(RACK, CLUSTER), cluster_down)
         layers.append((CLUSTER, cluster_down))
-    if follow_rack:
+    if follow_rack and svc is None:
         layers.insert(1, (RACK, rack_rest))
     if svc is not None:
         final = after_rack
@@ -749,7 +750,9 @@ def _period_figures(lc, tr: Trace, tree: Tree, period: Period, ids: IdCodes, att
                                    svc.node_from if svc is not None else None, svc.node_to if svc is not None else None)
         nc_node_num, _ = service_fee(contract.pricing, tree.gpus, nc_s, M)
         charged_node_num = fee_node_num - nc_node_num
-    seconds = [tr.node_seconds(ps, pe)] + [seconds_in(tr.final(c), ps, pe, tree.size[c]) for c in range(1, 4)]
+
+    def seconds(c: int) -> np.ndarray:
+        return tr.node_seconds(ps, pe) if c == NODE else seconds_in(tr.final(c), ps, pe, tree.size[c])
 
     scopes: dict[str, ScopeMonth] = {}
     shares: list[tuple[str, np.ndarray, np.ndarray]] = []
@@ -775,10 +778,12 @@ def _period_figures(lc, tr: Trace, tree: Tree, period: Period, ids: IdCodes, att
         u, codes, fl = attributed[c]
         idx = indexes[c]
         n = tree.size[c]
-        D = seconds[c]
-        if measure is not None:      # 8.3: counted in clock buckets, on the exact down intervals
+        if measure is None:
+            D = seconds(c)
+        else:                        # 8.3: counted in clock buckets, on the exact down intervals
             D = bucket_seconds(tr.final(c), ps, pe, int(measure.bucket.total_seconds()), measure.counts_when, n,
-                               svc.sets[c] if svc is not None else None)
+                               svc.sets[c] if svc is not None else None,
+                               (svc.node_from, svc.node_to) if svc is not None and c == NODE else None)
         Mc = M
         if service_s is not None:    # 8.1: availability over service time (none: no unit-month)
             Mc = cr.obj(np.maximum(service_s[c], 1))

@@ -88,6 +88,18 @@ class Service:
 
         if not len(pieces):
             return pieces, 0, Pieces.empty()
+        if scope == 0:       # one window per node: a clamp keeps the order (no search)
+            u = pieces.iv.unit
+            s = np.maximum(pieces.iv.start, self.node_from[u])
+            e = np.minimum(pieces.iv.end, self.node_to[u])
+            inside = e > s
+            if inside.all():
+                return Pieces(Intervals(u, s, e), pieces.row, pieces.flags, pieces.ga), n_own, Pieces.empty()
+            k = np.flatnonzero(inside)
+            kept = Pieces(Intervals(u[k], s[k], e[k]), pieces.row[k], pieces.flags[k], pieces.ga[k])
+            out = pieces.take(~inside)
+            out = Pieces(out.iv, out.row, out.flags | outside_flag, out.ga)
+            return kept, int(np.count_nonzero(k < n_own)), out
         i, j = overlap_pairs(pieces.iv, self.sets[scope])
         o = np.argsort(i, kind="stable")
         i, j = i[o], j[o]
@@ -163,13 +175,36 @@ def complement(sets: Intervals, lo: int, hi: int, n_units: int) -> Intervals:
     return out.take(out.end > out.start)
 
 
+def _full_nodes(d: Intervals, lo: int, hi: int, bucket: int, node_from: np.ndarray, node_to: np.ndarray) -> Intervals:
+    """`full` buckets of node intervals (inside each node's one window): a bucket part before the
+    window's start or after its end is out of service, so an interval that begins at the window's
+    start reaches back to its bucket's start, one that ends at the window's end forward to its
+    bucket's end; then the whole buckets inside, cut back to the window."""
+    if not len(d):
+        return Intervals.empty()
+    n_buckets = -(-(hi - lo) // bucket)
+    a, b = node_from[d.unit], node_to[d.unit]
+    s = np.where(d.start <= np.maximum(a, lo), lo + (d.start - lo) // bucket * bucket, d.start)
+    e = np.where(d.end >= np.minimum(b, hi), np.minimum(lo + -(-(d.end - lo) // bucket) * bucket, hi), d.end)
+    k0 = -(-(s - lo) // bucket)
+    k1 = np.where(e >= hi, n_buckets, (e - lo) // bucket)
+    cs = np.maximum(lo + k0 * bucket, a)
+    ce = np.minimum(np.minimum(lo + k1 * bucket, hi), b)
+    keep = ce > cs
+    return Intervals(d.unit[keep], cs[keep], ce[keep])
+
+
 def bucket_counted(down: Intervals, lo: int, hi: int, bucket: int, mode: str, n_units: int,
-                   service: Intervals | None) -> Intervals:
+                   service: Intervals | None, node_window: tuple[np.ndarray, np.ndarray] | None = None
+                   ) -> Intervals:
     """Per unit, the parts of clock buckets counted as downtime (8.3): buckets of `bucket`
     seconds from `lo` (the month's local midnight) up to `hi` (the last may be shorter);
     `full` counts a bucket's in-service part when the unit is down for all of it, `any` when
-    down for any of it. `down` is disjoint per unit; `service` (merged) None: always in service."""
+    down for any of it. `down` is disjoint per unit; `service` (merged) None: always in service.
+    `node_window` (each node's window start and end) takes a faster path for node intervals."""
     d = _clip(down, lo, hi)
+    if mode == "full" and node_window is not None:
+        return _full_nodes(d, lo, hi, bucket, *node_window)
     if mode == "any":
         if not len(d):
             return Intervals.empty()
@@ -194,9 +229,9 @@ def bucket_counted(down: Intervals, lo: int, hi: int, bucket: int, mode: str, n_
 
 
 def bucket_seconds(down: Intervals, lo: int, hi: int, bucket: int, mode: str, n_units: int,
-                   service: Intervals | None) -> np.ndarray:
+                   service: Intervals | None, node_window=None) -> np.ndarray:
     """Per unit, its downtime counted in clock buckets (see `bucket_counted`)."""
-    return seconds_in(bucket_counted(down, lo, hi, bucket, mode, n_units, service), lo, hi, n_units)
+    return seconds_in(bucket_counted(down, lo, hi, bucket, mode, n_units, service, node_window), lo, hi, n_units)
 
 
 def not_charged_buckets(down: Intervals, lo: int, hi: int, bucket: int, over: int,
@@ -213,15 +248,27 @@ def not_charged_buckets(down: Intervals, lo: int, hi: int, bucket: int, over: in
     # service, as the interval is); `over` < bucket, so they are never charged
     inner = i1 - i0 > 1
     middle = Intervals(d.unit[inner], lo + (i0[inner] + 1) * bucket, lo + i1[inner] * bucket)
-    # the first and last bucket of each interval: sum the downtime per (node, bucket)
-    two = i1 != i0
-    unit = np.concatenate([d.unit, d.unit[two]])
-    idx = np.concatenate([i0, i1[two]])
-    length = np.concatenate([np.minimum(d.end, lo + (i0 + 1) * bucket) - d.start,
-                             d.end[two] - (lo + i1[two] * bucket)])
+    # the first and last bucket of each interval: sum the downtime per (node, bucket). With
+    # `down` sorted by (node, start) and disjoint, the keys first_0 <= last_0 <= first_1 ...
+    # never decrease, so equal keys are neighbours and a run sum needs no sort.
     n_b = int(-(-(hi - lo) // bucket)) + 1
-    keys, inv = np.unique(unit * n_b + idx, return_inverse=True)
-    total = np.bincount(inv.reshape(-1), weights=length).astype(I64)
+    two = i1 != i0
+    first_len = np.minimum(d.end, lo + (i0 + 1) * bucket) - d.start
+    last_len = np.where(two, d.end - (lo + i1 * bucket), 0)
+    keys = np.empty(2 * len(d), dtype=I64)
+    keys[0::2] = d.unit * n_b + i0
+    keys[1::2] = d.unit * n_b + i1
+    length = np.empty(2 * len(d), dtype=I64)
+    length[0::2] = first_len
+    length[1::2] = last_len
+    if not (keys[1:] >= keys[:-1]).all():       # not sorted as documented: sort them
+        o = np.argsort(keys, kind="stable")
+        keys, length = keys[o], length[o]
+    new = np.ones(len(keys), dtype=bool)
+    new[1:] = keys[1:] != keys[:-1]
+    starts = np.flatnonzero(new)
+    total = np.add.reduceat(length, starts)
+    keys = keys[starts]
     hit = total > over
     ku, kb = keys[hit] // n_b, keys[hit] % n_b
     bs = lo + kb * bucket
