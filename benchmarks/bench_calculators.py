@@ -166,11 +166,12 @@ def main() -> None:
             contract = rev
             on = measure(csv_path, default_env)
             show("  rev 1.1", on)
-            c = on["compute"][0] / off["compute"][0]
-            p = on["pipeline"][0] / off["pipeline"][0]
-            print(f"           revision 1.1 on / off: compute x{c:.2f} (CPU x{on['compute'][1] / off['compute'][1]:.2f}), "
-                  f"pipeline x{p:.2f} (CPU x{on['pipeline'][1] / off['pipeline'][1]:.2f}) -> "
-                  f"{'within' if max(c, p) <= REV11_TARGET else 'NOT within'} {REV11_TARGET}x")
+            c = on["compute"][1] / off["compute"][1]
+            p = on["pipeline"][1] / off["pipeline"][1]
+            # judged on CPU seconds: on a shared machine wall time mostly measures the neighbours
+            print(f"           revision 1.1 on / off, CPU: compute x{c:.2f}, pipeline x{p:.2f} (wall: compute "
+                  f"x{on['compute'][0] / off['compute'][0]:.2f}, pipeline x{on['pipeline'][0] / off['pipeline'][0]:.2f})"
+                  f" -> {'within' if max(c, p) <= REV11_TARGET else 'NOT within'} {REV11_TARGET}x")
         if tmp is not None:
             tmp.cleanup()
         return
