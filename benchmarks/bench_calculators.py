@@ -2,7 +2,7 @@
 7 clusters, 2 sites), rack and cluster rules on, incidents over 2027-Q1.
 
 Run: .venv/bin/python benchmarks/bench_calculators.py [--sizes 10000,100000,1000000] [--workdir DIR]
-                                                      [--repeat N]
+                                                      [--repeat N] [--rev11]
 
 Targets at 1,000,000 incidents (2 cores): the whole pipeline from the CSV file to the
 computed result -- `load_incidents` (read + validate), `compute` of all three months with
@@ -18,6 +18,12 @@ defaults) and shown on its own line. Wall and CPU seconds are printed (CPU in br
 shared, and CPU time is what the pipeline itself spent); `--repeat N` runs each size N times
 and keeps the run with the shortest pipeline. The CSVs are generated once into --workdir
 (benchmarks/synthetic.py) and reused.
+
+`--rev11` measures the contract format revision 1.1 features instead: each size runs with the
+fleet contract (degraded time counted as `down`, as clock buckets need) and with the same
+contract plus service windows (one rack in ten enters service on 2027-02-15, one in seven
+leaves it on 2027-03-20), 1-minute `full` measurement buckets and hours not charged (`per:
+1h, when_down_over: 6m`); the target is compute and pipeline within 1.5x of the former.
 """
 
 from __future__ import annotations
@@ -79,11 +85,38 @@ def one(contract: str, csv_path: str) -> dict:
     }
 
 
+REV11_TARGET = 1.5
+
+
+def rev11_contracts(contract: Path) -> tuple[Path, Path]:
+    """(the fleet contract with `degraded: down`, the same with revision 1.1 features on)."""
+    import re
+
+    text = contract.read_text(encoding="utf-8").replace("degraded: proportional", "degraded: down")
+    base = contract.with_name("fleet-contract-down.yaml")
+    base.write_text(text, encoding="utf-8")
+    k = itertools.count()
+
+    def window(m: re.Match) -> str:
+        i = next(k)
+        extra = ("" if i % 10 and i % 7 else
+                 ", in_service: {from: 2027-02-15}" if i % 10 == 0 else ", in_service: {to: 2027-03-20}")
+        return m.group(0)[:-1] + extra + "}"
+    rev = re.sub(r"- \{id: [^,]+, nodes: \"[^\"]+\"\}", window, text)
+    rev = rev.replace("  degraded: down\n", "  degraded: down\n  measure: {bucket: 1m, counts_when: full}\n")
+    rev = rev.replace("\ncredits: {", "\ncredits: {not_charged: {per: 1h, when_down_over: 6m}, ", 1)
+    assert "not_charged" in rev and "measure" in rev, "the fleet contract's layout changed"
+    path = contract.with_name("fleet-contract-rev11.yaml")
+    path.write_text(rev, encoding="utf-8")
+    return base, path
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="10000,100000,1000000")
     ap.add_argument("--workdir", default=None, help="Keep generated files here (default: a temp dir).")
     ap.add_argument("--repeat", type=int, default=1, help="Runs per size; the fastest pipeline is shown.")
+    ap.add_argument("--rev11", action="store_true", help="Revision 1.1 features on vs off (see the docstring).")
     ap.add_argument("--one", nargs=2, metavar=("CONTRACT", "CSV"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
@@ -121,6 +154,27 @@ def main() -> None:
               f"{f['peak_rss_mb']:6.0f} MB  {', '.join(f['credit_total'])}")
 
     default_env = {k: v for k, v in os.environ.items() if k != "SLAKIT_MEMORY_TUNING"}
+    if args.rev11:
+        base, rev = rev11_contracts(contract)
+        for n in sizes:
+            csv_path = work / f"incidents-{n}.csv"
+            if not csv_path.exists():
+                make_incidents_csv(csv_path, n, seed=1)
+            contract = base
+            off = measure(csv_path, default_env)
+            show(f"{n:,}", off)
+            contract = rev
+            on = measure(csv_path, default_env)
+            show("  rev 1.1", on)
+            c = on["compute"][1] / off["compute"][1]
+            p = on["pipeline"][1] / off["pipeline"][1]
+            # judged on CPU seconds: on a shared machine wall time mostly measures the neighbours
+            print(f"           revision 1.1 on / off, CPU: compute x{c:.2f}, pipeline x{p:.2f} (wall: compute "
+                  f"x{on['compute'][0] / off['compute'][0]:.2f}, pipeline x{on['pipeline'][0] / off['pipeline'][0]:.2f})"
+                  f" -> {'within' if max(c, p) <= REV11_TARGET else 'NOT within'} {REV11_TARGET}x")
+        if tmp is not None:
+            tmp.cleanup()
+        return
     untuned = None
     for n in sizes:
         csv_path = work / f"incidents-{n}.csv"

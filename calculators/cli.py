@@ -12,6 +12,7 @@ import click
 
 UNIT_COLUMNS = ("period", "scope", "id", "downtime_seconds", "excluded_seconds", "availability_pct", "target_pct",
                 "met", "credit_pct", "fee", "credit", "incidents", "flags")
+REV11_COLUMNS = ("service_seconds", "charged_fee", "not_charged")     # contracts using revision 1.1 fields
 
 
 def parse_as_of(text: str | None, assume_tz: str | None = None, zone_option: str | None = "--assume-tz"
@@ -164,7 +165,8 @@ def credits(contract, incidents, periods, quarter, as_of, assume_tz, skip_bad_ro
         _emit(result.dumps(), output)
     elif fmt == "csv":
         buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=UNIT_COLUMNS, extrasaction="ignore", lineterminator="\n")
+        columns = UNIT_COLUMNS + (REV11_COLUMNS if result.revision_1_1 else ())
+        w = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
         w.writeheader()
         from slaschema.textsafe import csv_cell
 
@@ -193,21 +195,26 @@ def render_table(result, max_rows: int = 25) -> str:
         con.print(f"[yellow]{len(result.skipped_rows)} problem(s) in skipped rows:[/]")
         for p in result.skipped_rows:
             con.print(f"  row {p.get('row')}, column {p.get('column')}: {p.get('message')} [{p.get('code')}]")
+    rev11 = result.revision_1_1
     totals = Table(title="Months")
-    for col in ("period", "hours", "fee total", "credit uncapped", "cap", "credit total", "note"):
+    cols = ["period", "hours", "fee total", "credit uncapped", "cap", "credit total"]
+    cols += ["not charged", "remedy"] if rev11 else []
+    for col in cols + ["note"]:
         totals.add_column(col, justify="right" if col not in ("period", "note") else "left")
     for p in result.periods:
         note = []
         if p.cap_applied:
             note.append("cap applied")
         if p.minimum_applied:
-            note.append(f"below minimum {p.minimum_cents}")
+            note.append(f"{'not more than' if p.minimum_strict else 'below'} minimum {p.minimum_cents}")
+        extra = [cr.money(p.not_charged_cents), cr.money(p.remedy_cents)] if rev11 else []
         totals.add_row(p.period.label, format(p.period.hours.normalize(), "f"), cr.money(p.fee_total_cents),
                        cr.money(p.credit_uncapped_cents), cr.money(p.cap_cents) if p.cap_cents is not None else "-",
-                       cr.money(p.credit_total_cents), ", ".join(note))
+                       cr.money(p.credit_total_cents), *extra, ", ".join(note))
     for q in result.quarters():
         if len(q["months"]) > 1:
-            totals.add_row(q["quarter"], "", q["fee_total"], "", "", q["credit_total"], "sum of the months")
+            extra = [q["not_charged_total"], q["remedy_total"]] if rev11 else []
+            totals.add_row(q["quarter"], "", q["fee_total"], "", "", q["credit_total"], *extra, "sum of the months")
     con.print(totals)
     for p in result.periods:
         for name, sm in p.scopes.items():
@@ -215,14 +222,15 @@ def render_table(result, max_rows: int = 25) -> str:
             n_down = sum(1 for x in sm.lnum if int(x) > 0)
             t = Table(title=f"{p.period.label} — {name}: {n_down} of {len(sm.ids)} with downtime, {len(hit)} with "
                             f"downtime, excluded time or flags; {int((~sm.met).sum())} below target {sm.target}%")
-            for col in ("id", "downtime s", "excluded s", "availability %", "met", "credit %", "credit",
-                        "incidents", "flags"):
+            for col in ("id", "downtime s", *(("service s",) if rev11 else ()), "excluded s", "availability %",
+                        "met", "credit %", "credit", "incidents", "flags"):
                 t.add_column(col, justify="right" if col.endswith(("s", "%", "credit")) else "left")
             order = sorted(hit, key=lambda i: (-int(sm.credit_cents[i]), sm.ids[i]))
             for i in order[:max_rows]:
                 r = sm.row(i)
                 ids = r["incidents"]
-                t.add_row(r["id"], str(r["downtime_seconds"]), str(r["excluded_seconds"]), r["availability_pct"],
+                t.add_row(r["id"], str(r["downtime_seconds"]), *((str(r["service_seconds"]),) if rev11 else ()),
+                          str(r["excluded_seconds"]), r["availability_pct"],
                           "yes" if r["met"] else "NO", r["credit_pct"], r["credit"],
                           ", ".join(ids[:4]) + (f" +{len(ids) - 4}" if len(ids) > 4 else ""), " ".join(r["flags"]))
             if hit:
@@ -259,7 +267,10 @@ def _affected(sm):
     import numpy as np
 
     lost = np.asarray([int(x) > 0 for x in sm.lnum], dtype=bool)
-    return np.flatnonzero(lost | (sm.excluded > 0) | (sm.flags > 0)).tolist()
+    hit = lost | (sm.excluded > 0) | (sm.flags > 0)
+    if sm.service is not None:
+        hit &= sm.service > 0          # no unit-month outside service time
+    return np.flatnonzero(hit).tolist()
 
 
 @click.command()
@@ -311,6 +322,18 @@ def render_explanation(doc: dict) -> str:
         t.add_row(p["id"], str(p["row"]), f"{p['scope']} {p['target']}", p["category"], impact, p["part"],
                   p["start"], p["end"], str(p["seconds"]), " ".join(p["flags"]))
     con.print(t if doc["incidents"] else "1. No incident touches this unit in the month.")
+    if doc.get("clock") is not None:
+        con.print("   Clock (counts_from: report): each incident counts from the customer's report")
+        for c in doc["clock"]:
+            con.print(f"     {c['id']}: fault {c['fault_start']}, reported {c['reported_at'] or '—'} → "
+                      f"{('counted from ' + c['clock_starts']) if c['clock_starts'] else 'counts nowhere'} "
+                      f"({c['note']})")
+    if doc.get("service") is not None:
+        sv = doc["service"]
+        w = sv.get("window")
+        where = (f"window from {w['from'] or 'the start'} to {w['to'] or 'open end'} (to not included); "
+                 if w else "union of its nodes' windows; ")
+        con.print(f"   Service time: {where}{sv['service_seconds']} s of the month's {sv['month_seconds']} s")
     for k, step in enumerate(doc["steps"], start=2):
         ivs = step["intervals"]
         con.print(f"{k}. {step['step']}: " + ("none" if not ivs else ""))
@@ -321,7 +344,9 @@ def render_explanation(doc: dict) -> str:
             con.print(f"     {iv['start']} – {iv['end']}  {iv['seconds']} s{inm}{extra}")
     a = doc["availability"]
     n = len(doc["steps"]) + 2
-    if a is None:
+    if doc.get("not_in_service"):
+        con.print(f"{n}. Not in service this month: no fee, no availability, no credit.")
+    elif a is None:
         con.print(f"{n}. No service level for {doc['scope']}s: no availability figure.")
     else:
         con.print(f"{n}. Downtime {a['downtime_seconds']} s"
@@ -333,12 +358,22 @@ def render_explanation(doc: dict) -> str:
             con.print(f"   tier below {tier['below']}% → {tier['credit']}%: {'applies' if tier['applies'] else 'no'}")
         if a["pro_rata"]:
             con.print(f"   pro rata: {a['pro_rata']['formula']}")
-        con.print(f"   credit {a['credit_pct']}% of the {doc['scope']} fee {a['unit_fee']} = {a['unit_credit']}")
+        charged = a.get("unit_charged_fee")
+        fee_words = (f"charged fee {charged} (fee {a['unit_fee']} less hours not charged)"
+                     if charged is not None and charged != a["unit_fee"] else f"fee {a['unit_fee']}")
+        con.print(f"   credit {a['credit_pct']}% of the {doc['scope']} {fee_words} = {a['unit_credit']}")
         if a["flags"]:
             con.print(f"   flags: {', '.join(a['flags'])}")
     m = doc["money"]
     con.print(f"{n + 1}. Money ({m['currency']}), node fee = {m['node_fee_formula']}; stacking: {m['stacking']}")
     for node in m["nodes"]:
+        if node.get("not_in_service"):
+            con.print(f"   {node['node']}: not in service this month")
+            continue
+        if "service_seconds" in node:
+            con.print(f"   {node['node']}: in service {node['service_seconds']} s = {node['service_hours']} h; "
+                      f"hours not charged {node['not_charged_exact']} → {node['not_charged']}; "
+                      f"charged fee {node['charged_fee_exact']}")
         shares = "; ".join(f"{s['scope']} {s['unit']}: {s['share_of_fee']}" for s in node["shares"]) or "none"
         con.print(f"   {node['node']}: fee {node['fee_exact']} → {node['fee']}; shares of fee: {shares}; "
                   f"{m['stacking']} → {node['stacked_share']} (basis {node['basis']}); credit {node['credit_exact']} → "
@@ -349,7 +384,11 @@ def render_explanation(doc: dict) -> str:
     pm = m["period"]
     con.print(f"{n + 2}. Month: fee total {pm['fee_total']}, node credits {pm['credit_uncapped']}, cap "
               f"{pm['cap_amount'] or 'none'}{' (applied)' if pm['cap_applied'] else ''}, minimum {pm['minimum']}"
+              f"{' (more than)' if pm.get('minimum_rule') == 'more_than' else ''}"
               f"{' (applied: nothing issued)' if pm['minimum_applied'] else ''} → credit total {pm['credit_total']}")
+    if "remedy_total" in pm:
+        con.print(f"   hours not charged {pm['not_charged_total']} (a billing adjustment, not subject to cap or "
+                  f"minimum) + credit {pm['credit_total']} = remedy {pm['remedy_total']}")
     return buf.getvalue()
 
 

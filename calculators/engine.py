@@ -57,13 +57,17 @@ from calculators.intervals import (
     seconds_in,
 )
 from calculators.periods import Period, month_bounds, parse_periods
+from calculators.service import (Service, at_least_varying, bucket_seconds, cluster_threshold, not_charged_seconds,
+                                 service_fee, uses_revision_1_1)
 from calculators.vocabulary import (  # noqa: F401  (scopes and flags: calculators/vocabulary.py)
     ALL_GPUS,
     CLUSTER,
     DOWN,
     F_CAP,
+    F_NOT_REPORTED,
     F_NOTICE,
     F_OPEN,
+    F_OUTSIDE,
     F_UNKNOWN,
     FLAG_NAMES,
     NA,
@@ -198,6 +202,9 @@ class Trace:
     time is not copied onto each of its nodes: figures are summed per layer and spread."""
     tree: Tree
     node_inside: np.ndarray            # positions in counted[NODE] of the pieces inside node_down
+    service: Service | None = None     # revision 1.1: service windows (None: every unit always in service)
+    void: tuple[Pieces, ...] = ()      # revision 1.1: per scope, pieces that count nowhere (flags only)
+    after_rack: Intervals | None = None   # with service windows: step 5's node down time, worked out
 
     def own(self, scope: int) -> Pieces:
         """The counted pieces of incidents on units of `scope` itself (none pushed down)."""
@@ -210,6 +217,8 @@ class Trace:
     @cached_property
     def node_after_rack(self) -> Intervals:
         """Step 5: each node's down time with its rack's (`nodes_follow_rack`), merged."""
+        if self.after_rack is not None:
+            return self.after_rack
         if all(s != RACK for s, _ in self.node_layers):
             return self.node_down
         return merge_sorted(self.node_down, self.tree.spread_sorted(self.rack_down, RACK, NODE))
@@ -414,6 +423,13 @@ def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
     if n and "impact" in frame:
         codes, uniques = coded(log, "impact")
         degraded = np.append(uniques.astype(str) == "degraded", False)[codes]
+    not_reported = np.zeros(n, dtype=bool)
+    start_fault = start_abs
+    if dt.counts_from == "report":
+        # 8.2: the clock starts at reported_at; a row without one counts nowhere (flagged)
+        rep = _int_col(frame, "reported_at", NA)
+        not_reported = (rep == NA) & (end_abs > start_abs)
+        start_abs = np.where(rep == NA, end_abs, np.maximum(start_abs, rep))
     gaff = _int_col(frame, "gpus_affected", NA)
     if dt.degraded == "down":
         ga = np.full(n, DOWN, dtype=I64)
@@ -424,13 +440,17 @@ def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
     else:
         ga = np.where(degraded, np.where(gaff == NA, ALL_GPUS, np.maximum(gaff, 0)), DOWN).astype(I64)
         keep = np.ones(n, dtype=bool)
+    not_reported &= keep
     keep &= end_abs > start_abs
 
-    base = min([p.start for p in periods] + ([int(start_abs[keep].min())] if keep.any() else []))
-    if base < EARLIEST_S or max([as_of] + ([int(end_abs[keep].max())] if keep.any() else [])) > LATEST_S:
+    base = min([p.start for p in periods] + ([int(start_abs[keep].min())] if keep.any() else [])
+               + ([int(start_fault[not_reported].min())] if not_reported.any() else []))
+    if base < EARLIEST_S or max([as_of] + ([int(end_abs[keep].max())] if keep.any() else [])
+                                + ([int(end_abs[not_reported].max())] if not_reported.any() else [])) > LATEST_S:
         raise EngineError("incident times before 1970-01-02 or after 9997-12-31 (UTC); check the log's timestamps")
     base = month_bounds(base, base + 1, zone)[0].start - 86400      # room for the first month's start
-    top = max([as_of] + ([int(end_abs[keep].max())] if keep.any() else []) + [p.end for p in periods])
+    top = max([as_of] + ([int(end_abs[keep].max())] if keep.any() else []) + [p.end for p in periods]
+              + ([int(end_abs[not_reported].max())] if not_reported.any() else []))
     if top - base >= MAX_TIME:
         raise EngineError("incident times span more than 270 years; check the log's timestamps")
     if "category" in frame and n:
@@ -446,13 +466,40 @@ def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
     # rows back to frame positions
     cp = Pieces(cp.iv, k[cp.row], cp.flags, cp.ga)
     ep = Pieces(ep.iv, k[ep.row], ep.flags, ep.ga)
+    v = np.flatnonzero(not_reported)
+    void_p = Pieces(Intervals(target[v], start_fault[v] - base, end_abs[v] - base), v,
+                    np.where(open_[v], F_OPEN, 0).astype(I64) | F_NOT_REPORTED, ga[v])
+    void_scope = scope[v]
     # the per-row columns are done with: let them go before the big interval steps
     del k, scope, target, start_abs, end_raw, end_abs, open_, notice_at, degraded, gaff, ga, keep, cat_codes
+    del start_fault, not_reported
     proportional = dt.degraded == "proportional"
     counted, own_counted = _views(cp, cscope, tree, proportional)
     del cp, cscope
     excluded, _ = _views(ep, escope, tree, proportional)
     del ep, escope
+    void: tuple[Pieces, ...] = ()
+    if len(void_p):
+        void = _views(void_p, void_scope, tree, proportional)[0]
+    svc = None
+    if lc.topology.node_service is not None:
+        # 8.1: counted and excluded time outside each unit's service time is removed before
+        # merging, min_outage and the rules; pieces entirely outside are kept for their flag
+        svc = Service.build(lc.topology.node_service, zone, tree, base, top - base + 86400)
+        clipped, own_n, outside = [], [], []
+        for c in range(4):
+            kept, n_own, out = svc.clip(counted[c], c, own_counted[c], F_OUTSIDE)
+            clipped.append(kept)
+            own_n.append(n_own)
+            outside.append(out)
+        counted, own_counted = tuple(clipped), tuple(own_n)
+        ex_clipped = []
+        for c in range(4):
+            kept, _, out = svc.clip(excluded[c], c, len(excluded[c]), F_OUTSIDE)
+            ex_clipped.append(kept)
+            outside[c] = Pieces.cat(outside[c], out)
+        excluded = tuple(ex_clipped)
+        void = tuple(Pieces.cat(void[c] if void else Pieces.empty(), outside[c]) for c in range(4))
 
     # step 4: nodes
     node_p = counted[NODE]
@@ -473,10 +520,21 @@ def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
     rack_down, rack_short = drop_short(merge(concat(counted[RACK].iv, rack_rule)), mo)
     follow_rack = dt.rack is not None and dt.rack.nodes_follow_rack and len(rack_down) > 0
     # node down time outside its rack's: with the rack's, the nodes' down time after step 5
-    node_rest = minus_parent(node_down, tree.owner(NODE, RACK), rack_down) if follow_rack else node_down
+    node_rest = (minus_parent(node_down, tree.owner(NODE, RACK), rack_down) if follow_rack and svc is None
+                 else node_down)
     # step 6: clusters
     cluster_rule = Intervals.empty()
-    if dt.cluster is not None:
+    after_rack = None
+    if svc is not None:
+        # 8.1: a node follows its rack only while in service; the cluster rule's share is of
+        # the nodes in service at each instant
+        after_rack = (merge_sorted(node_down, svc.clip_nodes(tree.spread(rack_down, RACK, NODE))) if follow_rack
+                      else node_down)
+        if dt.cluster is not None:
+            cluster_rule = at_least_varying(after_rack.relabel(tree.owner(NODE, CLUSTER)),
+                                            svc.sets[NODE].relabel(tree.owner(NODE, CLUSTER)), tree.size[CLUSTER],
+                                            cluster_threshold(dt.cluster.down_when_available_below))
+    elif dt.cluster is not None:
         p, q = cr.ratio(dt.cluster.down_when_available_below)
         n_nodes = tree.count(NODE, CLUSTER)
         # down while 100*q*(n - d) < p*n  <=>  d >= floor(n - p*n/(100 q)) + 1
@@ -492,14 +550,24 @@ def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
     cluster_down, cluster_short = drop_short(merge(concat(counted[CLUSTER].iv, cluster_rule)), mo)
     layers: list[tuple[int, Intervals]] = [(NODE, node_rest)]
     rack_rest = rack_down
-    if dt.cluster is not None and dt.cluster.nodes_follow_cluster and len(cluster_down):
+    if svc is None and dt.cluster is not None and dt.cluster.nodes_follow_cluster and len(cluster_down):
         layers[0] = (NODE, minus_parent(node_rest, tree.owner(NODE, CLUSTER), cluster_down))
         rack_rest = minus_parent(rack_down, tree.owner(RACK, CLUSTER), cluster_down)
         layers.append((CLUSTER, cluster_down))
-    if follow_rack:
+    if follow_rack and svc is None:
         layers.insert(1, (RACK, rack_rest))
+    if svc is not None:
+        final = after_rack
+        if dt.cluster is not None and dt.cluster.nodes_follow_cluster and len(cluster_down):
+            final = merge_sorted(final, svc.clip_nodes(tree.spread(cluster_down, CLUSTER, NODE)))
+        layers = [(NODE, final)]
     # step 7: sites
-    site_rule = at_least(cluster_down.relabel(tree.owner(CLUSTER, SITE)), tree.count(CLUSTER, SITE))
+    if svc is not None:      # all of its clusters in service down
+        site_rule = at_least_varying(cluster_down.relabel(tree.owner(CLUSTER, SITE)),
+                                     svc.sets[CLUSTER].relabel(tree.owner(CLUSTER, SITE)), tree.size[SITE],
+                                     lambda n: n)
+    else:
+        site_rule = at_least(cluster_down.relabel(tree.owner(CLUSTER, SITE)), tree.count(CLUSTER, SITE))
     site_down, site_short = drop_short(merge(concat(counted[SITE].iv, site_rule)), mo)
 
     # proportional degraded time on nodes
@@ -516,7 +584,8 @@ def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
         deg_keep = deg_keep.take(deg_keep.ga > 0)
     return Trace(base, as_of, tuple(periods), counted, excluded, node_down, node_short, rack_rule, rack_down,
                  rack_short, cluster_rule, cluster_down, cluster_short, site_rule,
-                 site_down, site_short, deg_keep, deg_short, own_counted, tuple(layers), tree, node_inside)
+                 site_down, site_short, deg_keep, deg_short, own_counted, tuple(layers), tree, node_inside,
+                 svc, void, after_rack)
 
 
 
@@ -681,8 +750,28 @@ def _period_figures(lc, tr: Trace, tree: Tree, period: Period, ids: IdCodes, att
     ps, pe = period.start - tr.base, period.end - tr.base
     M = period.seconds
     proportional = contract.downtime.degraded == "proportional"
-    fee_node_num, fee_den = cr.fee_fraction(contract.pricing, tree.gpus, M)
-    seconds = [tr.node_seconds(ps, pe)] + [seconds_in(tr.final(c), ps, pe, tree.size[c]) for c in range(1, 4)]
+    svc = tr.service
+    measure = contract.downtime.measure
+    nc_rule = contract.credits.not_charged
+    rev11 = uses_revision_1_1(lc)
+    # revision 1.1: fees over each node's service time (8.1) and less the hours not charged (8.5)
+    service_s = [svc.seconds(c, ps, pe, tree.size[c]) for c in range(4)] if svc is not None else None
+    if svc is not None or nc_rule is not None:
+        node_s = service_s[NODE] if service_s is not None else np.full(tree.size[NODE], M, dtype=I64)
+        fee_node_num, fee_den = service_fee(contract.pricing, tree.gpus, node_s, M)
+    else:
+        fee_node_num, fee_den = cr.fee_fraction(contract.pricing, tree.gpus, M)
+    nc_node_num = None
+    charged_node_num = fee_node_num
+    if nc_rule is not None:
+        nc_s = not_charged_seconds(tr.node_final, ps, pe, int(nc_rule.per.total_seconds()),
+                                   int(nc_rule.when_down_over.total_seconds()), tree.size[NODE],
+                                   svc.node_from if svc is not None else None, svc.node_to if svc is not None else None)
+        nc_node_num, _ = service_fee(contract.pricing, tree.gpus, nc_s, M)
+        charged_node_num = fee_node_num - nc_node_num
+
+    def seconds(c: int) -> np.ndarray:
+        return tr.node_seconds(ps, pe) if c == NODE else seconds_in(tr.final(c), ps, pe, tree.size[c])
 
     scopes: dict[str, ScopeMonth] = {}
     shares: list[tuple[str, np.ndarray, np.ndarray]] = []
@@ -708,7 +797,15 @@ def _period_figures(lc, tr: Trace, tree: Tree, period: Period, ids: IdCodes, att
         u, codes, fl = attributed[c]
         idx = indexes[c]
         n = tree.size[c]
-        D = seconds[c]
+        if measure is None:
+            D = seconds(c)
+        else:                        # 8.3: counted in clock buckets, on the exact down intervals
+            D = bucket_seconds(tr.final(c), ps, pe, int(measure.bucket.total_seconds()), measure.counts_when, n,
+                               svc.sets[c] if svc is not None else None,
+                               (svc.node_from, svc.node_to) if svc is not None and c == NODE else None)
+        Mc = M
+        if service_s is not None:    # 8.1: availability over service time (none: no unit-month)
+            Mc = cr.obj(np.maximum(service_s[c], 1))
         if c == NODE and proportional:
             lnum = tree.gpus * D
             for weight, part, overlap in degraded_sets:
@@ -720,20 +817,28 @@ def _period_figures(lc, tr: Trace, tree: Tree, period: Period, ids: IdCodes, att
         lnum = cr.obj(lnum)
         ex_all, ex_down = excluded_sets[c]
         excl = seconds_in(ex_all, ps, pe, n) - seconds_in(ex_down, ps, pe, n)
-        avail = cr.availability_e4(lnum, dn, M)
-        met = ~cr.below(lnum, dn, M, sl.effective_target)
+        avail = cr.availability_e4(lnum, dn, Mc)
+        met = ~cr.below(lnum, dn, Mc, sl.effective_target)
+        if service_s is not None:
+            met |= service_s[c] == 0
         if sl.credits is not None:
-            pct, snum, sden = cr.tiered(lnum, dn, M, sl)
+            pct, snum, sden = cr.tiered(lnum, dn, Mc, sl)
         else:
-            pct, snum, sden = cr.pro_rata(lnum, dn, M, sl)
-        if c == NODE:
+            pct, snum, sden = cr.pro_rata(lnum, dn, Mc, sl)
+            if sl.pro_rata.only_below_target:       # 8.4
+                snum = np.where(met, 0, snum).astype(object)
+        charged = None
+        if rev11:
+            unum = fee_node_num if c == NODE else _sum_by(fee_node_num, tree.owner(NODE, c), n)
+            charged = charged_node_num if c == NODE else _sum_by(charged_node_num, tree.owner(NODE, c), n)
+        elif c == NODE:
             unum = fee_node_num
         elif contract.pricing.per_gpu_hour is not None:
             unum, _ = cr.fee_fraction(contract.pricing, np.bincount(tree.owner(NODE, c), weights=tree.gpus,
                                                                     minlength=n).astype(I64), M)
         else:
             unum = fee_node_num[0] * cr.obj(tree.count(NODE, c)) if len(fee_node_num) else cr.obj(np.zeros(n))
-        credit = cr.cents_half_up(snum * unum, sden * fee_den)
+        credit = cr.cents_half_up(snum * (unum if charged is None else charged), sden * fee_den)
         own = _in_period(flagged[c], ps, pe)
         flags = _flag_bits(n, [(u, fl), (own.iv.unit, own.flags)])
         if c == NODE:
@@ -743,30 +848,49 @@ def _period_figures(lc, tr: Trace, tree: Tree, period: Period, ids: IdCodes, att
                     flags |= _flag_bits(tree.size[parent], [(pu, pf)])[tree.owner(NODE, parent)]
         scopes[name] = ScopeMonth(name, tree.names[c], lnum, dn, excl, avail, sl.effective_target, met, pct,
                                   snum, sden, unum, fee_den, credit, flags, idx,
-                                  proportional and c == NODE, M)
+                                  proportional and c == NODE, M,
+                                  (service_s[c] if service_s is not None else np.full(n, M, dtype=I64))
+                                  if rev11 else None, charged)
         shares.append((name, snum[tree.owner(NODE, c)], sden[tree.owner(NODE, c)]))
 
     n_nodes = tree.size[NODE]
     share_n, share_d, basis = _share_stack(shares, contract.credits.stacking, n_nodes)
-    node_credit = cr.cents_half_up(share_n * fee_node_num, share_d * fee_den)
+    node_credit = cr.cents_half_up(share_n * charged_node_num, share_d * fee_den)
     node_fee = cr.cents_half_up(fee_node_num, fee_den)
     total_num = int(fee_node_num.sum()) if n_nodes else 0
+    charged_total_num = int(charged_node_num.sum()) if n_nodes else 0
     fee_total = cr.cents_half_up(total_num, fee_den)
     uncapped = int(node_credit.sum()) if n_nodes else 0
     cap_cents = None
     total = uncapped
-    if contract.credits.cap is not None:
+    if contract.credits.cap is not None:        # of the charged fees (8.5)
         cp, cq = cr.ratio(contract.credits.cap)
-        cap_cents = cr.cents_floor(cp * total_num, 100 * cq * fee_den)
+        cap_cents = cr.cents_floor(cp * charged_total_num, 100 * cq * fee_den)
         total = min(total, cap_cents)
-    minimum = contract.credits.minimum
+    minimum = contract.credits.minimum_amount
+    strict = contract.credits.minimum_strict
     mn, md = cr.ratio(minimum)
-    minimum_applied = 0 < total and total * md < mn * 100
+    minimum_applied = 0 < total and (total * md <= mn * 100 if strict else total * md < mn * 100)   # 8.6
     if minimum_applied:
         total = 0
-    nodes = NodeMonth(tree.names[NODE], fee_node_num, fee_den, node_fee, node_credit, basis)
+    nc_cents = cr.cents_half_up(nc_node_num, fee_den) if nc_node_num is not None else None
+    extra = {}
+    if rev11:
+        extra = {"service": service_s[NODE] if service_s is not None else np.full(n_nodes, M, dtype=I64),
+                 "not_charged_cents": nc_cents if nc_cents is not None else np.zeros(n_nodes, dtype=I64),
+                 "not_charged_num": nc_node_num if nc_node_num is not None else cr.obj(np.zeros(n_nodes, dtype=I64))}
+    nodes = NodeMonth(tree.names[NODE], fee_node_num, fee_den, node_fee, node_credit, basis, **extra)
+    nc_total = (int(nc_cents.sum()) if nc_cents is not None and n_nodes else 0) if rev11 else None
     return PeriodResult(period, fee_total, uncapped, cap_cents, cap_cents is not None and uncapped > cap_cents,
-                        minimum, minimum_applied, total, scopes, nodes)
+                        minimum, minimum_applied, total, scopes, nodes, nc_total, strict)
+
+
+def _sum_by(values: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
+    """Exact per-parent sums of per-node Python ints."""
+    out = np.zeros(n, dtype=object)
+    out[:] = 0
+    np.add.at(out, owner, values)
+    return out
 
 
 def _chronic(lc, periods: list, tree: Tree) -> dict:
@@ -877,7 +1001,8 @@ def run(lc, log, periods, as_of=None, accepted_on=None, support=True, incidents=
             prev = v
     ids = IdCodes(log.frame["id"], log) if len(log.frame) else IdCodes(pd.Series([], dtype=object))
     # the counted and excluded pieces with a flag (most have none), for each unit's flags
-    flagged = tuple(Pieces.cat(*(p.take(p.flags != 0) for p in (tr.counted[c], tr.excluded[c]))) for c in range(4))
+    flagged = tuple(Pieces.cat(*(p.take(p.flags != 0) for p in (tr.counted[c], tr.excluded[c])),
+                               *((tr.void[c],) if tr.void else ())) for c in range(4))
     results = [_period_figures(lc, tr, tree, p, ids, att_pairs, tuple(excluded_sets), degraded_sets, flagged)
                for p in plist]
     termination = _chronic(lc, results, tree)

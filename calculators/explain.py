@@ -16,6 +16,7 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from calculators import credits as cr
 from calculators.engine import (CLUSTER, DOWN, NODE, RACK, SCOPES, SITE, EngineError, Pieces, Tree,
@@ -23,6 +24,7 @@ from calculators.engine import (CLUSTER, DOWN, NODE, RACK, SCOPES, SITE, EngineE
 from calculators.intervals import Intervals, merge
 from calculators.periods import parse_month
 from calculators.result import iso
+from calculators.service import bucket_counted, not_charged_buckets
 
 
 def find_unit(topology, unit_id: str) -> str:
@@ -88,6 +90,12 @@ def explain(lc, log, unit_id: str, period: str, as_of: datetime | int | None = N
     steps: list[dict[str, Any]] = []
     incidents = (_pieces(tr.counted[c], u, frame, base, lo, hi, "counted")
                  + _pieces(tr.excluded[c], u, frame, base, lo, hi, "excluded"))
+    rev11 = _rev11(lc, tr, c, u, frame, base, ps, pe, lo, hi)
+    if tr.void:
+        incidents += _pieces(tr.void[c], u, frame, base, lo, hi, "counts nowhere")
+    if tr.service is not None:
+        steps.append({"step": "service time in the month (incident time outside it counts nowhere)",
+                      "intervals": rev11["service"]["intervals"]})
     if c == NODE:
         own = tr.counted[NODE].down()
         steps.append({"step": "merged outages (overlapping or touching parts joined)",
@@ -127,6 +135,23 @@ def explain(lc, log, unit_id: str, period: str, as_of: datetime | int | None = N
         steps.append({"step": label, "intervals": _ivs(rule, u, base, lo, hi)})
         steps.append({"step": f"dropped by min_outage ({mo} s)", "intervals": _ivs(short, u, base, lo, hi)})
     steps.append({"step": "down intervals (final)", "intervals": _ivs(final, u, base, lo, hi)})
+    ms = lc.model.downtime.measure
+    if ms is not None:
+        b = int(ms.bucket.total_seconds())
+        counted = bucket_counted(final, ps, pe, b, ms.counts_when, tree.size[c],
+                                 tr.service.sets[c] if tr.service is not None else None)
+        steps.append({"step": f"{b // 60}-minute clock buckets from local midnight counted as downtime "
+                              f"({'down for all of the bucket' if ms.counts_when == 'full' else 'down for any of it'})",
+                      "intervals": _ivs(merge(counted), u, base, ps, pe)})
+    nc = lc.model.credits.not_charged
+    if nc is not None and c == NODE:
+        svc = tr.service
+        got = not_charged_buckets(tr.node_final, ps, pe, int(nc.per.total_seconds()),
+                                  int(nc.when_down_over.total_seconds()),
+                                  svc.node_from if svc is not None else None, svc.node_to if svc is not None else None)
+        steps.append({"step": f"hours not charged: {nc.per.total_seconds() / 60:g}-minute clock buckets with more than "
+                              f"{nc.when_down_over.total_seconds():g} s down",
+                      "intervals": _ivs(merge(got), u, base, ps, pe)})
 
     pr = result.periods[0]
     out: dict[str, Any] = {
@@ -135,12 +160,21 @@ def explain(lc, log, unit_id: str, period: str, as_of: datetime | int | None = N
         "month_seconds": per.seconds, "hours": format(per.hours.normalize(), "f"),
         "as_of": iso(result.as_of), "incidents": incidents, "steps": steps,
     }
+    if rev11["clock"] is not None:
+        out["clock"] = rev11["clock"]
+    if tr.service is not None:
+        out["service"] = {k: v for k, v in rev11["service"].items() if k != "intervals"}
     sm = pr.scopes.get(scope)
-    if sm is not None:
+    if sm is not None and not sm.in_service(u):
+        out["availability"] = None
+        out["not_in_service"] = True
+    elif sm is not None:
         row = sm.row(u)
         lnum, dn = int(sm.lnum[u]), int(sm.dn[u])
         loss = Fraction(lnum, dn)
-        avail = 1 - loss / per.seconds
+        service_s = int(sm.service[u]) if sm.service is not None else per.seconds
+        service_h = format((Decimal(service_s) / 3600).normalize(), "f")
+        avail = 1 - loss / service_s
         sl = getattr(lc.model.service_levels, scope)
         tiers = []
         for t in sl.credits or []:
@@ -150,7 +184,7 @@ def explain(lc, log, unit_id: str, period: str, as_of: datetime | int | None = N
             "downtime_seconds": row["downtime_seconds"],
             "lost_gpu_seconds": lnum if dn != 1 else None,
             "excluded_seconds": row["excluded_seconds"],
-            "formula": f"1 - {_exact(loss)} / {per.seconds}",
+            "formula": f"1 - {_exact(loss)} / {service_s}",
             "exact": _exact(avail * 100, 8) + "%",
             "availability_pct": row["availability_pct"],
             "target_pct": row["target_pct"], "met": row["met"],
@@ -158,10 +192,17 @@ def explain(lc, log, unit_id: str, period: str, as_of: datetime | int | None = N
             "pro_rata": (None if sl.pro_rata is None else
                          {"multiplier": str(sl.pro_rata.multiplier),
                           "formula": f"min(1, {_exact(loss / 3600)} h x {sl.pro_rata.multiplier} / "
-                                     f"{format(per.hours.normalize(), 'f')} h) of the fee"}),
+                                     f"{service_h} h) of the " + ("charged fee" if sm.charged_num is not None
+                                                                  else "fee")
+                                     + (" (only below target: target met, so 0)" if
+                                        sl.pro_rata.only_below_target and row["met"] else "")}),
             "credit_pct": row["credit_pct"], "unit_fee": row["fee"], "unit_credit": row["credit"],
             "incidents": row["incidents"], "flags": row["flags"],
         }
+        if sm.service is not None:      # revision 1.1
+            out["availability"].update({"service_seconds": service_s, "unit_charged_fee": row["charged_fee"]})
+            if sl.pro_rata is not None:
+                out["availability"]["pro_rata"]["only_below_target"] = sl.pro_rata.only_below_target
     else:
         out["availability"] = None
     out["money"] = _money(lc, pr, tree, scope, u)
@@ -174,10 +215,12 @@ def _money(lc, pr, tree: Tree, scope: str, u: int) -> dict[str, Any]:
     nodes = np.flatnonzero(tree.owner(NODE, c) == u) if c != NODE else np.array([u])
     first = int(nodes[0])
     gpus = int(tree.gpus[first])
+    service = pr.nodes.service is not None and lc.topology.node_service is not None
+    hours = "service hours" if service else f"{format(pr.period.hours.normalize(), 'f')} h"
     if pricing.per_gpu_hour is not None:
-        fee_formula = f"{gpus} GPUs x {pricing.per_gpu_hour} per GPU-hour x {format(pr.period.hours.normalize(), 'f')} h"
+        fee_formula = f"{gpus} GPUs x {pricing.per_gpu_hour} per GPU-hour x {hours}"
     else:
-        fee_formula = f"{pricing.per_node_month} per node-month"
+        fee_formula = f"{pricing.per_node_month} per node-month" + (" x service time / month" if service else "")
     nm = pr.nodes
     uncapped = pr.credit_uncapped_cents
     money: dict[str, Any] = {"currency": lc.model.contract.currency, "stacking": lc.model.credits.stacking,
@@ -193,15 +236,28 @@ def _money(lc, pr, tree: Tree, scope: str, u: int) -> dict[str, Any]:
         stacked = (max(values, default=Fraction(0)) if lc.model.credits.stacking == "max"
                    else min(Fraction(1), sum(values, Fraction(0))))
         fee = Fraction(int(nm.fee_num[i]), nm.fee_den)
+        extra: dict[str, Any] = {}
+        if nm.service is not None:
+            if int(nm.service[i]) == 0:
+                money["nodes"].append({"node": nm.ids[i], "not_in_service": True})
+                continue
+            nc = Fraction(int(nm.not_charged_num[i]), nm.fee_den)
+            fee_for_credit = fee - nc
+            extra = {"service_seconds": int(nm.service[i]),
+                     "service_hours": _exact(Fraction(int(nm.service[i]), 3600), 4),
+                     "not_charged_exact": _exact(nc, 6), "not_charged": cr.money(int(nm.not_charged_cents[i])),
+                     "charged_fee_exact": _exact(fee_for_credit, 6)}
+        else:
+            fee_for_credit = fee
         credit = int(nm.credit_cents[i])
         share_of_total = (Fraction(credit * pr.credit_total_cents, uncapped) if uncapped else Fraction(0))
         money["nodes"].append({
             "node": nm.ids[i], "fee_exact": _exact(fee, 6), "fee": cr.money(int(nm.fee_cents[i])),
             "shares": shares, "basis": str(nm.basis[i]) or "none",
-            "stacked_share": _exact(stacked * 100, 6) + "%", "credit_exact": _exact(stacked * fee, 6),
+            "stacked_share": _exact(stacked * 100, 6) + "%", "credit_exact": _exact(stacked * fee_for_credit, 6),
             "credit_rounded": cr.money(credit),
             "after_cap_and_minimum": cr.money(int(share_of_total)) if share_of_total.denominator == 1
-            else _exact(share_of_total / 100, 4),
+            else _exact(share_of_total / 100, 4), **extra,
         })
     if len(nodes) > 50:
         money["nodes_not_listed"] = len(nodes) - 50
@@ -211,4 +267,45 @@ def _money(lc, pr, tree: Tree, scope: str, u: int) -> dict[str, Any]:
         "cap_applied": pr.cap_applied, "minimum": str(pr.minimum_cents), "minimum_applied": pr.minimum_applied,
         "credit_total": cr.money(pr.credit_total_cents),
     }
+    if pr.not_charged_cents is not None:
+        money["period"].update({"minimum_rule": "more_than" if pr.minimum_strict else "at_least",
+                                "not_charged_total": cr.money(pr.not_charged_cents),
+                                "remedy_total": cr.money(pr.remedy_cents)})
     return money
+
+
+def _rev11(lc, tr, c: int, u: int, frame, base: int, ps: int, pe: int, lo: int, hi: int) -> dict[str, Any]:
+    """Revision 1.1 parts of an explanation: when the clock starts, the service window."""
+    out: dict[str, Any] = {"clock": None, "service": None}
+    if lc.model.downtime.counts_from == "report":
+        seen: dict[int, dict[str, Any]] = {}
+        for p in (tr.counted[c], tr.excluded[c], *((tr.void[c],) if tr.void else ())):
+            m = (p.iv.unit == u)
+            for r in np.unique(p.row[m]).tolist():
+                if r in seen:
+                    continue
+                row = frame.iloc[r]
+                rep = row.get("reported_at")
+                start = int(row["start"])
+                has = rep is not None and not pd.isna(rep)
+                seen[r] = {"id": str(row["id"]), "fault_start": iso(start),
+                           "reported_at": iso(int(rep)) if has else None,
+                           "clock_starts": iso(max(start, int(rep))) if has else None,
+                           "note": ("counts from the report" if has and int(rep) > start else
+                                    "reported at or before the fault start: counts from the fault" if has else
+                                    "not reported: counts nowhere")}
+        out["clock"] = sorted(seen.values(), key=lambda d: (d["fault_start"], d["id"]))
+    svc = tr.service
+    if svc is not None:
+        sset = svc.sets[c]
+        win = None
+        if c == NODE:       # as the contract writes it (a date is local midnight)
+            a, b = lc.topology.node_service[u]
+            win = {"from": a.isoformat() if a is not None else None, "to": b.isoformat() if b is not None else None}
+        secs = int(svc.seconds(c, ps, pe, tr.tree.size[c])[u])
+        m = (sset.unit == u) & (sset.end > ps) & (sset.start < pe)
+        inside = [{"start": iso(max(int(a), ps) + base), "end": iso(min(int(b), pe) + base),
+                   "seconds": min(int(b), pe) - max(int(a), ps)}
+                  for a, b in zip(sset.start[m].tolist(), sset.end[m].tolist())]
+        out["service"] = {"service_seconds": secs, "month_seconds": pe - ps, "window": win, "intervals": inside}
+    return out

@@ -65,7 +65,7 @@ class IncidentFigures:
 
     def records(self) -> list[dict[str, Any]]:
         from calculators.result import iso
-        from calculators.vocabulary import FLAG_LISTS
+        from calculators.vocabulary import FLAG_LISTS, FLAG_MASK
 
         t = self.table
         out = t.drop(columns=["flags", "start", "end"]).to_dict(orient="records")
@@ -73,7 +73,7 @@ class IncidentFigures:
         for r, s, e, f in zip(out, starts, ends, flags):
             r["start"] = iso(s)
             r["end"] = iso(e) if e >= 0 else None
-            r["flags"] = list(FLAG_LISTS[int(f) & 15])
+            r["flags"] = list(FLAG_LISTS[int(f) & FLAG_MASK])
             r["units"] = int(r["units"])
             for k in ("counted_seconds", "downtime_seconds", "excluded_seconds"):
                 r[k] = int(r[k])

@@ -53,7 +53,7 @@ import numpy as np
 
 from calculators import credits as cr
 from calculators.periods import Period
-from calculators.vocabulary import FLAG_LISTS, FLAG_NAMES
+from calculators.vocabulary import FLAG_LISTS, FLAG_MASK, FLAG_NAMES
 from slaschema.jsontext import dumps_indented
 
 FLAG_BITS = FLAG_NAMES          # (bit, name), calculators/vocabulary.py
@@ -66,7 +66,7 @@ def iso(epoch: int) -> str:
 
 
 def _flags(bits: int) -> list[str]:
-    return list(_FLAG_LISTS[bits & 15])
+    return list(_FLAG_LISTS[bits & FLAG_MASK])
 
 
 @contextmanager
@@ -127,6 +127,8 @@ class ScopeMonth:
     incidents: dict[int, tuple[str, ...]]   # unit index -> incident ids (units with any)
     proportional: bool = False
     month_seconds: int = 0
+    service: np.ndarray | None = None       # revision 1.1: service seconds per unit (None: revision 1)
+    charged_num: np.ndarray | None = None   # revision 1.1: fee less hours not charged (over fee_den)
 
     def downtime_seconds(self, i: int) -> int | float:
         lnum, dn = int(self.lnum[i]), int(self.dn[i])
@@ -167,17 +169,25 @@ class ScopeMonth:
         credits = _money_list(self.credit_cents)
         incidents = self.incidents.take_lists() if hasattr(self.incidents, "take_lists") else \
             [list(self.incidents.get(i, ())) for i in range(n)]
-        flags = [_FLAG_LISTS[int(b) & 15] for b in self.flags]
+        flags = [_FLAG_LISTS[int(b) & FLAG_MASK] for b in self.flags]
         excluded = self.excluded.tolist()
         met = self.met.tolist()
         out = []
+        service = self.service.tolist() if self.service is not None else None
+        charged = _money_list(cr.cents_half_up(self.charged_num, self.fee_den)) if self.charged_num is not None \
+            else None
         for i in range(n):
+            if service is not None and service[i] == 0:
+                continue            # not in service this month: no unit-month (revision 1.1, 8.1)
             r = {"scope": self.scope, "id": self.ids[i], "downtime_seconds": down[i],
                  "excluded_seconds": excluded[i], "availability_pct": avail[i], "target_pct": target,
                  "met": met[i], "credit_pct": credit_pct[i], "fee": fees[i], "credit": credits[i],
                  "incidents": incidents[i], "flags": list(flags[i])}
             if self.proportional:
                 r["lost_gpu_seconds"] = lnum[i]
+            if service is not None:
+                r["service_seconds"] = service[i]
+                r["charged_fee"] = charged[i] if charged is not None else fees[i]
             out.append(r)
         return out
 
@@ -198,7 +208,15 @@ class ScopeMonth:
         }
         if self.proportional:
             out["lost_gpu_seconds"] = int(self.lnum[i])
+        if self.service is not None:
+            out["service_seconds"] = int(self.service[i])
+            out["charged_fee"] = cr.money(cr.cents_half_up(int(self.charged_num[i]), self.fee_den)) \
+                if self.charged_num is not None else out["fee"]
         return out
+
+    def in_service(self, i: int) -> bool:
+        """Whether the unit has service time this month (always, in revision 1)."""
+        return self.service is None or int(self.service[i]) > 0
 
 
 @dataclass(frozen=True)
@@ -209,16 +227,28 @@ class NodeMonth:
     fee_cents: np.ndarray
     credit_cents: np.ndarray
     basis: np.ndarray           # "node", "rack", "node+rack" ... or "" when no credit
+    service: np.ndarray | None = None             # revision 1.1: service seconds per node
+    not_charged_cents: np.ndarray | None = None   # revision 1.1: fee of the hours not charged
+    not_charged_num: np.ndarray | None = None     # the same, exact (over fee_den)
 
     def rows(self) -> list[dict[str, Any]]:
         fees = _money_list(self.fee_cents)
         credits = _money_list(self.credit_cents)
         basis = [str(b) or "none" for b in self.basis]
-        return [{"id": i, "fee": f, "credit": c, "basis": b} for i, f, c, b in zip(self.ids, fees, credits, basis)]
+        if self.service is None:
+            return [{"id": i, "fee": f, "credit": c, "basis": b}
+                    for i, f, c, b in zip(self.ids, fees, credits, basis)]
+        nc = _money_list(self.not_charged_cents)
+        return [{"id": i, "fee": f, "credit": c, "basis": b, "service_seconds": s, "not_charged": x}
+                for i, f, c, b, s, x in zip(self.ids, fees, credits, basis, self.service.tolist(), nc) if s > 0]
 
     def row(self, i: int) -> dict[str, Any]:
-        return {"id": self.ids[i], "fee": cr.money(int(self.fee_cents[i])),
-                "credit": cr.money(int(self.credit_cents[i])), "basis": str(self.basis[i]) or "none"}
+        out = {"id": self.ids[i], "fee": cr.money(int(self.fee_cents[i])),
+               "credit": cr.money(int(self.credit_cents[i])), "basis": str(self.basis[i]) or "none"}
+        if self.service is not None:
+            out["service_seconds"] = int(self.service[i])
+            out["not_charged"] = cr.money(int(self.not_charged_cents[i]))
+        return out
 
 
 @dataclass(frozen=True)
@@ -233,12 +263,34 @@ class PeriodResult:
     credit_total_cents: int
     scopes: dict[str, ScopeMonth]
     nodes: NodeMonth
+    not_charged_cents: int | None = None   # revision 1.1: sum of the nodes' hours not charged (None: revision 1)
+    minimum_strict: bool = False           # revision 1.1: `minimum: {more_than: X}`
+
+    @property
+    def remedy_cents(self) -> int:
+        """Credit owed plus hours not charged (revision 1.1, 8.5)."""
+        return self.credit_total_cents + (self.not_charged_cents or 0)
 
     def to_json(self, include_units: bool = True) -> dict[str, Any]:
         units = []
         if include_units:
             for sm in self.scopes.values():
                 units.extend(sm.rows())
+        out = self._json(units, include_units)
+        if self.not_charged_cents is None:
+            return out
+        # revision 1.1: hours not charged and the remedy next to the credit total
+        rev: dict[str, Any] = {}
+        for k, v in out.items():
+            rev[k] = v
+            if k == "credit_total":
+                rev["not_charged_total"] = cr.money(self.not_charged_cents)
+                rev["remedy_total"] = cr.money(self.remedy_cents)
+            elif k == "minimum_applied":
+                rev["minimum_rule"] = "more_than" if self.minimum_strict else "at_least"
+        return rev
+
+    def _json(self, units: list, include_units: bool) -> dict[str, Any]:
         return {
             "period": self.period.label,
             "start": iso(self.period.start),
@@ -302,8 +354,11 @@ class Result:
             d["months"].append(p.period.label)
             d["fee_total"] += p.fee_total_cents
             d["credit_total"] += p.credit_total_cents
-        return [{**d, "fee_total": cr.money(d["fee_total"]), "credit_total": cr.money(d["credit_total"])}
-                for d in out.values()]
+            if p.not_charged_cents is not None:
+                d["not_charged_total"] = d.get("not_charged_total", 0) + p.not_charged_cents
+                d["remedy_total"] = d.get("remedy_total", 0) + p.remedy_cents
+        return [{**d, **{k: cr.money(d[k]) for k in ("fee_total", "credit_total", "not_charged_total", "remedy_total")
+                         if k in d}} for d in out.values()]
 
     def to_json(self, include_units: bool = True, include_incidents: bool = False) -> dict[str, Any]:
         """The stable JSON form. `include_incidents` (needs `incidents=True` in `compute`) adds
@@ -345,15 +400,27 @@ class Result:
     def dumps(self) -> str:
         return dumps_indented(self.to_json())
 
+    @property
+    def revision_1_1(self) -> bool:
+        """The contract uses revision 1.1 fields: results carry service seconds, hours not
+        charged and the remedy (credit owed + not charged)."""
+        return any(p.not_charged_cents is not None for p in self.periods)
+
     def unit_rows(self) -> list[dict[str, Any]]:
-        """One flat record per unit-month (the CSV form)."""
+        """One flat record per unit-month (the CSV form). Revision 1.1: node rows also carry
+        the node's `not_charged` amount (their sum is the month's `not_charged_total`)."""
         rows = []
         with gc_paused():
             for p in self.periods:
+                nc = None
+                if p.not_charged_cents is not None and "node" in p.scopes:
+                    nc = dict(zip(p.nodes.ids, _money_list(p.nodes.not_charged_cents)))
                 for sm in p.scopes.values():
                     for r in sm.rows():
                         r["period"] = p.period.label
                         r["incidents"] = " ".join(r["incidents"])
                         r["flags"] = " ".join(r["flags"])
+                        if nc is not None:
+                            r["not_charged"] = nc[r["id"]] if sm.scope == "node" else ""
                         rows.append(r)
         return rows

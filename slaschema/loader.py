@@ -186,7 +186,7 @@ def load_contract_text(text: str | bytes, file: str = "<input>", base_dir: Path 
         raise InputError(_sorted(doc.problems + schema_problems)) from None
     if doc.problems:
         raise InputError(_sorted(doc.problems))
-    topo, topo_problems = resolve(model.topology, base_dir or Path("."), file)
+    topo, topo_problems = resolve(model.topology, base_dir or Path("."), file, zone=model.contract.timezone)
     problems: list[Problem] = []
     for p in topo_problems:
         if p.line is None and p.path and p.path.startswith("topology"):

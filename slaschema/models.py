@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from slaschema.types import Duration, Money, Percent, Threshold, TimeZoneName
+from slaschema.types import DateOrInstant, Duration, Money, Percent, Threshold, TimeZoneName
 
 Scope = Literal["node", "rack", "cluster", "site"]
 SCOPES: tuple[str, ...] = ("node", "rack", "cluster", "site")
@@ -73,10 +73,50 @@ class ContractInfo(Strict):
 
 # --- topology --------------------------------------------------------------------------
 
+class ServiceWindow(Strict):
+    """Revision 1.1: when a rack or node is in service, `[from, to)`; a date is midnight in the
+    contract's zone; no `from`: since always, no `to`: for good."""
+
+    from_: DateOrInstant | None = Field(default=None, alias="from",
+                                        description="First instant in service (a date: local midnight)")
+    to: DateOrInstant | None = Field(default=None,
+                                     description="First instant no longer in service (a date: local midnight; "
+                                                 "that day is not included)")
+
+    @model_validator(mode="after")
+    def _some(self) -> ServiceWindow:
+        if self.from_ is None and self.to is None:
+            raise PydanticCustomError("service_window_empty", "`in_service` needs `from`, `to` or both")
+        return self
+
+
+class NodeEntry(Strict):
+    """Revision 1.1: a node listed with its own service window (`name` may be a hostlist)."""
+
+    name: str = Field(description="Node name or Slurm hostlist expression")
+    in_service: ServiceWindow | None = None
+
+
+def _kind(v: Any) -> str:
+    """The union member a value (input or model) belongs to, by its shape."""
+    if isinstance(v, (dict, BaseModel)):
+        return "dict"
+    return "list" if isinstance(v, (list, tuple)) else "str"
+
+
+# one error per wrong entry (not one per union member): the shape of the value picks the member
+NodeItem = Annotated[Union[Annotated[str, Tag("str")], Annotated[NodeEntry, Tag("dict")]], Discriminator(_kind)]
+NodeList = Annotated[Union[Annotated[str, Tag("str")], Annotated[list[NodeItem], Tag("list")]],
+                     Discriminator(_kind)]
+
+
 class Rack(Strict):
     id: str
-    nodes: str | list[str] = Field(description="Slurm hostlist expression, or a list of names/expressions")
+    nodes: NodeList = Field(
+        description="Slurm hostlist expression, or a list of names/expressions or {name, in_service} entries")
     gpus_per_node: int | None = Field(default=None, ge=1, le=64)
+    in_service: ServiceWindow | None = Field(default=None, description="Revision 1.1: applies to every node "
+                                                                       "of the rack without one of its own")
 
     _v_id = field_validator("id")(classmethod(lambda cls, v: _check_id(v)))
 
@@ -143,11 +183,39 @@ class ClusterRule(Strict):
     nodes_follow_cluster: bool = False
 
 
+BUCKETS = (60, 300, 600, 900, 1800, 3600)          # revision 1.1: allowed clock buckets, seconds
+
+
+def _check_bucket(v: timedelta) -> timedelta:
+    s = int(v.total_seconds())
+    if s <= 0 or 86400 % s != 0:
+        raise PydanticCustomError("bucket_not_dividing_day",
+                                  "a clock bucket must divide a day so buckets line up with local midnight; "
+                                  "use 1m, 5m, 10m, 15m, 30m or 1h")
+    if s not in BUCKETS:
+        raise PydanticCustomError("bucket_unsupported", "use one of 1m, 5m, 10m, 15m, 30m or 1h")
+    return v
+
+
+class Measure(Strict):
+    """Revision 1.1: downtime measured in clock buckets (sla-semantics 8.3)."""
+
+    bucket: Duration = Field(description="1m | 5m | 10m | 15m | 30m | 1h, from local midnight")
+    counts_when: Literal["full", "any"] = Field(description="full: a bucket counts when down for all of it; "
+                                                           "any: when down for any of it")
+
+    _v_bucket = field_validator("bucket")(classmethod(lambda cls, v: _check_bucket(v)))
+
+
 class Downtime(Strict):
     min_outage: Duration = timedelta(0)
     degraded: Literal["ignore", "down", "proportional"] = "ignore"
     rack: RackRule | None = None
     cluster: ClusterRule | None = None
+    counts_from: Literal["fault", "report"] = Field(
+        default="fault", description="Revision 1.1: report = an incident's clock starts at its reported_at")
+    measure: Measure | None = Field(default=None, description="Revision 1.1: downtime counted in clock buckets; "
+                                                              "not with degraded: proportional")
 
 
 class Exclusion(Strict):
@@ -165,6 +233,8 @@ class Tier(Strict):
 
 class ProRata(Strict):
     multiplier: Decimal = Field(gt=0)
+    only_below_target: bool = Field(default=False, description="Revision 1.1: no pro-rata credit for a unit "
+                                                               "whose availability is not below its target")
 
 
 class ServiceLevel(Strict):
@@ -200,12 +270,49 @@ class ServiceLevels(Strict):
         return [(s, getattr(self, s)) for s in SCOPES if getattr(self, s) is not None]
 
 
+class MinimumMoreThan(Strict):
+    """Revision 1.1: a month's credit is issued only if it is greater than this amount."""
+
+    more_than: Money
+
+
+class NotCharged(Strict):
+    """Revision 1.1: clock buckets in which a node is down longer than `when_down_over` are not billed."""
+
+    per: Duration = Field(description="1m | 5m | 10m | 15m | 30m | 1h, from local midnight")
+    when_down_over: Duration = Field(description="Not charged when the node's downtime in the bucket is "
+                                                 "strictly greater than this")
+
+    _v_per = field_validator("per")(classmethod(lambda cls, v: _check_bucket(v)))
+
+    @model_validator(mode="after")
+    def _threshold(self) -> NotCharged:
+        if self.when_down_over >= self.per:
+            raise PydanticCustomError(
+                "not_charged_threshold",
+                "`when_down_over` must be shorter than `per`: downtime in a bucket can never exceed the bucket")
+        return self
+
+
 class CreditPolicy(Strict):
     stacking: Literal["max", "sum"] = "max"
     cap: Percent | None = Field(default=None, description="Share of the month's total fee")
-    minimum: Money = Decimal(0)
+    minimum: Annotated[Union[Annotated[MinimumMoreThan, Tag("dict")], Annotated[Money, Tag("str")]],
+                       Discriminator(_kind)] = Field(default=Decimal(0), description=(
+        "A month's credit below this amount is not issued; {more_than: X} (revision 1.1): issued only above X"))
     claim_window: Duration | None = None
     form: Literal["future_invoice", "same_invoice", "refund"] = "future_invoice"
+    not_charged: NotCharged | None = Field(default=None, description="Revision 1.1: hours not billed")
+
+    @property
+    def minimum_amount(self) -> Decimal:
+        m = self.minimum
+        return m.more_than if isinstance(m, MinimumMoreThan) else m
+
+    @property
+    def minimum_strict(self) -> bool:
+        """True for `{more_than: X}` (X itself is not issued), False for a plain amount."""
+        return isinstance(self.minimum, MinimumMoreThan)
 
 
 # --- support -------------------------------------------------------------------------

@@ -49,6 +49,10 @@ def check_contract(c: Contract, topo: ResolvedTopology | None) -> list[Finding]:
                                    "so a unit meeting its target would still earn credit",
                                    format_percent(sl.target),
                                    f"set target to {format_percent(sl.credits[0].below)} or higher"))
+    if c.downtime.measure is not None and c.downtime.degraded == "proportional":
+        out.append(Finding("measure_with_proportional", ("downtime", "measure"),
+                           "`measure` (clock buckets) cannot be combined with `degraded: proportional`",
+                           None, "use degraded: down or ignore, or remove `measure`"))
     ex = c.exclusions
     if "unplanned" in ex:
         out.append(Finding("exclusion_reserved", ("exclusions", "unplanned"),

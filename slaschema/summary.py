@@ -36,6 +36,8 @@ def summary(lc: LoadedContract) -> dict[str, Any]:
                                 for t in level.credits]
         if level.pro_rata:
             entry["pro_rata_multiplier"] = str(level.pro_rata.multiplier)
+            if level.pro_rata.only_below_target:
+                entry["pro_rata_only_below_target"] = True
         sl.append(entry)
     rules = []
     if m.downtime.rack:
@@ -65,12 +67,13 @@ def summary(lc: LoadedContract) -> dict[str, Any]:
         "pricing": pricing,
         "fees_per_month": monthly_fees(lc),
         "downtime": {"min_outage": human_duration(m.downtime.min_outage), "degraded": m.downtime.degraded,
-                     "rules": rules},
+                     "rules": rules, **_downtime_rev11(m)},
+        **_service_windows(lc),
         "service_levels": sl,
         "credits": {"stacking": m.credits.stacking,
                     "cap": format_percent(m.credits.cap) if m.credits.cap is not None else None,
-                    "minimum": str(m.credits.minimum), "claim_window": human_duration(m.credits.claim_window)
-                    if m.credits.claim_window else None, "form": m.credits.form},
+                    "minimum": str(m.credits.minimum_amount), "claim_window": human_duration(m.credits.claim_window)
+                    if m.credits.claim_window else None, "form": m.credits.form, **_credits_rev11(m)},
         "exclusions": {name: {"notice": human_duration(e.notice) if e.notice else None,
                               "max_per_month": human_duration(e.max_per_month) if e.max_per_month else None}
                        for name, e in m.exclusions.items()},
@@ -79,6 +82,39 @@ def summary(lc: LoadedContract) -> dict[str, Any]:
                        "burn_in": human_duration(m.acceptance.burn_in.duration) if m.acceptance.burn_in else None},
         "review": m.review.cadence,
     }
+
+
+def _downtime_rev11(m) -> dict[str, Any]:
+    """Revision 1.1 downtime fields, only where the contract sets them."""
+    out: dict[str, Any] = {}
+    if m.downtime.counts_from != "fault":
+        out["counts_from"] = m.downtime.counts_from
+    if m.downtime.measure is not None:
+        out["measure"] = {"bucket": human_duration(m.downtime.measure.bucket),
+                          "counts_when": m.downtime.measure.counts_when}
+    return out
+
+
+def _credits_rev11(m) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if m.credits.minimum_strict:
+        out["minimum_more_than"] = True
+    nc = m.credits.not_charged
+    if nc is not None:
+        out["not_charged"] = {"per": human_duration(nc.per), "when_down_over": human_duration(nc.when_down_over)}
+    return out
+
+
+def _service_windows(lc: LoadedContract) -> dict[str, Any]:
+    """Revision 1.1: the nodes with a service window, grouped by window."""
+    windows = lc.topology.node_service
+    if windows is None:
+        return {}
+    groups: dict[tuple[str | None, str | None], int] = {}
+    for w in windows:
+        key = (w[0].isoformat() if w[0] is not None else None, w[1].isoformat() if w[1] is not None else None)
+        groups[key] = groups.get(key, 0) + 1
+    return {"service_windows": [{"from": f, "to": t, "nodes": n} for (f, t), n in groups.items()]}
 
 
 def render_summary(d: dict[str, Any]) -> None:
@@ -104,6 +140,16 @@ def render_summary(d: dict[str, Any]) -> None:
     dt = d["downtime"]
     con.print(f"downtime: min outage {dt['min_outage']}, degraded = {dt['degraded']}"
               + ("; " + "; ".join(dt["rules"]) if dt["rules"] else ""))
+    if dt.get("counts_from") == "report":
+        con.print("downtime clock: starts when the customer reports the incident (reported_at), not at the fault")
+    if dt.get("measure"):
+        ms = dt["measure"]
+        con.print(f"downtime measured in {ms['bucket']} clock buckets from local midnight: a bucket counts when "
+                  + ("the unit is down for all of it" if ms["counts_when"] == "full" else
+                     "the unit is down for any of it"))
+    for w in d.get("service_windows", []):
+        con.print(f"in service: {w['nodes']} node(s) from {w['from'] or 'the start'} until "
+                  f"{(w['to'] + ' (not included)') if w['to'] else 'the end'}; fee and availability over service time")
     tab = Table(title="Service levels", show_lines=False)
     tab.add_column("scope")
     tab.add_column("target", justify="right")
@@ -112,12 +158,18 @@ def render_summary(d: dict[str, Any]) -> None:
         if "credits" in s:
             cr = ", ".join(f"<{x['below']} → {x['credit']}" for x in s["credits"])
         else:
-            cr = f"pro rata × {s['pro_rata_multiplier']}"
+            cr = f"pro rata × {s['pro_rata_multiplier']}" + (
+                " (only below target)" if s.get("pro_rata_only_below_target") else "")
         tab.add_row(s["scope"], s["target"], cr)
     con.print(tab)
     c = d["credits"]
-    con.print(f"credits: stacking {c['stacking']}, cap {c['cap'] or 'none'}, minimum {c['minimum']}, "
+    minimum = (f"issued only above {c['minimum']}" if c.get("minimum_more_than") else f"minimum {c['minimum']}")
+    con.print(f"credits: stacking {c['stacking']}, cap {c['cap'] or 'none'}, {minimum}, "
               f"claim window {c['claim_window'] or '—'}, form {c['form']}")
+    if c.get("not_charged"):
+        nc = c["not_charged"]
+        con.print(f"hours not charged: each {nc['per']} clock bucket in which a node is down more than "
+                  f"{nc['when_down_over']} is not billed (on top of the credit)")
     if d["exclusions"]:
         ex = Table(title="Exclusions")
         ex.add_column("category")

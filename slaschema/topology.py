@@ -12,10 +12,14 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from slaschema import hostlist
 from slaschema.errors import Problem
-from slaschema.models import Topology
+from pydantic_core import PydanticCustomError
+
+from slaschema.models import NodeEntry, Topology
+from slaschema.types import instant_epoch, parse_date_or_instant
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,10 @@ class ResolvedTopology:
     sites: tuple[str, ...]
     gpu_model: str | None = None
     architecture: str = "custom"
+    node_service: tuple[tuple[Any, Any], ...] | None = None
+    """Revision 1.1: per node its service window `(from, to)` as written (a `date`, an aware
+    `datetime` or None); None when no node has one. Dates become local midnight in the
+    contract's zone where the engine uses them (`slaschema.types.instant_epoch`)."""
 
     # -- lookups ------------------------------------------------------------------
     @cached_property
@@ -106,10 +114,11 @@ class ResolvedTopology:
 
 
 def resolve(topology: Topology, base_dir: Path | None = None, file: str | None = None,
-            path_prefix: str = "topology") -> tuple[ResolvedTopology | None, list[Problem]]:
-    """Expand a topology section; returns the map and every problem found."""
+            path_prefix: str = "topology", zone: str = "UTC") -> tuple[ResolvedTopology | None, list[Problem]]:
+    """Expand a topology section; returns the map and every problem found. `zone` (the
+    contract's) places dates of service windows when their order is checked."""
     if topology.inventory is not None:
-        return _from_inventory(topology, base_dir or Path("."), path_prefix)
+        return _from_inventory(topology, base_dir or Path("."), path_prefix, zone)
     problems: list[Problem] = []
     nodes: list[str] = []
     gpus: list[int] = []
@@ -120,16 +129,19 @@ def resolve(topology: Topology, base_dir: Path | None = None, file: str | None =
     cluster_site: list[int] = []
     sites: list[str] = []
     node_where: list[str] = []
+    windows: list[tuple[Any, Any]] = []
+    any_window = False
     default = topology.default_gpus
     budget = hostlist.Budget(what="one topology")     # every rack of the contract shares it
     total = 0
     for site in topology.sites or []:                 # counted before any rack is expanded
         for cl in site.clusters:
             for rack in cl.racks:
-                try:
-                    total += hostlist.count(rack.nodes)
-                except hostlist.HostlistError:
-                    pass                              # reported with its rack below
+                for entry in ([rack.nodes] if isinstance(rack.nodes, str) else rack.nodes):
+                    try:
+                        total += hostlist.count(entry.name if isinstance(entry, NodeEntry) else entry)
+                    except hostlist.HostlistError:
+                        pass                          # reported with its rack below
     if total > budget.limit:
         return None, [Problem("hostlist_too_large", f"the racks name {total:,} nodes together; one topology may "
                               f"name at most {budget.limit:,}", file=file, path=f"{path_prefix}.sites",
@@ -143,12 +155,37 @@ def resolve(topology: Topology, base_dir: Path | None = None, file: str | None =
                 rack_cluster.append(len(clusters) - 1)
                 racks.append(rack.id)
                 where = f"{path_prefix}.sites[{si}].clusters[{ci}].racks[{ri}].nodes"
-                try:
-                    names = budget.expand(rack.nodes)
-                except hostlist.HostlistError as e:
-                    problems.append(Problem(e.code, str(e), file=file, path=where, value=e.expr,
-                                            fix=_hostlist_fix(e.code)))
+                rack_window = ((rack.in_service.from_, rack.in_service.to) if rack.in_service is not None
+                               else (None, None))
+                if rack_window[0] is not None and rack_window[1] is not None and \
+                        not window_ordered(rack_window[0], rack_window[1], zone):
+                    problems.append(_order_problem(file, f"{path_prefix}.sites[{si}].clusters[{ci}].racks[{ri}]"
+                                                         ".in_service.to", rack_window[1]))
+                entries = [rack.nodes] if isinstance(rack.nodes, str) else rack.nodes
+                names = []
+                rack_windows: list[tuple[Any, Any]] = []
+                failed = False
+                for k, entry in enumerate(entries):
+                    expr = entry.name if isinstance(entry, NodeEntry) else entry
+                    own = entry.in_service if isinstance(entry, NodeEntry) else None
+                    try:
+                        got = budget.expand(expr)
+                    except hostlist.HostlistError as e:
+                        at = where if isinstance(rack.nodes, str) else f"{where}[{k}]"
+                        problems.append(Problem(e.code, str(e), file=file, path=at, value=e.expr,
+                                                fix=_hostlist_fix(e.code)))
+                        failed = True
+                        continue
+                    names.extend(got)
+                    w = (own.from_, own.to) if own is not None else rack_window
+                    if own is not None and own.from_ is not None and own.to is not None and \
+                            not window_ordered(own.from_, own.to, zone):
+                        problems.append(_order_problem(file, f"{where}[{k}].in_service.to", own.to))
+                    rack_windows.extend([w] * len(got))
+                if failed:
                     continue
+                any_window = any_window or any(w != (None, None) for w in rack_windows)
+                windows.extend(rack_windows)
                 if not names:
                     problems.append(Problem("rack_empty", "rack has no nodes", file=file, path=where))
                 g = rack.gpus_per_node or default
@@ -161,7 +198,7 @@ def resolve(topology: Topology, base_dir: Path | None = None, file: str | None =
         return None, problems
     return ResolvedTopology(tuple(nodes), tuple(gpus), tuple(node_rack), tuple(racks), tuple(rack_cluster),
                             tuple(clusters), tuple(cluster_site), tuple(sites), topology.gpu_model,
-                            topology.architecture), []
+                            topology.architecture, tuple(windows) if any_window else None), []
 
 
 def _hostlist_fix(code: str) -> str:
@@ -200,7 +237,8 @@ def _duplicates(nodes, racks, clusters, sites, file, prefix, node_where=None) ->
     return problems
 
 
-def _from_inventory(topology: Topology, base_dir: Path, prefix: str) -> tuple[ResolvedTopology | None, list[Problem]]:
+def _from_inventory(topology: Topology, base_dir: Path, prefix: str,
+                    zone: str = "UTC") -> tuple[ResolvedTopology | None, list[Problem]]:
     from slaschema.errors import InputError
     from slaschema.safefiles import decode_utf8, read_named
 
@@ -218,20 +256,22 @@ def _from_inventory(topology: Topology, base_dir: Path, prefix: str) -> tuple[Re
             problems.append(p)
         return None, problems
     path = (base_dir / fname).resolve()
-    return parse_inventory(text, str(path), topology.default_gpus, topology.gpu_model, topology.architecture)
+    return parse_inventory(text, str(path), topology.default_gpus, topology.gpu_model, topology.architecture, zone)
 
 
 def parse_inventory(text: str, file: str, default_gpus: int, gpu_model: str | None = None,
-                    architecture: str = "custom") -> tuple[ResolvedTopology | None, list[Problem]]:
+                    architecture: str = "custom", zone: str = "UTC") -> tuple[ResolvedTopology | None, list[Problem]]:
+    """Rows of node,rack,cluster,site[,gpus][,in_service_from,in_service_to] (revision 1.1:
+    the service window columns take a date, local midnight in `zone`, or a timestamp)."""
     try:
-        return _parse_inventory(text, file, default_gpus, gpu_model, architecture)
+        return _parse_inventory(text, file, default_gpus, gpu_model, architecture, zone)
     except csv.Error as exc:
         return None, [Problem("inventory_syntax", f"not a readable CSV ({exc})", file=file,
                               fix="header node,rack,cluster,site[,gpus], one node per line")]
 
 
 def _parse_inventory(text: str, file: str, default_gpus: int, gpu_model: str | None,
-                     architecture: str) -> tuple[ResolvedTopology | None, list[Problem]]:
+                     architecture: str, zone: str) -> tuple[ResolvedTopology | None, list[Problem]]:
     problems: list[Problem] = []
     reader = csv.DictReader(io.StringIO(text))
     header = [h.strip() for h in (reader.fieldnames or [])]
@@ -239,8 +279,9 @@ def _parse_inventory(text: str, file: str, default_gpus: int, gpu_model: str | N
     if missing:
         # the header is not echoed: a file that is no inventory must not be shown back
         return None, [Problem("inventory_columns", f"inventory lacks columns {missing}", file=file, line=1,
-                              fix="header must be node,rack,cluster,site[,gpus]")]
+                              fix="header must be node,rack,cluster,site[,gpus][,in_service_from,in_service_to]")]
     nodes, gpus, node_rack = [], [], []
+    windows: list[tuple[Any, Any]] = []
     racks: dict[str, int] = {}
     rack_cluster: list[int] = []
     clusters: dict[str, int] = {}
@@ -268,6 +309,25 @@ def _parse_inventory(text: str, file: str, default_gpus: int, gpu_model: str | N
                 bad = True
             else:
                 g = int(row["gpus"])
+        window = []
+        for col in ("in_service_from", "in_service_to"):
+            text = row.get(col) or ""
+            if not text:
+                window.append(None)
+                continue
+            try:
+                window.append(parse_date_or_instant(text))
+            except PydanticCustomError as e:
+                problems.append(Problem(e.type, e.message(), file=file, row=rowno, column=col, value=text,
+                                        fix="write a date YYYY-MM-DD or a timestamp with an offset, "
+                                            "e.g. 2027-03-10T12:00:00-06:00"))
+                bad = True
+        if not bad and window[0] is not None and window[1] is not None and \
+                not window_ordered(window[0], window[1], zone):
+            problems.append(Problem("service_window_order", "in_service_to is not after in_service_from",
+                                    file=file, row=rowno, column="in_service_to", value=row["in_service_to"],
+                                    fix="the window is [from, to): give a `to` after `from`"))
+            bad = True
         if bad:
             continue
         site, cl, rk = row["site"], row["cluster"], row["rack"]
@@ -292,10 +352,24 @@ def _parse_inventory(text: str, file: str, default_gpus: int, gpu_model: str | N
         nodes.append(row["node"])
         gpus.append(g)
         node_rack.append(racks[rk])
+        windows.append((window[0], window[1]))
     if not nodes and not problems:
         problems.append(Problem("inventory_empty", "inventory has no rows", file=file))
     problems.extend(_duplicates(nodes, list(racks), list(clusters), list(sites), file, "inventory"))
     if problems:
         return None, problems
+    any_window = any(w != (None, None) for w in windows)
     return ResolvedTopology(tuple(nodes), tuple(gpus), tuple(node_rack), tuple(racks), tuple(rack_cluster),
-                            tuple(clusters), tuple(cluster_site), tuple(sites), gpu_model, architecture), []
+                            tuple(clusters), tuple(cluster_site), tuple(sites), gpu_model, architecture,
+                            tuple(windows) if any_window else None), []
+
+
+def _order_problem(file, path: str, value) -> Problem:
+    return Problem("service_window_order", "`to` is not after `from`: the service window would be empty",
+                   file=file, path=path, value=value.isoformat(),
+                   fix="the window is [from, to): give a `to` after `from` (a date means midnight)")
+
+
+def window_ordered(start, end, zone: str) -> bool:
+    """`end` after `start` (dates are midnight in `zone`)."""
+    return instant_epoch(end, zone) > instant_epoch(start, zone)

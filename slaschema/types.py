@@ -263,3 +263,64 @@ def threshold_value(value: Decimal | timedelta | None) -> float | None:
     if isinstance(value, timedelta):
         return value.total_seconds()
     return float(value)
+
+
+# --- revision 1.1: a date or an instant (service windows) ----------------------------------
+
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def parse_date_or_instant(value: Any):
+    """`YYYY-MM-DD` (midnight in the contract's zone, resolved later) or an ISO 8601 instant
+    with an offset or `Z`; a timestamp without an offset is an error."""
+    from datetime import date, datetime
+
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            raise PydanticCustomError("timestamp_naive", "a timestamp needs an offset or Z, e.g. "
+                                      "2027-03-10T12:00:00-06:00; or write a date (midnight in the contract's zone)")
+        return value
+    if isinstance(value, date):
+        return value
+    if not isinstance(value, str):
+        raise PydanticCustomError("date_invalid", "expected a date YYYY-MM-DD or a timestamp with an offset")
+    text = value.strip()
+    if _DATE_RE.match(text):
+        try:
+            return date.fromisoformat(text)
+        except ValueError:
+            raise PydanticCustomError("date_invalid", "not a calendar date; write YYYY-MM-DD") from None
+    try:
+        ts = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+    except ValueError:
+        raise PydanticCustomError("date_invalid", "expected a date YYYY-MM-DD or a timestamp with an offset, "
+                                  "e.g. 2027-03-10T12:00:00-06:00") from None
+    if ts.tzinfo is None:
+        raise PydanticCustomError("timestamp_naive", "a timestamp needs an offset or Z, e.g. "
+                                  "2027-03-10T12:00:00-06:00; or write a date (midnight in the contract's zone)")
+    return ts
+
+
+def format_date_or_instant(value) -> str:
+    return value.isoformat()
+
+
+DateOrInstant = Annotated[
+    Any,
+    BeforeValidator(parse_date_or_instant),
+    PlainSerializer(format_date_or_instant, return_type=str),
+    WithJsonSchema({"type": "string",
+                    "pattern": r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2}))?$",
+                    "description": "A date YYYY-MM-DD (midnight in the contract's zone) or an ISO 8601 "
+                                   "timestamp with an offset or Z"}),
+]
+
+
+def instant_epoch(value, zone: str) -> int:
+    """Epoch seconds of a date (local midnight in `zone`) or an aware timestamp."""
+    from datetime import date, datetime
+
+    if isinstance(value, datetime):
+        return int(value.timestamp())
+    assert isinstance(value, date)
+    return int(datetime(value.year, value.month, value.day, tzinfo=ZoneInfo(zone)).timestamp())

@@ -50,8 +50,10 @@ def import_group() -> None:
               help="Capacity units per node written to the inventory")
 @click.option("--site", default="lanl", show_default=True, help="Site id for every system")
 @click.option("--skip-bad-rows", is_flag=True, help="Leave bad rows out (listed on stderr) instead of failing")
+@click.option("--service-windows", is_flag=True, help="Write in_service_from/in_service_to to the inventory from "
+              "the table's `node prod` and `node decom` months (contract format revision 1.1)")
 def import_lanl(file: str, out: str, inventory_out: str | None, tz: str, nodes_per_rack: int, gpus_per_node: int,
-                site: str, skip_bad_rows: bool) -> None:
+                site: str, skip_bad_rows: bool, service_windows: bool) -> None:
     """Convert the LANL HPC failure table (LA-UR-05-7318) FILE.
 
     System -> cluster s<System>, nodenum -> node s<System>-n<num>, Prob Started/Fixed (local
@@ -69,7 +71,8 @@ def import_lanl(file: str, out: str, inventory_out: str | None, tz: str, nodes_p
         raise click.BadParameter(f"unknown time zone {tz!r}", param_hint="--tz") from None
     try:
         result = convert_lanl(_read(file), tz=tz, file=file, nodes_per_rack=nodes_per_rack,
-                              gpus_per_node=gpus_per_node, site=site, skip_bad_rows=skip_bad_rows)
+                              gpus_per_node=gpus_per_node, site=site, skip_bad_rows=skip_bad_rows,
+                              service_windows=service_windows)
     except InputError as e:
         _fail(e.problems)
     _report_skipped(result)

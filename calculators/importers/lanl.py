@@ -61,9 +61,12 @@ def _parse_local(s: pd.Series) -> pd.Series:
 
 
 def convert_lanl(text: str, *, tz: str = DEFAULT_TZ, file: str | None = None, nodes_per_rack: int = 32,
-                 gpus_per_node: int = 1, site: str = "lanl", skip_bad_rows: bool = False) -> ImportResult:
+                 gpus_per_node: int = 1, site: str = "lanl", skip_bad_rows: bool = False,
+                 service_windows: bool = False) -> ImportResult:
     """Convert the LANL table's text; raises InputError listing every bad row unless
-    `skip_bad_rows` (then they are left out and listed in `skipped`)."""
+    `skip_bad_rows` (then they are left out and listed in `skipped`). `service_windows` adds
+    the inventory columns `in_service_from` / `in_service_to` (contract format revision 1.1)
+    from `node prod` and `node decom` (see `service_window`)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", pd.errors.ParserWarning)
@@ -168,7 +171,47 @@ def convert_lanl(text: str, *, tz: str = DEFAULT_TZ, file: str | None = None, no
             inv_rows.append((node_id(s, k), f"s{s}-r{k // nodes_per_rack:0{rack_width[s]}d}", f"s{s}", site,
                              gpus_per_node))
     inventory = pd.DataFrame(inv_rows, columns=["node", "rack", "cluster", "site", "gpus"])
+    if service_windows:
+        windows: dict[str, tuple[str, str]] = {}
+        prod = raw["node prod"][keep] if "node prod" in raw.columns else pd.Series("", index=sysid.index)
+        decom = raw["node decom"][keep] if "node decom" in raw.columns else pd.Series("", index=sysid.index)
+        for t, a, b in zip(targets, prod.tolist(), decom.tolist()):
+            windows.setdefault(t, service_window(a, b))
+        got = [windows.get(n, ("", "")) for n in inventory["node"].tolist()]
+        inventory["in_service_from"] = [g[0] for g in got]
+        inventory["in_service_to"] = [g[1] for g in got]
     return ImportResult(incidents.reset_index(drop=True), problems, skipped, inventory)
+
+
+_MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
+                                       "dec"), start=1)}
+
+
+def _month(text: str) -> tuple[int, int] | None:
+    """`5-Jun` (year-month, two-digit year) -> (2005, 6); None for `current`, empty or other text."""
+    import re
+
+    m = re.fullmatch(r"(\d{1,2})-([A-Za-z]{3})", text.strip())
+    if not m or m.group(2).lower() not in _MONTHS:
+        return None
+    yy = int(m.group(1))
+    return (1900 + yy if yy >= 70 else 2000 + yy), _MONTHS[m.group(2).lower()]
+
+
+def service_window(prod: str, decom: str) -> tuple[str, str]:
+    """A node's service window from the table's month-level dates: from the first day of the
+    production month (`node prod`), to the first day of the month after the decommission month
+    (`node decom`; `current` = still in service). Values in another form give no bound."""
+    a, b = _month(prod or ""), _month(decom or "")
+    start = f"{a[0]:04d}-{a[1]:02d}-01" if a else ""
+    if b:
+        y, m = (b[0] + 1, 1) if b[1] == 12 else (b[0], b[1] + 1)
+        end = f"{y:04d}-{m:02d}-01"
+    else:
+        end = ""
+    if start and end and end <= start:
+        end = ""
+    return start, end
 
 
 def _causes(raw: pd.DataFrame) -> list[str]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from calculators.reports import rev11_terms
 from calculators.reports import doc as d
 from calculators.reports.review_model import Register
 from calculators.reports.fmt import (count, dec, duration, hours, minutes, money, pct, plural, spaced_hostlist,
@@ -89,13 +90,18 @@ def _summary(lc, result, extras, months: list[str], app: dict[str, str]) -> list
                       f"given as {FORM_WORDS.get(cp.form, cp.form)}."
                       + (f" Claims for a month are due within {words(cp.claim_window)} after its end."
                          if cp.claim_window else ""), "strong"))
+    remedy = rev11_terms.remedy_total(periods)
+    if remedy is not None:
+        nc = sum((dec(p["not_charged_total"]) for p in periods), Decimal(0))
+        out.append(d.Para(f"Hours not charged: {money(nc, cur)}, a billing adjustment next to the credit; remedy in "
+                          f"all (credit owed + hours not charged): {money(remedy, cur)}."))
     rows = []
     for p in periods:
         notes = []
         if p.get("cap_applied"):
             notes.append(f"cap of {money(p.get('cap_amount'))} applied")
         if p.get("minimum_applied"):
-            notes.append(f"below the minimum of {money(p.get('minimum'))}: not issued")
+            notes.append(rev11_terms.minimum_words(p.get("minimum_rule") == "more_than", p.get("minimum")))
         rows.append((p["period"], money(p["fee_total"]), money(p["credit_uncapped"]), money(p["credit_total"]),
                      "; ".join(notes) or "—"))
     if len(periods) > 1:
@@ -380,9 +386,11 @@ def _credits(lc, result, app: dict[str, str]) -> list[d.Block]:
         rows.append(("Cap" + (f" ({cp.cap.normalize():f}% of the fee of {money(p['fee_total'])})" if cp.cap is not None
                               else ""), "applied" if p.get("cap_applied") else "not reached",
                      money(cap) if cap is not None else "none"))
-        rows.append((f"Minimum ({money(p.get('minimum'))})", "applied: nothing issued" if p.get("minimum_applied")
+        rows.append((f"Minimum ({'more than ' if p.get('minimum_rule') == 'more_than' else ''}"
+                     f"{money(p.get('minimum'))})", "applied: nothing issued" if p.get("minimum_applied")
                      else "met", ""))
         rows.append(("Credit owed", "", money(p["credit_total"], cur)))
+        rows += rev11_terms.remedy_rows(p, cur)
         out.append(d.Table(("Line", "Basis", f"Amount ({cur})"), tuple(rows), align=("l", "l", "r"),
                            widths=(3, 2, 1.4), total_row=True))
         scope_units = [u for u in p["units"] if u["scope"] != "node" and dec(u["credit"]) > 0]

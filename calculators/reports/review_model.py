@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from calculators.result import FLAG_BITS
+from calculators.vocabulary import FLAG_MASK
 
 I64 = np.int64
 
@@ -51,7 +52,7 @@ def review_extras(result, heatmap_racks: int = 40) -> dict[str, Any]:
     return out
 
 
-_FLAG_TEXT = tuple(", ".join(_flag_names(b)) for b in range(16))
+_FLAG_TEXT = tuple(", ".join(_flag_names(b)) for b in range(FLAG_MASK + 1))
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ class Register:
                 f["category"].tolist(), f["impact"].tolist(), f["severity"].tolist(), self._times("start", f),
                 self._times("end", f), f["counted_seconds"].tolist(), f["downtime_seconds"].tolist(),
                 f["excluded_seconds"].tolist(),
-                flag_text[f["flags"].to_numpy(dtype=I64) & 15].tolist() if len(f) else [], f["cause"].tolist()]
+                flag_text[f["flags"].to_numpy(dtype=I64) & FLAG_MASK].tolist() if len(f) else [], f["cause"].tolist()]
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(("id", "scope", "target", "units", "category", "impact", "severity", "start", "end",

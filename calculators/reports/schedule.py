@@ -14,6 +14,7 @@ from datetime import timedelta
 from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from typing import Any
 
+from calculators.reports import rev11_terms
 from calculators.reports import doc as d
 from calculators.reports.fmt import CENT, count, money, pct, pct_terms, plural, spaced_hostlist, words
 from slaschema import hostlist
@@ -241,6 +242,10 @@ def _downtime(c: _Ctx) -> list[d.Block]:
         if cr.nodes_follow_cluster:
             out.append(d.Para("While a cluster is down, every node in it counts as down too."))
     out.append(d.Para("A site is down while an incident names the site, or while all of its clusters are down."))
+    extra = rev11_terms.downtime_clauses(c.lc)
+    if extra:
+        out.append(d.Heading("3.5 Service time and measurement", 2))
+        out += [d.Para(t) for t in extra]
     return out
 
 
@@ -369,8 +374,9 @@ def _service_levels(c: _Ctx) -> list[d.Block]:
             hrs = 40
             hourly = fee / _hrs(30)
             amount = min(fee, hourly * hrs * mult).quantize(CENT, ROUND_HALF_UP)
-            out.append(d.Para(f"Credit (pro rata): for every hour of downtime in the month, whether or not the "
-                              f"target is met: downtime hours x the {scope}'s monthly fee / hours in the month "
+            out.append(d.Para(f"Credit (pro rata): for every hour of downtime in the month, "
+                              f"{rev11_terms.pro_rata_basis(level.pro_rata.only_below_target)}: "
+                              f"downtime hours x the {scope}'s monthly fee / hours in the month "
                               f"x {mult}, never more than the {scope}'s monthly fee."))
             out.append(d.Para(f"Example: {scope} {unit} down {hrs} hours in a 30-day month (720 hours): {hrs} x "
                               f"{money(fee)} / 720 x {mult} = {money(amount, c.cur)}.", "small"))
@@ -394,8 +400,11 @@ def _credit_terms(c: _Ctx) -> list[d.Block]:
                        f"({money(Decimal(fees['30d']) * cp.cap / 100, c.cur)} in a 30-day month).")
     else:
         bullets.append("There is no cap on the total credit for a month.")
-    if cp.minimum > 0:
-        bullets.append(f"Minimum: a month whose total credit (after the cap) is below {money(cp.minimum, c.cur)} "
+    if cp.minimum_strict:
+        bullets.append(f"Minimum: a month's credit is issued only if its total (after the cap) is more than "
+                       f"{money(cp.minimum_amount, c.cur)}; a total of exactly that amount or less gives no credit.")
+    elif cp.minimum_amount > 0:
+        bullets.append(f"Minimum: a month whose total credit (after the cap) is below {money(cp.minimum_amount, c.cur)} "
                        "gives no credit.")
     if cp.claim_window is not None:
         bullets.append(f"Claims: the customer claims a month's credit within {_hd(cp.claim_window)} after the end of "
@@ -403,6 +412,7 @@ def _credit_terms(c: _Ctx) -> list[d.Block]:
     else:
         bullets.append("No claim is needed: credits are issued on the monthly review.")
     bullets.append(f"Form: credits are given as {FORM_WORDS[cp.form]}.")
+    bullets += rev11_terms.settlement_clauses(c.lc)
     out.append(d.Bullets(tuple(bullets)))
     return out
 

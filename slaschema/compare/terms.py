@@ -47,6 +47,12 @@ class Spec:
     rule: str = ""
 
 
+def _measure_rank(lc: LoadedContract) -> int:
+    """Revision 1.1 `downtime.measure`: 0 whole buckets (full), 1 exact seconds, 2 any part (any)."""
+    ms = lc.model.downtime.measure
+    return 1 if ms is None else (0 if ms.counts_when == "full" else 2)
+
+
 def _rule_text(s: Spec) -> str:
     if s.rule:
         return s.rule
@@ -193,6 +199,11 @@ def specs(offers: list[LoadedContract]) -> list[Spec]:
         Spec("Downtime", "cluster down below",
              lambda lc: lc.model.downtime.cluster.down_when_available_below if lc.model.downtime.cluster else None,
              _pct, "higher"),
+        Spec("Downtime", "clock starts at the fault", lambda lc: lc.model.downtime.counts_from == "fault",
+             lambda v: "fault" if v else "customer's report", "yes", rule="from the fault is better"),
+        Spec("Downtime", "measured in", _measure_rank, lambda v: ("whole buckets", "exact seconds",
+                                                                  "any part of a bucket")[v], "higher",
+             rule="any part of a bucket > exact seconds > whole buckets"),
     ]
     for name in _exclusion_names(offers):
         out += [
@@ -210,7 +221,15 @@ def specs(offers: list[LoadedContract]) -> list[Spec]:
     out += [
         Spec("Credits", "cap (share of fee)", lambda lc: lc.model.credits.cap, lambda v: "no cap" if v is None
              else format_percent(v), "higher", missing="best"),
-        Spec("Credits", "minimum credit", lambda lc: lc.model.credits.minimum, str, "lower"),
+        Spec("Credits", "minimum credit", lambda lc: lc.model.credits.minimum_amount, str, "lower"),
+        Spec("Credits", "minimum credit itself issued", lambda lc: not lc.model.credits.minimum_strict, _yes, "yes",
+             rule="yes (a plain minimum) is better than `more_than`"),
+        Spec("Credits", "pro rata paid for every downtime hour",
+             lambda lc: not any(sl.pro_rata is not None and sl.pro_rata.only_below_target
+                                for _, sl in lc.model.service_levels.items()), _yes, "yes",
+             rule="yes is better than only below target"),
+        Spec("Credits", "hours not charged",
+             lambda lc: lc.model.credits.not_charged is not None, _yes, "yes", rule="yes is better"),
         Spec("Credits", "claim window", lambda lc: _sec(lc.model.credits.claim_window),
              lambda v: "none" if v is None else format_duration(timedelta(seconds=v)), "higher", missing="best"),
         Spec("Credits", "stacking across scopes", lambda lc: lc.model.credits.stacking == "sum",

@@ -218,6 +218,25 @@ def _rule_without_effect(lc: LoadedContract) -> list[Hit]:
 
 # --- exclusions -------------------------------------------------------------------------
 
+@rule("SLA009", "warning", "downtime", "Downtime counted only in whole clock buckets",
+      why="""
+With `measure: {counts_when: full}` only clock buckets in which the unit is down from the
+first to the last second count: an outage loses the partial buckets at both of its ends
+(up to two buckets less one second each time), and an outage shorter than two buckets can
+count as nothing. Many short outages are then largely free for the provider.""",
+      fix="""
+downtime:
+  measure: {bucket: 1m, counts_when: any}   # or remove `measure` to count exact seconds""")
+def _measure_full(lc: LoadedContract) -> list[Hit]:
+    ms = lc.model.downtime.measure
+    if ms is not None and ms.counts_when == "full":
+        lost = 2 * int(ms.bucket.total_seconds()) - 2
+        return [Hit(("downtime", "measure", "counts_when"),
+                    f"only whole {_dur(ms.bucket)} buckets of downtime count: each outage can lose up to "
+                    f"{_dur(timedelta(seconds=lost))}", "full")]
+    return []
+
+
 @rule("SLA010", "error", "exclusions", "Planned-work exclusion without notice",
       why="""
 Maintenance and patching are excluded from downtime because the buyer can plan around
@@ -361,7 +380,7 @@ small breach.""",
 credits:
   minimum: 0""")
 def _minimum(lc: LoadedContract) -> list[Hit]:
-    m = lc.model.credits.minimum
+    m = lc.model.credits.minimum_amount
     fee = monthly_fee(lc)
     if fee > 0 and m > fee * MAX_MINIMUM_SHARE:
         return [Hit(("credits", "minimum"), f"minimum credit {m} is {m / fee * 100:.1f}% of a monthly fee of "
@@ -448,6 +467,42 @@ def _deepest(lc: LoadedContract) -> list[Hit]:
 
 
 # --- support ----------------------------------------------------------------------------
+
+@rule("SLA027", "warning", "credits", "Pro-rata credit only below the target",
+      why="""
+With `pro_rata.only_below_target: true` a unit earns nothing for all the downtime the target
+allows (for 99.5% about 3.6 hours a month); one second more and every hour is paid. The
+credit jumps at the target instead of growing with the downtime.""",
+      fix="""
+service_levels:
+  rack:
+    target: 99.5%
+    pro_rata: {multiplier: 2}          # pays for every hour of downtime""")
+def _only_below_target(lc: LoadedContract) -> list[Hit]:
+    out = []
+    for scope, sl in lc.model.service_levels.items():
+        if sl.pro_rata is not None and sl.pro_rata.only_below_target:
+            allow = timedelta(seconds=int((100 - sl.effective_target) * 30 * 86400 / 100))
+            out.append(Hit(("service_levels", scope, "pro_rata", "only_below_target"),
+                           f"{scope} downtime up to {_dur(allow)} in a 30-day month earns no pro-rata credit", True))
+    return out
+
+
+@rule("SLA028", "warning", "credits", "Credit issued only if more than the minimum",
+      why="""
+`minimum: {more_than: X}` issues nothing when the month's credit is X or less, so a credit of
+exactly X is lost too, unlike a plain `minimum: X`. Together with a cap and tiers this
+decides whether small breaches are ever paid.""",
+      fix="""
+credits:
+  minimum: 0""")
+def _minimum_more_than(lc: LoadedContract) -> list[Hit]:
+    cp = lc.model.credits
+    if cp.minimum_strict and cp.minimum_amount > 0:
+        return [Hit(("credits", "minimum", "more_than"),
+                    f"a month's credit of {cp.minimum_amount} or less is not issued", str(cp.minimum_amount))]
+    return []
+
 
 @rule("SLA030", "error", "support", "Detection target missing or above 2 minutes",
       why="""
@@ -555,6 +610,21 @@ def _restore_per_scope(lc: LoadedContract) -> list[Hit]:
 
 
 # --- acceptance -------------------------------------------------------------------------
+
+@rule("SLA037", "warning", "support", "Downtime clock starts at the customer's report",
+      why="""
+With `downtime.counts_from: report` an outage counts only from the moment the customer
+reports it, and an outage nobody reports counts not at all: the provider's own detection
+(and the buyer's nights and weekends) stop mattering, and the buyer must watch the fleet
+to be credited.""",
+      fix="""
+downtime:
+  counts_from: fault""")
+def _counts_from_report(lc: LoadedContract) -> list[Hit]:
+    if lc.model.downtime.counts_from == "report":
+        return [Hit(("downtime", "counts_from"), "downtime counts only from the customer's report", "report")]
+    return []
+
 
 @rule("SLA040", "error", "acceptance", "No acceptance deadline",
       why="""
