@@ -8,6 +8,17 @@ from typing import Any
 from slaschema.loader import LoadedContract
 from slaschema.types import format_percent, human_duration
 
+
+def _claim_window_text(cw: Any) -> str | None:
+    """`30d` for a duration, `end of 2nd month after` for `{months_after: 2}`, None without one."""
+    from slaschema.models import ClaimMonthsAfter, describe_claim_window
+
+    if cw is None:
+        return None
+    if isinstance(cw, ClaimMonthsAfter):
+        return describe_claim_window(cw)
+    return human_duration(cw)
+
 CENT = Decimal("0.01")
 
 
@@ -69,8 +80,9 @@ def summary(lc: LoadedContract) -> dict[str, Any]:
         "service_levels": sl,
         "credits": {"stacking": m.credits.stacking,
                     "cap": format_percent(m.credits.cap) if m.credits.cap is not None else None,
-                    "minimum": str(m.credits.minimum), "claim_window": human_duration(m.credits.claim_window)
-                    if m.credits.claim_window else None, "form": m.credits.form},
+                    "minimum": str(m.credits.minimum), "claim_window": _claim_window_text(m.credits.claim_window), "form": m.credits.form,
+                    "claim": ({"send_to": m.credits.claim.send_to, "evidence": list(m.credits.claim.evidence)}
+                              if m.credits.claim else None)},
         "exclusions": {name: {"notice": human_duration(e.notice) if e.notice else None,
                               "max_per_month": human_duration(e.max_per_month) if e.max_per_month else None}
                        for name, e in m.exclusions.items()},
@@ -115,6 +127,9 @@ def render_summary(d: dict[str, Any]) -> None:
     c = d["credits"]
     con.print(f"credits: stacking {c['stacking']}, cap {c['cap'] or 'none'}, minimum {c['minimum']}, "
               f"claim window {c['claim_window'] or '—'}, form {c['form']}")
+    if c.get("claim"):
+        con.print(f"claims go to {c['claim']['send_to']}; evidence: "
+                  f"{', '.join(c['claim']['evidence']) or 'none named'}")
     if d["exclusions"]:
         ex = Table(title="Exclusions")
         ex.add_column("category")

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from slaschema.checks import AREAS, KNOWN_CHECKS
 from slaschema.loader import LoadedContract
-from slaschema.models import SCOPES, ServiceLevel
+from slaschema.models import SCOPES, ServiceLevel, claim_window_min_seconds
 from slaschema.types import format_duration, format_percent
 
 HOURS_PER_MONTH = Decimal(730)   # 8,760 h / 12, to put per-node-month prices on a GPU-hour basis
@@ -211,8 +211,9 @@ def specs(offers: list[LoadedContract]) -> list[Spec]:
         Spec("Credits", "cap (share of fee)", lambda lc: lc.model.credits.cap, lambda v: "no cap" if v is None
              else format_percent(v), "higher", missing="best"),
         Spec("Credits", "minimum credit", lambda lc: lc.model.credits.minimum, str, "lower"),
-        Spec("Credits", "claim window", lambda lc: _sec(lc.model.credits.claim_window),
-             lambda v: "none" if v is None else format_duration(timedelta(seconds=v)), "higher", missing="best"),
+        Spec("Credits", "claim window", lambda lc: claim_window_min_seconds(lc.model.credits.claim_window),
+             lambda v: "none" if v is None else format_duration(timedelta(seconds=v)), "higher", missing="best",
+             rule="longer is better; {months_after: N} counts as its shortest case (59d for N = 2)"),
         Spec("Credits", "stacking across scopes", lambda lc: lc.model.credits.stacking == "sum",
              lambda v: "sum" if v else "max", "yes", rule="sum is better than max"),
         Spec("Support", "detection", lambda lc: _sec(lc.model.support.detection),

@@ -348,7 +348,7 @@ credits:
   claim_window: 60d""")
 def _claim_window(lc: LoadedContract) -> list[Hit]:
     cw = lc.model.credits.claim_window
-    if cw is not None and cw < MIN_CLAIM_WINDOW:
+    if isinstance(cw, timedelta) and cw < MIN_CLAIM_WINDOW:
         return [Hit(("credits", "claim_window"), f"credits must be claimed within {_dur(cw)}", _dur(cw))]
     return []
 
