@@ -189,21 +189,31 @@ def render_table(result, max_rows: int = 25) -> str:
         for p in result.skipped_rows:
             con.print(f"  row {p.get('row')}, column {p.get('column')}: {p.get('message')} [{p.get('code')}]")
     totals = Table(title="Months")
-    for col in ("period", "hours", "fee total", "credit uncapped", "cap", "credit total", "note"):
-        totals.add_column(col, justify="right" if col not in ("period", "note") else "left")
+    claims = {m.period: m for m in result.claims.months} if result.claims is not None else {}
+    claim_cols = ("claim due", "claim") if claims else ()
+    for col in ("period", "hours", "fee total", "credit uncapped", "cap", "credit total") + claim_cols + ("note",):
+        totals.add_column(col, justify="right" if col not in ("period", "note", "claim") else "left",
+                          no_wrap=col in ("period", "claim due", "claim"))
     for p in result.periods:
         note = []
         if p.cap_applied:
             note.append("cap applied")
         if p.minimum_applied:
             note.append(f"below minimum {p.minimum_cents}")
+        cells = ()
+        if claims:
+            m = claims[p.period.label]
+            cells = (_claim_due_text(m.due, result.timezone), m.status.replace("_", " "))
         totals.add_row(p.period.label, format(p.period.hours.normalize(), "f"), cr.money(p.fee_total_cents),
                        cr.money(p.credit_uncapped_cents), cr.money(p.cap_cents) if p.cap_cents is not None else "-",
-                       cr.money(p.credit_total_cents), ", ".join(note))
+                       cr.money(p.credit_total_cents), *cells, ", ".join(note))
     for q in result.quarters():
         if len(q["months"]) > 1:
-            totals.add_row(q["quarter"], "", q["fee_total"], "", "", q["credit_total"], "sum of the months")
+            totals.add_row(q["quarter"], "", q["fee_total"], "", "", q["credit_total"], *("",) * len(claim_cols),
+                           "sum of the months")
     con.print(totals)
+    if result.claims is not None:
+        con.print(claims_line(result.claims, result.currency, result.timezone))
     for p in result.periods:
         for name, sm in p.scopes.items():
             hit = [i for i in _affected(sm)]
@@ -248,6 +258,34 @@ def render_table(result, max_rows: int = 25) -> str:
         con.print(f"Acceptance: {acc['days_late']} day(s) late (deadline {acc['deadline']}), credit {acc['credit']} "
                   f"{acc['currency']}; termination right: {'yes' if acc['termination_right'] else 'no'}")
     return buf.getvalue()
+
+
+def _claim_due_text(due: int | None, zone: str) -> str:
+    """The due instant in the contract's zone (`2027-03-31 00:00 CDT`), `none` without a window."""
+    if due is None:
+        return "none"
+    from zoneinfo import ZoneInfo
+
+    return datetime.fromtimestamp(due, ZoneInfo(zone)).strftime("%Y-%m-%d %H:%M %Z")
+
+
+def claims_line(claims, currency: str, zone: str) -> str:
+    """`claimable as of …: 4,115.80 USD (2027-03 by …); lapsed: 2027-01, 2027-02 (71,690.61 USD)`."""
+    from calculators import credits as cr
+    from calculators.result import iso
+
+    if claims.window is None:
+        return (f"claimable as of {iso(claims.as_of)}: {cr.money(claims.claimable_cents)} {currency} "
+                "(the contract sets no claim window)")
+    open_ = [m for m in claims.months if m.claimable and m.credit_cents > 0]
+    lapsed = [m for m in claims.months if not m.claimable and m.credit_cents > 0]
+    text = f"claimable as of {iso(claims.as_of)}: {cr.money(claims.claimable_cents)} {currency}"
+    if open_:
+        text += " (" + ", ".join(f"{m.period} by {_claim_due_text(m.due, zone)}" for m in open_) + ")"
+    if lapsed:
+        text += (f"; lapsed, not claimable: {', '.join(m.period for m in lapsed)} "
+                 f"({cr.money(sum(m.credit_cents for m in lapsed))} {currency})")
+    return text
 
 
 def _affected(sm):

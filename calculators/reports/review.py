@@ -17,9 +17,9 @@ from decimal import Decimal
 from typing import Any
 
 from calculators.reports import doc as d
+from calculators.reports.claims_text import review_claim_blocks
 from calculators.reports.review_model import Register
-from calculators.reports.fmt import (count, dec, duration, hours, minutes, money, pct, plural, spaced_hostlist,
-                                     words)
+from calculators.reports.fmt import count, dec, duration, hours, minutes, money, pct, plural, spaced_hostlist
 
 SCOPES = ("node", "rack", "cluster", "site")
 UNIT_TABLE_MAX = 30         # scopes with more units show a summary and the worst units
@@ -86,9 +86,8 @@ def _summary(lc, result, extras, months: list[str], app: dict[str, str]) -> list
     total = sum((dec(p["credit_total"]) for p in periods), Decimal(0))
     out: list[d.Block] = [d.Heading("1. Executive summary", 1)]
     out.append(d.Para(f"Credits owed for {', '.join(months)}: {money(total, cur)} after the cap and the minimum, "
-                      f"given as {FORM_WORDS.get(cp.form, cp.form)}."
-                      + (f" Claims for a month are due within {words(cp.claim_window)} after its end."
-                         if cp.claim_window else ""), "strong"))
+                      f"given as {FORM_WORDS.get(cp.form, cp.form)}.", "strong"))
+    claim_blocks = review_claim_blocks(result)
     rows = []
     for p in periods:
         notes = []
@@ -104,6 +103,7 @@ def _summary(lc, result, extras, months: list[str], app: dict[str, str]) -> list
     out.append(d.Table(("Month", f"Fee ({cur})", f"Credit before cap ({cur})", f"Credit owed ({cur})", "Notes"),
                        tuple(rows), align=("l", "r", "r", "r", "l"), widths=(1, 1.5, 1.6, 1.5, 2.4),
                        total_row=len(periods) > 1))
+    out.extend(claim_blocks)
     # targets met per scope and month
     header = ("Scope", "Target") + tuple(p["period"] for p in periods)
     rows2, hl = [], []
