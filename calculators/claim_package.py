@@ -70,7 +70,11 @@ def log_rows(path: str | Path, rows: set[int]) -> bytes:
     if header is None:
         return b""
     w.writerow(header)
-    for n, row in enumerate(reader, start=1):
+    n = 0
+    for row in reader:
+        if not row:                 # blank lines are not rows (as the incident loader counts them)
+            continue
+        n += 1
         if n in rows:
             w.writerow(row)
     return buf.getvalue().encode("utf-8")

@@ -321,3 +321,34 @@ def test_contract_without_claim_instructions(tmp_path):
     md = (tmp_path / "c.md").read_text()
     assert "the contract names no claim address: credits.claim" in md
     assert "The contract names no evidence to send with a claim" in md
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".json"])
+def test_log_rows_follow_the_loaders_row_numbers(tmp_path, suffix):
+    """Rows picked by the loader's row numbers, blank CSV lines and all, in the log's own format."""
+    from calculators.claim_package import log_rows
+    from calculators.incidents import load_incidents
+    from slaschema.loader import load_contract
+
+    lc = load_contract(EXAMPLE)
+    with open(LOG, newline="") as fh:
+        records = list(csv.DictReader(fh))[:6]
+    path = tmp_path / f"log{suffix}"
+    if suffix == ".csv":
+        lines = LOG.read_text().splitlines()[:7]
+        path.write_text("\n".join(lines[:3] + [""] + lines[3:]) + "\n")     # a blank line after the 2nd row
+    elif suffix == ".jsonl":
+        path.write_text("".join(json.dumps({k: v for k, v in r.items() if v}) + "\n" for r in records))
+    else:
+        path.write_text(json.dumps([{k: v for k, v in r.items() if v} for r in records]))
+    log = load_incidents(path, lc)
+    wanted = {"INC-27003", "INC-27005"}
+    rows = set(log.frame.loc[log.frame["id"].isin(wanted), "row"].tolist())
+    data = log_rows(path, rows).decode()
+    if suffix == ".csv":
+        got = [r["id"] for r in csv.DictReader(io.StringIO(data))]
+    elif suffix == ".jsonl":
+        got = [json.loads(x)["id"] for x in data.splitlines()]
+    else:
+        got = [x["id"] for x in json.loads(data)]
+    assert got == sorted(wanted)
