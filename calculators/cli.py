@@ -383,6 +383,10 @@ def render_explanation(doc: dict) -> str:
     con.print(f"{n + 2}. Month: fee total {pm['fee_total']}, node credits {pm['credit_uncapped']}, cap "
               f"{pm['cap_amount'] or 'none'}{' (applied)' if pm['cap_applied'] else ''}, minimum {pm['minimum']}"
               f"{' (applied: nothing issued)' if pm['minimum_applied'] else ''} → credit total {pm['credit_total']}")
+    if pm.get("claim"):
+        c = pm["claim"]
+        con.print(f"   claim: {'due before ' + c['due'] if c['due'] else 'no deadline'}, {c['status'].replace('_', ' ')} "
+                  f"as of {doc['as_of']}")
     return buf.getvalue()
 
 

@@ -122,3 +122,14 @@ def test_months_after_always_lands_on_a_first_of_month(n):
         local = datetime.fromtimestamp(due_instant(p, ClaimMonthsAfter(months_after=n)), ZoneInfo("Asia/Kolkata"))
         assert (local.day, local.hour, local.minute) == (1, 0, 0)
         assert (local.year * 12 + local.month) - (2027 * 12 + m) == n + 1
+
+
+def test_explain_names_the_month_claim():
+    from calculators.explain import explain
+    from calculators.incidents import load_incidents
+    from slaschema.loader import load_contract
+
+    lc = load_contract("examples/gb200-contract.yaml")
+    log = load_incidents("examples/gb200-incidents-2027Q1.csv", lc)
+    doc = explain(lc, log, "r01-n07", "2027-02", datetime(2027, 3, 25, tzinfo=timezone.utc))
+    assert doc["money"]["period"]["claim"] == {"due": "2027-03-31T06:00:00Z", "status": "due_soon"}
