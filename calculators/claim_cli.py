@@ -157,6 +157,11 @@ def letter(contract, incidents, month, quarter, as_of, assume_tz, output, fmt, m
     if pkg:
         click.echo(f"  wrote {package_path} ({len(pkg.files)} files, manifest SHA-256 {pkg.manifest_sha256[:16]}"
                    + (f", signed by {pkg.signed_by})" if pkg.signed_by else ", unsigned)"))
+    asked = [e for e in (lc.model.credits.claim.evidence if lc.model.credits.claim else [])
+             if "monitor" in e.lower()]
+    if pkg and asked and not monitor_logs:
+        click.echo(f"  note: the contract asks for {asked[0]!r} and no --monitor-log was given; the package has none",
+                   err=True)
     if ledger and run.claimed:
         from calculators.claim_ledger import record_claims
 

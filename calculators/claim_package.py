@@ -36,6 +36,23 @@ MANIFEST = "manifest.json"
 SIGNATURE = MANIFEST + ".sig"
 
 
+def describe(name: str) -> str:
+    """What a member holds, in words for the letter."""
+    if name == "claim.json":
+        return "the claim's figures per month: amounts, deadline, units below target, incidents (JSON)"
+    if name == "incidents/claimed.csv":
+        return "the incidents of this claim: ticket, affected nodes, start, end, counted and down seconds"
+    if name.startswith("incidents/"):
+        return "the provider's incident-log rows of every incident in the claimed months, as logged"
+    if name.startswith("contract/"):
+        return "the contract the figures are computed from"
+    if name.startswith("monitor/"):
+        return "the customer's own availability monitoring log (slakit watch)"
+    if name.startswith("reconcile/"):
+        return "the comparison of the customer's monitoring log with the provider's incident log"
+    return "supporting file"
+
+
 @dataclass(frozen=True)
 class Package:
     data: bytes                                  # the tar file

@@ -183,7 +183,9 @@ def _letter(lc, run, m, clauses: dict[str, str], inputs: LetterInputs) -> list[d
     out.append(d.Para(("The contract asks for: " + "; ".join(asked) + ".") if asked
                       else "The contract names no evidence to send with a claim (credits.claim.evidence).", "body"))
     if inputs.package_name:
-        items = [f"{path} (SHA-256 {digest[:16]}…)" for path, digest in inputs.package_files]
+        from calculators.claim_package import describe
+
+        items = [f"{path}: {describe(path)} (SHA-256 {digest[:16]}…)" for path, digest in inputs.package_files]
         sig = (f" The manifest is signed (OpenSSH signature, namespace slakit-evidence, key {inputs.signed_by})."
                if inputs.signed_by else " The manifest is not signed.")
         out.append(d.Para(f"Enclosed: the evidence package {inputs.package_name}, manifest SHA-256 "

@@ -93,6 +93,7 @@ def _letter_pages(pdf: bytes) -> list[str]:
 
 def test_cli_summary(quarter):
     _, stdout = quarter
+    assert "no --monitor-log was given" not in stdout
     assert "USD 4,115.80 claimed" in stdout
     assert "2027-01: USD 69,638.40 lapsed, not claimed" in stdout
     assert "2027-03: USD 4,115.80 claimed, open" in stdout
@@ -192,6 +193,8 @@ def test_package_holds_rows_logs_and_a_manifest(quarter, monitor_and_reconcile, 
     assert set(manifest["files"]) == set(pkg) - {"manifest.json", "manifest.json.sig"}
     assert pkg["monitor/watch.csv"] == ours.read_bytes()
     assert pkg["reconcile/reconcile.json"] == report.read_bytes()
+    assert "monitor/watch.csv: the customer's own availability monitoring log" in \
+        pdf_text((d / "claim.pdf").read_bytes())
     # the log rows of every incident touching the claimed month, values as in the provider's log
     _, _, doc = engine_march
     touching = {i["id"] for i in doc["incidents"]}
@@ -244,11 +247,14 @@ def test_signature_verifies_with_stock_openssh_and_tampering_is_caught(quarter, 
 
 def test_package_is_byte_identical_across_runs(tmp_path):
     for name in ("a", "b"):
+        (tmp_path / name).mkdir()
         out = _slakit("claim", str(EXAMPLE), str(LOG), "--month", "2027-03", "--as-of", AS_OF,
-                      "-o", str(tmp_path / f"{name}.pdf"))
+                      "-o", str(tmp_path / name / "claim.pdf"))
         assert out.returncode == 0, out.stderr
-    assert (tmp_path / "a.evidence.tar").read_bytes() == (tmp_path / "b.evidence.tar").read_bytes()
-    assert (tmp_path / "a.pdf").read_bytes() != b""
+        # the contract asks for customer monitoring logs and none was given: said, not hidden
+        assert "asks for 'customer monitoring logs' and no --monitor-log was given" in out.stderr
+    for name in ("claim.evidence.tar", "claim.pdf"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
 
 
 def test_expired_month_alone_is_not_claimed_and_no_package(tmp_path):
