@@ -117,6 +117,21 @@ def _td(v: timedelta | None) -> str:
     return "—" if v is None else format_duration(v)
 
 
+class _WindowSeconds(int):
+    """A claim window's shortest length in seconds (compared as a number), with its own words."""
+    text: str = ""
+
+
+def _claim_window(cw) -> int | None:
+    seconds = claim_window_min_seconds(cw)
+    if seconds is None:
+        return None
+    v = _WindowSeconds(seconds)
+    v.text = (format_duration(cw) if isinstance(cw, timedelta)
+              else f"end of month +{cw.months_after} (at least {seconds // 86400}d)")
+    return v
+
+
 def _sec(v: timedelta | None) -> int | None:
     return None if v is None else int(v.total_seconds())
 
@@ -211,8 +226,9 @@ def specs(offers: list[LoadedContract]) -> list[Spec]:
         Spec("Credits", "cap (share of fee)", lambda lc: lc.model.credits.cap, lambda v: "no cap" if v is None
              else format_percent(v), "higher", missing="best"),
         Spec("Credits", "minimum credit", lambda lc: lc.model.credits.minimum, str, "lower"),
-        Spec("Credits", "claim window", lambda lc: claim_window_min_seconds(lc.model.credits.claim_window),
-             lambda v: "none" if v is None else format_duration(timedelta(seconds=v)), "higher", missing="best",
+        Spec("Credits", "claim window", lambda lc: _claim_window(lc.model.credits.claim_window),
+             lambda v: "none" if v is None else getattr(v, "text", None) or format_duration(timedelta(seconds=v)),
+             "higher", missing="best",
              rule="longer is better; {months_after: N} counts as its shortest case (59d for N = 2)"),
         Spec("Credits", "stacking across scopes", lambda lc: lc.model.credits.stacking == "sum",
              lambda v: "sum" if v else "max", "yes", rule="sum is better than max"),

@@ -133,3 +133,25 @@ def test_explain_names_the_month_claim():
     log = load_incidents("examples/gb200-incidents-2027Q1.csv", lc)
     doc = explain(lc, log, "r01-n07", "2027-02", datetime(2027, 3, 25, tzinfo=timezone.utc))
     assert doc["money"]["period"]["claim"] == {"due": "2027-03-31T06:00:00Z", "status": "due_soon"}
+
+
+def test_months_after_window_through_the_engine(tmp_path):
+    import shutil
+
+    from calculators.engine import compute
+    from calculators.incidents import load_incidents
+    from slaschema.loader import load_contract
+
+    text = open("examples/gb200-contract.yaml").read().replace("claim_window: 30d", "claim_window: {months_after: 2}")
+    c = tmp_path / "c.yaml"
+    c.write_text(text)
+    shutil.copy("examples/gb200-inventory.csv", tmp_path)
+    lc = load_contract(c)
+    log = load_incidents("examples/gb200-incidents-2027Q1.csv", lc)
+    doc = compute(lc, log, ["2027-Q1"], as_of=datetime(2027, 4, 3, tzinfo=timezone.utc)).to_json(include_units=False)
+    claims = {p["period"]: p["claim"] for p in doc["periods"]}
+    # Chicago: local midnight at the end of the 2nd month after (CST in February, CDT from March)
+    assert claims == {"2027-01": {"due": "2027-04-01T05:00:00Z", "status": "expired"},
+                      "2027-02": {"due": "2027-05-01T05:00:00Z", "status": "open"},
+                      "2027-03": {"due": "2027-06-01T05:00:00Z", "status": "open"}}
+    assert doc["claim_window"] == "months_after: 2"

@@ -132,3 +132,28 @@ def test_show_prints_window_and_claim_instructions(tmp_path: Path):
                            env={**os.environ, "COLUMNS": "200"})
     assert "sla-claims@provider.example" in table.stdout
     assert "2nd calendar month" in table.stdout
+
+
+def test_compare_ranks_months_after_by_its_shortest_case(tmp_path: Path):
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    a.write_text(_with("credits:\n  claim_window: 60d\n"))
+    b.write_text(_with(CLAIM))
+    out = subprocess.run([sys.executable, "-m", "slakit", "compare", str(a), str(b), "--format", "json"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    (row,) = [r for r in json.loads(out.stdout)["rows"] if r["term"] == "claim window"]
+    assert row["values"] == ["60d", "end of month +2 (at least 59d)"]
+    assert row["best"] == [0]                    # 60 days beat a window that can be 59
+
+
+def test_schedule_states_window_and_where_claims_go(tmp_path: Path):
+    f = tmp_path / "c.yaml"
+    f.write_text(_with(CLAIM))
+    out = subprocess.run([sys.executable, "-m", "slakit", "draft", str(f), "-o", str(tmp_path / "s.md")],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    md = (tmp_path / "s.md").read_text()
+    assert ("Claims: the customer claims a month's credit by the end of the 2nd calendar month after that month; "
+            "a claim not made by then lapses.") in md
+    assert ("Claims are sent to sla-claims@provider.example, with: incident timestamps; affected nodes; "
+            "customer monitoring logs.") in md
