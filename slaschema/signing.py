@@ -13,8 +13,8 @@ same way. Errors are `InputError`s with a stable code: `signing_tool_missing`,
 `signing_key_not_found`, `signing_failed`, `signature_invalid`.
 
 `KEY` may be a private key file, or a public key whose private half is in the running
-ssh-agent (`ssh-keygen -Y sign` asks the agent). A key with a passphrase and no agent cannot
-be used non-interactively: the error says so.
+ssh-agent (`ssh-keygen -Y sign` asks the agent). ssh-keygen runs without a terminal, so a key
+with a passphrase is used through ssh-agent; without one the error says so.
 """
 
 from __future__ import annotations
@@ -69,8 +69,9 @@ def sign(data: bytes, key: str | Path, namespace: str = NAMESPACE) -> bytes:
         msg = Path(tmp) / "message"
         msg.write_bytes(data)
         try:
+            # a session of its own: no terminal to prompt for a passphrase on (use ssh-agent instead)
             out = subprocess.run([tool, "-Y", "sign", "-f", str(key), "-n", namespace, str(msg)], capture_output=True,
-                                 text=True, stdin=subprocess.DEVNULL, timeout=TIMEOUT_S)
+                                 text=True, stdin=subprocess.DEVNULL, timeout=TIMEOUT_S, start_new_session=True)
         except subprocess.TimeoutExpired:
             raise _fail("signing_failed", "ssh-keygen did not finish (is it waiting for a passphrase?)", str(key),
                         "add the key to ssh-agent (ssh-add KEY) and pass KEY.pub") from None

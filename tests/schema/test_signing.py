@@ -1,0 +1,84 @@
+"""`slaschema.signing`: OpenSSH signatures over evidence manifests."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from slaschema import signing
+from slaschema.errors import InputError
+
+pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen (openssh-client) not installed")
+
+
+@pytest.fixture(scope="module")
+def key(tmp_path_factory) -> Path:
+    k = tmp_path_factory.mktemp("k") / "id_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "signer@example", "-f", str(k)], check=True)
+    return k
+
+
+def _code(exc: pytest.ExceptionInfo) -> list[str]:
+    return [p.code for p in exc.value.problems]
+
+
+def test_sign_and_verify_round_trip(key, tmp_path):
+    data = b'{"files": {"a": "00"}}\n'
+    sig = signing.sign(data, key)
+    assert sig.startswith(b"-----BEGIN SSH SIGNATURE-----")
+    assert "slakit-evidence" in signing.verify(data, sig)
+    allowed = tmp_path / "allowed"
+    allowed.write_text("signer@example " + key.with_suffix(".pub").read_text())
+    assert "signer@example" in signing.verify(data, sig, allowed_signers=allowed, identity="signer@example")
+    fp = signing.fingerprint(key)
+    assert fp.startswith("SHA256:") and fp == signing.fingerprint(key.with_suffix(".pub"))
+
+
+def test_changed_data_other_namespace_and_other_signer_fail(key, tmp_path):
+    data = b"manifest\n"
+    sig = signing.sign(data, key)
+    with pytest.raises(InputError) as exc:
+        signing.verify(b"manifest!\n", sig)
+    assert _code(exc) == ["signature_invalid"]
+    with pytest.raises(InputError) as exc:
+        signing.verify(data, sig, namespace="git")
+    assert _code(exc) == ["signature_invalid"]
+    other = tmp_path / "other"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
+    allowed = tmp_path / "allowed"
+    allowed.write_text("signer@example " + other.with_suffix(".pub").read_text())
+    with pytest.raises(InputError) as exc:
+        signing.verify(data, sig, allowed_signers=allowed, identity="signer@example")
+    assert _code(exc) == ["signature_invalid"]
+
+
+def test_key_problems_have_codes(tmp_path, monkeypatch):
+    with pytest.raises(InputError) as exc:
+        signing.sign(b"x", tmp_path / "missing")
+    assert _code(exc) == ["signing_key_not_found"]
+    junk = tmp_path / "junk"
+    junk.write_text("not a key\n")
+    with pytest.raises(InputError) as exc:
+        signing.sign(b"x", junk)
+    assert _code(exc) == ["signing_failed"]
+    assert "[signing_failed]" in exc.value.problems[0].format()
+
+
+def test_passphrase_key_without_agent_fails_cleanly(tmp_path, monkeypatch):
+    k = tmp_path / "locked"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "secret", "-f", str(k)], check=True)
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    monkeypatch.setenv("SSH_ASKPASS_REQUIRE", "never")
+    with pytest.raises(InputError) as exc:
+        signing.sign(b"x", k)
+    assert _code(exc) == ["signing_failed"]
+
+
+def test_missing_tool(monkeypatch, key):
+    monkeypatch.setenv("PATH", "")
+    with pytest.raises(InputError) as exc:
+        signing.sign(b"x", key)
+    assert _code(exc) == ["signing_tool_missing"]
