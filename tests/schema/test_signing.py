@@ -82,3 +82,34 @@ def test_missing_tool(monkeypatch, key):
     with pytest.raises(InputError) as exc:
         signing.sign(b"x", key)
     assert _code(exc) == ["signing_tool_missing"]
+
+
+@pytest.mark.skipif(shutil.which("ssh-agent") is None or shutil.which("ssh-add") is None, reason="no ssh-agent")
+def test_public_key_with_its_private_half_in_ssh_agent(tmp_path, monkeypatch):
+    import os
+    import signal
+
+    k = tmp_path / "locked"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "secret", "-f", str(k)], check=True)
+    sock = tmp_path / "agent.sock"
+    agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    try:
+        askpass = tmp_path / "askpass.sh"
+        askpass.write_text("#!/bin/sh\necho secret\n")
+        askpass.chmod(0o700)
+        env = {**os.environ, "SSH_AUTH_SOCK": str(sock), "SSH_ASKPASS": str(askpass), "SSH_ASKPASS_REQUIRE": "force",
+               "DISPLAY": ":0"}
+        for _ in range(50):
+            if sock.exists():
+                break
+            subprocess.run(["sleep", "0.1"])
+        added = subprocess.run(["ssh-add", str(k)], env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                               start_new_session=True)
+        assert added.returncode == 0, added.stderr
+        monkeypatch.setenv("SSH_AUTH_SOCK", str(sock))
+        sig = signing.sign(b"manifest\n", k.with_suffix(".pub"))
+        assert "slakit-evidence" in signing.verify(b"manifest\n", sig)
+    finally:
+        agent.send_signal(signal.SIGTERM)
+        agent.wait(timeout=10)
