@@ -106,6 +106,20 @@ def review_claim_blocks(result: dict[str, Any]) -> list[d.Block]:
     return [d.Para(text, style), deadline_table(result)]
 
 
+def month_claim_blocks(result: dict[str, Any], period: dict[str, Any]) -> list[d.Block]:
+    """One line under a month's credit: its claim deadline and status."""
+    c = period.get("claim")
+    if c is None:
+        return []
+    zone = result["timezone"]
+    if c["due"] is None:
+        return [d.Para(f"Claim for {period['period']}: no deadline (the contract sets no claim window).", "note")]
+    text = (f"Claim for {period['period']}: due before {local_instant(c['due'], zone)}; "
+            f"{STATUS_WORDS[c['status']]} as of {local_instant(result['claims_as_of'], zone)} "
+            f"({time_left(c['due'], result['claims_as_of'])}).")
+    return [d.Para(text, "warning" if c["status"] != "open" and dec(period["credit_total"]) > 0 else "note")]
+
+
 def window_words(window: Any) -> str:
     """The contract's `claim_window` in words for letters."""
     from slaschema.models import describe_claim_window

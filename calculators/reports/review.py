@@ -17,7 +17,7 @@ from decimal import Decimal
 from typing import Any
 
 from calculators.reports import doc as d
-from calculators.reports.claims_text import review_claim_blocks
+from calculators.reports.claims_text import month_claim_blocks, review_claim_blocks
 from calculators.reports.review_model import Register
 from calculators.reports.fmt import count, dec, duration, hours, minutes, money, pct, plural, spaced_hostlist
 
@@ -385,6 +385,7 @@ def _credits(lc, result, app: dict[str, str]) -> list[d.Block]:
         rows.append(("Credit owed", "", money(p["credit_total"], cur)))
         out.append(d.Table(("Line", "Basis", f"Amount ({cur})"), tuple(rows), align=("l", "l", "r"),
                            widths=(3, 2, 1.4), total_row=True))
+        out.extend(month_claim_blocks(result, p))
         scope_units = [u for u in p["units"] if u["scope"] != "node" and dec(u["credit"]) > 0]
         if scope_units:
             out.append(d.Table(("Unit", "Availability", "Target", "Credit %", f"Unit fee ({cur})", f"Credit ({cur})"),

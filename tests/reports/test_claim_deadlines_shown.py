@@ -94,3 +94,14 @@ def test_review_without_claim_window_says_no_deadline(tmp_path):
     md = (tmp_path / "r.md").read_text()
     assert "the contract sets no claim window, so no month's claim lapses" in md
     assert "| 2027-02 | 2,052.21 | no deadline | open |" in md
+
+
+def test_review_credit_statement_names_each_months_claim(review):
+    pdf, _ = review
+    from tests.reports.conftest import pdf_text
+
+    text = pdf_text(pdf)
+    assert ("Claim for 2027-01: due before 2027-03-03 00:00 CST; expired: not claimable as of 2027-04-02 19:00 CDT "
+            "(lapsed 30 days 18 h ago).") in text
+    assert "Claim for 2027-03: due before 2027-05-01 00:00 CDT; open as of 2027-04-02 19:00 CDT (28 days 5 h left)." \
+        in text
