@@ -162,7 +162,7 @@ def letter(contract, incidents, month, quarter, as_of, assume_tz, output, fmt, m
     if pkg and asked and not monitor_logs:
         click.echo(f"  note: the contract asks for {asked[0]!r} and no --monitor-log was given; the package has none",
                    err=True)
-    if ledger and run.claimed:
+    if ledger and any(m.credit > 0 for m in run.months):
         from calculators.claim_ledger import record_claims
 
         added, updated = record_claims(ledger, run)

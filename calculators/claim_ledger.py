@@ -4,7 +4,8 @@ Columns (header required, order free; see docs/claims.md):
 
     contract         contract id (contract.id)
     month            YYYY-MM, the measured month
-    amount_claimed   decimal, the credit claimed (the letter's amount)
+    amount_claimed   decimal, the credit claimed (the letter's amount; for a month that lapsed
+                     unclaimed, the credit that was owed)
     currency         ISO 4217 code
     due              ISO 8601 instant the claim is due (empty: no deadline)
     filed            YYYY-MM-DD the claim was sent (empty: not filed yet)
@@ -195,15 +196,19 @@ def write_ledger(path: str | Path, rows: list[LedgerRow]) -> None:
 
 
 def record_claims(path: str | Path, run) -> tuple[int, int]:
-    """Add (or, while not yet filed, update) a row per claimed month of `run`; returns (added, updated).
-    Rows already filed are left as they are."""
+    """Add (or, while not yet filed, update) a row per month of `run` with a credit owed: the
+    claimed months, and the lapsed ones so the ledger shows what was lost. Returns (added,
+    updated); rows already filed are left as they are."""
     rows = read_ledger(path) if Path(path).is_file() else []
     index = {(r.contract, r.month): k for k, r in enumerate(rows)}
     added = updated = 0
-    for m in run.claimed:
+    for m in run.months:
+        if m.credit <= 0:
+            continue
+        note = "" if m.claimable else "lapsed before it was claimed"
         new = LedgerRow(line=0, contract=run.contract_id, month=m.period, amount_claimed=m.credit,
                         currency=run.currency, due=m.due, filed=None, reference="", answer="pending",
-                        amount_accepted=None, amount_paid=ZERO, paid_on=None, note="")
+                        amount_accepted=None, amount_paid=ZERO, paid_on=None, note=note)
         k = index.get((run.contract_id, m.period))
         if k is None:
             rows.append(new)
@@ -211,7 +216,7 @@ def record_claims(path: str | Path, run) -> tuple[int, int]:
         elif rows[k].filed is None:
             old = rows[k]
             rows[k] = LedgerRow(**{**old.__dict__, "amount_claimed": m.credit, "currency": run.currency,
-                                   "due": m.due})
+                                   "due": m.due, "note": old.note or note})
             updated += 1
     write_ledger(path, rows)
     return added, updated

@@ -154,3 +154,19 @@ def test_record_updates_an_unfiled_row(tmp_path):
     assert record_claims(ledger, run) == (0, 1)
     row = read_ledger(ledger)[0]
     assert str(row.amount_claimed) == "4115.80" and row.due == _t("2027-05-01T05:00:00Z")
+
+
+def test_lapsed_months_go_to_the_ledger_as_lost(tmp_path):
+    ledger = tmp_path / "claims.csv"
+    out = _slakit("claim", str(EXAMPLE), str(LOG), "--quarter", "2027-Q1", "--as-of", "2027-04-03T00:00:00Z",
+                  "-o", str(tmp_path / "q1.md"), "--ledger", str(ledger))
+    assert out.returncode == 0, out.stderr
+    assert "3 row(s) added" in out.stdout
+    rows = {r.month: r for r in read_ledger(ledger)}
+    assert rows["2027-01"].note == "lapsed before it was claimed" and rows["2027-03"].note == ""
+    out = _slakit("claim", "status", str(ledger), str(EXAMPLE), "--as-of", "2027-04-03T00:00:00Z", "--format", "json")
+    doc = json.loads(out.stdout)
+    assert [(r["month"], r["state"]) for r in doc["rows"]] == [("2027-01", "lapsed"), ("2027-02", "lapsed"),
+                                                               ("2027-03", "to_file")]
+    assert doc["totals"]["USD"]["lost"] == f"{Decimal('69638.40') + Decimal('2052.21'):.2f}"
+    assert doc["totals"]["USD"]["outstanding"] == "4115.80"
