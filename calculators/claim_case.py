@@ -146,9 +146,11 @@ def _amounts(p: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _tickets_rows_nodes(lc, log) -> tuple[dict[str, str], dict[str, list[int]], dict[str, tuple[str, tuple[str, ...]]]]:
-    """Per incident id: its ticket, its log rows, and (scope, affected nodes in topology order)."""
+def _tickets_rows_nodes(lc, log, ids) -> tuple[dict[str, str], dict[str, list[int]],
+                                               dict[str, tuple[str, tuple[str, ...]]]]:
+    """Per incident id of `ids`: its ticket, its log rows, and (scope, affected nodes in topology order)."""
     f = log.frame
+    f = f[f["id"].isin(list(ids))]
     tickets: dict[str, str] = {}
     rows: dict[str, list[int]] = {}
     targets: dict[str, tuple[str, list[str]]] = {}
@@ -183,7 +185,6 @@ def claim_months(lc, log, labels: list[str], as_of: datetime) -> ClaimRun:
     if early:
         raise ClaimError(f"{', '.join(early)} has not ended as of {as_of.isoformat()}; a claim covers a whole "
                          "month: name an earlier month or a later --as-of")
-    tickets, rows, nodes = _tickets_rows_nodes(lc, log)
     months = []
     window = None
     for p in periods:
@@ -200,6 +201,7 @@ def claim_months(lc, log, labels: list[str], as_of: datetime) -> ClaimRun:
             for i in u["incidents"]:
                 counts_in.setdefault(i, []).append((u["scope"], u["id"], u["credit"]))
         table = res.figures.table
+        tickets, rows, nodes = _tickets_rows_nodes(lc, log, table["id"].tolist())
         lines, others = [], []
         for r in table.itertuples(index=False):
             if r.id not in counts_in:
