@@ -26,6 +26,7 @@ FORM_WORDS = {"future_invoice": "a credit on a future invoice", "same_invoice": 
               "month", "refund": "a refund"}
 _HEADING = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+(.+)$")
 MAX_UNITS_PER_INCIDENT = 4
+MAX_NODE_GROUPS = 6          # hostlist groups printed per incident before the list is cut
 
 
 @dataclass(frozen=True)
@@ -80,12 +81,19 @@ def _local(epoch: int | None, zone: str, seconds: bool = False) -> str:
     return t.strftime("%Y-%m-%d %H:%M:%S %Z" if seconds else "%Y-%m-%d %H:%M %Z")
 
 
-def _nodes_text(nodes: tuple[str, ...]) -> str:
+def _nodes_text(nodes: tuple[str, ...], scope: str, target: str) -> str:
+    """The affected nodes as a hostlist; a long list (a cluster or site incident) is cut after a
+    few groups with the count; the package's incidents/claimed.csv lists every node."""
     from slaschema import hostlist
 
     if not nodes:
         return "—"
-    return f"{spaced_hostlist(hostlist.compress(list(nodes)))}" + (f" ({len(nodes)} nodes)" if len(nodes) > 1 else "")
+    groups = spaced_hostlist(hostlist.compress(list(nodes))).split(", ")
+    count = f" ({len(nodes):,} nodes)" if len(nodes) > 1 else ""
+    if len(groups) <= MAX_NODE_GROUPS:
+        return ", ".join(groups) + count
+    head = f"{scope} {target}: " if scope != "node" else ""
+    return head + ", ".join(groups[:MAX_NODE_GROUPS - 1]) + f" and {len(groups) - MAX_NODE_GROUPS + 1:,} more groups" + count
 
 
 def _units_text(units: tuple[tuple[str, str, str], ...]) -> str:
@@ -163,7 +171,7 @@ def _letter(lc, run, m, clauses: dict[str, str], inputs: LetterInputs) -> list[d
     out.append(d.Heading("Incidents", 2))
     out.append(d.Table(("Incident", "Provider ticket", "Affected nodes", "Start", "End", "Counted", "Down",
                         f"Credited units it counts in ({cur})"),
-                       tuple((i.id, i.ticket or "—", _nodes_text(i.nodes), _local(i.start, zone),
+                       tuple((i.id, i.ticket or "—", _nodes_text(i.nodes, i.scope, i.target), _local(i.start, zone),
                               _local(i.end, zone) if i.end is not None else f"open (to {_local(run.as_of, zone)})",
                               duration(i.counted_seconds), duration(i.downtime_seconds),
                               _units_text(i.credited_units)) for i in m.incidents),

@@ -358,3 +358,14 @@ def test_log_rows_follow_the_loaders_row_numbers(tmp_path, suffix):
     else:
         got = [x["id"] for x in json.loads(data)]
     assert got == sorted(wanted)
+
+
+def test_long_node_lists_are_cut_with_their_count():
+    from calculators.reports.claim_letter import MAX_NODE_GROUPS, _nodes_text
+
+    nodes = tuple(f"c1-r{r:03d}-n{n:02d}" for r in range(1, 21) for n in range(1, 19))
+    text = _nodes_text(nodes, "cluster", "c1")
+    assert text.startswith("cluster c1: c1-r001-n[01-18], c1-r002-n[01-18]")
+    assert text.endswith(f"and {20 - MAX_NODE_GROUPS + 1} more groups (360 nodes)")
+    assert _nodes_text(nodes[:36], "rack", "r1") == "c1-r001-n[01-18], c1-r002-n[01-18] (36 nodes)"
+    assert _nodes_text(("n1",), "node", "n1") == "n1"
