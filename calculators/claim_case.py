@@ -36,6 +36,7 @@ class CreditedUnit:
     credit_pct: str
     credit: str
     incidents: tuple[str, ...]
+    met: bool = False                 # pro-rata credits are paid for downtime even when the target is met
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,8 @@ class ClaimRun:
                         "claim": {"due": iso(m.due) if m.due is not None else None, "status": m.status},
                         "claimed": m.to_claim, **m.amounts,
                         "units": [{"scope": u.scope, "id": u.id, "availability_pct": u.availability_pct,
-                                   "target_pct": u.target_pct, "credit_pct": u.credit_pct, "credit": u.credit,
+                                   "target_pct": u.target_pct, "met": u.met, "credit_pct": u.credit_pct,
+                                   "credit": u.credit,
                                    "incidents": list(u.incidents)} for u in m.units],
                         "incidents": [incident(i) for i in m.incidents],
                         "other_incidents": list(m.other_incidents)}
@@ -195,7 +197,7 @@ def claim_months(lc, log, labels: list[str], as_of: datetime) -> ClaimRun:
         deadline = res.claims.months[0]
         credited = [u for u in pj["units"] if dec(u["credit"]) > 0]
         units = tuple(CreditedUnit(u["scope"], u["id"], u["availability_pct"], u["target_pct"], u["credit_pct"],
-                                   u["credit"], tuple(u["incidents"])) for u in credited)
+                                   u["credit"], tuple(u["incidents"]), bool(u["met"])) for u in credited)
         counts_in: dict[str, list[tuple[str, str, str]]] = {}
         for u in credited:
             for i in u["incidents"]:

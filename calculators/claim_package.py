@@ -39,7 +39,7 @@ SIGNATURE = MANIFEST + ".sig"
 def describe(name: str) -> str:
     """What a member holds, in words for the letter."""
     if name == "claim.json":
-        return "the claim's figures per month: amounts, deadline, units below target, incidents (JSON)"
+        return "the claim's figures per month: amounts, deadline, units with a credit, incidents (JSON)"
     if name == "incidents/claimed.csv":
         return "the incidents of this claim: ticket, affected nodes, start, end, counted and down seconds"
     if name.startswith("incidents/"):

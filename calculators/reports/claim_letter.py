@@ -102,6 +102,26 @@ def _units_text(units: tuple[tuple[str, str, str], ...]) -> str:
     return "; ".join(shown) + (f"; {more} more" if more else "")
 
 
+def _units_sentence(units, clauses: dict[str, str]) -> str:
+    """`2 nodes fell below target (§5.1 ...) and 4 racks met it and carry a pro-rata credit for their
+    downtime (§5.2 ...)`: what the credit rests on, never more."""
+    below: dict[str, int] = {}
+    met: dict[str, int] = {}
+    for u in units:
+        bucket = met if u.met else below
+        bucket[u.scope] = bucket.get(u.scope, 0) + 1
+    parts = []
+    if below:
+        parts.append(", ".join(f"{plural(n, s)} ({clauses[s]})" for s, n in below.items())
+                     + " fell below target")
+    if met:
+        many = sum(met.values()) > 1
+        parts.append(", ".join(f"{plural(n, s)} ({clauses[s]})" for s, n in met.items())
+                     + (" met their target and carry" if many else " met its target and carries")
+                     + " a pro-rata credit for " + ("their" if many else "its") + " downtime")
+    return " and ".join(parts) if parts else "no unit carries a credit"
+
+
 def _amount_rows(m, cur: str) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
     """(the claim's amounts, last = the amount claimed; the billing adjustment rows, if any)."""
     a = m.amounts
@@ -137,16 +157,11 @@ def _letter(lc, run, m, clauses: dict[str, str], inputs: LetterInputs) -> list[d
          if m.due is not None else "no deadline (the contract sets no claim window)"),
         ("Letter as of", _local(run.as_of, zone) + f" — claim {STATUS_WORDS[m.status]}"),
     )))
-    units_by_scope: dict[str, int] = {}
-    for u in m.units:
-        units_by_scope[u.scope] = units_by_scope.get(u.scope, 0) + 1
-    below = ", ".join(f"{plural(n, s)} ({clauses[s]})" for s, n in units_by_scope.items())
     out.append(d.Para(
         f"Under contract {info.id}, {info.customer} claims a service credit of {money(m.credit, cur)} for "
         f"{m.period}, to be given as {FORM_WORDS.get(cp.form, cp.form)} ({clauses['credits']}). In {m.period} "
-        f"{below} fell below target and carry a credit under the service levels ({clauses['service_levels']}); "
-        f"downtime is counted as the contract defines it ({clauses['downtime']}; {clauses['exclusions']}).",
-        "body"))
+        f"{_units_sentence(m.units, clauses)} under the service levels ({clauses['service_levels']}); downtime is "
+        f"counted as the contract defines it ({clauses['downtime']}; {clauses['exclusions']}).", "body"))
     if any(v.startswith("§") for v in clauses.values()):
         out.append(d.Para(f"Clauses (§) are numbered as in the SLA schedule of contract {info.id} (the document "
                           "`slakit draft` writes from the contract file named below); the contract field each rests "
@@ -159,12 +174,13 @@ def _letter(lc, run, m, clauses: dict[str, str], inputs: LetterInputs) -> list[d
                            width_fraction=0.75,
                            caption="Hours not charged are taken off the invoice itself; they are shown for "
                                    "completeness and are not claimed here."))
-    out.append(d.Heading("Units below target", 2))
-    out.append(d.Table(("Unit", "Availability", "Target", "Credit %", f"Unit credit ({cur})", "Clause"),
+    out.append(d.Heading("Units with a credit", 2))
+    out.append(d.Table(("Unit", "Availability", "Target", "Met", "Credit %", f"Unit credit ({cur})", "Clause"),
                        tuple((f"{u.scope} {u.id}", pct(u.availability_pct), f"{dec(u.target_pct).normalize():f}%",
-                              f"{dec(u.credit_pct).normalize():f}%", money(u.credit),
+                              "yes" if u.met else "no", f"{dec(u.credit_pct).normalize():f}%", money(u.credit),
                               clauses[u.scope].split(" (")[0]) for u in m.units),
-                       align=("l", "r", "r", "r", "r", "l"), widths=(1.3, 1, 0.7, 0.7, 1.1, 2.2), font_size=7.5,
+                       align=("l", "r", "r", "l", "r", "r", "l"), widths=(1.3, 1, 0.7, 0.5, 0.7, 1.1, 2.2),
+                       font_size=7.5, highlight=tuple(k for k, u in enumerate(m.units) if not u.met),
                        caption="Unit credits before they are spread over nodes; per node the scopes combine as "
                                f"the contract's stacking rule says ({cp.stacking}), then the month's cap and minimum "
                                "give the amount claimed."))

@@ -369,3 +369,20 @@ def test_long_node_lists_are_cut_with_their_count():
     assert text.endswith(f"and {20 - MAX_NODE_GROUPS + 1} more groups (360 nodes)")
     assert _nodes_text(nodes[:36], "rack", "r1") == "c1-r001-n[01-18], c1-r002-n[01-18] (36 nodes)"
     assert _nodes_text(("n1",), "node", "n1") == "n1"
+
+
+def test_letter_never_says_a_unit_missed_a_target_it_met(quarter, engine_march):
+    d, _ = quarter
+    text = pdf_text((d / "claim.pdf").read_bytes())
+    _, _, doc = engine_march
+    credited = [u for u in doc["periods"][0]["units"] if Decimal(u["credit"]) > 0]
+    below = [u for u in credited if not u["met"]]
+    met = [u for u in credited if u["met"]]
+    assert below and met, "the example month has both kinds"
+    assert '2 nodes (§5.1 "Node availability" (service_levels.node)) fell below target' in text
+    assert ('4 racks (§5.2 "Rack availability" (service_levels.rack)) met their target and carry a pro-rata credit '
+            "for their downtime") in text
+    for u in met:
+        assert re.search(rf"{u['scope']} {u['id']} [\d.]+% [\d.]+% yes ", text)
+    for u in below:
+        assert re.search(rf"{u['scope']} {u['id']} [\d.]+% [\d.]+% no ", text)
