@@ -6,6 +6,8 @@ from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from calculators.claims import DUE_SOON_SECONDS, deadline, due_instant, status_at, summarize
 from calculators.periods import month
@@ -155,3 +157,23 @@ def test_months_after_window_through_the_engine(tmp_path):
                       "2027-02": {"due": "2027-05-01T05:00:00Z", "status": "open"},
                       "2027-03": {"due": "2027-06-01T05:00:00Z", "status": "open"}}
     assert doc["claim_window"] == "months_after: 2"
+
+
+ZONES = ("UTC", "America/Chicago", "Europe/Berlin", "Australia/Lord_Howe", "Asia/Kolkata")
+
+
+@settings(max_examples=200, deadline=None)
+@given(zone=st.sampled_from(ZONES), year=st.integers(2026, 2030), mon=st.integers(1, 12),
+       window=st.one_of(st.integers(1, 400 * 86400).map(lambda s: timedelta(seconds=s)),
+                        st.integers(1, 24).map(lambda n: ClaimMonthsAfter(months_after=n))),
+       offsets=st.lists(st.integers(-10**8, 10**8), min_size=2, max_size=8))
+def test_status_only_moves_forward_and_claimable_never_exceeds_owed(zone, year, mon, window, offsets):
+    p = month(year, mon, zone)
+    due = due_instant(p, window)
+    assert due > p.end
+    order = {"open": 0, "due_soon": 1, "expired": 2}
+    seen = [order[status_at(due, due + o)] for o in sorted(offsets)]
+    assert seen == sorted(seen)
+    s = summarize([(p, 1234)], window, due + offsets[0])
+    assert s.claimable_cents + s.expired_cents == 1234
+    assert (s.claimable_cents == 1234) == (offsets[0] < 0)
