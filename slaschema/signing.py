@@ -108,3 +108,26 @@ def verify(data: bytes, signature: bytes, *, allowed_signers: str | Path | None 
         raise _fail("signature_invalid", f"the signature does not verify: {text.splitlines()[-1] if text else ''}",
                     file, "the signed file changed after signing, or it was signed by another key or namespace")
     return text.splitlines()[0] if text else "Good signature"
+
+
+def sign_file(path: str | Path, key: str | Path, namespace: str = NAMESPACE) -> Path:
+    """Sign a file in place: writes `PATH.sig` beside it (atomically) and returns its path; the
+    form an evidence folder (e.g. an acceptance bundle's manifest.json) keeps its signature in."""
+    from slaschema.fileio import write_atomic
+
+    path = Path(path)
+    sig = path.with_name(path.name + SIGNATURE_SUFFIX)
+    write_atomic(sig, sign(path.read_bytes(), key, namespace))
+    return sig
+
+
+def verify_file(path: str | Path, *, allowed_signers: str | Path | None = None, identity: str | None = None,
+                namespace: str = NAMESPACE) -> str:
+    """Check `PATH.sig` over `PATH` (see `verify`); a missing signature is `signature_invalid`."""
+    path = Path(path)
+    sig = path.with_name(path.name + SIGNATURE_SUFFIX)
+    if not sig.is_file():
+        raise _fail("signature_invalid", "no signature beside the file", str(sig),
+                    "sign it (e.g. with --sign KEY) or check without a signature")
+    return verify(path.read_bytes(), sig.read_bytes(), allowed_signers=allowed_signers, identity=identity,
+                  namespace=namespace, file=str(sig))

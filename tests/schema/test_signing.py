@@ -113,3 +113,19 @@ def test_public_key_with_its_private_half_in_ssh_agent(tmp_path, monkeypatch):
     finally:
         agent.send_signal(signal.SIGTERM)
         agent.wait(timeout=10)
+
+
+def test_sign_and_verify_a_file_in_place(key, tmp_path):
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text('{"files": {}}\n')
+    sig = signing.sign_file(manifest, key)
+    assert sig == tmp_path / "manifest.json.sig" and sig.read_bytes().startswith(b"-----BEGIN SSH SIGNATURE")
+    assert "slakit-evidence" in signing.verify_file(manifest)
+    manifest.write_text('{"files": {"x": "1"}}\n')
+    with pytest.raises(InputError) as exc:
+        signing.verify_file(manifest)
+    assert _code(exc) == ["signature_invalid"]
+    sig.unlink()
+    with pytest.raises(InputError) as exc:
+        signing.verify_file(manifest)
+    assert _code(exc) == ["signature_invalid"] and exc.value.problems[0].file.endswith("manifest.json.sig")
