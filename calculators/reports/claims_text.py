@@ -77,6 +77,23 @@ def claimable_sentence(result: dict[str, Any]) -> tuple[str, str]:
     return text, "warning" if lapsed or soon else "strong"
 
 
+def cover_claim_item(result: dict[str, Any]) -> list[tuple[str, str]]:
+    """The cover's `Claimable` line: amount, months still open and their deadlines, what lapsed."""
+    if not has_claims(result):
+        return []
+    cur, zone = result["currency"], result["timezone"]
+    periods = result["periods"]
+    live = [p for p in periods if p["claim"]["status"] != "expired" and dec(p["credit_total"]) > 0]
+    lapsed = [p for p in periods if p["claim"]["status"] == "expired" and dec(p["credit_total"]) > 0]
+    text = f"{money(result['claimable_total'], cur)} as of {local_instant(result['claims_as_of'], zone)}"
+    if live:
+        text += ": " + "; ".join(f"{p['period']} before {local_instant(p['claim']['due'], zone)}" for p in live)
+    if lapsed:
+        total = sum((dec(p["credit_total"]) for p in lapsed), Decimal(0))
+        text += f". Lapsed: {money(total, cur)} ({', '.join(p['period'] for p in lapsed)})"
+    return [("Claimable", text)]
+
+
 def deadline_table(result: dict[str, Any]) -> d.Table:
     """Month, credit owed, claim due, status, time left; lapsed months highlighted."""
     cur, zone, as_of = result["currency"], result["timezone"], result["claims_as_of"]

@@ -105,3 +105,12 @@ def test_review_credit_statement_names_each_months_claim(review):
             "(lapsed 30 days 18 h ago).") in text
     assert "Claim for 2027-03: due before 2027-05-01 00:00 CDT; open as of 2027-04-02 19:00 CDT (28 days 5 h left)." \
         in text
+
+
+def test_review_cover_page_names_the_claimable_amount(review):
+    from pypdf import PdfReader
+
+    pdf, result = review
+    cover = re.sub(r"\s+", " ", PdfReader(io.BytesIO(pdf)).pages[0].extract_text() or "")
+    assert (f"Claimable USD {Decimal(result['claimable_total']):,.2f} as of 2027-04-02 19:00 CDT: 2027-03 before "
+            "2027-05-01 00:00 CDT. Lapsed: USD 71,690.61 (2027-01, 2027-02)") in cover
