@@ -199,8 +199,11 @@ def render_table(result, max_rows: int = 25) -> str:
     totals = Table(title="Months")
     cols = ["period", "hours", "fee total", "credit uncapped", "cap", "credit total"]
     cols += ["not charged", "remedy"] if rev11 else []
-    for col in cols + ["note"]:
-        totals.add_column(col, justify="right" if col not in ("period", "note") else "left")
+    claims = {m.period: m for m in result.claims.months} if result.claims is not None else {}
+    claim_cols = ["claim due", "claim"] if claims else []
+    for col in cols + claim_cols + ["note"]:
+        totals.add_column(col, justify="right" if col not in ("period", "note", "claim") else "left",
+                          no_wrap=col in ("period", "claim due", "claim"))
     for p in result.periods:
         note = []
         if p.cap_applied:
@@ -208,14 +211,21 @@ def render_table(result, max_rows: int = 25) -> str:
         if p.minimum_applied:
             note.append(f"{'not more than' if p.minimum_strict else 'below'} minimum {p.minimum_cents}")
         extra = [cr.money(p.not_charged_cents), cr.money(p.remedy_cents)] if rev11 else []
+        cells = []
+        if claims:
+            m = claims[p.period.label]
+            cells = [_claim_due_text(m.due, result.timezone), m.status.replace("_", " ")]
         totals.add_row(p.period.label, format(p.period.hours.normalize(), "f"), cr.money(p.fee_total_cents),
                        cr.money(p.credit_uncapped_cents), cr.money(p.cap_cents) if p.cap_cents is not None else "-",
-                       cr.money(p.credit_total_cents), *extra, ", ".join(note))
+                       cr.money(p.credit_total_cents), *extra, *cells, ", ".join(note))
     for q in result.quarters():
         if len(q["months"]) > 1:
             extra = [q["not_charged_total"], q["remedy_total"]] if rev11 else []
-            totals.add_row(q["quarter"], "", q["fee_total"], "", "", q["credit_total"], *extra, "sum of the months")
+            totals.add_row(q["quarter"], "", q["fee_total"], "", "", q["credit_total"], *extra,
+                           *("",) * len(claim_cols), "sum of the months")
     con.print(totals)
+    if result.claims is not None:
+        con.print(claims_line(result.claims, result.currency, result.timezone))
     for p in result.periods:
         for name, sm in p.scopes.items():
             hit = [i for i in _affected(sm)]
@@ -261,6 +271,34 @@ def render_table(result, max_rows: int = 25) -> str:
         con.print(f"Acceptance: {acc['days_late']} day(s) late (deadline {acc['deadline']}), credit {acc['credit']} "
                   f"{acc['currency']}; termination right: {'yes' if acc['termination_right'] else 'no'}")
     return buf.getvalue()
+
+
+def _claim_due_text(due: int | None, zone: str) -> str:
+    """The due instant in the contract's zone (`2027-03-31 00:00 CDT`), `none` without a window."""
+    if due is None:
+        return "none"
+    from zoneinfo import ZoneInfo
+
+    return datetime.fromtimestamp(due, ZoneInfo(zone)).strftime("%Y-%m-%d %H:%M %Z")
+
+
+def claims_line(claims, currency: str, zone: str) -> str:
+    """`claimable as of …: 4,115.80 USD (2027-03 by …); lapsed: 2027-01, 2027-02 (71,690.61 USD)`."""
+    from calculators import credits as cr
+    from calculators.result import iso
+
+    if claims.window is None:
+        return (f"claimable as of {iso(claims.as_of)}: {cr.money(claims.claimable_cents)} {currency} "
+                "(the contract sets no claim window)")
+    open_ = [m for m in claims.months if m.claimable and m.credit_cents > 0]
+    lapsed = [m for m in claims.months if not m.claimable and m.credit_cents > 0]
+    text = f"claimable as of {iso(claims.as_of)}: {cr.money(claims.claimable_cents)} {currency}"
+    if open_:
+        text += " (" + ", ".join(f"{m.period} by {_claim_due_text(m.due, zone)}" for m in open_) + ")"
+    if lapsed:
+        text += (f"; lapsed, not claimable: {', '.join(m.period for m in lapsed)} "
+                 f"({cr.money(sum(m.credit_cents for m in lapsed))} {currency})")
+    return text
 
 
 def _affected(sm):
@@ -389,6 +427,10 @@ def render_explanation(doc: dict) -> str:
     if "remedy_total" in pm:
         con.print(f"   hours not charged {pm['not_charged_total']} (a billing adjustment, not subject to cap or "
                   f"minimum) + credit {pm['credit_total']} = remedy {pm['remedy_total']}")
+    if pm.get("claim"):
+        c = pm["claim"]
+        con.print(f"   claim: {'due before ' + c['due'] if c['due'] else 'no deadline'}, {c['status'].replace('_', ' ')} "
+                  f"as of {doc['as_of']}")
     return buf.getvalue()
 
 

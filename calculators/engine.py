@@ -1019,7 +1019,18 @@ def run(lc, log, periods, as_of=None, accepted_on=None, support=True, incidents=
                     getattr(log, "file", None), getattr(log, "sha256", None),
                     tuple(p.to_json() for p in getattr(log, "skipped", [])), tuple(results), sup, termination,
                     _open_ids(log.frame), figures)
+    result = with_claims(result, lc.model.credits.claim_window)
     return result, tr, tree
+
+
+def with_claims(result, window, as_of: int | None = None):
+    """`result` with the claim deadline of each month (sla-semantics 8.7) against `as_of`
+    (default: the run's as_of)."""
+    import dataclasses
+
+    from calculators.claims import for_result
+
+    return dataclasses.replace(result, claims=for_result(result, window, as_of))
 
 
 def _open_ids(frame: pd.DataFrame) -> tuple[str, ...]:

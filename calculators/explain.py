@@ -206,6 +206,9 @@ def explain(lc, log, unit_id: str, period: str, as_of: datetime | int | None = N
     else:
         out["availability"] = None
     out["money"] = _money(lc, pr, tree, scope, u)
+    if result.claims is not None:
+        m = result.claims.months[0]
+        out["money"]["period"]["claim"] = {"due": iso(m.due) if m.due is not None else None, "status": m.status}
     return out
 
 

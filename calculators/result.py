@@ -8,12 +8,13 @@ JSON shape (stable; money and percentages as decimal strings):
     {"contract", "contract_sha256", "incidents_file", "incidents_sha256", "currency",
      "timezone", "as_of", "skipped_rows", "open_incidents",
      "periods": [{"period", "start", "end", "hours", "fee_total", "credit_uncapped",
-                  "credit_total", "cap_amount", "cap_applied", "minimum", "minimum_applied",
+                  "credit_total", "cap_amount", "cap_applied", "minimum", "minimum_applied", "claim": {"due", "status"},
                   "units": [{"scope", "id", "downtime_seconds", "excluded_seconds",
                              "availability_pct", "target_pct", "met", "credit_pct", "fee",
                              "credit", "incidents", "flags"}],
                   "nodes": [{"id", "fee", "credit", "basis"}]}],
-     "quarters": [...], "support": {...}, "termination": {...}}
+     "quarters": [...], "support": {...}, "termination": {...},
+     "claims_as_of", "claim_window", "claimable_total"}
 
 `units` lists every unit of every scope that has a service level (all nodes included, in
 topology order); `nodes` lists every node. Per unit:
@@ -38,6 +39,12 @@ of node, rack, cluster, site on ties), the scopes added (`sum`, e.g. `node+rack`
 `none`. Per month: `credit_uncapped` is the sum of node credits, `cap_amount` the cap
 share of the exact fee total rounded down to the cent, `credit_total` the issued credit
 after the cap and then the minimum.
+
+Claims (sla-semantics 8.7, `calculators.claims`): per month `claim.due` is the instant the
+claim is due (null without `credits.claim_window`) and `claim.status` is `open`, `due_soon`
+(7 days or less left) or `expired` against `claims_as_of` (the run's as_of);
+`claimable_total` is the sum of `credit_total` over the months not expired and
+`claim_window` the contract's window (`30d`, `months_after: 2` or null).
 """
 
 from __future__ import annotations
@@ -103,6 +110,18 @@ def _money_list(cents: np.ndarray) -> list[str]:
 
 def _pct(value: Decimal | None) -> str:
     return format(value.normalize(), "f") if value is not None else "0"
+
+
+def claims_json(claims, doc: dict[str, Any]) -> None:
+    """Per month `claim: {due, status}` and the top-level `claimable_total` (sla-semantics 8.7)."""
+    by = {m.period: m for m in claims.months}
+    for p in doc["periods"]:
+        m = by.get(p["period"])
+        if m is not None:
+            p["claim"] = {"due": iso(m.due) if m.due is not None else None, "status": m.status}
+    doc["claims_as_of"] = iso(claims.as_of)
+    doc["claim_window"] = claims.window
+    doc["claimable_total"] = cr.money(claims.claimable_cents)
 
 
 @dataclass(frozen=True)
@@ -323,6 +342,7 @@ class Result:
     termination: dict[str, Any] = field(default_factory=dict)
     open_incidents: tuple[str, ...] = ()      # ids without an end (they run until as_of)
     figures: Any = None     # calculators.incident_figures.IncidentFigures when computed with incidents=True
+    claims: Any = None      # calculators.claims.ClaimSummary: each month's claim deadline against as_of
 
     @property
     def incidents(self):
@@ -381,6 +401,12 @@ class Result:
         return out
 
     def _json(self, include_units: bool) -> dict[str, Any]:
+        out = self._json_figures(include_units)
+        if self.claims is not None:
+            claims_json(self.claims, out)
+        return out
+
+    def _json_figures(self, include_units: bool) -> dict[str, Any]:
         return {
             "contract": self.contract,
             "contract_sha256": self.contract_sha256,

@@ -294,13 +294,102 @@ class NotCharged(Strict):
         return self
 
 
+class ClaimMonthsAfter(Strict):
+    """`claim_window: {months_after: N}`: due at the end of the N-th calendar month after the
+    measured month (local midnight in the contract's zone)."""
+    months_after: int = Field(ge=1, le=120, description="Calendar months after the measured month; the claim is due at the "
+                                          "end of the last of them")
+
+    @field_validator("months_after", mode="before")
+    @classmethod
+    def _whole(cls, v: Any) -> Any:
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 120:
+            raise PydanticCustomError(
+                "claim_months_invalid",
+                "months_after is a whole number of calendar months from 1 to 120, e.g. {months_after: 2}")
+        return v
+
+
+def _claim_window_kind(v: Any) -> str:
+    return "dict" if isinstance(v, (dict, ClaimMonthsAfter)) else "str"
+
+
+# a duration from the end of the month, or a number of calendar months after it; the union
+# tags are names the loader already drops from error locations
+ClaimWindow = Annotated[
+    Union[Annotated[ClaimMonthsAfter, Tag("dict")], Annotated[Duration, Tag("str")]],
+    Discriminator(_claim_window_kind),
+]
+
+
+_MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def claim_window_min_seconds(cw: ClaimMonthsAfter | timedelta | None) -> int | None:
+    """The shortest time from a month's end to its claim deadline: the duration itself, or for
+    `{months_after: N}` the N shortest consecutive calendar months (February of a common year
+    included), e.g. 59 days for N = 2. For lint and comparison only; deadlines come from
+    `calculators.claims`."""
+    if cw is None:
+        return None
+    if isinstance(cw, timedelta):
+        return int(cw.total_seconds())
+    n = cw.months_after
+    days = min(sum(_MONTH_DAYS[(start + k) % 12] for k in range(n)) for start in range(12))
+    return days * 86400
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def describe_claim_window(cw: ClaimMonthsAfter | timedelta) -> str:
+    """`30d after the end of the month` / `by the end of the 2nd calendar month after the month`."""
+    if isinstance(cw, timedelta):
+        from slaschema.types import human_duration
+
+        return f"{human_duration(cw)} after the end of the month"
+    if cw.months_after == 1:
+        return "by the end of the calendar month after the month"
+    return f"by the end of the {_ordinal(cw.months_after)} calendar month after the month"
+
+
+class ClaimInstructions(Strict):
+    """How a claim is filed: where it goes and the evidence the provider asks for."""
+    send_to: str = Field(description="Address claims are sent to (e-mail, portal URL or postal address)")
+    evidence: list[str] = Field(default_factory=list, description="Evidence the provider requires with a claim")
+
+    @field_validator("send_to")
+    @classmethod
+    def _send_to(cls, v: str) -> str:
+        if not v.strip():
+            raise PydanticCustomError("empty_value", "must not be empty: name where claims are sent")
+        return v
+
+    @field_validator("evidence")
+    @classmethod
+    def _evidence(cls, v: list[str]) -> list[str]:
+        seen: set[str] = set()
+        for item in v:
+            if not item.strip():
+                raise PydanticCustomError("empty_value", "an evidence item must not be empty")
+            if item.strip().lower() in seen:
+                raise PydanticCustomError("claim_evidence_duplicate", "evidence item '{item}' is listed twice",
+                                          {"item": item})
+            seen.add(item.strip().lower())
+        return v
+
+
 class CreditPolicy(Strict):
     stacking: Literal["max", "sum"] = "max"
     cap: Percent | None = Field(default=None, description="Share of the month's total fee")
     minimum: Annotated[Union[Annotated[MinimumMoreThan, Tag("dict")], Annotated[Money, Tag("str")]],
                        Discriminator(_kind)] = Field(default=Decimal(0), description=(
         "A month's credit below this amount is not issued; {more_than: X} (revision 1.1): issued only above X"))
-    claim_window: Duration | None = None
+    claim_window: ClaimWindow | None = Field(default=None, description="Claims are due this long after the "
+                                             "month's end, or at the end of `{months_after: N}` calendar months")
+    claim: ClaimInstructions | None = Field(default=None, description="Where claims go and the evidence they need")
     form: Literal["future_invoice", "same_invoice", "refund"] = "future_invoice"
     not_charged: NotCharged | None = Field(default=None, description="Revision 1.1: hours not billed")
 
@@ -313,6 +402,15 @@ class CreditPolicy(Strict):
     def minimum_strict(self) -> bool:
         """True for `{more_than: X}` (X itself is not issued), False for a plain amount."""
         return isinstance(self.minimum, MinimumMoreThan)
+
+    @field_validator("claim_window")
+    @classmethod
+    def _claim_window_positive(cls, v: Any) -> Any:
+        if isinstance(v, timedelta) and v <= timedelta(0):
+            raise PydanticCustomError("claim_window_zero",
+                                      "a claim window of 0s is due the moment the month ends; give a positive "
+                                      "duration such as 30d, or {months_after: 1}")
+        return v
 
 
 # --- support -------------------------------------------------------------------------

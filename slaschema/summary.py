@@ -8,6 +8,17 @@ from typing import Any
 from slaschema.loader import LoadedContract
 from slaschema.types import format_percent, human_duration
 
+
+def _claim_window_text(cw: Any) -> str | None:
+    """`30d` for a duration, `end of 2nd month after` for `{months_after: 2}`, None without one."""
+    from slaschema.models import ClaimMonthsAfter, describe_claim_window
+
+    if cw is None:
+        return None
+    if isinstance(cw, ClaimMonthsAfter):
+        return describe_claim_window(cw)
+    return human_duration(cw)
+
 CENT = Decimal("0.01")
 
 
@@ -72,8 +83,10 @@ def summary(lc: LoadedContract) -> dict[str, Any]:
         "service_levels": sl,
         "credits": {"stacking": m.credits.stacking,
                     "cap": format_percent(m.credits.cap) if m.credits.cap is not None else None,
-                    "minimum": str(m.credits.minimum_amount), "claim_window": human_duration(m.credits.claim_window)
-                    if m.credits.claim_window else None, "form": m.credits.form, **_credits_rev11(m)},
+                    "minimum": str(m.credits.minimum_amount), "claim_window": _claim_window_text(m.credits.claim_window),
+                    "form": m.credits.form,
+                    "claim": ({"send_to": m.credits.claim.send_to, "evidence": list(m.credits.claim.evidence)}
+                              if m.credits.claim else None), **_credits_rev11(m)},
         "exclusions": {name: {"notice": human_duration(e.notice) if e.notice else None,
                               "max_per_month": human_duration(e.max_per_month) if e.max_per_month else None}
                        for name, e in m.exclusions.items()},
@@ -170,6 +183,9 @@ def render_summary(d: dict[str, Any]) -> None:
         nc = c["not_charged"]
         con.print(f"hours not charged: each {nc['per']} clock bucket in which a node is down more than "
                   f"{nc['when_down_over']} is not billed (on top of the credit)")
+    if c.get("claim"):
+        con.print(f"claims go to {c['claim']['send_to']}; evidence: "
+                  f"{', '.join(c['claim']['evidence']) or 'none named'}")
     if d["exclusions"]:
         ex = Table(title="Exclusions")
         ex.add_column("category")

@@ -19,7 +19,7 @@ from calculators.reports import doc as d
 from calculators.reports.fmt import CENT, count, money, pct, pct_terms, plural, spaced_hostlist, words
 from slaschema import hostlist
 from slaschema.loader import LoadedContract
-from slaschema.models import Contract, Criterion, ServiceLevel
+from slaschema.models import Contract, Criterion, ServiceLevel, describe_claim_window
 from slaschema.summary import monthly_fees
 from slaschema.types import format_threshold, human_duration
 
@@ -407,8 +407,12 @@ def _credit_terms(c: _Ctx) -> list[d.Block]:
         bullets.append(f"Minimum: a month whose total credit (after the cap) is below {money(cp.minimum_amount, c.cur)} "
                        "gives no credit.")
     if cp.claim_window is not None:
-        bullets.append(f"Claims: the customer claims a month's credit within {_hd(cp.claim_window)} after the end of "
-                       "that month.")
+        window = (f"within {_hd(cp.claim_window)} after the end of that month" if isinstance(cp.claim_window, timedelta)
+                  else describe_claim_window(cp.claim_window).replace("after the month", "after that month"))
+        bullets.append(f"Claims: the customer claims a month's credit {window}; a claim not made by then lapses.")
+        if cp.claim is not None:
+            bullets.append(f"Claims are sent to {cp.claim.send_to}"
+                           + (f", with: {'; '.join(cp.claim.evidence)}." if cp.claim.evidence else "."))
     else:
         bullets.append("No claim is needed: credits are issued on the monthly review.")
     bullets.append(f"Form: credits are given as {FORM_WORDS[cp.form]}.")

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from slaschema.checks import AREAS, KNOWN_CHECKS
 from slaschema.loader import LoadedContract
-from slaschema.models import SCOPES, ServiceLevel
+from slaschema.models import SCOPES, ServiceLevel, claim_window_min_seconds
 from slaschema.types import format_duration, format_percent
 
 HOURS_PER_MONTH = Decimal(730)   # 8,760 h / 12, to put per-node-month prices on a GPU-hour basis
@@ -121,6 +121,21 @@ def _schedule(sl: ServiceLevel | None) -> str:
 
 def _td(v: timedelta | None) -> str:
     return "—" if v is None else format_duration(v)
+
+
+class _WindowSeconds(int):
+    """A claim window's shortest length in seconds (compared as a number), with its own words."""
+    text: str = ""
+
+
+def _claim_window(cw) -> int | None:
+    seconds = claim_window_min_seconds(cw)
+    if seconds is None:
+        return None
+    v = _WindowSeconds(seconds)
+    v.text = (format_duration(cw) if isinstance(cw, timedelta)
+              else f"end of month +{cw.months_after} (at least {seconds // 86400}d)")
+    return v
 
 
 def _sec(v: timedelta | None) -> int | None:
@@ -230,8 +245,10 @@ def specs(offers: list[LoadedContract]) -> list[Spec]:
              rule="yes is better than only below target"),
         Spec("Credits", "hours not charged",
              lambda lc: lc.model.credits.not_charged is not None, _yes, "yes", rule="yes is better"),
-        Spec("Credits", "claim window", lambda lc: _sec(lc.model.credits.claim_window),
-             lambda v: "none" if v is None else format_duration(timedelta(seconds=v)), "higher", missing="best"),
+        Spec("Credits", "claim window", lambda lc: _claim_window(lc.model.credits.claim_window),
+             lambda v: "none" if v is None else getattr(v, "text", None) or format_duration(timedelta(seconds=v)),
+             "higher", missing="best",
+             rule="longer is better; {months_after: N} counts as its shortest case (59d for N = 2)"),
         Spec("Credits", "stacking across scopes", lambda lc: lc.model.credits.stacking == "sum",
              lambda v: "sum" if v else "max", "yes", rule="sum is better than max"),
         Spec("Support", "detection", lambda lc: _sec(lc.model.support.detection),

@@ -25,6 +25,10 @@ MAX_DETECTION = timedelta(minutes=2)      # ClusterMAX 3.0: unhealthy nodes dete
 MIN_BURN_IN = timedelta(hours=8)          # ClusterMAX 3.0: burn-in of at least 8 h at handover
 MIN_CAP = Decimal(10)                     # credit cap below 10 % of the fee never bites
 MIN_CLAIM_WINDOW = timedelta(days=30)
+REVIEW_LEAD = timedelta(days=14)          # a review is held within two weeks after its period
+REVIEW_WAIT = {"monthly": timedelta(0), "quarterly": timedelta(days=61)}   # month end -> period end, longest
+REVIEW_MONTHS = {"monthly": 1, "quarterly": 3}   # months_after needed to be open at the review
+QUARTER_OR_MONTH = {"monthly": "month", "quarterly": "quarter"}
 MAX_MIN_OUTAGE = timedelta(minutes=10)
 MIN_NOTICE = timedelta(hours=24)
 MAX_TIER_GAP = Decimal(5)                 # percentage points between consecutive tier thresholds
@@ -367,7 +371,7 @@ credits:
   claim_window: 60d""")
 def _claim_window(lc: LoadedContract) -> list[Hit]:
     cw = lc.model.credits.claim_window
-    if cw is not None and cw < MIN_CLAIM_WINDOW:
+    if isinstance(cw, timedelta) and cw < MIN_CLAIM_WINDOW:
         return [Hit(("credits", "claim_window"), f"credits must be claimed within {_dur(cw)}", _dur(cw))]
     return []
 
@@ -502,6 +506,43 @@ def _minimum_more_than(lc: LoadedContract) -> list[Hit]:
         return [Hit(("credits", "minimum", "more_than"),
                     f"a month's credit of {cp.minimum_amount} or less is not issued", str(cp.minimum_amount))]
     return []
+
+
+@rule("SLA029", "warning", "credits", "Claims lapse before the review",
+      why="""
+The review (`review.cadence`) is where most credits are found. With a quarterly review the
+first month of a quarter is reviewed two months after it ended (61 days in the longest case)
+plus the time the review takes; a claim window shorter than that lets its claim lapse
+before anyone sees it (30d: January's claim is due on 2 or 3 March, the Q1 review comes in
+April). The rule allows the review 14 days after the period (REVIEW_LEAD). Claim each month
+from `slakit credits` / `slakit claim` as it closes, or give the claims time to reach the
+review.""",
+      fix="""
+credits:
+  claim_window: {months_after: 3}   # or a duration of at least 75d for a quarterly review""")
+def _claims_lapse_before_review(lc: LoadedContract) -> list[Hit]:
+    cw = lc.model.credits.claim_window
+    cadence = lc.model.review.cadence
+    if cw is None:
+        return []
+    if isinstance(cw, timedelta):
+        if cw < MIN_CLAIM_WINDOW:
+            return []                      # SLA021 already reports it
+        need = REVIEW_WAIT[cadence] + REVIEW_LEAD
+        if cw >= need:
+            return []
+        return [Hit(("credits", "claim_window"),
+                    f"review is {cadence}: a month is reviewed up to {need.days} days after it ends "
+                    f"({REVIEW_WAIT[cadence].days} days to the end of the {QUARTER_OR_MONTH[cadence]} + "
+                    f"{REVIEW_LEAD.days} days for the review), but its claim lapses {_dur(cw)} after it ends",
+                    _dur(cw))]
+    months = int(cw.months_after)
+    if months >= REVIEW_MONTHS[cadence]:
+        return []
+    return [Hit(("credits", "claim_window"),
+                f"review is {cadence}: the first month of a {QUARTER_OR_MONTH[cadence]} is reviewed after the "
+                f"{QUARTER_OR_MONTH[cadence]} ends, but its claim lapses at the end of the {months} calendar "
+                f"month(s) after it", f"months_after: {months}")]
 
 
 @rule("SLA030", "error", "support", "Detection target missing or above 2 minutes",

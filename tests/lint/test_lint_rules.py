@@ -112,6 +112,7 @@ CASES = {
     "SLA020": (setp("credits.cap", "5%"), BASELINE),
     "SLA021": (setp("credits.claim_window", "14d"), BASELINE),
     "SLA022": (setp("credits.minimum", "10000"), BASELINE),
+    "SLA029": (BASELINE, setp("credits.claim_window", {"months_after": 3})),
     "SLA023": (setp("service_levels.rack.pro_rata.multiplier", "0.5"), BASELINE),
     "SLA024": (setp("service_levels.node.credits", [{"below": "99%", "credit": "10%"},
                                                     {"below": "90%", "credit": "100%"}]), BASELINE),
@@ -247,3 +248,20 @@ def test_cli_invalid_contract_exits_1(tmp_path):
     p.write_text("slakit: 1\ncontract: {}\n")
     res = CliRunner().invoke(main, ["lint", str(p)])
     assert res.exit_code == 1
+
+
+@pytest.mark.parametrize("cadence,window,fires", [
+    ("quarterly", "30d", True), ("quarterly", "74d", True), ("quarterly", "75d", False),
+    ("quarterly", {"months_after": 2}, True), ("quarterly", {"months_after": 3}, False),
+    ("monthly", "30d", False), ("monthly", {"months_after": 1}, False),
+    ("quarterly", "14d", False),            # SLA021 reports a window under 30 days
+])
+def test_claims_lapse_before_the_review(cadence, window, fires):
+    text, r = variant(chain(setp("review.cadence", cadence), setp("credits.claim_window", window)))
+    hits = [f for f in r.findings if f.rule == "SLA029"]
+    assert bool(hits) == fires, [f.message for f in r.findings]
+    if hits:
+        assert hits[0].path == "credits.claim_window"
+        assert text.splitlines()[hits[0].line - 1].strip().startswith(("claim_window:", "months_after:"))
+    if window == "14d":
+        assert "SLA021" in r.rule_ids()

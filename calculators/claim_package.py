@@ -1,0 +1,198 @@
+"""The evidence package sent with a claim letter: a tar file both parties can hash and check.
+
+Layout (format `slakit-claim-evidence/1`):
+
+    claim.json                    the claim's figures (`calculators.claim_case.ClaimRun.to_json`)
+    contract/<file>               the contract the figures come from
+    incidents/<log file>          the provider's incident-log rows of every incident touching a
+                                  claimed month, values as in the log (CSV: header + rows;
+                                  JSON Lines: the lines; JSON array: the elements)
+    incidents/claimed.csv         per claimed month, the incidents counted in a credited unit:
+                                  id, ticket, affected nodes, start, end, counted and down
+                                  seconds, credited units
+    monitor/<file>                the buyer's own monitor log (`slakit watch`), when given
+    reconcile/<file>              the reconcile report (`slakit reconcile`), when given
+    manifest.json                 {"format", "algorithm": "sha256", "contract", "months", "as_of",
+                                   "files": {path: sha256}}
+    manifest.json.sig             OpenSSH signature over manifest.json (namespace
+                                  slakit-evidence), when a key is given (`slaschema.signing`)
+
+The tar is byte-identical for the same inputs: members sorted, owner root, mode 0644 and the
+modification time of every member set to the claim's as_of instant.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+
+FORMAT = "slakit-claim-evidence/1"
+MANIFEST = "manifest.json"
+SIGNATURE = MANIFEST + ".sig"
+
+
+def describe(name: str) -> str:
+    """What a member holds, in words for the letter."""
+    if name == "claim.json":
+        return "the claim's figures per month: amounts, deadline, units with a credit, incidents (JSON)"
+    if name == "incidents/claimed.csv":
+        return "the incidents of this claim: ticket, affected nodes, start, end, counted and down seconds"
+    if name.startswith("incidents/"):
+        return "the provider's incident-log rows of every incident in the claimed months, as logged"
+    if name.startswith("contract/"):
+        return "the contract the figures are computed from"
+    if name.startswith("monitor/"):
+        return "the customer's own availability monitoring log (slakit watch)"
+    if name.startswith("reconcile/"):
+        return "the comparison of the customer's monitoring log with the provider's incident log"
+    return "supporting file"
+
+
+@dataclass(frozen=True)
+class Package:
+    data: bytes                                  # the tar file
+    files: tuple[tuple[str, str], ...]           # (path, sha256) of every member except the manifest and signature
+    manifest_sha256: str
+    signed_by: str | None                        # key fingerprint when signed
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def log_rows(path: str | Path, rows: set[int]) -> bytes:
+    """The rows `rows` (1-based, as `IncidentLog.frame['row']` numbers them) of an incident log,
+    in its own format."""
+    from calculators.incidents import detect_format
+
+    raw = Path(path).read_bytes()
+    text = raw.decode("utf-8-sig")
+    fmt = detect_format(str(path), text[:4096])
+    if fmt == "jsonl":
+        lines = text.splitlines()
+        return "".join(lines[n - 1] + "\n" for n in sorted(rows) if 0 < n <= len(lines)).encode("utf-8")
+    if fmt == "json":
+        items = json.loads(text)
+        chosen = [items[n - 1] for n in sorted(rows) if 0 < n <= len(items)]
+        return (json.dumps(chosen, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    reader = csv.reader(io.StringIO(text, newline=""))
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    header = next(reader, None)
+    if header is None:
+        return b""
+    w.writerow(header)
+    n = 0
+    for row in reader:
+        if not row:                 # blank lines are not rows (as the incident loader counts them)
+            continue
+        n += 1
+        if n in rows:
+            w.writerow(row)
+    return buf.getvalue().encode("utf-8")
+
+
+def claimed_csv(run) -> bytes:
+    from calculators.result import iso
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(("period", "id", "ticket", "scope", "target", "nodes", "start", "end", "counted_seconds",
+                "downtime_seconds", "category", "credited_units"))
+    for m in run.claimed:
+        for i in m.incidents:
+            w.writerow((m.period, i.id, i.ticket or "", i.scope, i.target, " ".join(i.nodes), iso(i.start),
+                        iso(i.end) if i.end is not None else "", i.counted_seconds, i.downtime_seconds, i.category,
+                        " ".join(f"{s}:{u}:{c}" for s, u, c in i.credited_units)))
+    return buf.getvalue().encode("utf-8")
+
+
+def _member_name(prefix: str, path: Path, taken: set[str]) -> str:
+    name = f"{prefix}/{path.name}"
+    k = 2
+    while name in taken:
+        name = f"{prefix}/{path.stem}-{k}{path.suffix}"
+        k += 1
+    taken.add(name)
+    return name
+
+
+def build(run, contract_file: str | Path, incidents_file: str | Path, monitor_logs: list[str | Path] = (),
+          reconcile_reports: list[str | Path] = (), key: str | Path | None = None) -> Package:
+    """The package of `run` (a `ClaimRun`), signed with `key` when given."""
+    members: dict[str, bytes] = {}
+    rows = {n for m in run.claimed for n in m.row_numbers}
+    members["claim.json"] = (json.dumps(run.to_json(), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    members[f"contract/{Path(contract_file).name}"] = Path(contract_file).read_bytes()
+    members[f"incidents/{Path(incidents_file).name}"] = log_rows(incidents_file, rows)
+    members["incidents/claimed.csv"] = claimed_csv(run)
+    taken = set(members)
+    for f in monitor_logs:
+        members[_member_name("monitor", Path(f), taken)] = Path(f).read_bytes()
+    for f in reconcile_reports:
+        members[_member_name("reconcile", Path(f), taken)] = Path(f).read_bytes()
+    files = {name: sha256(data) for name, data in sorted(members.items())}
+    from calculators.result import iso
+
+    manifest = {"format": FORMAT, "algorithm": "sha256", "contract": run.contract_id,
+                "contract_sha256": run.contract_sha256, "incidents_sha256": run.incidents_sha256,
+                "as_of": iso(run.as_of), "months": [m.period for m in run.claimed], "files": files}
+    manifest_bytes = (json.dumps(manifest, indent=2, sort_keys=False) + "\n").encode("utf-8")
+    members[MANIFEST] = manifest_bytes
+    signed_by = None
+    if key is not None:
+        from slaschema import signing
+
+        members[SIGNATURE] = signing.sign(manifest_bytes, key)
+        signed_by = signing.fingerprint(key)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name in sorted(members):
+            data = members[name]
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            info.mtime = run.as_of
+            info.mode = 0o644
+            info.uid = info.gid = 0
+            info.uname = info.gname = "root"
+            tar.addfile(info, io.BytesIO(data))
+    return Package(data=buf.getvalue(), files=tuple(files.items()), manifest_sha256=sha256(manifest_bytes),
+                   signed_by=signed_by)
+
+
+def verify(data: bytes, allowed_signers: str | Path | None = None, identity: str | None = None,
+           file: str = "package") -> list[str]:
+    """Problems of a package (empty when every file matches the manifest and a signature, if
+    present, verifies). Checks members against the manifest: changed, missing and added files."""
+    from slaschema.errors import InputError
+
+    problems: list[str] = []
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r") as tar:
+        members = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+    if MANIFEST not in members:
+        return [f"{file}: no {MANIFEST}"]
+    manifest = json.loads(members[MANIFEST])
+    listed = manifest.get("files", {})
+    for name, digest in listed.items():
+        if name not in members:
+            problems.append(f"{name}: listed in the manifest but missing")
+        elif sha256(members[name]) != digest:
+            problems.append(f"{name}: changed (SHA-256 {sha256(members[name])[:16]}…, manifest {digest[:16]}…)")
+    for name in sorted(set(members) - set(listed) - {MANIFEST, SIGNATURE}):
+        problems.append(f"{name}: not in the manifest")
+    if SIGNATURE in members:
+        from slaschema import signing
+
+        try:
+            signing.verify(members[MANIFEST], members[SIGNATURE], allowed_signers=allowed_signers, identity=identity,
+                           file=f"{file}:{SIGNATURE}")
+        except InputError as e:
+            problems.extend(p.format() for p in e.problems)
+    elif allowed_signers is not None:
+        problems.append(f"{file}: not signed, but a signer was expected")
+    return problems
