@@ -23,6 +23,7 @@ Architecture = Literal["hgx-8gpu", "gb200-nvl72", "gb300-nvl72", "mi355x-8gpu", 
 DEFAULT_GPUS_PER_NODE = {"hgx-8gpu": 8, "gb200-nvl72": 4, "gb300-nvl72": 4, "mi355x-8gpu": 8}
 BUILTIN_EXCLUSIONS = ("maintenance", "security_patch", "customer_caused", "force_majeure")
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_LANG = re.compile(r"[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?(-[A-Za-z0-9]{5,8})*")
 
 
 class Strict(BaseModel):
@@ -53,8 +54,18 @@ class ContractInfo(Strict):
     timezone: TimeZoneName = Field(description="IANA zone; measurement months are calendar months here")
     currency: str = Field(description="ISO 4217 code, e.g. USD")
     tier: Literal["bronze", "silver", "gold", "platinum", "custom"] | None = None
+    language: str | None = Field(default=None, description="BCP 47 tag of the language the names and texts are "
+                                                            "written in, e.g. zh-CN, ja, pl, cs, de, ru")
 
     _v_id = field_validator("id")(classmethod(lambda cls, v: _check_id(v)))
+
+    @field_validator("language")
+    @classmethod
+    def _language(cls, v: str | None) -> str | None:
+        if v is not None and not _LANG.fullmatch(v):
+            raise PydanticCustomError("language_invalid",
+                                      "language is a BCP 47 tag such as en, de, pl, zh-CN or pt-BR")
+        return v
 
     @field_validator("currency")
     @classmethod

@@ -22,14 +22,16 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
     from reportlab.lib.pagesizes import A4
     from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
     from reportlab.lib.units import mm
-    from reportlab.platypus import KeepTogether, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
+    from reportlab.platypus import KeepTogether, SimpleDocTemplate, Spacer, Table, TableStyle
 
+    from calculators.reports import fonts
+    from calculators.reports.fonts import Paragraph
     from slaschema.fileio import write_atomic
 
-    styles = getSampleStyleSheet()
+    styles = fonts.stylesheet(getSampleStyleSheet())
     small = ParagraphStyle("small", parent=styles["BodyText"], fontSize=7.5, leading=9)
     body = ParagraphStyle("body", parent=styles["BodyText"], fontSize=9, leading=11.5)
-    mono = ParagraphStyle("mono", parent=small, fontName="Courier", fontSize=6.5, leading=8)
+    mono = ParagraphStyle("mono", parent=small, fontName=fonts.MONO, fontSize=6.5, leading=8)
     # Ids such as nccl-all-reduce-rack wrap at their hyphens rather than mid-word.
     ident = ParagraphStyle("ident", parent=small, embeddedHyphenation=1)
 
@@ -63,7 +65,7 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
     summary = Table([[Paragraph(f'<font size="16" color="{COLORS[status]}"><b>{verdict_word}</b></font>', body)],
                      [p(f"Overall status: {status.upper()} — criteria: {counts}", body)]],
                     colWidths=[170 * mm])
-    summary.setStyle(TableStyle([("BOX", (0, 0), (-1, -1), 1.2, colors.HexColor(COLORS[status])),
+    summary.setStyle(TableStyle([fonts.TABLE_FONT, ("BOX", (0, 0), (-1, -1), 1.2, colors.HexColor(COLORS[status])),
                                  ("TOPPADDING", (0, 0), (-1, -1), 6), ("BOTTOMPADDING", (0, 0), (-1, -1), 6)]))
     story += [summary, Spacer(1, 4 * mm)]
 
@@ -81,7 +83,7 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
             f"{c}: " + ", ".join(f"{k}={v}" for k, v in kv.items()) for c, kv in run["overrides"].items())])
     t = Table([[p(k, small), p(v, mono if "SHA" in k or "digest" in k else small)] for k, v in info],
               colWidths=[38 * mm, 132 * mm])
-    t.setStyle(TableStyle([("GRID", (0, 0), (-1, -1), 0.25, colors.grey), ("VALIGN", (0, 0), (-1, -1), "TOP"),
+    t.setStyle(TableStyle([fonts.TABLE_FONT, ("GRID", (0, 0), (-1, -1), 0.25, colors.grey), ("VALIGN", (0, 0), (-1, -1), "TOP"),
                            ("BACKGROUND", (0, 0), (0, -1), colors.HexColor("#f2f2f2"))]))
     story += [t, Spacer(1, 5 * mm)]
 
@@ -172,7 +174,7 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
     for label in ("Name", "Title", "Signature", "Date"):
         sign.append([p(f"{label}: ____________________________", body)] * 2)
     st = Table(sign, colWidths=[85 * mm, 85 * mm])
-    st.setStyle(TableStyle([("BOX", (0, 0), (0, -1), 0.5, colors.grey), ("BOX", (1, 0), (1, -1), 0.5, colors.grey),
+    st.setStyle(TableStyle([fonts.TABLE_FONT, ("BOX", (0, 0), (0, -1), 0.5, colors.grey), ("BOX", (1, 0), (1, -1), 0.5, colors.grey),
                             ("TOPPADDING", (0, 2), (-1, -1), 10)]))
     story.append(KeepTogether([Paragraph("Sign-off", styles["Heading2"]),
                                p("The parties confirm that the criteria above were tested on the nodes listed, "
@@ -186,12 +188,12 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
 
     def footer(canvas, d) -> None:
         canvas.saveState()
-        canvas.setFont("Helvetica", 7)
-        canvas.drawString(18 * mm, 9 * mm, f"{title} — evidence digest {(manifest or {}).get('digest', '—')[:16]}…")
-        canvas.drawRightString(A4[0] - 18 * mm, 9 * mm, f"page {d.page}")
+        fonts.draw_string(canvas, 18 * mm, 9 * mm,
+                          f"{title} — evidence digest {(manifest or {}).get('digest', '—')[:16]}…", fonts.REGULAR, 7)
+        fonts.draw_string(canvas, A4[0] - 18 * mm, 9 * mm, f"page {d.page}", fonts.REGULAR, 7, "right")
         canvas.restoreState()
 
-    pdf.build(story, onFirstPage=footer, onLaterPages=footer)
+    pdf.build(story, onFirstPage=footer, onLaterPages=footer, canvasmaker=fonts.canvas_class())
     data = tmp.read_bytes()
     tmp.unlink()
     write_atomic(out, data)
@@ -200,7 +202,9 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
 def _grid(colors: Any) -> Any:
     from reportlab.platypus import TableStyle
 
-    return TableStyle([("GRID", (0, 0), (-1, -1), 0.25, colors.grey), ("VALIGN", (0, 0), (-1, -1), "TOP"),
+    from calculators.reports.fonts import TABLE_FONT
+
+    return TableStyle([TABLE_FONT, ("GRID", (0, 0), (-1, -1), 0.25, colors.grey), ("VALIGN", (0, 0), (-1, -1), "TOP"),
                        ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#e8e8e8"))])
 
 

@@ -48,6 +48,7 @@ class Table:
     width_fraction: float = 1.0                     # PDF only: share of the text width the table takes
     min_row_height: float | None = None             # PDF only: e.g. room for signatures
     group_size: int | None = None                   # PDF only: a rule every N columns (side-by-side lists)
+    nowrap: tuple[int, ...] = ()                    # PDF only: columns whose cells never wrap (ids)
 
 
 @dataclass(frozen=True)
@@ -107,3 +108,4 @@ class Document:
     author: str = "slakit"
     keywords: tuple[str, ...] = field(default_factory=tuple)
     landscape: bool = False
+    lang: str | None = None                        # BCP 47 tag of the contract's names (HTML marks them)

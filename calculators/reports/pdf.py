@@ -4,7 +4,9 @@
 cover page with the title and generation inputs, a table of contents (headings of level 1
 and 2), every page footed with the document's footer line (contract id, SHA-256, tool
 version) and "page X of Y", PDF outline bookmarks, text that stays selectable (platypus
-paragraphs and tables, reportlab.graphics charts; no images).
+paragraphs and tables, reportlab.graphics charts; no images). Text is set in embedded subset
+TrueType fonts with a fallback font per character (`calculators.reports.fonts`), so names in
+any script (Łódź, Příbram, Ελλάδα, Москва, 某某智算云) print as written.
 
 Builds are byte-identical for the same document: reportlab runs with `invariant=1`, so the
 creation date is fixed (`SOURCE_DATE_EPOCH` when set, else 2000-01-01) and the file id is
@@ -32,10 +34,12 @@ from reportlab.lib.units import mm
 from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen import canvas as rl_canvas
 from reportlab.platypus import (BaseDocTemplate, CondPageBreak, Flowable, Frame, KeepTogether, LongTable, PageBreak,
-                                PageTemplate, Paragraph, Spacer, TableStyle)
+                                PageTemplate, Spacer, TableStyle)
 from reportlab.platypus.tableofcontents import TableOfContents
 
 from calculators.reports import doc as d
+from calculators.reports import fonts
+from calculators.reports.fonts import Paragraph
 
 # --- palette and type -------------------------------------------------------------------
 
@@ -49,7 +53,7 @@ ACCENT = colors.HexColor("#2f80ed")
 SERIES = [colors.HexColor(c) for c in ("#2f80ed", "#f2994a", "#27ae60", "#9b51e0", "#eb5757", "#56ccf2",
                                         "#828282", "#f2c94c")]
 TARGET = colors.HexColor("#c0392b")
-FONT, FONT_BOLD = "Helvetica", "Helvetica-Bold"
+FONT, FONT_BOLD = fonts.REGULAR, fonts.BOLD          # embedded TrueType, fallback per character
 MARGIN = 18 * mm
 
 # Characters outside the standard fonts' WinAnsi encoding, written as plain text instead.
@@ -68,10 +72,11 @@ def esc(text: str) -> str:
 
 @lru_cache(maxsize=1)
 def styles() -> dict[str, ParagraphStyle]:
+    fonts.register()
     base = getSampleStyleSheet()
     s: dict[str, ParagraphStyle] = {}
     s["body"] = ParagraphStyle("body", parent=base["Normal"], fontName=FONT, fontSize=9.5, leading=13,
-                               textColor=INK, spaceAfter=5)
+                               textColor=INK, spaceAfter=5, bulletFontName=FONT)
     s["small"] = ParagraphStyle("small", parent=s["body"], fontSize=8, leading=10.5, textColor=INK)
     s["note"] = ParagraphStyle("note", parent=s["body"], fontSize=8, leading=10.5, textColor=MUTED)
     s["strong"] = ParagraphStyle("strong", parent=s["body"], fontName=FONT_BOLD)
@@ -113,7 +118,7 @@ class FooterCanvas(rl_canvas.Canvas):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs["invariant"] = 1
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, **fonts.canvas_kwargs(kwargs))
         self._saved: list[tuple[dict, list]] = []
         self._marks: list[tuple[str, dict]] = []
 
@@ -143,14 +148,16 @@ class FooterCanvas(rl_canvas.Canvas):
         self.setLineWidth(0.5)
         self.line(MARGIN, 13 * mm, w - MARGIN, 13 * mm)
         self.setFillColor(MUTED)
-        self.setFont(FONT, 6.8)
         text = plain(self.footer_text)
         room = w - 2 * MARGIN - 60
-        while text and stringWidth(text, FONT, 6.8) > room:
+        size = 6.8
+        wide = fonts.width(text, FONT, size)
+        if wide > room:                      # smaller type before anything is cut
+            size = max(5.6, size * room / wide)
+        while text and fonts.width(text, FONT, size) > room:
             text = text[:-2]
-        self.drawString(MARGIN, 9.5 * mm, text)
-        self.setFont(FONT, 7.5)
-        self.drawRightString(w - MARGIN, 9.5 * mm, f"Page {self._pageNumber} of {total}")
+        fonts.draw_string(self, MARGIN, 9.5 * mm, text, FONT, size)
+        fonts.draw_string(self, w - MARGIN, 9.5 * mm, f"Page {self._pageNumber} of {total}", FONT, 7.5, "right")
         self.restoreState()
 
 
@@ -181,7 +188,8 @@ class ReportDocTemplate(BaseDocTemplate):
         key = f"h{self._anchor}"
         self.canv.bookmarkPage(key)
         self.canv.addOutlineEntry(text, key, level=level, closed=level > 0)
-        self.notify("TOCEntry", (level, text, self.page, key))
+        # the contents page sets entries as paragraph markup: escaped, with fallback fonts
+        self.notify("TOCEntry", (level, fonts.markup(escape(text)), self.page, key))
 
     def handle_documentBegin(self) -> None:  # noqa: N802 (reportlab API)
         self._anchor = 0
@@ -197,10 +205,35 @@ def heading_flowable(text: str, level: int) -> Paragraph:
 
 # --- tables ------------------------------------------------------------------------------
 
-def _cell(text: str, style: ParagraphStyle, width: float, font: str, size: float) -> Any:
-    """A plain string when it fits on one line (fast), a wrapping Paragraph otherwise."""
+def _fit_nowrap(t: d.Table, cols: list[float], size: float) -> list[float]:
+    """Widen the `nowrap` columns to their widest cell (header included, in bold), taking the
+    room from the other columns in proportion to their widths."""
+    need = {}
+    for i in t.nowrap:
+        cells = [fonts.width(plain(str(r[i])), FONT, size) for r in t.rows] + [fonts.width(plain(t.header[i]),
+                                                                                       FONT_BOLD, size)]
+        need[i] = max(cells) + 7
+    extra = sum(max(0.0, need[i] - cols[i]) for i in need)
+    if extra <= 0:
+        return cols
+    others = [j for j in range(len(cols)) if j not in need]
+    room = sum(cols[j] for j in others)
+    if room <= extra:
+        return cols
+    out = list(cols)
+    for i in need:
+        out[i] = max(cols[i], need[i])
+    for j in others:
+        out[j] = cols[j] * (room - extra) / room
+    return out
+
+
+def _cell(text: str, style: ParagraphStyle, width: float, font: str, size: float, nowrap: bool = False) -> Any:
+    """A plain string when it fits on one line (fast), a wrapping Paragraph otherwise.
+
+    A `nowrap` cell stays one string (its column was widened to fit it)."""
     t = plain(text)
-    if "\n" not in t and stringWidth(t, font, size) <= width - 6:
+    if "\n" not in t and fonts.covered(t, font) and (nowrap or stringWidth(t, font, size) <= width - 6):
         return t
     return Paragraph(escape(t).replace("\n", "<br/>"), style)
 
@@ -215,6 +248,8 @@ def table_flowable(t: d.Table, width: float) -> list[Flowable]:
     cols = [width * r / total for r in rel]
     align = t.align or tuple("l" for _ in range(n))
     size = t.font_size or 8
+    if t.nowrap:
+        cols = _fit_nowrap(t, cols, size)
     cell_styles = {}
     for key, name in (("l", "cell"), ("r", "cell_r"), ("c", "cell_c")):
         cell_styles[key] = ParagraphStyle(f"{name}{size}", parent=s[name], fontSize=size, leading=size * 1.2)
@@ -223,8 +258,10 @@ def table_flowable(t: d.Table, width: float) -> list[Flowable]:
     pad = 2.2 if size > 7 else 1.2
     data: list[list[Any]] = [[Paragraph(esc(h), head_styles[align[i]]) for i, h in enumerate(t.header)]]
     for row in t.rows:
-        data.append([_cell(str(v), cell_styles[align[i]], cols[i], FONT, size) for i, v in enumerate(row)])
+        data.append([_cell(str(v), cell_styles[align[i]], cols[i], FONT, size, i in t.nowrap)
+                     for i, v in enumerate(row)])
     cmds: list[tuple] = [
+        fonts.TABLE_FONT,
         ("FONT", (0, 1), (-1, -1), FONT, size, size * 1.2),
         ("TEXTCOLOR", (0, 1), (-1, -1), INK),
         ("BACKGROUND", (0, 0), (-1, 0), HEAD_BG),
@@ -309,11 +346,24 @@ class PagedTable(Flowable):
         tab.drawOn(self.canv, 0, 0)
 
 
+def _unbroken_style(text: str, room: float) -> ParagraphStyle:
+    """Body style, in smaller type when `text` is one long token (a SHA-256) that would break."""
+    body = styles()["body"]
+    if " " in text or not text:
+        return body
+    w = fonts.width(text, FONT, body.fontSize)
+    if w <= room:
+        return body
+    size = max(6.0, round(body.fontSize * room / w - 0.05, 1))
+    return ParagraphStyle(f"body{size}", parent=body, fontSize=size, leading=max(size * 1.3, 9))
+
+
 def key_values_flowable(kv: d.KeyValues, width: float) -> Flowable:
     s = styles()
-    data = [[Paragraph(esc(k), s["strong"]), Paragraph(esc(v), s["body"])] for k, v in kv.items]
+    room = width * 0.72 - 10        # less the cell padding (2 left, 6 right) and a margin
+    data = [[Paragraph(esc(k), s["strong"]), Paragraph(esc(v), _unbroken_style(plain(v), room))] for k, v in kv.items]
     tab = LongTable(data, colWidths=[width * 0.28, width * 0.72], hAlign="LEFT")
-    tab.setStyle(TableStyle([("VALIGN", (0, 0), (-1, -1), "TOP"), ("LINEBELOW", (0, 0), (-1, -1), 0.25, RULE),
+    tab.setStyle(TableStyle([fonts.TABLE_FONT, ("VALIGN", (0, 0), (-1, -1), "TOP"), ("LINEBELOW", (0, 0), (-1, -1), 0.25, RULE),
                              ("TOPPADDING", (0, 0), (-1, -1), 2), ("BOTTOMPADDING", (0, 0), (-1, -1), 0),
                              ("LEFTPADDING", (0, 0), (-1, -1), 2)]))
     return tab
@@ -347,12 +397,12 @@ def bar_chart(c: d.BarChart, width: float) -> Drawing:
     horizontal = c.horizontal
     label_w = 0.0
     if horizontal:
-        label_w = min(150.0, max(stringWidth(plain(x), FONT, 7) for x in c.categories) + 8) if c.categories else 40
+        label_w = min(150.0, max(fonts.width(plain(x), FONT, 7) for x in c.categories) + 8) if c.categories else 40
         height = max(90.0, 16.0 * len(c.categories) * (1 if c.stacked else max(1, n_series)) ** 0.5 + 50)
     else:
         height = 190.0
-    dr = Drawing(width, height + 18 + legend_h)
-    dr.add(String(0, height + legend_h + 6, plain(c.title), fontName=FONT_BOLD, fontSize=9, fillColor=INK))
+    dr = Drawing(width, height + 18 + legend_h, initialFontName=FONT)
+    dr.add(fonts.string_group(0, height + legend_h + 6, plain(c.title), FONT_BOLD, 9, fillColor=INK))
     ch = HorizontalBarChart() if horizontal else VerticalBarChart()
     ch.x = 46 + label_w if horizontal else 46
     ch.y = 30 if not horizontal else 22
@@ -382,6 +432,9 @@ def bar_chart(c: d.BarChart, width: float) -> Drawing:
     cat.categoryNames = [plain(x) for x in c.categories]
     cat.labels.fontName = FONT
     cat.labels.fontSize = 7
+    for i, name in enumerate(cat.categoryNames):
+        if not fonts.covered(name, FONT):
+            cat.labels[i].fontName = fonts.font_for(name, FONT)
     if horizontal:
         cat.labels.boxAnchor = "e"
         cat.labels.dx = -3
@@ -424,15 +477,16 @@ def bar_chart(c: d.BarChart, width: float) -> Drawing:
         pairs += [(TARGET if k == 0 else SERIES[(k + 3) % len(SERIES)], plain(f"{label} (dashed line)"))
                   for k, (label, _) in enumerate(c.reference)]
         lg.colorNamePairs = pairs
+        lg.fontName = fonts.font_for("".join(p[1] for p in pairs), FONT)
         lg.dxTextSpace = 4
         lg.variColumn = 1
         lg.columnMaximum = 1
-        lg.deltax = max(stringWidth(p[1], FONT, 7) for p in pairs) + 18
+        lg.deltax = max(fonts.width(p[1], FONT, 7) for p in pairs) + 18
         dr.add(lg)
-    dr.add(String(0, ch.y + ch.height / 2 if not horizontal else 4, plain(c.value_label) if horizontal else "",
-                  fontName=FONT, fontSize=7, fillColor=MUTED))
+    dr.add(fonts.string_group(0, ch.y + ch.height / 2 if not horizontal else 4,
+                              plain(c.value_label) if horizontal else "", FONT, 7, fillColor=MUTED))
     if not horizontal:
-        dr.add(String(ch.x, 2, plain(c.value_label), fontName=FONT, fontSize=7, fillColor=MUTED))
+        dr.add(fonts.string_group(ch.x, 2, plain(c.value_label), FONT, 7, fillColor=MUTED))
     return dr
 
 
@@ -447,20 +501,20 @@ def _shade(v: float, vmax: float) -> colors.Color:
 def heatmap(h: d.Heatmap, width: float) -> Drawing:
     """Shaded grid (rows x columns) with row labels, sparse column labels and a scale."""
     n_r, n_c = len(h.row_labels), len(h.col_labels)
-    label_w = min(110.0, max([stringWidth(plain(x), FONT, 6.5) for x in h.row_labels] + [20.0]) + 6)
+    label_w = min(110.0, max([fonts.width(plain(x), FONT, 6.5) for x in h.row_labels] + [20.0]) + 6)
     cell_h = min(16.0, 160.0 / max(1, n_r)) if n_r <= 16 else (9.0 if n_r <= 40 else max(4.0, 360.0 / n_r))
     grid_w = width - label_w - 6
     cell_w = grid_w / max(1, n_c)
     height = n_r * cell_h + 60
-    dr = Drawing(width, height)
+    dr = Drawing(width, height, initialFontName=FONT)
     top = height - 18
-    dr.add(String(0, height - 10, plain(h.title), fontName=FONT_BOLD, fontSize=9, fillColor=INK))
+    dr.add(fonts.string_group(0, height - 10, plain(h.title), FONT_BOLD, 9, fillColor=INK))
     vmax = max([v for row in h.values for v in row] + [0.0])
     for i, row in enumerate(h.values):
         y = top - (i + 1) * cell_h
         if cell_h >= 5:
-            dr.add(String(label_w - 4, y + cell_h * 0.22, plain(h.row_labels[i]), fontName=FONT,
-                          fontSize=min(6.5, cell_h * 0.8), textAnchor="end", fillColor=INK))
+            dr.add(fonts.string_group(label_w - 4, y + cell_h * 0.22, plain(h.row_labels[i]), FONT,
+                                      min(6.5, cell_h * 0.8), "end", fillColor=INK))
         for j, v in enumerate(row):
             dr.add(Rect(label_w + j * cell_w, y, cell_w, cell_h, fillColor=_shade(v, vmax),
                         strokeColor=colors.white, strokeWidth=0.3 if cell_w > 3 else 0))
@@ -468,12 +522,12 @@ def heatmap(h: d.Heatmap, width: float) -> Drawing:
     base_y = top - n_r * cell_h
     for j, lab in enumerate(h.col_labels):
         if j % every == 0:
-            dr.add(String(label_w + j * cell_w + cell_w / 2, base_y - 8, plain(lab), fontName=FONT, fontSize=6,
-                          textAnchor="middle", fillColor=MUTED))
+            dr.add(fonts.string_group(label_w + j * cell_w + cell_w / 2, base_y - 8, plain(lab), FONT, 6,
+                                      "middle", fillColor=MUTED))
     # scale
     sx, sy = label_w, base_y - 30
-    dr.add(String(sx, sy + 2, plain(h.value_label) + ":", fontName=FONT, fontSize=6.5, fillColor=MUTED))
-    start = sx + stringWidth(plain(h.value_label) + ":", FONT, 6.5) + 6
+    dr.add(fonts.string_group(sx, sy + 2, plain(h.value_label) + ":", FONT, 6.5, fillColor=MUTED))
+    start = sx + fonts.width(plain(h.value_label) + ":", FONT, 6.5) + 6
     steps = [0.0, vmax * 0.05, vmax * 0.25, vmax * 0.5, vmax]
     for k, v in enumerate(steps):
         x = start + k * 52
@@ -548,6 +602,8 @@ def render_pdf(document: d.Document) -> bytes:
         toc = TableOfContents()
         toc.levelStyles = [s["toc1"], s["toc2"]]
         toc.dotsMinLevel = 0
+        toc.tableStyle = TableStyle([fonts.TABLE_FONT, ("VALIGN", (0, 0), (-1, -1), "TOP"),
+                                     ("RIGHTPADDING", (0, 0), (-1, -1), 0), ("LEFTPADDING", (0, 0), (-1, -1), 0)])
         head.append(toc)
     head.append(PageBreak())
     cut = _toc_cut(document.blocks)

@@ -475,7 +475,7 @@ def _register_table(rows: list[dict[str, Any]], caption: str) -> d.Table:
     return d.Table(REGISTER_HEADER, tuple(_register_row(r) for r in rows),
                    align=("l", "l", "l", "l", "l", "r", "r", "r", "l", "l"),
                    widths=(1.0, 1.5, 1.2, 1.2, 1.2, 0.8, 0.75, 0.75, 1.45, 1.5), font_size=6.5, highlight=hl,
-                   caption=caption)
+                   caption=caption, nowrap=(0,))
 
 
 def _register(extras, limit: int, attachment_name: str | None, app: dict[str, str]
@@ -645,5 +645,6 @@ def review_document(lc, result: dict[str, Any], extras: dict[str, Any], inputs: 
                      subtitle=f"{info.provider} for {info.customer}" + (f" · {info.title}" if info.title else ""),
                      footer=(f"{info.id} · {inputs.period_label} · contract SHA-256 {inputs.contract_sha256[:16]} · "
                              f"log SHA-256 {inputs.incidents_sha256[:16]} · slakit {inputs.tool_version}"),
-                     blocks=tuple(blocks), cover=tuple(cover), keywords=(info.id, inputs.period_label))
+                     blocks=tuple(blocks), cover=tuple(cover), keywords=(info.id, inputs.period_label),
+                     lang=info.language)
     return doc, attachments

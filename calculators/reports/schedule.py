@@ -580,4 +580,5 @@ def schedule_document(lc: LoadedContract, tool_version: str) -> d.Document:
     return d.Document(title=info.title or f"Service level schedule — {info.id}",
                       subtitle=f"Service level schedule for contract {info.id}",
                       footer=f"{info.id} · contract SHA-256 {lc.sha256} · slakit {tool_version}",
-                      blocks=tuple(blocks), cover=tuple(cover), keywords=(info.id, lc.sha256))
+                      blocks=tuple(blocks), cover=tuple(cover), keywords=(info.id, lc.sha256),
+                      lang=info.language)

@@ -75,9 +75,22 @@ td.r,th.r{text-align:right}tr.warn td{background:#fde8e8}tr.total td{font-weight
 .note{color:#616e7c;font-size:.85em}.warning{color:#9b1c1c;font-weight:bold}footer{color:#616e7c;font-size:.8em;margin-top:2em}"""
 
 
-def _html_table(t: d.Table) -> list[str]:
+def _marker(lang: str | None):
+    """Escape text; text with non-ASCII letters is marked as written in the contract's language
+    (names of the parties, the title, definitions), the rest is the report's English."""
+    if not lang:
+        return html.escape
+    tag = html.escape(lang, quote=True)
+
+    def mark(text: str) -> str:
+        if text.isascii() or not any(c.isalpha() and ord(c) > 127 for c in text):
+            return html.escape(text)
+        return f'<span lang="{tag}">{html.escape(text)}</span>'
+    return mark
+
+
+def _html_table(t: d.Table, e=html.escape) -> list[str]:
     align = t.align or tuple("l" for _ in t.header)
-    e = html.escape
     lines = ["<table>", "<tr>" + "".join(f'<th class="{a}">{e(h)}</th>' for a, h in zip(align, t.header)) + "</tr>"]
     for i, row in enumerate(t.rows):
         cls = []
@@ -96,12 +109,15 @@ def _html_table(t: d.Table) -> list[str]:
 
 def render_html(document: d.Document) -> str:
     e = html.escape
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">', f"<title>{e(document.title)}</title>",
-           f"<style>{_CSS}</style></head><body>", f"<h1>{e(document.title)}</h1>"]
+    m = _marker(document.lang)
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">', f"<title>{e(document.title)}</title>"]
+    if document.lang:
+        out.append(f'<meta name="contract-language" content="{e(document.lang)}">')
+    out += [f"<style>{_CSS}</style></head><body>", f"<h1>{m(document.title)}</h1>"]
     if document.subtitle:
-        out.append(f"<p><strong>{e(document.subtitle)}</strong></p>")
+        out.append(f"<p><strong>{m(document.subtitle)}</strong></p>")
     if document.cover:
-        out.append("<ul>" + "".join(f"<li><strong>{e(k)}:</strong> {e(v)}</li>" for k, v in document.cover) + "</ul>")
+        out.append("<ul>" + "".join(f"<li><strong>{e(k)}:</strong> {m(v)}</li>" for k, v in document.cover) + "</ul>")
     n = 0
     toc: list[str] = []
     body: list[str] = []
@@ -119,9 +135,9 @@ def render_html(document: d.Document) -> str:
         elif isinstance(b, d.Bullets):
             body.append("<ul>" + "".join(f"<li>{e(x)}</li>" for x in b.items) + "</ul>")
         elif isinstance(b, d.Table):
-            body += _html_table(b)
+            body += _html_table(b, m)
         elif isinstance(b, d.KeyValues):
-            body.append("<ul>" + "".join(f"<li><strong>{e(k)}:</strong> {e(v)}</li>" for k, v in b.items) + "</ul>")
+            body.append("<ul>" + "".join(f"<li><strong>{e(k)}:</strong> {m(v)}</li>" for k, v in b.items) + "</ul>")
         elif isinstance(b, (d.BarChart, d.Heatmap)):
             body.append(f"<h4>{e(b.title)}</h4>")
             body += _html_table(b.fallback)

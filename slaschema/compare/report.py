@@ -107,16 +107,19 @@ def render_pdf(doc: dict[str, Any]) -> bytes:
     from reportlab.lib.pagesizes import A4, landscape
     from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
     from reportlab.lib.units import mm
-    from reportlab.platypus import LongTable, Paragraph, SimpleDocTemplate, Spacer, TableStyle
+    from reportlab.platypus import LongTable, SimpleDocTemplate, Spacer, TableStyle
+
+    from calculators.reports import fonts
+    from calculators.reports.fonts import Paragraph
 
     labels = _labels(doc)
     buf = io.BytesIO()
     pdf = SimpleDocTemplate(buf, pagesize=landscape(A4), leftMargin=12 * mm, rightMargin=12 * mm,
                             topMargin=12 * mm, bottomMargin=12 * mm, title="Offer comparison",
                             author="slakit compare", invariant=1)
-    ss = getSampleStyleSheet()
+    ss = fonts.stylesheet(getSampleStyleSheet())
     cell = ParagraphStyle("cell", parent=ss["BodyText"], fontSize=7.5, leading=9)
-    bold = ParagraphStyle("bold", parent=cell, fontName="Helvetica-Bold")
+    bold = ParagraphStyle("bold", parent=cell, fontName=fonts.BOLD)
     small = ParagraphStyle("small", parent=cell, fontSize=6.5, leading=8, textColor=colors.HexColor("#555555"))
     story: list[Any] = [Paragraph("Offer comparison", ss["Title"])]
     for lab, o in zip(labels, doc["offers"]):
@@ -133,7 +136,7 @@ def render_pdf(doc: dict[str, Any]) -> bytes:
     col_w = (width - term_w - rule_w) / max(1, len(labels))
     data: list[list[Any]] = [[Paragraph("term", bold)] + [Paragraph(escape(lab), bold) for lab in labels]
                              + [Paragraph("rule", bold)]]
-    style = [("GRID", (0, 0), (-1, -1), 0.25, colors.HexColor("#bbbbbb")),
+    style = [fonts.TABLE_FONT, ("GRID", (0, 0), (-1, -1), 0.25, colors.HexColor("#bbbbbb")),
              ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#dde4ee")),
              ("VALIGN", (0, 0), (-1, -1), "TOP")]
     section = None
@@ -153,7 +156,7 @@ def render_pdf(doc: dict[str, Any]) -> bytes:
     table = LongTable(data, colWidths=[term_w] + [col_w] * len(labels) + [rule_w], repeatRows=1)
     table.setStyle(TableStyle(style))
     story.append(table)
-    pdf.build(story)
+    pdf.build(story, canvasmaker=fonts.canvas_class())
     return buf.getvalue()
 
 
