@@ -10,8 +10,6 @@ from datetime import datetime
 
 import click
 
-UNIT_COLUMNS = ("period", "scope", "id", "downtime_seconds", "excluded_seconds", "availability_pct", "target_pct",
-                "met", "credit_pct", "fee", "credit", "incidents", "flags")
 
 
 def _parse_as_of(text: str | None, assume_tz: str | None) -> datetime | None:
@@ -160,10 +158,12 @@ def credits(contract, incidents, periods, quarter, as_of, assume_tz, skip_bad_ro
     if fmt == "json":
         _emit(result.dumps(), output)
     elif fmt == "csv":
+        from calculators.settle import CSV_COLUMNS, csv_rows
+
         buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=UNIT_COLUMNS, extrasaction="ignore", lineterminator="\n")
+        w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
         w.writeheader()
-        for r in result.unit_rows():
+        for r in csv_rows(result):
             w.writerow(r)
         _emit(buf.getvalue(), output)
     else:

@@ -11,8 +11,10 @@ JSON shape (stable; money and percentages as decimal strings):
                   "credit_total", "cap_amount", "cap_applied", "minimum", "minimum_applied",
                   "units": [{"scope", "id", "downtime_seconds", "excluded_seconds",
                              "availability_pct", "target_pct", "met", "credit_pct", "fee",
-                             "credit", "incidents", "flags"}],
-                  "nodes": [{"id", "fee", "credit", "basis"}]}],
+                             "credit", "credit_before_cap", "credit_after_cap_and_minimum",
+                             "incidents", "flags"}],
+                  "nodes": [{"id", "fee", "credit", "basis", "credit_before_cap",
+                             "credit_after_cap_and_minimum"}]}],
      "quarters": [...], "support": {...}, "termination": {...}}
 
 `units` lists every unit of every scope that has a service level (all nodes included, in
@@ -23,7 +25,7 @@ topology order); `nodes` lists every node. Per unit:
     with `lost_gpu_seconds` giving the exact integer;
   - `excluded_seconds`: excluded time of the unit and the units above it that is not
     downtime (reported only; it never shortens the month);
-  - `availability_pct`: 1 - downtime / month, in percent rounded half-up to 4 decimals for
+  - `availability_pct`: 1 - downtime / month, in percent truncated to 4 decimals for
     display; `met` and the tiers use the exact value (equal to a threshold is not below);
   - `credit_pct`: the tier's credit, or for pro rata the share of the fee (4 decimals);
   - `fee`, `credit`: the unit's fee (sum of its nodes' fees) and its credit before it is
@@ -37,7 +39,11 @@ before the month's cap) and `basis`: the scope whose share was used (`max`; the 
 of node, rack, cluster, site on ties), the scopes added (`sum`, e.g. `node+rack`) or
 `none`. Per month: `credit_uncapped` is the sum of node credits, `cap_amount` the cap
 share of the exact fee total rounded down to the cent, `credit_total` the issued credit
-after the cap and then the minimum.
+after the cap and then the minimum. `credit_before_cap` repeats `credit`;
+`credit_after_cap_and_minimum` is, per node, its share of the month's credit total (the
+shares add up to it to the cent) and, per unit, its credit scaled by credit total /
+uncapped (see `calculators.settle`). `quarters` sums only quarters whose three months were
+all computed.
 """
 
 from __future__ import annotations
@@ -53,6 +59,7 @@ from typing import Any
 import numpy as np
 
 from calculators import credits as cr
+from calculators import settle
 from calculators.periods import Period
 
 FLAG_BITS = ((1, "notice_not_met"), (2, "exclusion_cap_exceeded"), (4, "unknown_category"),
@@ -237,9 +244,11 @@ class PeriodResult:
 
     def to_json(self, include_units: bool = True) -> dict[str, Any]:
         units = []
+        nodes = self.nodes.rows() if include_units else []
         if include_units:
             for sm in self.scopes.values():
                 units.extend(sm.rows())
+            settle.annotate_json(self, units, nodes)
         return {
             "period": self.period.label,
             "start": iso(self.period.start),
@@ -253,7 +262,7 @@ class PeriodResult:
             "minimum": _pct(self.minimum_cents),
             "minimum_applied": self.minimum_applied,
             "units": units,
-            "nodes": self.nodes.rows() if include_units else [],
+            "nodes": nodes,
         }
 
 
@@ -295,7 +304,8 @@ class Result:
         return nm.row(nm.ids.index(node_id))
 
     def quarters(self) -> list[dict[str, Any]]:
-        """Sums over the months of each quarter present (shown next to the months)."""
+        """Sums over each quarter whose three months were all computed (shown next to the
+        months); a quarter with a month missing has no sum, it would be no quarter's figure."""
         out: dict[str, dict[str, Any]] = {}
         for p in self.periods:
             q = f"{p.period.year}-Q{(p.period.month - 1) // 3 + 1}"
@@ -304,7 +314,7 @@ class Result:
             d["fee_total"] += p.fee_total_cents
             d["credit_total"] += p.credit_total_cents
         return [{**d, "fee_total": cr.money(d["fee_total"]), "credit_total": cr.money(d["credit_total"])}
-                for d in out.values()]
+                for d in out.values() if len(set(d["months"])) == 3]
 
     def to_json(self, include_units: bool = True, include_incidents: bool = False) -> dict[str, Any]:
         """The stable JSON form. `include_incidents` (needs `incidents=True` in `compute`) adds

@@ -206,7 +206,8 @@ def _availability(result, months: list[str]) -> list[d.Block]:
     periods = result["periods"]
     out: list[d.Block] = [d.Heading("2. Availability against target", 1)]
     out.append(d.Para("Availability per unit and month = 1 - downtime / length of the month, after exclusions, "
-                      "rounded to four decimals for display. A unit exactly at its target meets it."))
+                      "truncated to four decimals for display (never rounded up to a target it misses). A unit exactly at "
+                      "its target meets it."))
     by_scope = [_units_by_scope(p) for p in periods]
     n = 0
     for scope in SCOPES:

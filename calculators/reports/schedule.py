@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import timedelta
-from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
+from decimal import ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from typing import Any
 
 from calculators.reports import doc as d
@@ -151,7 +151,7 @@ def _definitions(c: _Ctx) -> tuple[list[d.Block], list[d.Block]]:
     out.append(d.Para("Downtime: the time in a month during which a unit is down under clause 3, after the "
                       "exclusions of clause 4. Availability of a unit in a month = 1 - downtime / length of the "
                       "month, in percent; excluded time does not shorten the month. Availability exactly equal "
-                      "to a threshold is not below it. Reports show availability rounded to four decimals."))
+                      "to a threshold is not below it. Reports show availability truncated to four decimals, so a unit below a threshold never shows as the threshold."))
     appendix: list[d.Block] = []
     if t.racks:
         rows = []
@@ -264,7 +264,7 @@ def _rack_example(c: _Ctx, k: int, follow: bool) -> list[d.Block]:
         lines.append(f"{hostlist.compress(before)} ({plural(len(before), 'node')}) down from {hm(s1)} to {hm(e1)};")
     lines.append(f"{kth} down from {hm(s2)} to {hm(e2)}.")
     month_s = 30 * 86400
-    a = _avail(rack_min * 60, month_s).quantize(Decimal("0.0001"), ROUND_HALF_UP)
+    a = _avail(rack_min * 60, month_s).quantize(Decimal("0.0001"), ROUND_DOWN)
     text = (f"Worked example (rack {rack}, {n} nodes, rule {k} of {n}): on one day in a 30-day month, "
             + " ".join(lines)
             + f" The rack is down from {hm(s2)} to {hm(e2)}, {rack_min} minutes, because {k} of its nodes are "

@@ -7,6 +7,7 @@ takes that document and nothing else, so the PDF, the Markdown and the JSON alwa
 from __future__ import annotations
 
 import io
+import math
 from typing import Any
 from xml.sax.saxutils import escape
 
@@ -41,7 +42,7 @@ def _sim_rows(sims: list[dict[str, Any]]) -> list[Row]:
     for scope in scopes:
         add(f"{scope} availability (mean)",
             [float(s["availability"][scope]["mean"]) if scope in s["availability"] else None for s in sims],
-            lambda v: "—" if v is None else f"{v:.4f}%", None,
+            lambda v: "—" if v is None else f"{math.floor(v * 10**4) / 10**4:.4f}%", None,
             "for information: measured under each contract's own downtime rules")
     add("P(chronic-failure exit fires)", [s["termination"]["chronic_any"] for s in sims], lambda v: f"{v:.1%}",
         "higher", "higher is better: the exit right is reachable")
