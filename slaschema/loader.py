@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ class LoadedContract:
     topology: ResolvedTopology
     file: str
     sha256: str
+    raw: bytes = field(default=b"", repr=False, compare=False)     # the file's bytes (sha256 is of these)
 
     @property
     def id(self) -> str:
@@ -201,7 +202,7 @@ def load_contract_text(text: str | bytes, file: str = "<input>", base_dir: Path 
     if problems:
         raise InputError(_sorted(problems))
     assert topo is not None
-    return LoadedContract(model, topo, file, hashlib.sha256(raw).hexdigest())
+    return LoadedContract(model, topo, file, hashlib.sha256(raw).hexdigest(), raw)
 
 
 def _sorted(problems: list[Problem]) -> list[Problem]:

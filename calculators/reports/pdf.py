@@ -9,8 +9,10 @@ TrueType fonts with a fallback font per character (`calculators.reports.fonts`),
 any script (Łódź, Příbram, Ελλάδα, Москва, 某某智算云) print as written.
 
 Builds are byte-identical for the same document: reportlab runs with `invariant=1`, so the
-creation date is fixed (`SOURCE_DATE_EPOCH` when set, else 2000-01-01) and the file id is
-derived from the content, never from the clock.
+creation date is fixed (`SOURCE_DATE_EPOCH` when set, else the document's `created` date,
+else 2000-01-01) and the file id is derived from the content, never from the clock. A
+document can carry a watermark (DRAFT) across every page and embedded files (the schedule
+attaches its machine-readable contract).
 
 Other reports reuse the pieces directly: `styles()`, `table_flowable()`, `bar_chart()`,
 `heatmap()`, `ReportDocTemplate` and `FooterCanvas`.
@@ -18,7 +20,12 @@ Other reports reuse the pieces directly: `styles()`, `table_flowable()`, `bar_ch
 
 from __future__ import annotations
 
+import calendar
+import hashlib
 import io
+import os
+import time
+from datetime import date
 from functools import lru_cache
 from typing import Any
 from xml.sax.saxutils import escape
@@ -115,12 +122,17 @@ class FooterCanvas(rl_canvas.Canvas):
     """
 
     footer_text = ""
+    watermark: str | None = None
+    created: date | None = None
+    embedded: tuple[d.EmbeddedFile, ...] = ()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs["invariant"] = 1
         super().__init__(*args, **fonts.canvas_kwargs(kwargs))
         self._saved: list[tuple[dict, list]] = []
         self._marks: list[tuple[str, dict]] = []
+        if self.created is not None and not os.environ.get("SOURCE_DATE_EPOCH", "").strip():
+            self._doc._timeStamp = _timestamp(self.created)
 
     def bookmarkPage(self, key: str, **kw: Any) -> None:  # noqa: N802 (reportlab API)
         # pages are emitted at save(); a destination must name the page it is emitted as
@@ -138,8 +150,22 @@ class FooterCanvas(rl_canvas.Canvas):
             for key, kw in marks:
                 super().bookmarkPage(key, **kw)
             self._draw_footer(total)
+            if self.watermark:
+                self._draw_watermark(self.watermark)
             super().showPage()
+        if self.embedded:
+            _embed_files(self, self.embedded)
         super().save()
+
+    def _draw_watermark(self, text: str) -> None:
+        w, h = self._pagesize
+        self.saveState()
+        self.setFillColor(colors.Color(0.75, 0.22, 0.17, alpha=0.16))
+        self.translate(w / 2, h / 2)
+        self.rotate(40)
+        size = 110
+        fonts.draw_string(self, 0, -size * 0.35, text, FONT_BOLD, size, "centre")
+        self.restoreState()
 
     def _draw_footer(self, total: int) -> None:
         w, _h = self._pagesize
@@ -161,8 +187,40 @@ class FooterCanvas(rl_canvas.Canvas):
         self.restoreState()
 
 
-def footer_canvas(text: str) -> type[FooterCanvas]:
-    return type("BoundFooterCanvas", (FooterCanvas,), {"footer_text": text})
+def footer_canvas(text: str, watermark: str | None = None, created: date | None = None,
+                  embedded: tuple[d.EmbeddedFile, ...] = ()) -> type[FooterCanvas]:
+    return type("BoundFooterCanvas", (FooterCanvas,), {"footer_text": text, "watermark": watermark,
+                                                       "created": created, "embedded": embedded})
+
+
+def _timestamp(day: date) -> Any:
+    """A reportlab timestamp for midnight UTC of `day` (the PDF's creation and modification date)."""
+    from reportlab.lib.utils import TimeStamp
+
+    epoch = calendar.timegm(day.timetuple())
+    ts = TimeStamp(1)
+    ts.t = epoch
+    ts.lt = time.gmtime(epoch)
+    ts.YMDhms = tuple(ts.lt)[:6]
+    return ts
+
+
+def _embed_files(canv: rl_canvas.Canvas, files: tuple[d.EmbeddedFile, ...]) -> None:
+    """Attach files to the PDF (catalog /Names /EmbeddedFiles), each with its size, MD5
+    check sum (what the PDF format defines) and a description."""
+    from reportlab.pdfbase.pdfdoc import PDFArray, PDFDictionary, PDFName, PDFStream, PDFString
+
+    doc = canv._doc
+    names: list[Any] = []
+    for f in sorted(files, key=lambda f: f.name):
+        params = PDFDictionary({"Size": len(f.data), "CheckSum": PDFString(hashlib.md5(f.data).digest())})
+        stream = PDFStream(PDFDictionary({"Type": PDFName("EmbeddedFile"), "Subtype": PDFName(f.mime).replace("/", "#2F").replace("#2F", "/", 1),
+                                          "Params": params}), f.data)
+        spec = PDFDictionary({"Type": PDFName("Filespec"), "F": PDFString(f.name), "UF": PDFString(f.name),
+                              "Desc": PDFString(f.description), "AFRelationship": PDFName("Source"),
+                              "EF": PDFDictionary({"F": doc.Reference(stream)})})
+        names += [PDFString(f.name), doc.Reference(spec)]
+    doc.Catalog.Names = PDFDictionary({"EmbeddedFiles": PDFDictionary({"Names": PDFArray(names)})})
 
 
 class ReportDocTemplate(BaseDocTemplate):
@@ -614,7 +672,7 @@ def render_pdf(document: d.Document) -> bytes:
         # across the cut (the CondPageBreak before a section still keeps it off a page bottom)
         last = next(f for f in reversed(head) if getattr(f, "_toc_level", None) is not None)
         last.keepWithNext = 0
-    canvasmaker = footer_canvas(document.footer)
+    canvasmaker = footer_canvas(document.footer, document.watermark, document.created, document.embedded)
     if toc is None:
         tpl.build(head + tail, canvasmaker=canvasmaker)
         return buf.getvalue()

@@ -32,6 +32,8 @@ def _md_table(t: d.Table) -> list[str]:
 
 def render_markdown(document: d.Document) -> str:
     out: list[str] = [f"# {document.title}", ""]
+    if document.watermark:
+        out += [f"**{document.watermark}**", ""]
     if document.subtitle:
         out += [f"**{document.subtitle}**", ""]
     for k, v in document.cover:
@@ -113,7 +115,10 @@ def render_html(document: d.Document) -> str:
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">', f"<title>{e(document.title)}</title>"]
     if document.lang:
         out.append(f'<meta name="contract-language" content="{e(document.lang)}">')
-    out += [f"<style>{_CSS}</style></head><body>", f"<h1>{m(document.title)}</h1>"]
+    out += [f"<style>{_CSS}</style></head><body>"]
+    if document.watermark:
+        out.append(f'<p class="warning">{e(document.watermark)}</p>')
+    out.append(f"<h1>{m(document.title)}</h1>")
     if document.subtitle:
         out.append(f"<p><strong>{m(document.subtitle)}</strong></p>")
     if document.cover:
