@@ -319,7 +319,7 @@ class Result:
     def to_json(self, include_units: bool = True, include_incidents: bool = False) -> dict[str, Any]:
         """The stable JSON form. `include_incidents` (needs `incidents=True` in `compute`) adds
         "incidents" (one record per incident id: id, scope, target, units, category, impact,
-        severity, cause, start, end, counted_seconds, downtime_seconds, excluded_seconds,
+        severity, cause, ticket, start, end, counted_seconds, downtime_seconds, excluded_seconds,
         flags), per month "downtime_by_category" and "downtime_by_cause" (lists of {key,
         counted_node_seconds, downtime_node_seconds, excluded_node_seconds}) and
         "rack_day_downtime" ({days, racks, node_seconds: rack x day})."""

@@ -264,26 +264,32 @@ def heading_flowable(text: str, level: int) -> Paragraph:
 # --- tables ------------------------------------------------------------------------------
 
 def _fit_nowrap(t: d.Table, cols: list[float], size: float) -> list[float]:
-    """Widen the `nowrap` columns to their widest cell (header included, in bold), taking the
-    room from the other columns in proportion to their widths."""
-    need = {}
-    for i in t.nowrap:
-        cells = [fonts.width(plain(str(r[i])), FONT, size) for r in t.rows] + [fonts.width(plain(t.header[i]),
-                                                                                       FONT_BOLD, size)]
-        need[i] = max(cells) + 7
-    extra = sum(max(0.0, need[i] - cols[i]) for i in need)
-    if extra <= 0:
-        return cols
-    others = [j for j in range(len(cols)) if j not in need]
-    room = sum(cols[j] for j in others)
-    if room <= extra:
-        return cols
-    out = list(cols)
-    for i in need:
-        out[i] = max(cols[i], need[i])
-    for j in others:
-        out[j] = cols[j] * (room - extra) / room
-    return out
+    """Column widths for a table with `nowrap` columns: those get their widest cell, every other
+    column its longest word (header words in bold), so ids and numbers never break and words
+    only break between each other; the room comes from the columns' slack in proportion.
+    When even that does not fit, only the `nowrap` columns are widened."""
+    n = len(cols)
+    texts = [[plain(str(r[i])) for r in t.rows] for i in range(n)]
+    need = []
+    for i in range(n):
+        if i in t.nowrap:
+            w = max([fonts.width(x, FONT, size) for x in texts[i]] or [0.0])
+        else:
+            w = max([fonts.width(word, FONT, size) for x in set(texts[i]) for word in x.split()] or [0.0])
+        w = max([w] + [fonts.width(word, FONT_BOLD, size) for word in plain(t.header[i]).split()])
+        need.append(w + 7)                       # cell padding and a margin
+    total = sum(cols)
+    if sum(need) > total:
+        need = [need[i] if i in t.nowrap else 0.0 for i in range(n)]
+        if sum(need) > total:
+            return cols
+    out = [max(c, nd) for c, nd in zip(cols, need)]
+    over = sum(out) - total
+    slack = [o - nd for o, nd in zip(out, need)]
+    room = sum(slack)
+    if over <= 0 or room <= 0:
+        return out
+    return [o - over * sl / room for o, sl in zip(out, slack)]
 
 
 def _cell(text: str, style: ParagraphStyle, width: float, font: str, size: float, nowrap: bool = False) -> Any:

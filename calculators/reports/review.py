@@ -443,15 +443,15 @@ def _support(result) -> list[d.Block]:
     return out
 
 
-REGISTER_HEADER = ("ID", "Scope: target", "Category", "Start", "End", "Counted (min)", "Down (min)",
+REGISTER_HEADER = ("ID", "Ticket", "Scope: target", "Category", "Start", "End", "Counted (min)", "Down (min)",
                    "Excl. (min)", "Flags", "Cause")
 
 
 def _register_row(r: dict[str, Any]) -> tuple[str, ...]:
     target = r["target"] + (f" ({r['units']} units)" if r["units"] > 1 else "")
     cat = r["category"].replace("_", " ") + (" (degraded)" if r.get("impact") == "degraded" else "")
-    return (r["id"], f"{r['scope']}: {target}", cat, r["start"], r["end"] or "open", minutes(r["counted_seconds"]),
-            minutes(r["downtime_seconds"]), minutes(r["excluded_seconds"]), ", ".join(r["flags"]) or "—", r["cause"])
+    return (r["id"], r.get("ticket") or "—", f"{r['scope']}: {target}", cat, r["start"], r["end"] or "open", minutes(r["counted_seconds"]),
+            minutes(r["downtime_seconds"]), minutes(r["excluded_seconds"]), "; ".join(FLAG_WORDS.get(f, f) for f in r["flags"]) or "—", r["cause"])
 
 
 def register_csv(extras) -> bytes:
@@ -474,9 +474,9 @@ INLINE_REGISTER = 100       # registers up to this size are printed in section 7
 def _register_table(rows: list[dict[str, Any]], caption: str) -> d.Table:
     hl = tuple(i for i, r in enumerate(rows) if set(r["flags"]) - {"open_incident"})
     return d.Table(REGISTER_HEADER, tuple(_register_row(r) for r in rows),
-                   align=("l", "l", "l", "l", "l", "r", "r", "r", "l", "l"),
-                   widths=(1.0, 1.5, 1.2, 1.2, 1.2, 0.8, 0.75, 0.75, 1.45, 1.5), font_size=6.5, highlight=hl,
-                   caption=caption, nowrap=(0,))
+                   align=("l", "l", "l", "l", "l", "l", "r", "r", "r", "l", "l"),
+                   widths=(1.0, 0.9, 1.4, 1.1, 1.15, 1.15, 0.75, 0.7, 0.7, 1.35, 1.4), font_size=6.5, highlight=hl,
+                   caption=caption, nowrap=(0, 1, 6, 7, 8))
 
 
 def _register(extras, limit: int, attachment_name: str | None, app: dict[str, str]
