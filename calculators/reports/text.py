@@ -1,7 +1,8 @@
 """Markdown and HTML renderers for `calculators.reports.doc.Document`.
 
-Same blocks as the PDF; charts become their data tables (`fallback`), so the text formats
-carry every figure the PDF shows.
+Same blocks as the PDF. In Markdown charts become their data tables (`fallback`); in HTML
+they are drawn as SVG (`calculators.reports.svg`, the same bars, lines and shading as the
+PDF) with the data table under them, so both carry every figure the PDF shows.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ _CSS = """body{font-family:Helvetica,Arial,sans-serif;color:#1f2933;max-width:60
 h1,h2,h3{color:#243b53}table{border-collapse:collapse;margin:.5em 0 1em;font-size:.85em}
 th{background:#243b53;color:#fff;text-align:left;padding:.25em .5em}td{padding:.2em .5em;border-bottom:1px solid #cbd2d9}
 td.r,th.r{text-align:right}tr.warn td{background:#fde8e8}tr.total td{font-weight:bold;border-top:2px solid #1f2933}
-.note{color:#616e7c;font-size:.85em}.warning{color:#9b1c1c;font-weight:bold}footer{color:#616e7c;font-size:.8em;margin-top:2em}"""
+.note{color:#616e7c;font-size:.85em}figure.chart{margin:1em 0}summary{color:#616e7c;font-size:.85em}.warning{color:#9b1c1c;font-weight:bold}footer{color:#616e7c;font-size:.8em;margin-top:2em}"""
 
 
 def _marker(lang: str | None):
@@ -144,8 +145,13 @@ def render_html(document: d.Document) -> str:
         elif isinstance(b, d.KeyValues):
             body.append("<ul>" + "".join(f"<li><strong>{e(k)}:</strong> {m(v)}</li>" for k, v in b.items) + "</ul>")
         elif isinstance(b, (d.BarChart, d.Heatmap)):
-            body.append(f"<h4>{e(b.title)}</h4>")
+            from calculators.reports.svg import bar_chart_svg, heatmap_svg
+
+            body.append('<figure class="chart">'
+                        + (bar_chart_svg(b) if isinstance(b, d.BarChart) else heatmap_svg(b)))
+            body.append(f"<figcaption><details><summary>{e(b.title)}: the figures</summary>")
             body += _html_table(b.fallback)
+            body.append("</details></figcaption></figure>")
     if document.toc and toc:
         out += ["<h2>Contents</h2>", '<ul style="list-style:none;padding-left:0">'] + toc + ["</ul>"]
     out += body
