@@ -269,13 +269,14 @@ def _fit_nowrap(t: d.Table, cols: list[float], size: float) -> list[float]:
     only break between each other; the room comes from the columns' slack in proportion.
     When even that does not fit, only the `nowrap` columns are widened."""
     n = len(cols)
-    texts = [[plain(str(r[i])) for r in t.rows] for i in range(n)]
+    texts = [{plain(str(r[i])) for r in t.rows} for i in range(n)]
     need = []
     for i in range(n):
         if i in t.nowrap:
             w = max([fonts.width(x, FONT, size) for x in texts[i]] or [0.0])
         else:
-            w = max([fonts.width(word, FONT, size) for x in set(texts[i]) for word in x.split()] or [0.0])
+            words = {word for x in texts[i] for word in x.split()}
+            w = max([fonts.width(word, FONT, size) for word in words] or [0.0])
         w = max([w] + [fonts.width(word, FONT_BOLD, size) for word in plain(t.header[i]).split()])
         need.append(w + 7)                       # cell padding and a margin
     total = sum(cols)
