@@ -41,7 +41,9 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
     def status_cell(s: str, reason: str | None = None) -> Paragraph:
         text = f'<font color="{COLORS.get(s, "#000000")}"><b>{s.upper()}</b></font>'
         if reason:
-            text += f'<br/><font size="6.5" color="#555555">{_esc(reason)}</font>'
+            # a reason code is one word: smaller type rather than a break inside it (status column)
+            size = min(6.5, 6.5 * (34 * mm - 13) / max(1.0, fonts.width(reason, fonts.REGULAR, 6.5)))
+            text += f'<br/><font size="{size:.2f}" color="#555555">{_esc(reason)}</font>'
         return Paragraph(text, small)
 
     def id_cell(cid: str, check: str | None = None) -> Paragraph:

@@ -661,7 +661,7 @@ def _number(blocks: list[Any]) -> tuple[list[d.Block], dict[str, str]]:
     while i < len(blocks):
         b = blocks[i]
         if not (isinstance(b, d.Heading) and b.level == 1):
-            out.append(b.__class__(b.text) if isinstance(b, _Clause) else b)
+            out.append(d.Para(b.text) if isinstance(b, _Clause) else b)
             i += 1
             continue
         j = i + 1
