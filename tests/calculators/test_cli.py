@@ -203,3 +203,13 @@ def test_explain_a_rack_of_the_example():
     assert doc["availability"]["pro_rata"] is not None
     assert len(doc["money"]["nodes"]) == 18
     assert doc["money"]["period"]["credit_total"] == "69638.40"
+
+
+def test_explain_shows_the_settled_node_credit_after_the_cap(tmp_path):
+    c, i = files(tmp_path)
+    (tmp_path / "c.yaml").write_text(CAPPED)
+    r = CliRunner().invoke(main, ["explain", c, i, "--unit", "n2", "--period", "2027-02", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    node = json.loads(r.stdout)["money"]["nodes"][0]
+    assert (node["credit_rounded"], node["after_cap_and_minimum"], node["after_cap_share_exact"]) == \
+        ("1075.20", "645.12", "645.12")
