@@ -86,6 +86,23 @@ def _find(face: _Face) -> Path | None:
     return None
 
 
+class _Cover(dict):
+    """Code points per font, each font read and registered with reportlab on first use."""
+
+    def __init__(self, files: dict[str, tuple[_Face, Path]]) -> None:
+        super().__init__()
+        self.files = files
+
+    def __missing__(self, name: str) -> frozenset[int]:
+        if name not in self.files:
+            return frozenset()
+        face, path = self.files[name]
+        font = TTFont(face.name, str(path), subfontIndex=face.index)
+        pdfmetrics.registerFont(font)
+        self[name] = frozenset(font.face.charToGlyph)
+        return self[name]
+
+
 @lru_cache(maxsize=1)
 def register() -> dict[str, frozenset[int]]:
     """Register the fonts with reportlab once; returns each font's covered code points."""
@@ -105,11 +122,10 @@ def register() -> dict[str, frozenset[int]]:
             + f"; searched {where}. Fix: run scripts/setup (or apt-get install "
             + " ".join(sorted({f.package for f in missing}))
             + "), or set SLAKIT_FONT_DIR to a directory holding these files.")
-    cover: dict[str, frozenset[int]] = {}
+    cover = _Cover({f.name: (f, found[f.name]) for f in FACES})
     for face in FACES:
-        font = TTFont(face.name, str(found[face.name]), subfontIndex=face.index)
-        pdfmetrics.registerFont(font)
-        cover[face.name] = frozenset(font.face.charToGlyph)
+        if face.name != CJK:            # the CJK face (5 MB) is read when a text first needs it
+            cover[face.name]
     pdfmetrics.registerFontFamily(REGULAR, normal=REGULAR, bold=BOLD, italic=REGULAR, boldItalic=BOLD)
     pdfmetrics.registerFontFamily(BOLD, normal=BOLD, bold=BOLD, italic=BOLD, boldItalic=BOLD)
     pdfmetrics.registerFontFamily(CJK, normal=CJK, bold=CJK, italic=CJK, boldItalic=CJK)
@@ -142,7 +158,7 @@ def runs(text: str, font: str = REGULAR) -> list[tuple[str, str]]:
         cp = ord(ch)
         use = cur
         if not ch.isspace():
-            use = next((f for f in chain if cp in cover.get(f, ())), font)
+            use = next((f for f in chain if cp in cover[f]), font)
         if use != cur and buf:
             out.append((cur, "".join(buf)))
             buf = []
@@ -157,7 +173,7 @@ def covered(text: str, font: str = REGULAR) -> bool:
     """Whether `font` alone shows every character of `text`."""
     if text.isascii():
         return True
-    cover = register().get(font, frozenset())
+    cover = register()[font]
     return all(ord(ch) in cover or ch.isspace() for ch in text)
 
 
