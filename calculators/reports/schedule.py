@@ -112,9 +112,8 @@ def _parties(c: _Ctx) -> list[d.Block]:
                            "conflict, the first of the following prevails: "
                            + "; ".join(f"({i}) {x}" for i, x in enumerate(ranked, start=1)) + "."))
     elif master:
-        out.append(_Clause("parties.precedence", f"Where this schedule and {master} conflict on a service level, "
-                           "a service credit or its calculation, this schedule prevails; on everything else the "
-                           "master agreement prevails."))
+        out.append(_Clause("parties.precedence", f"Order of precedence: this contract states none between this "
+                           f"schedule and {master} (agreement.precedence)."))
     out.append(d.Para(f"All amounts are in {c.cur}. All times are compared in UTC; calendar months, which are the "
                       f"measurement periods, begin and end at local midnight in {info.timezone}, so a month with a "
                       "daylight-saving change can be an hour shorter or longer."))
@@ -437,7 +436,8 @@ def _window_words(window: Any) -> str:
 
 
 def _claims(c: _Ctx) -> list[d.Block]:
-    """The claims procedure: when, where to, with what (`credits.claim_window`, `credits.claim`)."""
+    """The claims procedure as the contract states it: window, where to, evidence
+    (`credits.claim_window`, `credits.claim`); what the contract leaves open is said to be open."""
     cp = c.m.credits
     if cp.claim_window is None:
         return [_Clause("credits.claims", "No claim is needed: credits are issued on the service review (clause "
@@ -446,23 +446,19 @@ def _claims(c: _Ctx) -> list[d.Block]:
     send_to = getattr(claim, "send_to", None)
     evidence = list(getattr(claim, "evidence", None) or [])
     ag = c.m.agreement
-    where = (f"to {send_to}" if send_to else
-             f"in writing to the provider's address for notices under {ag.master}" if ag and ag.master else
-             "in writing to the provider's address for notices under the agreement")
+    if send_to:
+        where = f"to {send_to}"
+    else:
+        notices = f"under {ag.master}" if ag and ag.master else "under the agreement"
+        where = f"to the provider as a notice {notices} (this contract names no address for claims)"
     out: list[d.Block] = [
         _Clause("credits.claims", f"Claims: the customer claims a month's credit {where}, "
                 f"{_window_words(cp.claim_window)}; a credit not claimed by then lapses."),
-        _Clause("credits.claim_contents", "A claim names the month, each unit below its target with its "
-                "availability, the incidents that caused the downtime (with the provider's ticket numbers where "
-                "the log has them), and the credit claimed, calculated as this schedule sets out; it cites the "
-                "clauses it relies on by their numbers here and identifies these terms by the SHA-256 of clause "
-                "11."),
+        _Clause("credits.claim_evidence", ("Evidence: a claim comes with " + "; ".join(evidence) + ".") if evidence
+                else "Evidence: this contract lists no evidence a claim must carry."),
+        d.Para("A claim can cite the clauses of this schedule by their numbers and identify the terms by the "
+               "SHA-256 in clause 11.", "note"),
     ]
-    if evidence:
-        out.append(_Clause("credits.claim_evidence", "Evidence: a claim comes with " + "; ".join(evidence) + "."))
-    else:
-        out.append(_Clause("credits.claim_evidence", "Evidence: the incident log the figures come from (the "
-                           "provider's record) is sufficient; the customer may add its own monitoring data."))
     return out
 
 
@@ -724,7 +720,7 @@ def clause_numbers(lc: LoadedContract) -> dict[str, str]:
     `review`, `identification`), subsections (`downtime.degraded`, `downtime.min_outage`,
     `downtime.rack`, `downtime.cluster`, and each scope with a service level: `node`,
     `rack` ...) and clauses (`credits.spread`, `credits.rounding`, `credits.cap`,
-    `credits.minimum`, `credits.claims`, `credits.claim_contents`, `credits.claim_evidence`,
+    `credits.minimum`, `credits.claims`, `credits.claim_evidence`,
     `credits.form`, `parties.scope`, `parties.precedence`, `identification.status` ...):
     e.g. {"credits": "6", "credits.claims": "6.3", "node": "5.1"}."""
     return _blocks(_Ctx(lc), "")[1]

@@ -139,4 +139,6 @@ def test_claims_procedure_reads_credits_claim_when_the_contract_has_it(draft):
     plain = lc.model.model_copy(update={"credits": SimpleNamespace(**{**vars(credits), "claim": None,
                                                                       "claim_window": timedelta(days=30)})})
     text = pdf_text(render_pdf(schedule_document(replace(lc, model=plain), "9.9.9")))
-    assert "in writing to the provider's address for notices under Master Services Agreement" in text
+    assert ("to the provider as a notice under Master Services Agreement MSA-2026-114 of 2026-11-02 (this "
+            "contract names no address for claims)") in text
+    assert "Evidence: this contract lists no evidence a claim must carry." in text
