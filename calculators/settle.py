@@ -93,9 +93,11 @@ def csv_rows(result: Any) -> list[dict[str, Any]]:
 
     `row` says what a row is: `unit` (one per unit and scope with a service level, as
     computed: `credit` before stacking and the cap), `node` (one per node: `credit` after
-    stacking and the node ceiling, `settled_credit` after the cap and the minimum) and
+    stacking and the node ceiling, `settled_credit` after the cap and the minimum),
     `total` (one per month: `fee` and `credit` summed, `credit_owed` the month's credit
-    total). Summing `settled_credit` over the file gives the amount owed.
+    total) and, with `--accepted-on` and a late handover, one `acceptance_delay` row (that
+    remedy's credit, outside the months' cap). Summing `settled_credit` over the file gives
+    the amount owed.
     """
     rows: list[dict[str, Any]] = []
     for pr in result.periods:
@@ -117,4 +119,10 @@ def csv_rows(result: Any) -> list[dict[str, Any]]:
         rows.append({"period": label, "row": "total", "id": "total", "fee": cr.money(pr.fee_total_cents),
                      "credit": cr.money(pr.credit_uncapped_cents), "credit_owed": cr.money(pr.credit_total_cents),
                      "flags": " ".join(flags)})
+    acc = (result.termination or {}).get("acceptance_delay")
+    if acc and Decimal(str(acc.get("credit") or 0)) > 0:
+        # a remedy of its own (acceptance section), outside the months' cap and minimum
+        rows.append({"period": acc.get("monthly_fee_month") or "", "row": "acceptance_delay", "id": "acceptance",
+                     "fee": acc.get("monthly_fee"), "credit": acc["credit"], "settled_credit": acc["credit"],
+                     "credit_owed": acc["credit"], "flags": f"days_late={acc.get('days_late')}"})
     return rows

@@ -213,3 +213,18 @@ def test_explain_shows_the_settled_node_credit_after_the_cap(tmp_path):
     node = json.loads(r.stdout)["money"]["nodes"][0]
     assert (node["credit_rounded"], node["after_cap_and_minimum"], node["after_cap_share_exact"]) == \
         ("1075.20", "645.12", "645.12")
+
+
+def test_credits_csv_adds_the_acceptance_delay_credit_to_what_is_owed():
+    from tests.reports.conftest import EXAMPLE, ROOT
+
+    log = ROOT / "examples" / "gb200-incidents-2027Q1.csv"
+    r = CliRunner().invoke(main, ["credits", str(EXAMPLE), str(log), "--period", "2027-01", "--accepted-on",
+                                  "2027-01-20", "--format", "csv"])
+    assert r.exit_code == 0, r.output
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    (acc,) = [row for row in rows if row["row"] == "acceptance_delay"]
+    total = next(row for row in rows if row["row"] == "total")
+    assert acc["flags"] == "days_late=5" and Decimal(acc["settled_credit"]) > 0
+    settled = sum(Decimal(row["settled_credit"]) for row in rows if row["settled_credit"])
+    assert settled == Decimal(total["credit_owed"]) + Decimal(acc["credit_owed"])
