@@ -31,7 +31,8 @@ def _render_table(report) -> None:
             console.print("  fix:\n" + "\n".join("    " + line for line in f.fix.splitlines()),
                           highlight=False, markup=False)
     for s in report.suppressed:
-        console.print(f"disabled {s.rule} ({s.findings} finding(s)): {s.reason}", markup=False)
+        verb = "not run" if s.reason.startswith("profile ") else "disabled"
+        console.print(f"{verb} {s.rule} ({s.findings} finding(s)): {s.reason}", markup=False)
     console.print(f"{report.count('error')} error(s), {report.count('warning')} warning(s), "
                   f"{report.count('info')} info")
 
