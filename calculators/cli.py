@@ -10,8 +10,6 @@ from datetime import datetime
 
 import click
 
-UNIT_COLUMNS = ("period", "scope", "id", "downtime_seconds", "excluded_seconds", "availability_pct", "target_pct",
-                "met", "credit_pct", "fee", "credit", "incidents", "flags")
 REV11_COLUMNS = ("service_seconds", "charged_fee", "not_charged")     # contracts using revision 1.1 fields
 
 
@@ -164,13 +162,15 @@ def credits(contract, incidents, periods, quarter, as_of, assume_tz, skip_bad_ro
     if fmt == "json":
         _emit(result.dumps(), output)
     elif fmt == "csv":
+        from calculators.settle import CSV_COLUMNS, csv_rows
+
         buf = io.StringIO()
-        columns = UNIT_COLUMNS + (REV11_COLUMNS if result.revision_1_1 else ())
+        columns = CSV_COLUMNS + (REV11_COLUMNS if result.revision_1_1 else ())
         w = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
         w.writeheader()
         from slaschema.textsafe import csv_cell
 
-        for r in result.unit_rows():
+        for r in csv_rows(result):
             w.writerow({k: csv_cell(v) for k, v in r.items()})
         _emit(buf.getvalue(), output)
     else:

@@ -37,9 +37,10 @@ def below(lnum: np.ndarray, dn: np.ndarray, month_s: int, threshold: Decimal) ->
 
 
 def availability_e4(lnum: np.ndarray, dn: np.ndarray, month_s: int) -> np.ndarray:
-    """Availability in percent x 10**4, rounded half-up (display only)."""
+    """Availability in percent x 10**4, truncated (display only; spec 8.8): a unit below a
+    threshold never shows as the threshold itself (94.99996% shows 94.9999%)."""
     total = dn * month_s
-    return (2 * 10**6 * (total - lnum) + total) // (2 * total)
+    return (10**6 * (total - lnum)) // total
 
 
 def pct_text(e4: int) -> str:

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from calculators import credits as cr
+from calculators import settle
 from calculators.engine import (CLUSTER, DOWN, NODE, RACK, SCOPES, SITE, EngineError, Pieces, Tree,
                                 flag_names, run)
 from calculators.intervals import Intervals, merge
@@ -228,6 +229,7 @@ def _money(lc, pr, tree: Tree, scope: str, u: int) -> dict[str, Any]:
     uncapped = pr.credit_uncapped_cents
     money: dict[str, Any] = {"currency": lc.model.contract.currency, "stacking": lc.model.credits.stacking,
                              "node_fee_formula": fee_formula, "nodes": []}
+    settled = settle.settled_node_cents(pr)
     for i in nodes.tolist()[:50]:
         shares = []
         values = []
@@ -259,7 +261,10 @@ def _money(lc, pr, tree: Tree, scope: str, u: int) -> dict[str, Any]:
             "shares": shares, "basis": str(nm.basis[i]) or "none",
             "stacked_share": _exact(stacked * 100, 6) + "%", "credit_exact": _exact(stacked * fee_for_credit, 6),
             "credit_rounded": cr.money(credit),
-            "after_cap_and_minimum": cr.money(int(share_of_total)) if share_of_total.denominator == 1
+            # what the node is owed: its share of the month's credit total in whole cents, the cents
+            # left over going to the largest remainders (calculators.settle), next to the exact share
+            "after_cap_and_minimum": cr.money(int(settled[i])),
+            "after_cap_share_exact": cr.money(int(share_of_total)) if share_of_total.denominator == 1
             else _exact(share_of_total / 100, 4), **extra,
         })
     if len(nodes) > 50:

@@ -34,7 +34,7 @@ import pandas as pd
 
 I64 = np.int64
 OPEN_BIT = 8
-COLUMNS = ("id", "scope", "target", "units", "category", "impact", "severity", "cause", "start", "end",
+COLUMNS = ("id", "scope", "target", "units", "category", "impact", "severity", "cause", "ticket", "start", "end",
            "counted_seconds", "downtime_seconds", "excluded_seconds", "flags")
 MISSING_CAUSE = "(no cause given)"
 
@@ -263,7 +263,7 @@ def incident_figures(lc, log, tr, tree, periods) -> IncidentFigures:
 def _register(frame: pd.DataFrame, counted, downtime, excluded, flags, periods) -> pd.DataFrame:
     if not len(frame):
         return pd.DataFrame({c: pd.Series([], dtype=object if c in ("id", "scope", "target", "category", "impact",
-                                                                      "severity", "cause") else I64)
+                                                                      "severity", "cause", "ticket") else I64)
                              for c in COLUMNS})
     start = frame["start"].to_numpy(dtype=I64)
     end_na = frame["end"].isna().to_numpy()
@@ -303,6 +303,7 @@ def _register(frame: pd.DataFrame, counted, downtime, excluded, flags, periods) 
         "impact": _text(frame, "impact", "down")[fr],
         "severity": _text(frame, "severity", "")[fr],
         "cause": _text(frame, "cause", "")[fr],
+        "ticket": _text(frame, "ticket", "")[fr],
         "start": np.minimum.reduceat(start[rows], first),
         "end": np.where(e_max == big, -1, e_max),
         "counted_seconds": np.add.reduceat(counted[rows], first),

@@ -11,8 +11,10 @@ JSON shape (stable; money and percentages as decimal strings):
                   "credit_total", "cap_amount", "cap_applied", "minimum", "minimum_applied", "claim": {"due", "status"},
                   "units": [{"scope", "id", "downtime_seconds", "excluded_seconds",
                              "availability_pct", "target_pct", "met", "credit_pct", "fee",
-                             "credit", "incidents", "flags"}],
-                  "nodes": [{"id", "fee", "credit", "basis"}]}],
+                             "credit", "credit_before_cap", "credit_after_cap_and_minimum",
+                             "incidents", "flags"}],
+                  "nodes": [{"id", "fee", "credit", "basis", "credit_before_cap",
+                             "credit_after_cap_and_minimum"}]}],
      "quarters": [...], "support": {...}, "termination": {...},
      "claims_as_of", "claim_window", "claimable_total"}
 
@@ -24,7 +26,7 @@ topology order); `nodes` lists every node. Per unit:
     with `lost_gpu_seconds` giving the exact integer;
   - `excluded_seconds`: excluded time of the unit and the units above it that is not
     downtime (reported only; it never shortens the month);
-  - `availability_pct`: 1 - downtime / month, in percent rounded half-up to 4 decimals for
+  - `availability_pct`: 1 - downtime / month, in percent truncated to 4 decimals for
     display; `met` and the tiers use the exact value (equal to a threshold is not below);
   - `credit_pct`: the tier's credit, or for pro rata the share of the fee (4 decimals);
   - `fee`, `credit`: the unit's fee (sum of its nodes' fees) and its credit before it is
@@ -38,7 +40,11 @@ before the month's cap) and `basis`: the scope whose share was used (`max`; the 
 of node, rack, cluster, site on ties), the scopes added (`sum`, e.g. `node+rack`) or
 `none`. Per month: `credit_uncapped` is the sum of node credits, `cap_amount` the cap
 share of the exact fee total rounded down to the cent, `credit_total` the issued credit
-after the cap and then the minimum.
+after the cap and then the minimum. `credit_before_cap` repeats `credit`;
+`credit_after_cap_and_minimum` is, per node, its share of the month's credit total (the
+shares add up to it to the cent) and, per unit, its credit scaled by credit total /
+uncapped (see `calculators.settle`). `quarters` sums only quarters whose three months were
+all computed.
 
 Claims (sla-semantics 8.7, `calculators.claims`): per month `claim.due` is the instant the
 claim is due (null without `credits.claim_window`) and `claim.status` is `open`, `due_soon`
@@ -59,6 +65,7 @@ from typing import Any
 import numpy as np
 
 from calculators import credits as cr
+from calculators import settle
 from calculators.periods import Period
 from calculators.vocabulary import FLAG_LISTS, FLAG_MASK, FLAG_NAMES
 from slaschema.jsontext import dumps_indented
@@ -292,10 +299,12 @@ class PeriodResult:
 
     def to_json(self, include_units: bool = True) -> dict[str, Any]:
         units = []
+        nodes = self.nodes.rows() if include_units else []
         if include_units:
             for sm in self.scopes.values():
                 units.extend(sm.rows())
-        out = self._json(units, include_units)
+            settle.annotate_json(self, units, nodes)
+        out = self._json(units, nodes)
         if self.not_charged_cents is None:
             return out
         # revision 1.1: hours not charged and the remedy next to the credit total
@@ -309,7 +318,7 @@ class PeriodResult:
                 rev["minimum_rule"] = "more_than" if self.minimum_strict else "at_least"
         return rev
 
-    def _json(self, units: list, include_units: bool) -> dict[str, Any]:
+    def _json(self, units: list, nodes: list) -> dict[str, Any]:
         return {
             "period": self.period.label,
             "start": iso(self.period.start),
@@ -323,7 +332,7 @@ class PeriodResult:
             "minimum": _pct(self.minimum_cents),
             "minimum_applied": self.minimum_applied,
             "units": units,
-            "nodes": self.nodes.rows() if include_units else [],
+            "nodes": nodes,
         }
 
 
@@ -366,7 +375,8 @@ class Result:
         return nm.row(nm.ids.index(node_id))
 
     def quarters(self) -> list[dict[str, Any]]:
-        """Sums over the months of each quarter present (shown next to the months)."""
+        """Sums over each quarter whose three months were all computed (shown next to the
+        months); a quarter with a month missing has no sum, it would be no quarter's figure."""
         out: dict[str, dict[str, Any]] = {}
         for p in self.periods:
             q = f"{p.period.year}-Q{(p.period.month - 1) // 3 + 1}"
@@ -378,12 +388,12 @@ class Result:
                 d["not_charged_total"] = d.get("not_charged_total", 0) + p.not_charged_cents
                 d["remedy_total"] = d.get("remedy_total", 0) + p.remedy_cents
         return [{**d, **{k: cr.money(d[k]) for k in ("fee_total", "credit_total", "not_charged_total", "remedy_total")
-                         if k in d}} for d in out.values()]
+                         if k in d}} for d in out.values() if len(set(d["months"])) == 3]
 
     def to_json(self, include_units: bool = True, include_incidents: bool = False) -> dict[str, Any]:
         """The stable JSON form. `include_incidents` (needs `incidents=True` in `compute`) adds
         "incidents" (one record per incident id: id, scope, target, units, category, impact,
-        severity, cause, start, end, counted_seconds, downtime_seconds, excluded_seconds,
+        severity, cause, ticket, start, end, counted_seconds, downtime_seconds, excluded_seconds,
         flags), per month "downtime_by_category" and "downtime_by_cause" (lists of {key,
         counted_node_seconds, downtime_node_seconds, excluded_node_seconds}) and
         "rack_day_downtime" ({days, racks, node_seconds: rack x day})."""

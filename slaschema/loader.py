@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ class LoadedContract:
     topology: ResolvedTopology
     file: str
     sha256: str
+    raw: bytes = field(default=b"", repr=False, compare=False)     # the file's bytes (sha256 is of these)
 
     @property
     def id(self) -> str:
@@ -124,6 +125,29 @@ def _clean_loc(loc: tuple, data: Any) -> tuple:
     return tuple(out)
 
 
+# the unit a duration field is usually written in, for the hint when a number has none
+_USUAL_UNIT = {"claim_window": "d", "max_per_month": "h", "min_outage": "m", "detection": "m", "sev1": "m",
+               "sev2": "h", "sev3": "h", "sev4": "h", "swap_within": "h", "duration": "h",
+               "termination_right_after": "d", "exit_assistance": "d"}
+_UNIT_WORDS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+
+
+def usual_duration_unit(loc: tuple) -> tuple[str | None, str | None]:
+    """(unit, word) a duration at `loc` usually takes: claim windows in days, exclusion
+    notice in hours, termination notice in days, restore targets in hours ..."""
+    names = [x for x in loc if isinstance(x, str)]
+    if not names:
+        return None, None
+    last = names[-1]
+    if last == "notice":
+        unit = "d" if "termination" in names else "h"
+    elif "restore" in names:
+        unit = "h"
+    else:
+        unit = _USUAL_UNIT.get(last)
+    return (unit, _UNIT_WORDS[unit]) if unit else (None, None)
+
+
 def _from_validation(err: ValidationError, doc: YamlDoc) -> list[Problem]:
     problems: list[Problem] = []
     seen: set[tuple] = set()
@@ -161,6 +185,12 @@ def _from_validation(err: ValidationError, doc: YamlDoc) -> list[Problem]:
             fix = f"use one of {expected}" if expected else None
         elif code == "date_invalid":
             fix = "write dates as YYYY-MM-DD"
+        elif code == "duration_unit_missing":
+            unit, word = usual_duration_unit(loc)
+            msg = f"a duration needs a unit: is {value} seconds, minutes, hours or days?"
+            fix = (f"write {value}{unit} ({'.'.join(str(x) for x in loc if isinstance(x, str))} is usually "
+                   f"given in {word})" if unit else f"write it with its unit, e.g. {value}s, {value}m, {value}h "
+                                                    f"or {value}d")
         elif code == "wrong_type":
             if isinstance(value, (dict, list)):
                 value = type(value).__name__
@@ -201,7 +231,7 @@ def load_contract_text(text: str | bytes, file: str = "<input>", base_dir: Path 
     if problems:
         raise InputError(_sorted(problems))
     assert topo is not None
-    return LoadedContract(model, topo, file, hashlib.sha256(raw).hexdigest())
+    return LoadedContract(model, topo, file, hashlib.sha256(raw).hexdigest(), raw)
 
 
 def _sorted(problems: list[Problem]) -> list[Problem]:

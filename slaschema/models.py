@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from datetime import date, timedelta
+from datetime import date as _Date
 from decimal import Decimal
 from typing import Annotated, Any, Literal, Union
 
@@ -23,6 +24,7 @@ Architecture = Literal["hgx-8gpu", "gb200-nvl72", "gb300-nvl72", "mi355x-8gpu", 
 DEFAULT_GPUS_PER_NODE = {"hgx-8gpu": 8, "gb200-nvl72": 4, "gb300-nvl72": 4, "mi355x-8gpu": 8}
 BUILTIN_EXCLUSIONS = ("maintenance", "security_patch", "customer_caused", "force_majeure")
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_LANG = re.compile(r"[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?(-[A-Za-z0-9]{5,8})*")
 
 
 class Strict(BaseModel):
@@ -53,8 +55,18 @@ class ContractInfo(Strict):
     timezone: TimeZoneName = Field(description="IANA zone; measurement months are calendar months here")
     currency: str = Field(description="ISO 4217 code, e.g. USD")
     tier: Literal["bronze", "silver", "gold", "platinum", "custom"] | None = None
+    language: str | None = Field(default=None, description="BCP 47 tag of the language the names and texts are "
+                                                            "written in, e.g. zh-CN, ja, pl, cs, de, ru")
 
     _v_id = field_validator("id")(classmethod(lambda cls, v: _check_id(v)))
+
+    @field_validator("language")
+    @classmethod
+    def _language(cls, v: str | None) -> str | None:
+        if v is not None and not _LANG.fullmatch(v):
+            raise PydanticCustomError("language_invalid",
+                                      "language is a BCP 47 tag such as en, de, pl, zh-CN or pt-BR")
+        return v
 
     @field_validator("currency")
     @classmethod
@@ -541,6 +553,71 @@ class LintSettings(Strict):
 
 # --- the contract ------------------------------------------------------------------------
 
+# --- agreement and amendment history (the schedule as an attachment) ------------------
+
+def _nonempty_text(v: str) -> str:
+    if not v.strip():
+        raise PydanticCustomError("empty_value", "must not be empty")
+    return v
+
+
+class Signatory(Strict):
+    name: str = Field(description="Person signing for the party")
+    title: str = Field(description="Their position, e.g. Chief Executive Officer")
+
+    _v_text = field_validator("name", "title")(classmethod(lambda cls, v: _nonempty_text(v)))
+
+
+class Signatories(Strict):
+    provider: Signatory | None = None
+    customer: Signatory | None = None
+
+
+class Agreement(Strict):
+    """How the schedule attaches to the parties' agreement."""
+
+    master: str | None = Field(default=None, description="The master agreement the schedule belongs to, e.g. "
+                                                          "'Master Services Agreement MSA-2026-114 of 2026-11-02'")
+    precedence: list[str] | None = Field(default=None, min_length=2,
+                                         description="Documents in order of precedence, highest first; the entry "
+                                                     "`schedule` stands for this schedule and appears once")
+    signed: date | None = Field(default=None, description="Date both parties signed these terms; without it the "
+                                                          "schedule is a draft and marked DRAFT")
+    signatories: Signatories | None = None
+
+    @field_validator("master")
+    @classmethod
+    def _master(cls, v: str | None) -> str | None:
+        return None if v is None else _nonempty_text(v)
+
+    @field_validator("precedence")
+    @classmethod
+    def _precedence(cls, v: list[str] | None) -> list[str] | None:
+        if v is None:
+            return v
+        for item in v:
+            _nonempty_text(item)
+        seen = [x.strip().lower() for x in v]
+        dup = sorted({x for x in seen if seen.count(x) > 1})
+        if dup:
+            raise PydanticCustomError("precedence_duplicate", "each document appears once; repeated: {dup}",
+                                      {"dup": ", ".join(dup)})
+        if seen.count("schedule") != 1:
+            raise PydanticCustomError("precedence_no_schedule",
+                                      "name this schedule in the list as `schedule`, at its rank")
+        return v
+
+
+class Revision(Strict):
+    """One entry of the amendment history (oldest first)."""
+
+    revision: str = Field(description="Label of the revision, e.g. 1.0, 1.1 or A")
+    date: _Date = Field(description="Date the revision was agreed")
+    summary: str = Field(description="What changed, in a sentence")
+
+    _v_text = field_validator("revision", "summary")(classmethod(lambda cls, v: _nonempty_text(v)))
+
+
 class Contract(Strict):
     slakit: Literal[1] = Field(description="Format version")
     contract: ContractInfo
@@ -556,6 +633,10 @@ class Contract(Strict):
     termination: Termination = Termination()
     access: Access | None = None
     lint: LintSettings | None = Field(default=None, description="`slakit lint` settings for this file")
+    agreement: Agreement | None = Field(default=None, description="Master agreement, order of precedence, "
+                                                                  "signature date and signatories")
+    revisions: list[Revision] = Field(default_factory=list, description="Amendment history, oldest first; the "
+                                                                        "last entry is the current revision")
 
     @field_validator("exclusions", mode="before")
     @classmethod

@@ -53,6 +53,7 @@ def check_contract(c: Contract, topo: ResolvedTopology | None) -> list[Finding]:
         out.append(Finding("measure_with_proportional", ("downtime", "measure"),
                            "`measure` (clock buckets) cannot be combined with `degraded: proportional`",
                            None, "use degraded: down or ignore, or remove `measure`"))
+    out += _check_revisions(c)
     ex = c.exclusions
     if "unplanned" in ex:
         out.append(Finding("exclusion_reserved", ("exclusions", "unplanned"),
@@ -103,3 +104,28 @@ def check_contract(c: Contract, topo: ResolvedTopology | None) -> list[Finding]:
 def _num(v) -> float:
     from slaschema.types import threshold_value
     return threshold_value(v) or 0.0
+
+
+def _check_revisions(c: Contract) -> list[Finding]:
+    """Amendment history in order, labels unique, the signature not older than the terms."""
+    out: list[Finding] = []
+    revs = c.revisions
+    seen: dict[str, int] = {}
+    for i, r in enumerate(revs):
+        if r.revision in seen:
+            out.append(Finding("revision_duplicate", ("revisions", i, "revision"),
+                               f"revision {r.revision} is already listed (entry {seen[r.revision] + 1})", r.revision,
+                               "give every amendment its own label"))
+        seen.setdefault(r.revision, i)
+        if i and r.date < revs[i - 1].date:
+            out.append(Finding("revision_order", ("revisions", i, "date"),
+                               f"revisions are listed oldest first; {r.date} is before the previous entry's "
+                               f"{revs[i - 1].date}", str(r.date), "list the amendments in the order they were agreed"))
+    signed = c.agreement.signed if c.agreement else None
+    if signed is not None and revs and revs[-1].date > signed:
+        out.append(Finding("signed_before_revision", ("agreement", "signed"),
+                           f"the current revision {revs[-1].revision} of {revs[-1].date} is later than the "
+                           f"signature date: the amended terms are not signed", str(signed),
+                           f"set `signed` to the date the parties signed revision {revs[-1].revision} "
+                           "(on or after its date), or remove it while the amendment is a draft"))
+    return out

@@ -48,7 +48,8 @@ def parse_duration(value: Any) -> timedelta:
     if isinstance(value, bool) or isinstance(value, (int, float, Decimal)):
         raise PydanticCustomError(
             "duration_unit_missing",
-            "a duration needs a unit: is {value} seconds, minutes or hours? write e.g. {value}m",
+            "a duration needs a unit: is {value} seconds, minutes, hours or days? write e.g. {value}s, "
+            "{value}m, {value}h or {value}d",
             {"value": value},
         )
     if not isinstance(value, str):

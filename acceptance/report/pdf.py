@@ -33,14 +33,16 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
     from reportlab.lib.pagesizes import A4
     from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
     from reportlab.lib.units import mm
-    from reportlab.platypus import KeepTogether, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
+    from reportlab.platypus import KeepTogether, SimpleDocTemplate, Spacer, Table, TableStyle
 
+    from calculators.reports import fonts
+    from calculators.reports.fonts import Paragraph
     from slaschema.fileio import write_atomic
 
-    styles = getSampleStyleSheet()
+    styles = fonts.stylesheet(getSampleStyleSheet())
     small = ParagraphStyle("small", parent=styles["BodyText"], fontSize=7.5, leading=9)
     body = ParagraphStyle("body", parent=styles["BodyText"], fontSize=9, leading=11.5)
-    mono = ParagraphStyle("mono", parent=small, fontName="Courier", fontSize=6.5, leading=8)
+    mono = ParagraphStyle("mono", parent=small, fontName=fonts.MONO, fontSize=6.5, leading=8)
     # Ids such as nccl-all-reduce-rack wrap at their hyphens rather than mid-word.
     ident = ParagraphStyle("ident", parent=small, embeddedHyphenation=1)
 
@@ -50,7 +52,9 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
     def status_cell(s: str, reason: str | None = None) -> Paragraph:
         text = f'<font color="{COLORS.get(s, "#000000")}"><b>{s.upper()}</b></font>'
         if reason:
-            text += f'<br/><font size="6.5" color="#555555">{_esc(reason)}</font>'
+            # a reason code is one word: smaller type rather than a break inside it (status column)
+            size = min(6.5, 6.5 * (34 * mm - 13) / max(1.0, fonts.width(reason, fonts.REGULAR, 6.5)))
+            text += f'<br/><font size="{size:.2f}" color="#555555">{_esc(reason)}</font>'
         return Paragraph(text, small)
 
     def id_cell(cid: str, check: str | None = None) -> Paragraph:
@@ -85,7 +89,7 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
         box.append([p("Verdicts that block an acceptance: " + status_counts_text(decision["blocking"])
                       + " (fail, error, not_run and skip block; pass, warn and waived do not).", body)])
     summary = Table(box, colWidths=[170 * mm])
-    summary.setStyle(TableStyle([("BOX", (0, 0), (-1, -1), 1.2, colors.HexColor(tone)),
+    summary.setStyle(TableStyle([fonts.TABLE_FONT, ("BOX", (0, 0), (-1, -1), 1.2, colors.HexColor(tone)),
                                  ("TOPPADDING", (0, 0), (-1, -1), 6), ("BOTTOMPADDING", (0, 0), (-1, -1), 6)]))
     story += [summary, Spacer(1, 4 * mm)]
 
@@ -107,7 +111,7 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
             f"{c}: " + ", ".join(f"{k}={v}" for k, v in kv.items()) for c, kv in run["overrides"].items())])
     t = Table([[p(k, small), p(v, mono if "SHA" in k or "digest" in k else small)] for k, v in info],
               colWidths=[38 * mm, 132 * mm])
-    t.setStyle(TableStyle([("GRID", (0, 0), (-1, -1), 0.25, colors.grey), ("VALIGN", (0, 0), (-1, -1), "TOP"),
+    t.setStyle(TableStyle([fonts.TABLE_FONT, ("GRID", (0, 0), (-1, -1), 0.25, colors.grey), ("VALIGN", (0, 0), (-1, -1), "TOP"),
                            ("BACKGROUND", (0, 0), (0, -1), colors.HexColor("#f2f2f2"))]))
     story += [t, Spacer(1, 5 * mm)]
 
@@ -214,7 +218,7 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
     for label in ("Name", "Title", "Signature", "Date"):
         sign.append([p(f"{label}: ____________________________", body)] * 2)
     st = Table(sign, colWidths=[85 * mm, 85 * mm])
-    st.setStyle(TableStyle([("BOX", (0, 0), (0, -1), 0.5, colors.grey), ("BOX", (1, 0), (1, -1), 0.5, colors.grey),
+    st.setStyle(TableStyle([fonts.TABLE_FONT, ("BOX", (0, 0), (0, -1), 0.5, colors.grey), ("BOX", (1, 0), (1, -1), 0.5, colors.grey),
                             ("TOPPADDING", (0, 2), (-1, -1), 10)]))
     confirm = ("The parties confirm that the criteria above were tested on the nodes listed, "
                "with the evidence identified by the digest above.")
@@ -231,24 +235,22 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
 
     def footer(canvas, d) -> None:
         canvas.saveState()
-        canvas.setFont("Helvetica", 7)
-        canvas.drawString(18 * mm, 9 * mm, f"{title} — evidence digest {(manifest or {}).get('digest', '—')[:16]}…")
-        canvas.drawRightString(A4[0] - 18 * mm, 9 * mm, f"page {d.page}")
+        fonts.draw_string(canvas, 18 * mm, 9 * mm,
+                          f"{title} — evidence digest {(manifest or {}).get('digest', '—')[:16]}…", fonts.REGULAR, 7)
+        fonts.draw_string(canvas, A4[0] - 18 * mm, 9 * mm, f"page {d.page}", fonts.REGULAR, 7, "right")
         if signers:
-            canvas.drawString(18 * mm, 5.5 * mm, _fit("signed by " + ", ".join(signers), 150))
+            fonts.draw_string(canvas, 18 * mm, 5.5 * mm, _fit("signed by " + ", ".join(signers), 150), fonts.REGULAR, 7)
         if mark:
             canvas.setFillColor(colors.HexColor("#c53030"))
-            canvas.setFont("Helvetica-Bold", 11)
-            canvas.drawCentredString(A4[0] / 2, A4[1] - 9 * mm,
-                                     f"{mark} — no signature vouches for this evidence bundle")
+            fonts.draw_string(canvas, A4[0] / 2, A4[1] - 9 * mm,
+                              f"{mark} — no signature vouches for this evidence bundle", fonts.BOLD, 11, "centre")
         if decision["partial"]:
-            canvas.setFont("Helvetica-Bold", 8)
             canvas.setFillColor(colors.HexColor(PARTIAL_COLOR))
-            canvas.drawCentredString(A4[0] / 2, A4[1] - (14 if mark else 10) * mm,
-                                     f"PARTIAL — not an acceptance: {scope_text(scope)}"[:140])
+            fonts.draw_string(canvas, A4[0] / 2, A4[1] - (14 if mark else 10) * mm,
+                              f"PARTIAL — not an acceptance: {scope_text(scope)}"[:140], fonts.BOLD, 8, "centre")
         canvas.restoreState()
 
-    pdf.build(story, onFirstPage=footer, onLaterPages=footer)
+    pdf.build(story, onFirstPage=footer, onLaterPages=footer, canvasmaker=fonts.canvas_class())
     data = tmp.read_bytes()
     tmp.unlink()
     write_atomic(out, data)
@@ -261,7 +263,9 @@ def _fit(text: str, n: int) -> str:
 def _grid(colors: Any) -> Any:
     from reportlab.platypus import TableStyle
 
-    return TableStyle([("GRID", (0, 0), (-1, -1), 0.25, colors.grey), ("VALIGN", (0, 0), (-1, -1), "TOP"),
+    from calculators.reports.fonts import TABLE_FONT
+
+    return TableStyle([TABLE_FONT, ("GRID", (0, 0), (-1, -1), 0.25, colors.grey), ("VALIGN", (0, 0), (-1, -1), "TOP"),
                        ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#e8e8e8"))])
 
 

@@ -47,8 +47,10 @@ def draft(contract: str, output: str, fmt: str | None) -> None:
     """Write the SLA schedule of CONTRACT: every clause as plain sentences, from the contract itself.
 
     The footer of every page carries the contract's SHA-256 and the slakit version, so both
-    parties can check they signed the same terms. Builds are byte-identical
-    (set SOURCE_DATE_EPOCH to fix the PDF creation date; default 2000-01-01).
+    parties can check they signed the same terms; the PDF embeds the contract YAML. Pages
+    are marked DRAFT until agreement.signed is set. Builds are byte-identical; the PDF
+    creation date is SOURCE_DATE_EPOCH when set, else the contract's current revision date
+    (else its signature date or the start of its term).
     """
     from calculators.reports.schedule import schedule_document
     from slakit import __version__

@@ -12,6 +12,7 @@ formatted by the builder: renderers never compute.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Literal, Union
 
 Align = Literal["l", "r", "c"]
@@ -48,6 +49,7 @@ class Table:
     width_fraction: float = 1.0                     # PDF only: share of the text width the table takes
     min_row_height: float | None = None             # PDF only: e.g. room for signatures
     group_size: int | None = None                   # PDF only: a rule every N columns (side-by-side lists)
+    nowrap: tuple[int, ...] = ()                    # PDF only: columns whose cells never wrap (ids)
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,15 @@ Block = Union[Heading, Para, Bullets, Table, KeyValues, BarChart, Heatmap, PageB
 
 
 @dataclass(frozen=True)
+class EmbeddedFile:
+    """A file carried inside the PDF (e.g. the machine-readable contract)."""
+    name: str
+    data: bytes
+    description: str
+    mime: str = "application/octet-stream"
+
+
+@dataclass(frozen=True)
 class Document:
     """One report: cover data, a footer line printed on every page, and the blocks."""
     title: str
@@ -107,3 +118,7 @@ class Document:
     author: str = "slakit"
     keywords: tuple[str, ...] = field(default_factory=tuple)
     landscape: bool = False
+    lang: str | None = None                        # BCP 47 tag of the contract's names (HTML marks them)
+    watermark: str | None = None                   # e.g. "DRAFT": across every PDF page, atop the text formats
+    created: date | None = None                    # PDF creation date when SOURCE_DATE_EPOCH is unset
+    embedded: tuple[EmbeddedFile, ...] = ()        # PDF only: files attached to the document

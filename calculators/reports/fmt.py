@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
 
 from slaschema.types import format_percent, human_duration
 
@@ -28,10 +28,11 @@ def money(value: str | Decimal | None, currency: str | None = None) -> str:
 
 
 def pct(value: str | Decimal | float | None, places: int = 4) -> str:
-    """A percentage for display, rounded half-up to `places` decimals: `99.5536%`."""
+    """An availability percentage for display, truncated to `places` decimals (spec 8.8):
+    `99.55369` shows `99.5536%`, never rounded up to a threshold it is below."""
     if value is None:
         return "—"
-    q = dec(value).quantize(Decimal(1).scaleb(-places), ROUND_HALF_UP)
+    q = dec(value).quantize(Decimal(1).scaleb(-places), ROUND_DOWN)
     return f"{q}%"
 
 

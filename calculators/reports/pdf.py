@@ -4,11 +4,15 @@
 cover page with the title and generation inputs, a table of contents (headings of level 1
 and 2), every page footed with the document's footer line (contract id, SHA-256, tool
 version) and "page X of Y", PDF outline bookmarks, text that stays selectable (platypus
-paragraphs and tables, reportlab.graphics charts; no images).
+paragraphs and tables, reportlab.graphics charts; no images). Text is set in embedded subset
+TrueType fonts with a fallback font per character (`calculators.reports.fonts`), so names in
+any script (Łódź, Příbram, Ελλάδα, Москва, 某某智算云) print as written.
 
 Builds are byte-identical for the same document: reportlab runs with `invariant=1`, so the
-creation date is fixed (`SOURCE_DATE_EPOCH` when set, else 2000-01-01) and the file id is
-derived from the content, never from the clock.
+creation date is fixed (`SOURCE_DATE_EPOCH` when set, else the document's `created` date,
+else 2000-01-01) and the file id is derived from the content, never from the clock. A
+document can carry a watermark (DRAFT) across every page and embedded files (the schedule
+attaches its machine-readable contract).
 
 Other reports reuse the pieces directly: `styles()`, `table_flowable()`, `bar_chart()`,
 `heatmap()`, `ReportDocTemplate` and `FooterCanvas`.
@@ -16,7 +20,12 @@ Other reports reuse the pieces directly: `styles()`, `table_flowable()`, `bar_ch
 
 from __future__ import annotations
 
+import calendar
+import hashlib
 import io
+import os
+import time
+from datetime import date
 from functools import lru_cache
 from typing import Any
 from xml.sax.saxutils import escape
@@ -32,10 +41,12 @@ from reportlab.lib.units import mm
 from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen import canvas as rl_canvas
 from reportlab.platypus import (BaseDocTemplate, CondPageBreak, Flowable, Frame, KeepTogether, LongTable, PageBreak,
-                                PageTemplate, Paragraph, Spacer, TableStyle)
+                                PageTemplate, Spacer, TableStyle)
 from reportlab.platypus.tableofcontents import TableOfContents
 
 from calculators.reports import doc as d
+from calculators.reports import fonts
+from calculators.reports.fonts import Paragraph
 
 # --- palette and type -------------------------------------------------------------------
 
@@ -49,7 +60,7 @@ ACCENT = colors.HexColor("#2f80ed")
 SERIES = [colors.HexColor(c) for c in ("#2f80ed", "#f2994a", "#27ae60", "#9b51e0", "#eb5757", "#56ccf2",
                                         "#828282", "#f2c94c")]
 TARGET = colors.HexColor("#c0392b")
-FONT, FONT_BOLD = "Helvetica", "Helvetica-Bold"
+FONT, FONT_BOLD = fonts.REGULAR, fonts.BOLD          # embedded TrueType, fallback per character
 MARGIN = 18 * mm
 
 # Characters outside the standard fonts' WinAnsi encoding, written as plain text instead.
@@ -68,10 +79,11 @@ def esc(text: str) -> str:
 
 @lru_cache(maxsize=1)
 def styles() -> dict[str, ParagraphStyle]:
+    fonts.register()
     base = getSampleStyleSheet()
     s: dict[str, ParagraphStyle] = {}
     s["body"] = ParagraphStyle("body", parent=base["Normal"], fontName=FONT, fontSize=9.5, leading=13,
-                               textColor=INK, spaceAfter=5)
+                               textColor=INK, spaceAfter=5, bulletFontName=FONT)
     s["small"] = ParagraphStyle("small", parent=s["body"], fontSize=8, leading=10.5, textColor=INK)
     s["note"] = ParagraphStyle("note", parent=s["body"], fontSize=8, leading=10.5, textColor=MUTED)
     s["strong"] = ParagraphStyle("strong", parent=s["body"], fontName=FONT_BOLD)
@@ -110,12 +122,17 @@ class FooterCanvas(rl_canvas.Canvas):
     """
 
     footer_text = ""
+    watermark: str | None = None
+    created: date | None = None
+    embedded: tuple[d.EmbeddedFile, ...] = ()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs["invariant"] = 1
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, **fonts.canvas_kwargs(kwargs))
         self._saved: list[tuple[dict, list]] = []
         self._marks: list[tuple[str, dict]] = []
+        if self.created is not None and not os.environ.get("SOURCE_DATE_EPOCH", "").strip():
+            self._doc._timeStamp = _timestamp(self.created)
 
     def bookmarkPage(self, key: str, **kw: Any) -> None:  # noqa: N802 (reportlab API)
         # pages are emitted at save(); a destination must name the page it is emitted as
@@ -133,8 +150,22 @@ class FooterCanvas(rl_canvas.Canvas):
             for key, kw in marks:
                 super().bookmarkPage(key, **kw)
             self._draw_footer(total)
+            if self.watermark:
+                self._draw_watermark(self.watermark)
             super().showPage()
+        if self.embedded:
+            _embed_files(self, self.embedded)
         super().save()
+
+    def _draw_watermark(self, text: str) -> None:
+        w, h = self._pagesize
+        self.saveState()
+        self.setFillColor(colors.Color(0.75, 0.22, 0.17, alpha=0.16))
+        self.translate(w / 2, h / 2)
+        self.rotate(40)
+        size = 110
+        fonts.draw_string(self, 0, -size * 0.35, text, FONT_BOLD, size, "centre")
+        self.restoreState()
 
     def _draw_footer(self, total: int) -> None:
         w, _h = self._pagesize
@@ -143,19 +174,53 @@ class FooterCanvas(rl_canvas.Canvas):
         self.setLineWidth(0.5)
         self.line(MARGIN, 13 * mm, w - MARGIN, 13 * mm)
         self.setFillColor(MUTED)
-        self.setFont(FONT, 6.8)
         text = plain(self.footer_text)
         room = w - 2 * MARGIN - 60
-        while text and stringWidth(text, FONT, 6.8) > room:
+        size = 6.8
+        wide = fonts.width(text, FONT, size)
+        if wide > room:                      # smaller type before anything is cut
+            size = max(5.6, size * room / wide)
+        while text and fonts.width(text, FONT, size) > room:
             text = text[:-2]
-        self.drawString(MARGIN, 9.5 * mm, text)
-        self.setFont(FONT, 7.5)
-        self.drawRightString(w - MARGIN, 9.5 * mm, f"Page {self._pageNumber} of {total}")
+        fonts.draw_string(self, MARGIN, 9.5 * mm, text, FONT, size)
+        fonts.draw_string(self, w - MARGIN, 9.5 * mm, f"Page {self._pageNumber} of {total}", FONT, 7.5, "right")
         self.restoreState()
 
 
-def footer_canvas(text: str) -> type[FooterCanvas]:
-    return type("BoundFooterCanvas", (FooterCanvas,), {"footer_text": text})
+def footer_canvas(text: str, watermark: str | None = None, created: date | None = None,
+                  embedded: tuple[d.EmbeddedFile, ...] = ()) -> type[FooterCanvas]:
+    return type("BoundFooterCanvas", (FooterCanvas,), {"footer_text": text, "watermark": watermark,
+                                                       "created": created, "embedded": embedded})
+
+
+def _timestamp(day: date) -> Any:
+    """A reportlab timestamp for midnight UTC of `day` (the PDF's creation and modification date)."""
+    from reportlab.lib.utils import TimeStamp
+
+    epoch = calendar.timegm(day.timetuple())
+    ts = TimeStamp(1)
+    ts.t = epoch
+    ts.lt = time.gmtime(epoch)
+    ts.YMDhms = tuple(ts.lt)[:6]
+    return ts
+
+
+def _embed_files(canv: rl_canvas.Canvas, files: tuple[d.EmbeddedFile, ...]) -> None:
+    """Attach files to the PDF (catalog /Names /EmbeddedFiles), each with its size, MD5
+    check sum (what the PDF format defines) and a description."""
+    from reportlab.pdfbase.pdfdoc import PDFArray, PDFDictionary, PDFName, PDFStream, PDFString
+
+    doc = canv._doc
+    names: list[Any] = []
+    for f in sorted(files, key=lambda f: f.name):
+        params = PDFDictionary({"Size": len(f.data), "CheckSum": PDFString(hashlib.md5(f.data).digest())})
+        stream = PDFStream(PDFDictionary({"Type": PDFName("EmbeddedFile"), "Subtype": PDFName(f.mime).replace("/", "#2F").replace("#2F", "/", 1),
+                                          "Params": params}), f.data)
+        spec = PDFDictionary({"Type": PDFName("Filespec"), "F": PDFString(f.name), "UF": PDFString(f.name),
+                              "Desc": PDFString(f.description), "AFRelationship": PDFName("Source"),
+                              "EF": PDFDictionary({"F": doc.Reference(stream)})})
+        names += [PDFString(f.name), doc.Reference(spec)]
+    doc.Catalog.Names = PDFDictionary({"EmbeddedFiles": PDFDictionary({"Names": PDFArray(names)})})
 
 
 class ReportDocTemplate(BaseDocTemplate):
@@ -181,7 +246,8 @@ class ReportDocTemplate(BaseDocTemplate):
         key = f"h{self._anchor}"
         self.canv.bookmarkPage(key)
         self.canv.addOutlineEntry(text, key, level=level, closed=level > 0)
-        self.notify("TOCEntry", (level, text, self.page, key))
+        # the contents page sets entries as paragraph markup: escaped, with fallback fonts
+        self.notify("TOCEntry", (level, fonts.markup(escape(text)), self.page, key))
 
     def handle_documentBegin(self) -> None:  # noqa: N802 (reportlab API)
         self._anchor = 0
@@ -212,12 +278,45 @@ def cut_text(text: str, width: float, size: float, max_lines: int = MAX_CELL_LIN
     return text[:keep] + f"… [cut: {len(text) - keep:,} more characters]"
 
 
-def _cell(text: str, style: ParagraphStyle, width: float, font: str, size: float) -> Any:
-    """A plain string when it fits on one line (fast), a wrapping Paragraph otherwise."""
+def _fit_nowrap(t: d.Table, cols: list[float], size: float) -> list[float]:
+    """Column widths for a table with `nowrap` columns: those get their widest cell, every other
+    column its longest word (header words in bold), so ids and numbers never break and words
+    only break between each other; the room comes from the columns' slack in proportion.
+    When even that does not fit, only the `nowrap` columns are widened."""
+    n = len(cols)
+    texts = [{plain(str(r[i])) for r in t.rows} for i in range(n)]
+    need = []
+    for i in range(n):
+        if i in t.nowrap:
+            w = max([fonts.width(x, FONT, size) for x in texts[i]] or [0.0])
+        else:
+            words = {word for x in texts[i] for word in x.split()}
+            w = max([fonts.width(word, FONT, size) for word in words] or [0.0])
+        w = max([w] + [fonts.width(word, FONT_BOLD, size) for word in plain(t.header[i]).split()])
+        need.append(w + 7)                       # cell padding and a margin
+    total = sum(cols)
+    if sum(need) > total:
+        need = [need[i] if i in t.nowrap else 0.0 for i in range(n)]
+        if sum(need) > total:
+            return cols
+    out = [max(c, nd) for c, nd in zip(cols, need)]
+    over = sum(out) - total
+    slack = [o - nd for o, nd in zip(out, need)]
+    room = sum(slack)
+    if over <= 0 or room <= 0:
+        return out
+    return [o - over * sl / room for o, sl in zip(out, slack)]
+
+
+def _cell(text: str, style: ParagraphStyle, width: float, font: str, size: float, nowrap: bool = False) -> Any:
+    """A plain string when it fits on one line (fast), a wrapping Paragraph otherwise.
+
+    A `nowrap` cell stays one string when its column was widened to fit it; text too long for
+    any column (a 1,500-character id) is cut with a marker and wraps."""
     t = plain(text)
     if len(t) > 60:
         t = cut_text(t, width, size)
-    if "\n" not in t and stringWidth(t, font, size) <= width - 6:
+    if "\n" not in t and fonts.covered(t, font) and stringWidth(t, font, size) <= width - (1 if nowrap else 6):
         return t
     return Paragraph(escape(t).replace("\n", "<br/>"), style)
 
@@ -232,6 +331,8 @@ def table_flowable(t: d.Table, width: float) -> list[Flowable]:
     cols = [width * r / total for r in rel]
     align = t.align or tuple("l" for _ in range(n))
     size = t.font_size or 8
+    if t.nowrap:
+        cols = _fit_nowrap(t, cols, size)
     cell_styles = {}
     for key, name in (("l", "cell"), ("r", "cell_r"), ("c", "cell_c")):
         cell_styles[key] = ParagraphStyle(f"{name}{size}", parent=s[name], fontSize=size, leading=size * 1.2)
@@ -241,8 +342,10 @@ def table_flowable(t: d.Table, width: float) -> list[Flowable]:
     data: list[list[Any]] = [[Paragraph(esc(cut_text(str(h), cols[i], size, 4)), head_styles[align[i]])
                               for i, h in enumerate(t.header)]]
     for row in t.rows:
-        data.append([_cell(str(v), cell_styles[align[i]], cols[i], FONT, size) for i, v in enumerate(row)])
+        data.append([_cell(str(v), cell_styles[align[i]], cols[i], FONT, size, i in t.nowrap)
+                     for i, v in enumerate(row)])
     cmds: list[tuple] = [
+        fonts.TABLE_FONT,
         ("FONT", (0, 1), (-1, -1), FONT, size, size * 1.2),
         ("TEXTCOLOR", (0, 1), (-1, -1), INK),
         ("BACKGROUND", (0, 0), (-1, 0), HEAD_BG),
@@ -327,12 +430,26 @@ class PagedTable(Flowable):
         tab.drawOn(self.canv, 0, 0)
 
 
+def _unbroken_style(text: str, room: float) -> ParagraphStyle:
+    """Body style, in smaller type when `text` is one long token (a SHA-256) that would break."""
+    body = styles()["body"]
+    if " " in text or not text:
+        return body
+    w = fonts.width(text, FONT, body.fontSize)
+    if w <= room:
+        return body
+    size = max(6.0, round(body.fontSize * room / w - 0.05, 1))
+    return ParagraphStyle(f"body{size}", parent=body, fontSize=size, leading=max(size * 1.3, 9))
+
+
 def key_values_flowable(kv: d.KeyValues, width: float) -> Flowable:
     s = styles()
+    room = width * 0.72 - 10        # less the cell padding (2 left, 6 right) and a margin
     data = [[Paragraph(esc(cut_text(str(k), width * 0.28, 9)), s["strong"]),
-             Paragraph(esc(cut_text(str(v), width * 0.72, 9, 30)), s["body"])] for k, v in kv.items]
+             Paragraph(esc(cut_text(str(v), width * 0.72, 9, 30)), _unbroken_style(plain(v), room))]
+            for k, v in kv.items]
     tab = LongTable(data, colWidths=[width * 0.28, width * 0.72], hAlign="LEFT")
-    tab.setStyle(TableStyle([("VALIGN", (0, 0), (-1, -1), "TOP"), ("LINEBELOW", (0, 0), (-1, -1), 0.25, RULE),
+    tab.setStyle(TableStyle([fonts.TABLE_FONT, ("VALIGN", (0, 0), (-1, -1), "TOP"), ("LINEBELOW", (0, 0), (-1, -1), 0.25, RULE),
                              ("TOPPADDING", (0, 0), (-1, -1), 2), ("BOTTOMPADDING", (0, 0), (-1, -1), 0),
                              ("LEFTPADDING", (0, 0), (-1, -1), 2)]))
     return tab
@@ -366,12 +483,12 @@ def bar_chart(c: d.BarChart, width: float) -> Drawing:
     horizontal = c.horizontal
     label_w = 0.0
     if horizontal:
-        label_w = min(150.0, max(stringWidth(plain(x), FONT, 7) for x in c.categories) + 8) if c.categories else 40
+        label_w = min(150.0, max(fonts.width(plain(x), FONT, 7) for x in c.categories) + 8) if c.categories else 40
         height = max(90.0, 16.0 * len(c.categories) * (1 if c.stacked else max(1, n_series)) ** 0.5 + 50)
     else:
         height = 190.0
-    dr = Drawing(width, height + 18 + legend_h)
-    dr.add(String(0, height + legend_h + 6, plain(c.title), fontName=FONT_BOLD, fontSize=9, fillColor=INK))
+    dr = Drawing(width, height + 18 + legend_h, initialFontName=FONT)
+    dr.add(fonts.string_group(0, height + legend_h + 6, plain(c.title), FONT_BOLD, 9, fillColor=INK))
     ch = HorizontalBarChart() if horizontal else VerticalBarChart()
     ch.x = 46 + label_w if horizontal else 46
     ch.y = 30 if not horizontal else 22
@@ -401,6 +518,9 @@ def bar_chart(c: d.BarChart, width: float) -> Drawing:
     cat.categoryNames = [plain(x) for x in c.categories]
     cat.labels.fontName = FONT
     cat.labels.fontSize = 7
+    for i, name in enumerate(cat.categoryNames):
+        if not fonts.covered(name, FONT):
+            cat.labels[i].fontName = fonts.font_for(name, FONT)
     if horizontal:
         cat.labels.boxAnchor = "e"
         cat.labels.dx = -3
@@ -443,15 +563,16 @@ def bar_chart(c: d.BarChart, width: float) -> Drawing:
         pairs += [(TARGET if k == 0 else SERIES[(k + 3) % len(SERIES)], plain(f"{label} (dashed line)"))
                   for k, (label, _) in enumerate(c.reference)]
         lg.colorNamePairs = pairs
+        lg.fontName = fonts.font_for("".join(p[1] for p in pairs), FONT)
         lg.dxTextSpace = 4
         lg.variColumn = 1
         lg.columnMaximum = 1
-        lg.deltax = max(stringWidth(p[1], FONT, 7) for p in pairs) + 18
+        lg.deltax = max(fonts.width(p[1], FONT, 7) for p in pairs) + 18
         dr.add(lg)
-    dr.add(String(0, ch.y + ch.height / 2 if not horizontal else 4, plain(c.value_label) if horizontal else "",
-                  fontName=FONT, fontSize=7, fillColor=MUTED))
+    dr.add(fonts.string_group(0, ch.y + ch.height / 2 if not horizontal else 4,
+                              plain(c.value_label) if horizontal else "", FONT, 7, fillColor=MUTED))
     if not horizontal:
-        dr.add(String(ch.x, 2, plain(c.value_label), fontName=FONT, fontSize=7, fillColor=MUTED))
+        dr.add(fonts.string_group(ch.x, 2, plain(c.value_label), FONT, 7, fillColor=MUTED))
     return dr
 
 
@@ -466,20 +587,20 @@ def _shade(v: float, vmax: float) -> colors.Color:
 def heatmap(h: d.Heatmap, width: float) -> Drawing:
     """Shaded grid (rows x columns) with row labels, sparse column labels and a scale."""
     n_r, n_c = len(h.row_labels), len(h.col_labels)
-    label_w = min(110.0, max([stringWidth(plain(x), FONT, 6.5) for x in h.row_labels] + [20.0]) + 6)
+    label_w = min(110.0, max([fonts.width(plain(x), FONT, 6.5) for x in h.row_labels] + [20.0]) + 6)
     cell_h = min(16.0, 160.0 / max(1, n_r)) if n_r <= 16 else (9.0 if n_r <= 40 else max(4.0, 360.0 / n_r))
     grid_w = width - label_w - 6
     cell_w = grid_w / max(1, n_c)
     height = n_r * cell_h + 60
-    dr = Drawing(width, height)
+    dr = Drawing(width, height, initialFontName=FONT)
     top = height - 18
-    dr.add(String(0, height - 10, plain(h.title), fontName=FONT_BOLD, fontSize=9, fillColor=INK))
+    dr.add(fonts.string_group(0, height - 10, plain(h.title), FONT_BOLD, 9, fillColor=INK))
     vmax = max([v for row in h.values for v in row] + [0.0])
     for i, row in enumerate(h.values):
         y = top - (i + 1) * cell_h
         if cell_h >= 5:
-            dr.add(String(label_w - 4, y + cell_h * 0.22, plain(h.row_labels[i]), fontName=FONT,
-                          fontSize=min(6.5, cell_h * 0.8), textAnchor="end", fillColor=INK))
+            dr.add(fonts.string_group(label_w - 4, y + cell_h * 0.22, plain(h.row_labels[i]), FONT,
+                                      min(6.5, cell_h * 0.8), "end", fillColor=INK))
         for j, v in enumerate(row):
             dr.add(Rect(label_w + j * cell_w, y, cell_w, cell_h, fillColor=_shade(v, vmax),
                         strokeColor=colors.white, strokeWidth=0.3 if cell_w > 3 else 0))
@@ -487,12 +608,12 @@ def heatmap(h: d.Heatmap, width: float) -> Drawing:
     base_y = top - n_r * cell_h
     for j, lab in enumerate(h.col_labels):
         if j % every == 0:
-            dr.add(String(label_w + j * cell_w + cell_w / 2, base_y - 8, plain(lab), fontName=FONT, fontSize=6,
-                          textAnchor="middle", fillColor=MUTED))
+            dr.add(fonts.string_group(label_w + j * cell_w + cell_w / 2, base_y - 8, plain(lab), FONT, 6,
+                                      "middle", fillColor=MUTED))
     # scale
     sx, sy = label_w, base_y - 30
-    dr.add(String(sx, sy + 2, plain(h.value_label) + ":", fontName=FONT, fontSize=6.5, fillColor=MUTED))
-    start = sx + stringWidth(plain(h.value_label) + ":", FONT, 6.5) + 6
+    dr.add(fonts.string_group(sx, sy + 2, plain(h.value_label) + ":", FONT, 6.5, fillColor=MUTED))
+    start = sx + fonts.width(plain(h.value_label) + ":", FONT, 6.5) + 6
     steps = [0.0, vmax * 0.05, vmax * 0.25, vmax * 0.5, vmax]
     for k, v in enumerate(steps):
         x = start + k * 52
@@ -567,6 +688,8 @@ def render_pdf(document: d.Document) -> bytes:
         toc = TableOfContents()
         toc.levelStyles = [s["toc1"], s["toc2"]]
         toc.dotsMinLevel = 0
+        toc.tableStyle = TableStyle([fonts.TABLE_FONT, ("VALIGN", (0, 0), (-1, -1), "TOP"),
+                                     ("RIGHTPADDING", (0, 0), (-1, -1), 0), ("LEFTPADDING", (0, 0), (-1, -1), 0)])
         head.append(toc)
     head.append(PageBreak())
     cut = _toc_cut(document.blocks)
@@ -577,7 +700,7 @@ def render_pdf(document: d.Document) -> bytes:
         # across the cut (the CondPageBreak before a section still keeps it off a page bottom)
         last = next(f for f in reversed(head) if getattr(f, "_toc_level", None) is not None)
         last.keepWithNext = 0
-    canvasmaker = footer_canvas(document.footer)
+    canvasmaker = footer_canvas(document.footer, document.watermark, document.created, document.embedded)
     if toc is None:
         tpl.build(head + tail, canvasmaker=canvasmaker)
         return buf.getvalue()

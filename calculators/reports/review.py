@@ -212,7 +212,8 @@ def _availability(result, months: list[str]) -> list[d.Block]:
     periods = result["periods"]
     out: list[d.Block] = [d.Heading("2. Availability against target", 1)]
     out.append(d.Para("Availability per unit and month = 1 - downtime / length of the month, after exclusions, "
-                      "rounded to four decimals for display. A unit exactly at its target meets it."))
+                      "truncated to four decimals for display (never rounded up to a target it misses). A unit exactly at "
+                      "its target meets it."))
     by_scope = [_units_by_scope(p) for p in periods]
     n = 0
     for scope in SCOPES:
@@ -451,15 +452,15 @@ def _support(result) -> list[d.Block]:
     return out
 
 
-REGISTER_HEADER = ("ID", "Scope: target", "Category", "Start", "End", "Counted (min)", "Down (min)",
+REGISTER_HEADER = ("ID", "Ticket", "Scope: target", "Category", "Start", "End", "Counted (min)", "Down (min)",
                    "Excl. (min)", "Flags", "Cause")
 
 
 def _register_row(r: dict[str, Any]) -> tuple[str, ...]:
     target = r["target"] + (f" ({r['units']} units)" if r["units"] > 1 else "")
     cat = r["category"].replace("_", " ") + (" (degraded)" if r.get("impact") == "degraded" else "")
-    return (r["id"], f"{r['scope']}: {target}", cat, r["start"], r["end"] or "open", minutes(r["counted_seconds"]),
-            minutes(r["downtime_seconds"]), minutes(r["excluded_seconds"]), ", ".join(r["flags"]) or "—", r["cause"])
+    return (r["id"], r.get("ticket") or "—", f"{r['scope']}: {target}", cat, r["start"], r["end"] or "open", minutes(r["counted_seconds"]),
+            minutes(r["downtime_seconds"]), minutes(r["excluded_seconds"]), "; ".join(FLAG_WORDS.get(f, f) for f in r["flags"]) or "—", r["cause"])
 
 
 def register_csv(extras) -> bytes:
@@ -488,9 +489,9 @@ INLINE_REGISTER = 100       # registers up to this size are printed in section 7
 def _register_table(rows: list[dict[str, Any]], caption: str) -> d.Table:
     hl = tuple(i for i, r in enumerate(rows) if set(r["flags"]) - {"open_incident"})
     return d.Table(REGISTER_HEADER, tuple(_register_row(r) for r in rows),
-                   align=("l", "l", "l", "l", "l", "r", "r", "r", "l", "l"),
-                   widths=(1.0, 1.5, 1.2, 1.2, 1.2, 0.8, 0.75, 0.75, 1.45, 1.5), font_size=6.5, highlight=hl,
-                   caption=caption)
+                   align=("l", "l", "l", "l", "l", "l", "r", "r", "r", "l", "l"),
+                   widths=(1.0, 0.9, 1.4, 1.1, 1.15, 1.15, 0.75, 0.7, 0.7, 1.35, 1.4), font_size=6.5, highlight=hl,
+                   caption=caption, nowrap=(0, 1, 6, 7, 8))
 
 
 def _register(extras, limit: int, attachment_name: str | None, app: dict[str, str]
@@ -660,5 +661,6 @@ def review_document(lc, result: dict[str, Any], extras: dict[str, Any], inputs: 
                      subtitle=f"{info.provider} for {info.customer}" + (f" · {info.title}" if info.title else ""),
                      footer=(f"{info.id} · {inputs.period_label} · contract SHA-256 {inputs.contract_sha256[:16]} · "
                              f"log SHA-256 {inputs.incidents_sha256[:16]} · slakit {inputs.tool_version}"),
-                     blocks=tuple(blocks), cover=tuple(cover), keywords=(info.id, inputs.period_label))
+                     blocks=tuple(blocks), cover=tuple(cover), keywords=(info.id, inputs.period_label),
+                     lang=info.language)
     return doc, attachments

@@ -59,7 +59,8 @@ _FLAG_TEXT = tuple(", ".join(_flag_names(b)) for b in range(FLAG_MASK + 1))
 class Register:
     """The incident register: one row per incident id, ordered by start (then id).
 
-    Columns: id, scope, target, units, category, impact, severity, cause, start, end (epoch
+    Columns: id, scope, target, units, category, impact, severity, cause, ticket (as logged),
+    start, end (epoch
     seconds UTC; end -1 while open), counted_seconds (after exclusions, before min_outage),
     downtime_seconds (the counted part that is downtime after min_outage and the rack/cluster
     rules), excluded_seconds, flags (bits of `calculators.result.FLAG_BITS`).
@@ -102,7 +103,7 @@ class Register:
                         "end": ends[k], "counted_seconds": int(r.counted_seconds),
                         "downtime_seconds": int(r.downtime_seconds),
                         "excluded_seconds": int(r.excluded_seconds), "flags": _flag_names(int(r.flags)),
-                        "cause": r.cause})
+                        "cause": r.cause, "ticket": r.ticket})
         return out
 
     def to_csv(self) -> bytes:
@@ -116,11 +117,12 @@ class Register:
                 f["category"].tolist(), f["impact"].tolist(), f["severity"].tolist(), self._times("start", f),
                 self._times("end", f), f["counted_seconds"].tolist(), f["downtime_seconds"].tolist(),
                 f["excluded_seconds"].tolist(),
-                flag_text[f["flags"].to_numpy(dtype=I64) & FLAG_MASK].tolist() if len(f) else [], f["cause"].tolist()]
+                flag_text[f["flags"].to_numpy(dtype=I64) & FLAG_MASK].tolist() if len(f) else [], f["cause"].tolist(),
+                f["ticket"].tolist()]
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(("id", "scope", "target", "units", "category", "impact", "severity", "start", "end",
-                    "counted_seconds", "downtime_seconds", "excluded_seconds", "flags", "cause"))
+                    "counted_seconds", "downtime_seconds", "excluded_seconds", "flags", "cause", "ticket"))
         from slaschema.textsafe import csv_column
 
         w.writerows(zip(*(csv_column(c) for c in cols)))

@@ -10,8 +10,9 @@ of this one document.
 from __future__ import annotations
 
 from collections import Counter
-from datetime import timedelta
-from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
+from decimal import ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from typing import Any
 
 from calculators.reports import rev11_terms
@@ -19,7 +20,7 @@ from calculators.reports import doc as d
 from calculators.reports.fmt import CENT, count, money, pct, pct_terms, plural, spaced_hostlist, words
 from slaschema import hostlist
 from slaschema.loader import LoadedContract
-from slaschema.models import Contract, Criterion, ServiceLevel, describe_claim_window
+from slaschema.models import Contract, Criterion, ServiceLevel
 from slaschema.summary import monthly_fees
 from slaschema.types import format_threshold, human_duration
 
@@ -66,6 +67,13 @@ class _Ctx:
 
 
 
+@dataclass(frozen=True)
+class _Clause:
+    """A numbered clause: `key` names it for citation (`clause_numbers`)."""
+    key: str
+    text: str
+
+
 def _size_words(sizes: list[int], noun: str) -> str:
     c = Counter(sizes)
     if len(c) == 1:
@@ -88,14 +96,25 @@ def _avail(down_s: int, month_s: int) -> Decimal:
 
 def _parties(c: _Ctx) -> list[d.Block]:
     info = c.m.contract
-    out: list[d.Block] = [d.Heading("1. Parties, term and charges", 1)]
+    out: list[d.Block] = [d.Heading("1. Parties, term and charges", 1, anchor="parties")]
     term = "no fixed term is stated"
     if info.effective:
         term = (f"these service levels apply from {info.effective.from_.isoformat()}"
                 + (f" to {info.effective.to.isoformat()} inclusive" if info.effective.to else " with no end date"))
-    out.append(d.Para(f"This schedule sets out the service levels that {info.provider} (the provider) commits to "
-                      f"{info.customer} (the customer) under contract {info.id}"
-                      + (f" ({info.title})" if info.title else "") + f"; {term}."))
+    ag = c.m.agreement
+    master = ag.master if ag and ag.master else None
+    out.append(_Clause("parties.scope", f"This schedule sets out the service levels that {info.provider} (the "
+                       f"provider) commits to {info.customer} (the customer) under contract {info.id}"
+                       + (f" ({info.title})" if info.title else "")
+                       + (f", and forms part of {master}" if master else "") + f"; {term}."))
+    if ag and ag.precedence:
+        ranked = [("this schedule" if x.strip().lower() == "schedule" else x) for x in ag.precedence]
+        out.append(_Clause("parties.precedence", "Order of precedence: where the documents of the agreement "
+                           "conflict, the first of the following prevails: "
+                           + "; ".join(f"({i}) {x}" for i, x in enumerate(ranked, start=1)) + "."))
+    elif master:
+        out.append(_Clause("parties.precedence", f"Order of precedence: this contract states none between this "
+                           f"schedule and {master} (agreement.precedence)."))
     out.append(d.Para(f"All amounts are in {c.cur}. All times are compared in UTC; calendar months, which are the "
                       f"measurement periods, begin and end at local midnight in {info.timezone}, so a month with a "
                       "daylight-saving change can be an hour shorter or longer."))
@@ -118,7 +137,7 @@ def _parties(c: _Ctx) -> list[d.Block]:
 def _definitions(c: _Ctx) -> tuple[list[d.Block], list[d.Block]]:
     t, m = c.t, c.m
     counts = t.counts()
-    out: list[d.Block] = [d.Heading("2. Definitions", 1)]
+    out: list[d.Block] = [d.Heading("2. Definitions", 1, anchor="definitions")]
     gpu_sizes = sorted(set(t.node_gpus))
     gpus_word = (plural(gpu_sizes[0], "GPU") if len(gpu_sizes) == 1
                  else f"{gpu_sizes[0]} to {gpu_sizes[-1]} GPUs")
@@ -152,7 +171,7 @@ def _definitions(c: _Ctx) -> tuple[list[d.Block], list[d.Block]]:
     out.append(d.Para("Downtime: the time in a month during which a unit is down under clause 3, after the "
                       "exclusions of clause 4. Availability of a unit in a month = 1 - downtime / length of the "
                       "month, in percent; excluded time does not shorten the month. Availability exactly equal "
-                      "to a threshold is not below it. Reports show availability rounded to four decimals."))
+                      "to a threshold is not below it. Reports show availability truncated to four decimals, so a unit below a threshold never shows as the threshold."))
     appendix: list[d.Block] = []
     if t.racks:
         rows = []
@@ -166,13 +185,13 @@ def _definitions(c: _Ctx) -> tuple[list[d.Block], list[d.Block]]:
         if counts["racks"] <= RACK_TABLE_INLINE:
             out.append(table)
         else:
-            appendix = [d.Heading("Appendix A. Racks and their nodes", 1), table]
+            appendix = [d.Heading("Appendix A. Racks and their nodes", 1, anchor="appendix.racks"), table]
     return out, appendix
 
 
 def _downtime(c: _Ctx) -> list[d.Block]:
     dt = c.m.downtime
-    out: list[d.Block] = [d.Heading("3. What counts as down", 1)]
+    out: list[d.Block] = [d.Heading("3. What counts as down", 1, anchor="downtime")]
     out.append(d.Para("An incident against a site makes every cluster, rack and node of that site down for the "
                       "incident's counted time; an incident against a cluster does the same for its racks and "
                       "nodes; an incident against a rack for its nodes. An incident that is still open runs "
@@ -183,7 +202,7 @@ def _downtime(c: _Ctx) -> list[d.Block]:
                             "(GPUs affected / GPUs of the node) for its duration; at any moment a node's loss is "
                             "the largest of its active incidents (a full outage = 1). A degraded node is not "
                             "counted as down by the rack and cluster rules.")}[dt.degraded]
-    out.append(d.Heading("3.1 Degraded service", 2))
+    out.append(d.Heading("3.1 Degraded service", 2, anchor="downtime.degraded"))
     out.append(d.Para(deg))
     if dt.degraded == "proportional":
         gpus = c.gpus[0]
@@ -192,7 +211,7 @@ def _downtime(c: _Ctx) -> list[d.Block]:
         out.append(d.Para(f"Example: a node with {gpus} GPUs that has {lost} GPU unavailable for {ex_h} hours "
                           f"accrues {ex_h} x {lost}/{gpus} = "
                           f"{(Decimal(ex_h * lost) / gpus).quantize(CENT, ROUND_HALF_UP)} hours of downtime."))
-    out.append(d.Heading("3.2 Minimum outage", 2))
+    out.append(d.Heading("3.2 Minimum outage", 2, anchor="downtime.min_outage"))
     if dt.min_outage > timedelta(0):
         mo = _hd(dt.min_outage)
         out.append(d.Para(f"Overlapping or touching outages of one unit are first merged into one. A merged outage "
@@ -202,7 +221,7 @@ def _downtime(c: _Ctx) -> list[d.Block]:
     else:
         out.append(d.Para("Overlapping or touching outages of one unit are merged into one; every outage counts, "
                           "however short."))
-    out.append(d.Heading("3.3 Racks", 2))
+    out.append(d.Heading("3.3 Racks", 2, anchor="downtime.rack"))
     rr = dt.rack
     if rr is None:
         out.append(d.Para("A rack is down only while an incident names the rack, its cluster or its site; node "
@@ -222,7 +241,7 @@ def _downtime(c: _Ctx) -> list[d.Block]:
             out.append(d.Para("A rack being down does not add downtime to its nodes; each node keeps its own "
                               "downtime."))
         out += _rack_example(c, k, rr.nodes_follow_rack)
-    out.append(d.Heading("3.4 Clusters and sites", 2))
+    out.append(d.Heading("3.4 Clusters and sites", 2, anchor="downtime.cluster"))
     cr = dt.cluster
     if cr is None:
         out.append(d.Para("A cluster is down only while an incident names the cluster or its site."))
@@ -244,7 +263,7 @@ def _downtime(c: _Ctx) -> list[d.Block]:
     out.append(d.Para("A site is down while an incident names the site, or while all of its clusters are down."))
     extra = rev11_terms.downtime_clauses(c.lc)
     if extra:
-        out.append(d.Heading("3.5 Service time and measurement", 2))
+        out.append(d.Heading("3.5 Service time and measurement", 2, anchor="downtime.service"))
         out += [d.Para(t) for t in extra]
     return out
 
@@ -269,7 +288,7 @@ def _rack_example(c: _Ctx, k: int, follow: bool) -> list[d.Block]:
         lines.append(f"{hostlist.compress(before)} ({plural(len(before), 'node')}) down from {hm(s1)} to {hm(e1)};")
     lines.append(f"{kth} down from {hm(s2)} to {hm(e2)}.")
     month_s = 30 * 86400
-    a = _avail(rack_min * 60, month_s).quantize(Decimal("0.0001"), ROUND_HALF_UP)
+    a = _avail(rack_min * 60, month_s).quantize(Decimal("0.0001"), ROUND_DOWN)
     text = (f"Worked example (rack {rack}, {n} nodes, rule {k} of {n}): on one day in a 30-day month, "
             + " ".join(lines)
             + f" The rack is down from {hm(s2)} to {hm(e2)}, {rack_min} minutes, because {k} of its nodes are "
@@ -289,7 +308,7 @@ def _rack_example(c: _Ctx, k: int, follow: bool) -> list[d.Block]:
 
 def _exclusions(c: _Ctx) -> list[d.Block]:
     ex = c.m.exclusions
-    out: list[d.Block] = [d.Heading("4. Exclusions", 1)]
+    out: list[d.Block] = [d.Heading("4. Exclusions", 1, anchor="exclusions")]
     if not ex:
         out.append(d.Para("There are no exclusions: every incident counts in full."))
         return out
@@ -335,7 +354,7 @@ def _tier_rows(level: ServiceLevel, c: _Ctx) -> list[tuple[str, ...]]:
 
 
 def _service_levels(c: _Ctx) -> list[d.Block]:
-    out: list[d.Block] = [d.Heading("5. Service levels and credits", 1)]
+    out: list[d.Block] = [d.Heading("5. Service levels and credits", 1, anchor="service_levels")]
     items = c.m.service_levels.items()
     scopes = ", ".join(f"{s} ({pct_terms(l.effective_target)})" for s, l in items)
     out.append(d.Para(f"The provider commits to a monthly availability target for each of these scopes: {scopes}. "
@@ -345,7 +364,7 @@ def _service_levels(c: _Ctx) -> list[d.Block]:
         unit = c.first(scope)
         n_units = len(c.t.units(scope))
         fee = c.unit_fee(scope, unit)
-        out.append(d.Heading(f"5.{i} {scope.capitalize()} availability", 2))
+        out.append(d.Heading(f"5.{i} {scope.capitalize()} availability", 2, anchor=scope))
         target = level.effective_target
         allow30 = words(timedelta(seconds=_allowance(30 * 86400, target)))
         who = f"each of the {plural(n_units, scope)} is" if n_units > 1 else f"{scope} {unit} is"
@@ -386,44 +405,78 @@ def _service_levels(c: _Ctx) -> list[d.Block]:
 def _credit_terms(c: _Ctx) -> list[d.Block]:
     cp = c.m.credits
     fees = monthly_fees(c.lc)
-    out: list[d.Block] = [d.Heading("6. How credits are settled", 1)]
-    out.append(d.Para("Each scope's credit for a unit is spread over the nodes the unit covers in proportion to "
-                      "their fees. " + ("Per node, the largest of the amounts from the different scopes applies "
-                                        "(credits do not stack)."
-                                        if cp.stacking == "max" else
-                                        "Per node, the amounts from the different scopes are added (credits stack).")
-                      + " A node's credit never exceeds its monthly fee."))
-    bullets = ["Each node's monthly credit is rounded half-up to the cent; the month's total is the sum of the "
-               "rounded node credits."]
+    out: list[d.Block] = [d.Heading("6. How credits are settled", 1, anchor="credits")]
+    out.append(_Clause("credits.spread", "Each scope's credit for a unit is spread over the nodes the unit covers in "
+                       "proportion to their fees. " + ("Per node, the largest of the amounts from the different scopes "
+                                                       "applies (credits do not stack)."
+                                                       if cp.stacking == "max" else
+                                                       "Per node, the amounts from the different scopes are added "
+                                                       "(credits stack).")
+                       + " A node's credit never exceeds its monthly fee."))
+    out.append(_Clause("credits.rounding", "Each node's monthly credit is rounded half-up to the cent; the month's "
+                       "total is the sum of the rounded node credits."))
     if cp.cap is not None:
-        bullets.append(f"Cap: the total credit for a month is at most {pct_terms(cp.cap)} of that month's total fee "
-                       f"({money(Decimal(fees['30d']) * cp.cap / 100, c.cur)} in a 30-day month).")
+        out.append(_Clause("credits.cap", f"Cap: the total credit for a month is at most {pct_terms(cp.cap)} of that "
+                           f"month's total fee ({money(Decimal(fees['30d']) * cp.cap / 100, c.cur)} in a 30-day "
+                           "month)."))
     else:
-        bullets.append("There is no cap on the total credit for a month.")
+        out.append(_Clause("credits.cap", "There is no cap on the total credit for a month."))
     if cp.minimum_strict:
-        bullets.append(f"Minimum: a month's credit is issued only if its total (after the cap) is more than "
-                       f"{money(cp.minimum_amount, c.cur)}; a total of exactly that amount or less gives no credit.")
+        out.append(_Clause("credits.minimum", f"Minimum: a month's credit is issued only if its total (after the cap) "
+                           f"is more than {money(cp.minimum_amount, c.cur)}; a total of exactly that amount or less "
+                           "gives no credit."))
     elif cp.minimum_amount > 0:
-        bullets.append(f"Minimum: a month whose total credit (after the cap) is below {money(cp.minimum_amount, c.cur)} "
-                       "gives no credit.")
-    if cp.claim_window is not None:
-        window = (f"within {_hd(cp.claim_window)} after the end of that month" if isinstance(cp.claim_window, timedelta)
-                  else describe_claim_window(cp.claim_window).replace("after the month", "after that month"))
-        bullets.append(f"Claims: the customer claims a month's credit {window}; a claim not made by then lapses.")
-        if cp.claim is not None:
-            bullets.append(f"Claims are sent to {cp.claim.send_to}"
-                           + (f", with: {'; '.join(cp.claim.evidence)}." if cp.claim.evidence else "."))
+        out.append(_Clause("credits.minimum", f"Minimum: a month whose total credit (after the cap) is below "
+                           f"{money(cp.minimum_amount, c.cur)} gives no credit."))
+    out += _claims(c)
+    out.append(_Clause("credits.form", f"Form: credits are given as {FORM_WORDS[cp.form]}."))
+    for i, text in enumerate(rev11_terms.settlement_clauses(c.lc)):
+        out.append(_Clause(f"credits.not_charged{'' if i == 0 else f'.{i}'}", text))
+    return out
+
+
+def _window_words(window: Any) -> str:
+    """`within 30 days after the end of that month`, or for a calendar-month window
+    `by the end of the 2nd calendar month after that month`."""
+    if isinstance(window, timedelta):
+        return f"within {_hd(window)} after the end of that month"
+    n = int(getattr(window, "months_after"))
+    if n == 1:
+        return "by the end of the calendar month after that month"
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"by the end of the {n}{suffix} calendar month after that month"
+
+
+def _claims(c: _Ctx) -> list[d.Block]:
+    """The claims procedure as the contract states it: window, where to, evidence
+    (`credits.claim_window`, `credits.claim`); what the contract leaves open is said to be open."""
+    cp = c.m.credits
+    if cp.claim_window is None:
+        return [_Clause("credits.claims", "No claim is needed: credits are issued on the service review (clause "
+                        "10) without the customer asking for them.")]
+    claim = getattr(cp, "claim", None)
+    send_to = getattr(claim, "send_to", None)
+    evidence = list(getattr(claim, "evidence", None) or [])
+    ag = c.m.agreement
+    if send_to:
+        where = f"to {send_to}"
     else:
-        bullets.append("No claim is needed: credits are issued on the monthly review.")
-    bullets.append(f"Form: credits are given as {FORM_WORDS[cp.form]}.")
-    bullets += rev11_terms.settlement_clauses(c.lc)
-    out.append(d.Bullets(tuple(bullets)))
+        notices = f"under {ag.master}" if ag and ag.master else "under the agreement"
+        where = f"to the provider as a notice {notices} (this contract names no address for claims)"
+    out: list[d.Block] = [
+        _Clause("credits.claims", f"Claims: the customer claims a month's credit {where}, "
+                f"{_window_words(cp.claim_window)}; a credit not claimed by then lapses."),
+        _Clause("credits.claim_evidence", ("Evidence: a claim comes with " + "; ".join(evidence) + ".") if evidence
+                else "Evidence: this contract lists no evidence a claim must carry."),
+        d.Para("A claim can cite the clauses of this schedule by their numbers and identify the terms by the "
+               "SHA-256 in clause 11.", "note"),
+    ]
     return out
 
 
 def _support(c: _Ctx) -> list[d.Block]:
     s = c.m.support
-    out: list[d.Block] = [d.Heading("7. Support", 1)]
+    out: list[d.Block] = [d.Heading("7. Support", 1, anchor="support")]
     sentences = []
     if s.detection is not None:
         sentences.append(f"The provider detects a fault within {_hd(s.detection)} of its start (start to the "
@@ -455,7 +508,7 @@ def _support(c: _Ctx) -> list[d.Block]:
                   "Log and telemetry export is not part of this schedule.")
     rights.append("The customer may run its own availability monitoring against its nodes." if s.customer_monitoring
                   else "Customer-run availability monitoring is not part of this schedule.")
-    out.append(d.Bullets(tuple(rights)))
+    out += [_Clause(f"support.right{i}", r) for i, r in enumerate(rights, start=1)]
     out.append(d.Para("Support figures are reported in every review; they earn credits only where this schedule "
                       "says so.", "note"))
     return out
@@ -485,7 +538,7 @@ def _plain(v: Any) -> str:
 
 def _acceptance(c: _Ctx) -> list[d.Block]:
     a = c.m.acceptance
-    out: list[d.Block] = [d.Heading("8. Acceptance", 1)]
+    out: list[d.Block] = [d.Heading("8. Acceptance", 1, anchor="acceptance")]
     if a.deadline:
         out.append(d.Para(f"The provider hands the cluster over ready for acceptance by {a.deadline.isoformat()}. "
                           "The customer accepts it when every criterion below passes on every node it applies to."))
@@ -522,7 +575,7 @@ def _acceptance(c: _Ctx) -> list[d.Block]:
 
 def _termination(c: _Ctx) -> list[d.Block]:
     tm = c.m.termination
-    out: list[d.Block] = [d.Heading("9. Termination rights", 1)]
+    out: list[d.Block] = [d.Heading("9. Termination rights", 1, anchor="termination")]
     items = []
     if tm.chronic is not None:
         ch = tm.chronic
@@ -538,7 +591,9 @@ def _termination(c: _Ctx) -> list[d.Block]:
         items.append(f"Notice: termination takes effect {_hd(tm.notice)} after written notice.")
     if tm.exit_assistance is not None:
         items.append(f"Exit assistance: the provider assists with the customer's exit for {_hd(tm.exit_assistance)}.")
-    out.append(d.Bullets(tuple(items)) if items else d.Para("This schedule adds no termination rights."))
+    if not items:
+        items.append("This schedule adds no termination rights.")
+    out += [_Clause(f"termination.{i}", x) for i, x in enumerate(items, start=1)]
     return out
 
 
@@ -547,29 +602,114 @@ def _review(c: _Ctx) -> list[d.Block]:
     text = ("Provider and customer review the service every month" if cad == "monthly" else
             "Provider and customer review the service every quarter; each month of the quarter is computed and "
             "shown on its own")
-    return [d.Heading("10. Service review", 1),
+    return [d.Heading("10. Service review", 1, anchor="review"),
             d.Para(text + ", from the provider's incident log: availability per unit against target, credits "
                           "owed, support compliance and every incident with its counted and excluded time.")]
 
 
+def _attachment_name(c: _Ctx) -> str:
+    return f"{c.m.contract.id}.yaml"
+
+
 def _identification(c: _Ctx, version: str) -> list[d.Block]:
     info = c.m.contract
-    return [d.Heading("11. Identification of these terms", 1),
-            d.Para("This schedule is generated from the machine-readable contract below. Both parties can check "
-                   "that they hold the same terms by comparing the SHA-256 printed at the foot of every page with "
-                   "that of their own copy of the file."),
-            d.KeyValues((("Contract", info.id), ("File", c.lc.file), ("SHA-256", c.lc.sha256),
-                         ("Generated by", f"slakit {version}"))),
-            d.Table(("Party", "Name", "Signature", "Date"),
-                    (("Provider", info.provider, "", ""), ("Customer", info.customer, "", "")),
-                    widths=(1, 2, 2.5, 1), min_row_height=28)]
+    ag = c.m.agreement
+    revs = c.m.revisions
+    out: list[d.Block] = [d.Heading("11. Identification of these terms", 1, anchor="identification")]
+    attached = (f"The machine-readable contract {_attachment_name(c)} is attached to this PDF as an embedded file. "
+                if c.lc.raw else "")
+    out.append(_Clause("identification.file", "This schedule is generated from the machine-readable contract and "
+                       "states its terms in words. " + attached + "Both parties can check that they hold the same "
+                       "terms by comparing the SHA-256 printed at the foot of every page with that of their own copy "
+                       "of the file."))
+    kv = [("Contract", info.id)]
+    if revs:
+        kv.append(("Revision", f"{revs[-1].revision} of {revs[-1].date.isoformat()}"))
+    if c.lc.raw:
+        kv.append(("Attached file", _attachment_name(c)))
+    kv += [("SHA-256", c.lc.sha256), ("Generated by", f"slakit {version}")]
+    out.append(d.KeyValues(tuple(kv)))
+    if revs:
+        out.append(_Clause("identification.revisions", f"These terms are revision {revs[-1].revision}; the "
+                           "amendment history below lists every revision agreed, oldest first."))
+        out.append(d.Table(("Revision", "Date", "What changed"),
+                           tuple((r.revision, r.date.isoformat(), r.summary) for r in revs),
+                           widths=(1, 1.2, 5), nowrap=(0, 1)))
+    signed = ag.signed if ag else None
+    if signed is not None:
+        out.append(_Clause("identification.status", f"The parties signed these terms on {signed.isoformat()}."))
+    else:
+        out.append(_Clause("identification.status", "DRAFT: these terms are not signed. The schedule is marked "
+                           "DRAFT on every page until the contract records the date both parties signed "
+                           "(agreement.signed)."))
+    sig = ag.signatories if ag else None
+
+    def person(party: str) -> tuple[str, str]:
+        who = getattr(sig, party, None) if sig else None
+        return (who.name, who.title) if who else ("", "")
+
+    rows = []
+    for label, party, company in (("Provider", "provider", info.provider), ("Customer", "customer", info.customer)):
+        name, title = person(party)
+        rows.append((f"{label}: {company}", name, title, "", signed.isoformat() if signed else ""))
+    out.append(d.Table(("Party", "Name", "Title", "Signature", "Date"), tuple(rows),
+                       widths=(2, 1.6, 1.6, 2, 1), min_row_height=30))
+    return out
 
 
-def schedule_document(lc: LoadedContract, tool_version: str) -> d.Document:
-    c = _Ctx(lc)
-    info = c.m.contract
+def _number(blocks: list[Any]) -> tuple[list[d.Block], dict[str, str]]:
+    """Number the clauses: sections and subsections keep the number in their heading; in a
+    section without subsections every clause (and every plain paragraph) becomes N.1, N.2 ...;
+    a clause inside a numbered subsection is cited by the subsection's number.
+
+    Returns the blocks and the citation of every key (heading anchors and clause keys)."""
+    numbers: dict[str, str] = {}
+    out: list[d.Block] = []
+    i = 0
+    while i < len(blocks):
+        b = blocks[i]
+        if not (isinstance(b, d.Heading) and b.level == 1):
+            out.append(d.Para(b.text) if isinstance(b, _Clause) else b)
+            i += 1
+            continue
+        j = i + 1
+        while j < len(blocks) and not (isinstance(blocks[j], d.Heading) and blocks[j].level == 1):
+            j += 1
+        section = b.text.split(" ", 1)[0].rstrip(".")
+        if b.anchor:
+            numbers[b.anchor] = section
+        out.append(b)
+        body = blocks[i + 1:j]
+        has_sub = any(isinstance(x, d.Heading) and x.level == 2 for x in body)
+        k = 0
+        current = section
+        for x in body:
+            if isinstance(x, d.Heading):
+                if x.level == 2:
+                    current = x.text.split(" ", 1)[0]
+                    if x.anchor:
+                        numbers[x.anchor] = current
+                out.append(x)
+            elif isinstance(x, _Clause):
+                if has_sub:
+                    numbers[x.key] = current
+                    out.append(d.Para(x.text))
+                else:
+                    k += 1
+                    numbers[x.key] = f"{section}.{k}"
+                    out.append(d.Para(f"{section}.{k} {x.text}"))
+            elif isinstance(x, d.Para) and x.style == "body" and not has_sub and section.isdigit():
+                k += 1
+                out.append(d.Para(f"{section}.{k} {x.text}"))
+            else:
+                out.append(x)
+        i = j
+    return out, numbers
+
+
+def _blocks(c: _Ctx, tool_version: str) -> tuple[list[d.Block], dict[str, str]]:
     definitions, appendix = _definitions(c)
-    blocks: list[d.Block] = []
+    blocks: list[Any] = []
     blocks += _parties(c)
     blocks += definitions
     blocks += _downtime(c)
@@ -582,16 +722,64 @@ def schedule_document(lc: LoadedContract, tool_version: str) -> d.Document:
     blocks += _review(c)
     blocks += _identification(c, tool_version)
     blocks += appendix
+    return _number(blocks)
+
+
+def clause_numbers(lc: LoadedContract) -> dict[str, str]:
+    """The number under which the schedule of `lc` states each clause, for citations (a claim
+    letter cites the same numbers): section keys (`parties`, `definitions`, `downtime`,
+    `exclusions`, `service_levels`, `credits`, `support`, `acceptance`, `termination`,
+    `review`, `identification`), subsections (`downtime.degraded`, `downtime.min_outage`,
+    `downtime.rack`, `downtime.cluster`, and each scope with a service level: `node`,
+    `rack` ...) and clauses (`credits.spread`, `credits.rounding`, `credits.cap`,
+    `credits.minimum`, `credits.claims`, `credits.claim_evidence`,
+    `credits.form`, `parties.scope`, `parties.precedence`, `identification.status` ...):
+    e.g. {"credits": "6", "credits.claims": "6.3", "node": "5.1"}."""
+    return _blocks(_Ctx(lc), "")[1]
+
+
+def created_date(lc: LoadedContract) -> date:
+    """The schedule's date (the PDF creation date unless SOURCE_DATE_EPOCH is set): the date
+    of the current revision, else the signature date, else the start of the term, else today
+    (UTC)."""
+    m = lc.model
+    if m.revisions:
+        return m.revisions[-1].date
+    if m.agreement and m.agreement.signed:
+        return m.agreement.signed
+    if m.contract.effective:
+        return m.contract.effective.from_
+    return datetime.now(timezone.utc).date()
+
+
+def schedule_document(lc: LoadedContract, tool_version: str) -> d.Document:
+    c = _Ctx(lc)
+    info = c.m.contract
+    blocks, _numbers = _blocks(c, tool_version)
     counts = lc.topology.counts()
+    ag = c.m.agreement
+    signed = ag.signed if ag else None
     cover = [("Contract", info.id), ("Provider", info.provider), ("Customer", info.customer)]
+    if ag and ag.master:
+        cover.append(("Part of", ag.master))
+    if c.m.revisions:
+        r = c.m.revisions[-1]
+        cover.append(("Revision", f"{r.revision} of {r.date.isoformat()}"))
+    cover.append(("Status", f"signed on {signed.isoformat()}" if signed else "DRAFT (not signed)"))
     if info.effective:
         cover.append(("Term", f"{info.effective.from_.isoformat()} to "
                               f"{info.effective.to.isoformat() if info.effective.to else 'open'}"))
     cover += [("Scope of service", f"{count(counts['nodes'])} nodes, {count(counts['gpus'])} GPUs, "
                                    f"{plural(counts['racks'], 'rack')}, {plural(counts['clusters'], 'cluster')}, "
                                    f"{plural(counts['sites'], 'site')}"),
-              ("Contract file", lc.file), ("SHA-256", lc.sha256), ("Generated by", f"slakit {tool_version}")]
+              ("SHA-256", lc.sha256), ("Generated by", f"slakit {tool_version}")]
+    embedded = ()
+    if lc.raw:
+        embedded = (d.EmbeddedFile(_attachment_name(c), lc.raw, f"Machine-readable contract {info.id}, SHA-256 "
+                                                                 f"{lc.sha256}", "application/yaml"),)
     return d.Document(title=info.title or f"Service level schedule — {info.id}",
                       subtitle=f"Service level schedule for contract {info.id}",
                       footer=f"{info.id} · contract SHA-256 {lc.sha256} · slakit {tool_version}",
-                      blocks=tuple(blocks), cover=tuple(cover), keywords=(info.id, lc.sha256))
+                      blocks=tuple(blocks), cover=tuple(cover), keywords=(info.id, lc.sha256),
+                      lang=info.language, watermark=None if signed else "DRAFT", created=created_date(lc),
+                      embedded=embedded)

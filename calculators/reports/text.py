@@ -1,7 +1,8 @@
 """Markdown and HTML renderers for `calculators.reports.doc.Document`.
 
-Same blocks as the PDF; charts become their data tables (`fallback`), so the text formats
-carry every figure the PDF shows.
+Same blocks as the PDF. In Markdown charts become their data tables (`fallback`); in HTML
+they are drawn as SVG (`calculators.reports.svg`, the same bars, lines and shading as the
+PDF) with the data table under them, so both carry every figure the PDF shows.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ def _md_table(t: d.Table) -> list[str]:
 
 def render_markdown(document: d.Document) -> str:
     out: list[str] = [f"# {_md(document.title)}", ""]
+    if document.watermark:
+        out += [f"**{_md(document.watermark)}**", ""]
     if document.subtitle:
         out += [f"**{_md(document.subtitle)}**", ""]
     for k, v in document.cover:
@@ -80,12 +83,25 @@ _CSS = """body{font-family:Helvetica,Arial,sans-serif;color:#1f2933;max-width:60
 h1,h2,h3{color:#243b53}table{border-collapse:collapse;margin:.5em 0 1em;font-size:.85em}
 th{background:#243b53;color:#fff;text-align:left;padding:.25em .5em}td{padding:.2em .5em;border-bottom:1px solid #cbd2d9}
 td.r,th.r{text-align:right}tr.warn td{background:#fde8e8}tr.total td{font-weight:bold;border-top:2px solid #1f2933}
-.note{color:#616e7c;font-size:.85em}.warning{color:#9b1c1c;font-weight:bold}footer{color:#616e7c;font-size:.8em;margin-top:2em}"""
+.note{color:#616e7c;font-size:.85em}figure.chart{margin:1em 0}summary{color:#616e7c;font-size:.85em}.warning{color:#9b1c1c;font-weight:bold}footer{color:#616e7c;font-size:.8em;margin-top:2em}"""
 
 
-def _html_table(t: d.Table) -> list[str]:
+def _marker(lang: str | None):
+    """Escape text; text with non-ASCII letters is marked as written in the contract's language
+    (names of the parties, the title, definitions), the rest is the report's English."""
+    if not lang:
+        return html.escape
+    tag = html.escape(lang, quote=True)
+
+    def mark(text: str) -> str:
+        if text.isascii() or not any(c.isalpha() and ord(c) > 127 for c in text):
+            return html.escape(text)
+        return f'<span lang="{tag}">{html.escape(text)}</span>'
+    return mark
+
+
+def _html_table(t: d.Table, e=html.escape) -> list[str]:
     align = t.align or tuple("l" for _ in t.header)
-    e = html.escape
     lines = ["<table>", "<tr>" + "".join(f'<th class="{a}">{e(h)}</th>' for a, h in zip(align, t.header)) + "</tr>"]
     for i, row in enumerate(t.rows):
         cls = []
@@ -104,12 +120,18 @@ def _html_table(t: d.Table) -> list[str]:
 
 def render_html(document: d.Document) -> str:
     e = html.escape
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">', f"<title>{e(document.title)}</title>",
-           f"<style>{_CSS}</style></head><body>", f"<h1>{e(document.title)}</h1>"]
+    m = _marker(document.lang)
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">', f"<title>{e(document.title)}</title>"]
+    if document.lang:
+        out.append(f'<meta name="contract-language" content="{e(document.lang)}">')
+    out += [f"<style>{_CSS}</style></head><body>"]
+    if document.watermark:
+        out.append(f'<p class="warning">{e(document.watermark)}</p>')
+    out.append(f"<h1>{m(document.title)}</h1>")
     if document.subtitle:
-        out.append(f"<p><strong>{e(document.subtitle)}</strong></p>")
+        out.append(f"<p><strong>{m(document.subtitle)}</strong></p>")
     if document.cover:
-        out.append("<ul>" + "".join(f"<li><strong>{e(k)}:</strong> {e(v)}</li>" for k, v in document.cover) + "</ul>")
+        out.append("<ul>" + "".join(f"<li><strong>{e(k)}:</strong> {m(v)}</li>" for k, v in document.cover) + "</ul>")
     n = 0
     toc: list[str] = []
     body: list[str] = []
@@ -127,12 +149,17 @@ def render_html(document: d.Document) -> str:
         elif isinstance(b, d.Bullets):
             body.append("<ul>" + "".join(f"<li>{e(x)}</li>" for x in b.items) + "</ul>")
         elif isinstance(b, d.Table):
-            body += _html_table(b)
+            body += _html_table(b, m)
         elif isinstance(b, d.KeyValues):
-            body.append("<ul>" + "".join(f"<li><strong>{e(k)}:</strong> {e(v)}</li>" for k, v in b.items) + "</ul>")
+            body.append("<ul>" + "".join(f"<li><strong>{e(k)}:</strong> {m(v)}</li>" for k, v in b.items) + "</ul>")
         elif isinstance(b, (d.BarChart, d.Heatmap)):
-            body.append(f"<h4>{e(b.title)}</h4>")
+            from calculators.reports.svg import bar_chart_svg, heatmap_svg
+
+            body.append('<figure class="chart">'
+                        + (bar_chart_svg(b) if isinstance(b, d.BarChart) else heatmap_svg(b)))
+            body.append(f"<figcaption><details><summary>{e(b.title)}: the figures</summary>")
             body += _html_table(b.fallback)
+            body.append("</details></figcaption></figure>")
     if document.toc and toc:
         out += ["<h2>Contents</h2>", '<ul style="list-style:none;padding-left:0">'] + toc + ["</ul>"]
     out += body

@@ -11,7 +11,7 @@ month of the horizon (a termination right that arises in month 7 of 12 counts).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
 from typing import Any
 
 import numpy as np
@@ -119,7 +119,8 @@ def _money(x: float) -> str:
 
 
 def _pct(x: float) -> str:
-    return f"{float(x):.4f}"
+    """An availability in percent, truncated to four decimals (spec 8.8), never rounded up."""
+    return str(Decimal(repr(float(x))).quantize(Decimal("0.0001"), ROUND_DOWN))
 
 
 def horizon(lc: LoadedContract, months: int, start: str | None = None) -> list[Period]:

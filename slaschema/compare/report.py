@@ -7,24 +7,56 @@ takes that document and nothing else, so the PDF, the Markdown and the JSON alwa
 from __future__ import annotations
 
 import io
+import math
+from decimal import Decimal
 from typing import Any
 from xml.sax.saxutils import escape
 
-from slaschema.compare.terms import Row, best_of, term_rows
+from slaschema.compare.terms import Row, best_of, machine, term_rows
 from slaschema.loader import LoadedContract
 
 SIM_SECTION = "Simulated"
+FORMAT = "slakit-compare/2"     # rows: "values" for machines, "display" as printed
 
 
-def _sim_rows(sims: list[dict[str, Any]]) -> list[Row]:
+def _gpu_hours(lc: LoadedContract, sim: dict[str, Any]) -> Decimal:
+    """GPU-hours of the simulated months (every GPU of the offer, every hour of each month)."""
+    from calculators.periods import parse_month, shift_label
+
+    zone = lc.model.contract.timezone
+    first, last = sim["periods"]
+    label, hours = first, Decimal(0)
+    while True:
+        hours += parse_month(label, zone).hours
+        if label == last:
+            break
+        label = shift_label(label, 1)
+    return hours * lc.topology.gpu_count
+
+
+def _sim_rows(sims: list[dict[str, Any]], offers: list[LoadedContract]) -> list[Row]:
     """Rows from each offer's simulation summary (same model, seed, runs and months)."""
     rows: list[Row] = []
 
-    def add(term: str, values: list[Any], fmt, better, rule: str) -> None:
-        rows.append(Row(SIM_SECTION, term, tuple(fmt(v) for v in values), best_of(values, better, "worst"), rule))
+    def add(term: str, values: list[Any], fmt, better, rule: str, unit: str | None = None, data=None) -> None:
+        shown = tuple(fmt(v) for v in values)
+        plain = tuple(machine(data(v) if data else v) for v in values)
+        rows.append(Row(SIM_SECTION, term, shown, best_of(values, better, "worst"), rule, plain, unit))
 
+    cur = sims[0]["currency"] if len({s["currency"] for s in sims}) == 1 else None
     add("expected credits (mean)", [(float(s["credits"]["mean"]), s["currency"]) for s in sims],
-        lambda v: f"{v[0]:,.2f} {v[1]}", None, "for information (offers differ in size)")
+        lambda v: f"{v[0]:,.2f} {v[1]}", None, "for information (offers differ in size)", cur, lambda v: v[0])
+    net = [Decimal(s["fee_total"]) - Decimal(s["credits"]["mean"]) for s in sims]
+    add("fee minus expected credits", [(n, s["currency"]) for n, s in zip(net, sims)],
+        lambda v: f"{v[0]:,.2f} {v[1]}", None, "for information: what the simulated months cost after credits "
+        "(offers differ in size)", cur, lambda v: float(v[0]))
+    delivered = []
+    for n, s, lc in zip(net, sims, offers):
+        hours = _gpu_hours(lc, s) - Decimal(str(s["lost_gpu_hours"]["mean"]))
+        delivered.append(n / hours if hours > 0 else None)
+    add("price per delivered GPU-hour", delivered, lambda v: "n/a" if v is None else f"{v:.4f}", "lower",
+        "lower is better: (fee - expected credits) / (GPU-hours - expected lost GPU-hours)",
+        f"{cur} per GPU-hour" if cur else "currency per GPU-hour", lambda v: None if v is None else float(v))
     add("expected credits, % of fee", [s["credits"]["mean_pct_of_fee"] for s in sims], lambda v: f"{v:.2f}%",
         "higher", "higher is better: more of the fee comes back for the same failures")
     add("credits P50 / P95, % of fee",
@@ -41,7 +73,7 @@ def _sim_rows(sims: list[dict[str, Any]]) -> list[Row]:
     for scope in scopes:
         add(f"{scope} availability (mean)",
             [float(s["availability"][scope]["mean"]) if scope in s["availability"] else None for s in sims],
-            lambda v: "—" if v is None else f"{v:.4f}%", None,
+            lambda v: "—" if v is None else f"{math.floor(v * 10**4) / 10**4:.4f}%", None,
             "for information: measured under each contract's own downtime rules")
     add("P(chronic-failure exit fires)", [s["termination"]["chronic_any"] for s in sims], lambda v: f"{v:.1%}",
         "higher", "higher is better: the exit right is reachable")
@@ -56,13 +88,15 @@ def comparison(offers: list[LoadedContract], sims: list[dict[str, Any]] | None =
         warnings = [r.count("warning") for r in lint_reports]
         rows.append(Row("Review", "lint errors / warnings", tuple(f"{e} / {w}" for e, w in zip(errors, warnings)),
                         best_of([e * 10**6 + w for e, w in zip(errors, warnings)], "lower", "worst"),
-                        "fewer is better (slakit lint)"))
+                        "fewer is better (slakit lint)",
+                        tuple({"errors": e, "warnings": w} for e, w in zip(errors, warnings)), "findings"))
     sim_info = None
     if sims:
-        rows += _sim_rows(sims)
+        rows += _sim_rows(sims, offers)
         s0 = sims[0]
         sim_info = {"model": s0["model"], "seed": s0["seed"], "runs": s0["runs"], "months": s0["months"]}
     return {
+        "format": FORMAT,
         "offers": [{"file": lc.file, "contract": lc.id, "provider": lc.model.contract.provider,
                     "title": lc.model.contract.title, "sha256": lc.sha256} for lc in offers],
         "rows": [r.to_json() for r in rows],
@@ -97,7 +131,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
             section = r["section"]
             out += ["", f"## {section}", "", "| term | " + " | ".join(labels) + " | rule |",
                     "|---|" + "---|" * len(labels) + "---|"]
-        cells = [(f"**{v}** ✓" if i in r["best"] else v).replace("|", "\\|") for i, v in enumerate(r["values"])]
+        cells = [(f"**{v}** ✓" if i in r["best"] else v).replace("|", "\\|") for i, v in enumerate(r["display"])]
         out.append(f"| {r['term']} | " + " | ".join(cells) + f" | {r['rule']} |")
     return "\n".join(out) + "\n"
 
@@ -107,16 +141,19 @@ def render_pdf(doc: dict[str, Any]) -> bytes:
     from reportlab.lib.pagesizes import A4, landscape
     from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
     from reportlab.lib.units import mm
-    from reportlab.platypus import LongTable, Paragraph, SimpleDocTemplate, Spacer, TableStyle
+    from reportlab.platypus import LongTable, SimpleDocTemplate, Spacer, TableStyle
+
+    from calculators.reports import fonts
+    from calculators.reports.fonts import Paragraph
 
     labels = _labels(doc)
     buf = io.BytesIO()
     pdf = SimpleDocTemplate(buf, pagesize=landscape(A4), leftMargin=12 * mm, rightMargin=12 * mm,
                             topMargin=12 * mm, bottomMargin=12 * mm, title="Offer comparison",
                             author="slakit compare", invariant=1)
-    ss = getSampleStyleSheet()
+    ss = fonts.stylesheet(getSampleStyleSheet())
     cell = ParagraphStyle("cell", parent=ss["BodyText"], fontSize=7.5, leading=9)
-    bold = ParagraphStyle("bold", parent=cell, fontName="Helvetica-Bold")
+    bold = ParagraphStyle("bold", parent=cell, fontName=fonts.BOLD)
     small = ParagraphStyle("small", parent=cell, fontSize=6.5, leading=8, textColor=colors.HexColor("#555555"))
     story: list[Any] = [Paragraph("Offer comparison", ss["Title"])]
     for lab, o in zip(labels, doc["offers"]):
@@ -133,7 +170,7 @@ def render_pdf(doc: dict[str, Any]) -> bytes:
     col_w = (width - term_w - rule_w) / max(1, len(labels))
     data: list[list[Any]] = [[Paragraph("term", bold)] + [Paragraph(escape(lab), bold) for lab in labels]
                              + [Paragraph("rule", bold)]]
-    style = [("GRID", (0, 0), (-1, -1), 0.25, colors.HexColor("#bbbbbb")),
+    style = [fonts.TABLE_FONT, ("GRID", (0, 0), (-1, -1), 0.25, colors.HexColor("#bbbbbb")),
              ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#dde4ee")),
              ("VALIGN", (0, 0), (-1, -1), "TOP")]
     section = None
@@ -144,7 +181,7 @@ def render_pdf(doc: dict[str, Any]) -> bytes:
             style += [("SPAN", (0, len(data) - 1), (-1, len(data) - 1)),
                       ("BACKGROUND", (0, len(data) - 1), (-1, len(data) - 1), colors.HexColor("#f0f0f0"))]
         row: list[Any] = [Paragraph(escape(r["term"]), cell)]
-        for i, v in enumerate(r["values"]):
+        for i, v in enumerate(r["display"]):
             row.append(Paragraph(escape(v), bold if i in r["best"] else cell))
             if i in r["best"]:
                 style.append(("BACKGROUND", (1 + i, len(data)), (1 + i, len(data)), colors.HexColor("#d5f0d5")))
@@ -153,17 +190,23 @@ def render_pdf(doc: dict[str, Any]) -> bytes:
     table = LongTable(data, colWidths=[term_w] + [col_w] * len(labels) + [rule_w], repeatRows=1)
     table.setStyle(TableStyle(style))
     story.append(table)
-    pdf.build(story)
+    pdf.build(story, canvasmaker=fonts.canvas_class())
     return buf.getvalue()
 
 
-def render_table(doc: dict[str, Any]) -> None:
+def render_table(doc: dict[str, Any], console: Any = None) -> None:
+    """The terminal table; best offers in bold green, or marked `*` where the output has no
+    colour (piped, redirected, NO_COLOR)."""
     from rich.console import Console
+    from rich.markup import escape as escape_markup
     from rich.table import Table
 
     labels = _labels(doc)
-    console = Console()
-    t = Table(title="Offer comparison (best for the buyer in bold green)", show_lines=False)
+    console = console or Console()
+    plain = not console.is_terminal or console.no_color or console.color_system is None
+    title = ("Offer comparison (best for the buyer marked *)" if plain
+             else "Offer comparison (best for the buyer in bold green)")
+    t = Table(title=title, show_lines=False)
     t.add_column("term", overflow="fold")
     for lab in labels:
         t.add_column(lab, overflow="fold")
@@ -172,9 +215,11 @@ def render_table(doc: dict[str, Any]) -> None:
         if r["section"] != section:
             section = r["section"]
             t.add_row(f"[bold underline]{section}[/]", *[""] * len(labels))
-        t.add_row(r["term"], *[(f"[bold green]{v}[/]" if i in r["best"] else v) for i, v in enumerate(r["values"])])
+        mark = (lambda v: f"{escape_markup(v)} *") if plain else (lambda v: f"[bold green]{escape_markup(v)}[/]")
+        t.add_row(r["term"], *[(mark(v) if i in r["best"] else escape_markup(v)) for i, v in enumerate(r["display"])])
     console.print(t)
-    console.print("best-offer marks: " + ", ".join(f"{lab} {n}" for lab, n in zip(labels, doc["best_counts"])),
+    console.print(("best-offer marks (*): " if plain else "best-offer marks: ")
+                  + ", ".join(f"{lab} {n}" for lab, n in zip(labels, doc["best_counts"])),
                   highlight=False)
     if doc["simulation"]:
         s = doc["simulation"]

@@ -20,20 +20,41 @@ from slaschema.models import SCOPES, ServiceLevel, claim_window_min_seconds
 from slaschema.types import format_duration, format_percent
 
 HOURS_PER_MONTH = Decimal(730)   # 8,760 h / 12, to put per-node-month prices on a GPU-hour basis
-Better = Literal["lower", "higher", "yes", None]
+Better = Literal["lower", "higher", "yes", "no", None]
+
+
+def machine(v: Any) -> Any:
+    """A row value for JSON: numbers as numbers (decimals exactly when integral), tuples as
+    lists, text and booleans as they are, a missing term as null."""
+    if v is None or isinstance(v, (bool, str)):
+        return v
+    if isinstance(v, Decimal):
+        return int(v) if v == v.to_integral_value() else float(v)
+    if isinstance(v, (int, float)):
+        return v
+    if isinstance(v, timedelta):
+        return int(v.total_seconds())
+    if isinstance(v, (tuple, list)):
+        return [machine(x) for x in v]
+    if isinstance(v, dict):
+        return {k: machine(x) for k, x in v.items()}
+    return str(v)
 
 
 @dataclass(frozen=True)
 class Row:
     section: str
     term: str
-    values: tuple[str, ...]
+    values: tuple[str, ...]    # display text per offer
     best: tuple[int, ...]      # indices of the best offer(s); empty when the row is informational
     rule: str                  # how `best` is decided
+    data: tuple[Any, ...] = ()  # the values for machines (numbers, booleans, null); see `machine`
+    unit: str | None = None     # unit of numeric `data`: seconds, percent, count, or a currency
 
     def to_json(self) -> dict[str, Any]:
-        return {"section": self.section, "term": self.term, "values": list(self.values),
-                "best": list(self.best), "rule": self.rule}
+        data = list(self.data) if self.data else [machine(v) for v in self.values]
+        return {"section": self.section, "term": self.term, "values": data, "display": list(self.values),
+                "unit": self.unit, "best": list(self.best), "rule": self.rule}
 
 
 @dataclass(frozen=True)
@@ -45,6 +66,8 @@ class Spec:
     better: Better
     missing: Literal["worst", "best"] = "worst"
     rule: str = ""
+    unit: str | None = None
+    data: Callable[[Any], Any] = machine
 
 
 def _measure_rank(lc: LoadedContract) -> int:
@@ -56,7 +79,7 @@ def _measure_rank(lc: LoadedContract) -> int:
 def _rule_text(s: Spec) -> str:
     if s.rule:
         return s.rule
-    base = {"lower": "lower is better", "higher": "higher is better", "yes": "yes is better",
+    base = {"lower": "lower is better", "higher": "higher is better", "yes": "yes is better", "no": "no is better",
             None: "for information"}[s.better]
     if s.better is not None:
         base += "; none is " + ("best" if s.missing == "best" else "worst")
@@ -68,7 +91,11 @@ def best_of(values: list[Any], better: Better, missing: str) -> tuple[int, ...]:
     if better is None or len(values) < 2:
         return ()
     if better == "yes":
-        key = [1 if v else 0 for v in values]
+        # None: the term does not apply to the offer (e.g. no such exclusion), as good as yes
+        key = [1 if (v or v is None) else 0 for v in values]
+        top = max(key)
+    elif better == "no":
+        key = [0 if v else 1 for v in values]
         top = max(key)
     else:
         present = [v for v in values if v is not None]
@@ -181,10 +208,11 @@ def specs(offers: list[LoadedContract]) -> list[Spec]:
     out: list[Spec] = [
         Spec("Offer", "provider", lambda lc: lc.model.contract.provider, str, None),
         Spec("Offer", "GPUs (nodes)", lambda lc: (lc.topology.gpu_count, len(lc.topology.nodes)),
-             lambda v: f"{v[0]} ({v[1]})", None),
+             lambda v: f"{v[0]} ({v[1]})", None, data=lambda v: {"gpus": v[0], "nodes": v[1]}),
         Spec("Offer", "architecture", lambda lc: lc.model.topology.architecture, str, None),
         Spec("Price", "price per GPU-hour", price_per_gpu_hour, lambda v: f"{v:.4f}", "lower",
-             rule="lower is better; per_node_month / (GPUs per node x 730 h)"),
+             rule="lower is better; per_node_month / (GPUs per node x 730 h)", unit="currency per GPU-hour",
+             data=lambda v: float(v)),
     ]
     for scope in SCOPES:
         if not any(getattr(lc.model.service_levels, scope) for lc in offers):
@@ -194,26 +222,26 @@ def specs(offers: list[LoadedContract]) -> list[Spec]:
                                                                           .effective_target
                                                                           if getattr(lc.model.service_levels, s)
                                                                           else None),
-                 _pct, "higher"),
+                 _pct, "higher", unit="percent"),
             Spec("Service levels", f"{scope} credits", lambda lc, s=scope: _schedule(_sl(s)(lc)), str, None),
             Spec("Service levels", f"{scope} credit at 98% availability",
-                 lambda lc, s=scope: credit_at(_sl(s)(lc), Decimal(98)), _pct, "higher"),
+                 lambda lc, s=scope: credit_at(_sl(s)(lc), Decimal(98)), _pct, "higher", unit="percent"),
             Spec("Service levels", f"{scope} credit at 95% availability",
-                 lambda lc, s=scope: credit_at(_sl(s)(lc), Decimal(95)), _pct, "higher"),
+                 lambda lc, s=scope: credit_at(_sl(s)(lc), Decimal(95)), _pct, "higher", unit="percent"),
         ]
     out += [
         Spec("Downtime", "min_outage", lambda lc: _sec(lc.model.downtime.min_outage),
-             lambda v: format_duration(timedelta(seconds=v)), "lower"),
+             lambda v: format_duration(timedelta(seconds=v)), "lower", unit="seconds"),
         Spec("Downtime", "degraded time", _degraded_rank, lambda v: ("ignored", "proportional", "down")[v], "higher",
-             rule="down > proportional > ignored"),
+             rule="down > proportional > ignored", data=lambda v: ("ignore", "proportional", "down")[v]),
         Spec("Downtime", "rack down with k nodes down",
              lambda lc: lc.model.downtime.rack.down_when_nodes_down if lc.model.downtime.rack else None,
-             lambda v: "—" if v is None else str(v), "lower"),
+             lambda v: "—" if v is None else str(v), "lower", unit="nodes"),
         Spec("Downtime", "nodes follow rack",
              lambda lc: bool(lc.model.downtime.rack and lc.model.downtime.rack.nodes_follow_rack), _yes, "yes"),
         Spec("Downtime", "cluster down below",
              lambda lc: lc.model.downtime.cluster.down_when_available_below if lc.model.downtime.cluster else None,
-             _pct, "higher"),
+             _pct, "higher", unit="percent"),
         Spec("Downtime", "clock starts at the fault", lambda lc: lc.model.downtime.counts_from == "fault",
              lambda v: "fault" if v else "customer's report", "yes", rule="from the fault is better"),
         Spec("Downtime", "measured in", _measure_rank, lambda v: ("whole buckets", "exact seconds",
@@ -222,20 +250,24 @@ def specs(offers: list[LoadedContract]) -> list[Spec]:
     ]
     for name in _exclusion_names(offers):
         out += [
+            Spec("Exclusions", f"{name}: excluded", lambda lc, n=name: n in lc.model.exclusions, _yes, "no",
+                 rule="not excluded is better: the time counts as downtime"),
             Spec("Exclusions", f"{name}: notice", lambda lc, n=name: _notice_value(lc, n),
                  lambda v: "not excluded" if v == "absent" else _td(None if v is None else timedelta(seconds=v)),
-                 "higher", rule="longer notice is better; not excluded is best, no notice worst"),
+                 "higher", rule="longer notice is better; not excluded is best, no notice worst", unit="seconds",
+                 data=lambda v: None if v == "absent" else v),
             Spec("Exclusions", f"{name}: monthly cap", lambda lc, n=name: _cap_value(lc, n),
                  lambda v: "not excluded" if v == -1 else ("no cap" if v is None
                                                           else format_duration(timedelta(seconds=v))),
-                 "lower", rule="smaller cap is better; not excluded is best, no cap worst"),
-            Spec("Exclusions", f"{name}: defined", lambda lc, n=name: (
-                n not in lc.model.exclusions or bool((lc.model.exclusions[n].definition or "").strip())),
-                lambda v: _yes(v), "yes", rule="a written definition (or no exclusion) is better"),
+                 "lower", rule="smaller cap is better; not excluded is best, no cap worst", unit="seconds",
+                 data=lambda v: None if v == -1 else v),
+            Spec("Exclusions", f"{name}: defined", lambda lc, n=name: _defined_value(lc, n),
+                 lambda v: "not excluded" if v is None else _yes(v), "yes",
+                 rule="a written definition (or no exclusion) is better"),
         ]
     out += [
         Spec("Credits", "cap (share of fee)", lambda lc: lc.model.credits.cap, lambda v: "no cap" if v is None
-             else format_percent(v), "higher", missing="best"),
+             else format_percent(v), "higher", missing="best", unit="percent"),
         Spec("Credits", "minimum credit", lambda lc: lc.model.credits.minimum_amount, str, "lower"),
         Spec("Credits", "minimum credit itself issued", lambda lc: not lc.model.credits.minimum_strict, _yes, "yes",
              rule="yes (a plain minimum) is better than `more_than`"),
@@ -247,24 +279,24 @@ def specs(offers: list[LoadedContract]) -> list[Spec]:
              lambda lc: lc.model.credits.not_charged is not None, _yes, "yes", rule="yes is better"),
         Spec("Credits", "claim window", lambda lc: _claim_window(lc.model.credits.claim_window),
              lambda v: "none" if v is None else getattr(v, "text", None) or format_duration(timedelta(seconds=v)),
-             "higher", missing="best",
+             "higher", missing="best", unit="seconds",
              rule="longer is better; {months_after: N} counts as its shortest case (59d for N = 2)"),
         Spec("Credits", "stacking across scopes", lambda lc: lc.model.credits.stacking == "sum",
              lambda v: "sum" if v else "max", "yes", rule="sum is better than max"),
         Spec("Support", "detection", lambda lc: _sec(lc.model.support.detection),
-             lambda v: _td(None if v is None else timedelta(seconds=v)), "lower"),
+             lambda v: _td(None if v is None else timedelta(seconds=v)), "lower", unit="seconds"),
     ]
     for sev in ("sev1", "sev2", "sev3", "sev4"):
         out.append(Spec("Support", f"{sev} response",
                         lambda lc, s=sev: _sec(getattr(lc.model.support.response, s) if lc.model.support.response
                                                else None),
-                        lambda v: _td(None if v is None else timedelta(seconds=v)), "lower"))
+                        lambda v: _td(None if v is None else timedelta(seconds=v)), "lower", unit="seconds"))
     for scope in SCOPES:
         if any(lc.model.support.restore and getattr(lc.model.support.restore, scope) for lc in offers):
             out.append(Spec("Support", f"{scope} restore",
                             lambda lc, s=scope: _sec(getattr(lc.model.support.restore, s)
                                                      if lc.model.support.restore else None),
-                            lambda v: _td(None if v is None else timedelta(seconds=v)), "lower"))
+                            lambda v: _td(None if v is None else timedelta(seconds=v)), "lower", unit="seconds"))
     out += [
         Spec("Support", "hot spares per 100 nodes",
              lambda lc: (Decimal(lc.model.support.hot_spares.nodes * 100) / len(lc.topology.nodes)
@@ -276,7 +308,7 @@ def specs(offers: list[LoadedContract]) -> list[Spec]:
              lambda v: "none" if v is None else str(v), None),
         Spec("Acceptance", "burn-in", lambda lc: _sec(lc.model.acceptance.burn_in.duration)
              if lc.model.acceptance.burn_in else None,
-             lambda v: _td(None if v is None else timedelta(seconds=v)), "higher"),
+             lambda v: _td(None if v is None else timedelta(seconds=v)), "higher", unit="seconds"),
         Spec("Acceptance", "areas tested (of 5)", _areas, str, "higher",
              rule=f"more of {', '.join(AREAS)} is better"),
         Spec("Acceptance", "criteria", lambda lc: len(lc.model.acceptance.criteria), str, None),
@@ -286,7 +318,7 @@ def specs(offers: list[LoadedContract]) -> list[Spec]:
         Spec("Acceptance", "termination right after",
              lambda lc: _sec(lc.model.acceptance.remedies.termination_right_after)
              if lc.model.acceptance.remedies else None,
-             lambda v: _td(None if v is None else timedelta(seconds=v)), "lower"),
+             lambda v: _td(None if v is None else timedelta(seconds=v)), "lower", unit="seconds"),
         Spec("Exit", "chronic-failure exit",
              lambda lc: (Decimal(lc.model.termination.chronic.months_below_target)
                          / lc.model.termination.chronic.within_months) if lc.model.termination.chronic else None,
@@ -296,11 +328,18 @@ def specs(offers: list[LoadedContract]) -> list[Spec]:
                                                     f"in {lc.model.termination.chronic.within_months}"
                                                     if lc.model.termination.chronic else "none"), str, None),
         Spec("Exit", "termination notice", lambda lc: _sec(lc.model.termination.notice),
-             lambda v: _td(None if v is None else timedelta(seconds=v)), "lower", missing="best"),
+             lambda v: _td(None if v is None else timedelta(seconds=v)), "lower", missing="best",
+             unit="seconds"),
         Spec("Exit", "exit assistance", lambda lc: _sec(lc.model.termination.exit_assistance),
-             lambda v: _td(None if v is None else timedelta(seconds=v)), "higher"),
+             lambda v: _td(None if v is None else timedelta(seconds=v)), "higher", unit="seconds"),
     ]
     return out
+
+
+def _defined_value(lc: LoadedContract, name: str) -> bool | None:
+    """Whether the exclusion has a written definition; None when the offer has no such exclusion."""
+    ex = lc.model.exclusions.get(name)
+    return None if ex is None else bool((ex.definition or "").strip())
 
 
 def _notice_value(lc: LoadedContract, name: str) -> Any:
@@ -333,5 +372,5 @@ def term_rows(offers: list[LoadedContract]) -> list[Row]:
         raw = [s.get(lc) for lc in offers]
         vals, better, missing = _comparable(s, raw)
         rows.append(Row(s.section, s.term, tuple(s.fmt(v) for v in raw), best_of(vals, better, missing),
-                        _rule_text(s)))
+                        _rule_text(s), tuple(machine(s.data(v)) for v in raw), s.unit))
     return rows

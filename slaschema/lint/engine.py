@@ -18,6 +18,21 @@ from slaschema.strict_yaml import YamlDoc, format_path, read_yaml
 
 SETTINGS_RULE = "SLA000"
 _ORDER = {s: i for i, s in enumerate(SEVERITIES)}
+FORMAT = "slakit-lint/1"
+
+# Profiles: which rules do not apply to a kind of contract. A published public-cloud SLA has
+# no handover, so no acceptance tests, burn-in, security evidence at handover, access list
+# or detection drill; those rules are reported as suppressed by the profile, not run.
+PROFILES: dict[str, tuple[str, frozenset[str], frozenset[str]]] = {
+    "default": ("every rule", frozenset(), frozenset()),
+    "public": ("published public-cloud SLA: no acceptance, burn-in or handover clauses expected",
+               frozenset({"acceptance", "security"}), frozenset({"SLA049"})),
+}
+
+
+def profile_skips(profile: str, r: Rule) -> bool:
+    _, topics, ids = PROFILES[profile]
+    return r.topic in topics or r.id in ids
 
 
 @dataclass(frozen=True)
@@ -61,6 +76,7 @@ class LintReport:
     file: str
     findings: tuple[Finding, ...]
     suppressed: tuple[Suppressed, ...] = field(default=())
+    profile: str = "default"
 
     def count(self, severity: str) -> int:
         return sum(1 for f in self.findings if f.severity == severity)
@@ -73,7 +89,8 @@ class LintReport:
         return {f.rule for f in self.findings}
 
     def to_json(self) -> dict[str, Any]:
-        return {"contract": self.contract, "file": self.file, "ok": self.ok,
+        return {"format": FORMAT, "contract": self.contract, "file": self.file, "profile": self.profile,
+                "ok": self.ok,
                 "counts": {s: self.count(s) for s in SEVERITIES},
                 "findings": [f.to_json() for f in self.findings],
                 "suppressed": [asdict(s) for s in self.suppressed]}
@@ -116,8 +133,12 @@ def _finding(r: Rule, h: Hit, doc: YamlDoc | None, file: str) -> Finding:
                    h.value, r.why, h.fix or r.fix, file)
 
 
-def lint(lc: LoadedContract, doc: YamlDoc | None = None) -> LintReport:
-    """All findings for one contract; `doc` (the parsed YAML) adds line and column."""
+def lint(lc: LoadedContract, doc: YamlDoc | None = None, profile: str = "default") -> LintReport:
+    """All findings for one contract, in the order of the file (line, column, then severity
+    and rule); `doc` (the parsed YAML) adds line and column. `profile` leaves out the rules
+    that do not apply to that kind of contract (see `PROFILES`), listing them as suppressed."""
+    if profile not in PROFILES:
+        raise ValueError(f"unknown lint profile {profile!r}; known: {', '.join(PROFILES)}")
     settings_hits, disabled = _settings_hits(lc)
     findings = [_finding(SETTINGS, h, doc, lc.file) for h in settings_hits]
     suppressed: list[Suppressed] = []
@@ -127,16 +148,20 @@ def lint(lc: LoadedContract, doc: YamlDoc | None = None) -> LintReport:
         if rid in disabled:
             suppressed.append(Suppressed(rid, disabled[rid], len(hits)))
             continue
+        if profile_skips(profile, r):
+            if hits:
+                suppressed.append(Suppressed(rid, f"profile {profile}: {PROFILES[profile][0]}", len(hits)))
+            continue
         findings.extend(_finding(r, h, doc, lc.file) for h in hits)
-    findings.sort(key=lambda f: (_ORDER[f.severity], f.line or 0, f.rule))
-    return LintReport(lc.id, lc.file, tuple(findings), tuple(suppressed))
+    findings.sort(key=lambda f: (f.line or 0, f.col or 0, _ORDER[f.severity], f.rule))
+    return LintReport(lc.id, lc.file, tuple(findings), tuple(suppressed), profile)
 
 
-def lint_file(path: str | Path) -> LintReport:
+def lint_file(path: str | Path, profile: str = "default") -> LintReport:
     """Load (raising InputError for an invalid contract) and lint one file."""
     lc = load_contract(path)
     doc = read_yaml(Path(path).read_bytes(), str(path))
-    return lint(lc, doc)
+    return lint(lc, doc, profile)
 
 
 def all_rules() -> list[Rule]:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 from decimal import Decimal
+from typing import Any
 
 from slaschema.checks import AREAS, KNOWN_CHECKS
 from slaschema.lint.base import Hit, rule
 from slaschema.loader import LoadedContract
-from slaschema.types import format_duration, format_percent
+from slaschema.types import format_duration, format_percent, format_threshold
 
 NVL72 = ("gb200-nvl72", "gb300-nvl72")
 PLANNED_WORDS = ("maint", "patch", "upgrade", "planned")
@@ -213,10 +214,13 @@ def _rule_without_effect(lc: LoadedContract) -> list[Hit]:
     if c.downtime.rack is not None and not c.downtime.rack.nodes_follow_rack and c.service_levels.rack is None:
         out.append(Hit(("downtime", "rack"), "rack rule set, but `nodes_follow_rack` is false and there is "
                        "no `service_levels.rack`"))
+    # a site is down while all of its clusters are down, so with a site service level the
+    # cluster rule moves money through the site even when nodes do not follow their cluster
     if (c.downtime.cluster is not None and not c.downtime.cluster.nodes_follow_cluster
-            and c.service_levels.cluster is None):
+            and c.service_levels.cluster is None and c.service_levels.site is None):
         out.append(Hit(("downtime", "cluster"), "cluster rule set, but `nodes_follow_cluster` is false and "
-                       "there is no `service_levels.cluster`"))
+                       "there is neither `service_levels.cluster` nor `service_levels.site` (a site is down "
+                       "when all its clusters are)"))
     return out
 
 
@@ -315,7 +319,7 @@ exclusions:
     notice: 72h""")
 def _short_notice(lc: LoadedContract) -> list[Hit]:
     return [Hit(("exclusions", name, "notice"), f"`{name}` needs only {_dur(ex.notice)} notice",
-                _dur(ex.notice))
+                _dur(ex.notice), fix=f"exclusions:\n  {name}:\n    notice: 72h")
             for name, ex in lc.model.exclusions.items()
             if _planned(name) and ex.notice is not None and ex.notice < MIN_NOTICE]
 
@@ -809,10 +813,25 @@ dispute; an unexplained number invites one.""",
   min: 1800
   source: "datasheet dense BF16 peak x 72% MFU floor\"""")
 def _source(lc: LoadedContract) -> list[Hit]:
-    return [Hit(("acceptance", "criteria", i), f"criterion {c.id} has a threshold but no `source`", c.id)
+    return [Hit(("acceptance", "criteria", i), f"criterion {c.id} has a threshold but no `source`", c.id,
+                fix=_source_fix(c))
             for i, c in enumerate(lc.model.acceptance.criteria)
             if (c.min is not None or (c.max is not None and c.max != 0)) and not c.source
             and not c.check.startswith("health.")]
+
+
+def _source_fix(c: Any) -> str:
+    """The flagged criterion with a `source` line to fill in."""
+    lines = [f"- id: {c.id}", f"  check: {c.check}"]
+    if c.metric:
+        lines.append(f"  metric: {c.metric}")
+    for bound in ("min", "max"):
+        v = getattr(c, bound)
+        if v is not None:
+            lines.append(f"  {bound}: {format_threshold(v)}")
+    lines.append('  source: "<where the threshold comes from: datasheet, published benchmark, measured '
+                 'baseline>"')
+    return "\n".join(lines)
 
 
 @rule("SLA049", "info", "support", "Detection target never tested",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from decimal import Decimal
 
 from click.testing import CliRunner
 
@@ -71,9 +72,52 @@ def test_credits_csv_one_row_per_unit_month(tmp_path):
     r = CliRunner().invoke(main, ["credits", c, i, "--period", "2027-02", "--period", "2027-03", "--format", "csv"])
     assert r.exit_code == 0, r.output
     rows = list(csv.DictReader(io.StringIO(r.stdout)))
-    assert len(rows) == 8
-    assert {row["period"] for row in rows} == {"2027-02", "2027-03"}
-    assert next(row for row in rows if row["id"] == "n2" and row["period"] == "2027-02")["credit"] == "1075.20"
+    units = [row for row in rows if row["row"] == "unit"]
+    assert len(units) == 8
+    assert {row["period"] for row in units} == {"2027-02", "2027-03"}
+    n2 = next(row for row in units if row["id"] == "n2" and row["period"] == "2027-02")
+    assert n2["credit"] == "1075.20" and n2["settled_credit"] == ""
+    assert n2["downtime_seconds"] == "14460" and n2["downtime_hours"] == "4.0167"
+    # one node row per node and month, one total per month; the settled column sums to the amount owed
+    assert sum(1 for row in rows if row["row"] == "node") == 8
+    totals = {row["period"]: row for row in rows if row["row"] == "total"}
+    assert set(totals) == {"2027-02", "2027-03"} and totals["2027-02"]["credit_owed"] == "2150.40"
+    for period, total in totals.items():
+        settled = sum(Decimal(row["settled_credit"]) for row in rows if row["period"] == period and row["settled_credit"])
+        assert settled == Decimal(total["credit_owed"])
+
+
+CAPPED = EXAMPLE_CONTRACT + "credits: {cap: 3%, minimum: 0}\n"
+
+
+def test_credits_csv_settles_the_cap_per_node(tmp_path):
+    c, i = files(tmp_path)
+    (tmp_path / "c.yaml").write_text(CAPPED)
+    r = CliRunner().invoke(main, ["credits", c, i, "--period", "2027-02", "--format", "csv"])
+    assert r.exit_code == 0, r.output
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    total = next(row for row in rows if row["row"] == "total")
+    # 2 x 1,075.20 before the cap; 3% of 43,008.00 = 1,290.24 owed
+    assert (total["credit"], total["credit_owed"], total["flags"]) == ("2150.40", "1290.24", "cap_applied")
+    nodes = {row["id"]: row for row in rows if row["row"] == "node"}
+    assert nodes["n2"]["credit"] == "1075.20" and nodes["n2"]["settled_credit"] == "645.12"
+    assert sum(Decimal(row["settled_credit"]) for row in rows if row["settled_credit"]) == Decimal("1290.24")
+    doc = json.loads(CliRunner().invoke(main, ["credits", c, i, "--period", "2027-02", "--format", "json"]).stdout)
+    n2 = next(u for u in doc["periods"][0]["units"] if u["id"] == "n2")
+    assert (n2["credit_before_cap"], n2["credit_after_cap_and_minimum"]) == ("1075.20", "645.12")
+    node = next(n for n in doc["periods"][0]["nodes"] if n["id"] == "n2")
+    assert (node["credit_before_cap"], node["credit_after_cap_and_minimum"]) == ("1075.20", "645.12")
+
+
+def test_months_of_a_quarter_with_a_gap_give_no_quarter_sum(tmp_path):
+    c, i = files(tmp_path)
+    r = CliRunner().invoke(main, ["credits", c, i, "--period", "2027-04", "--period", "2027-06", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["quarters"] == []
+    r = CliRunner().invoke(main, ["credits", c, i, "--quarter", "2027-Q1", "--format", "json"])
+    assert [q["quarter"] for q in json.loads(r.stdout)["quarters"]] == ["2027-Q1"]
+    table = CliRunner().invoke(main, ["credits", c, i, "--period", "2027-04", "--period", "2027-06"]).stdout
+    assert "2027-Q2" not in table
 
 
 def test_bad_rows_stop_the_computation_and_are_all_printed(tmp_path):
@@ -159,3 +203,28 @@ def test_explain_a_rack_of_the_example():
     assert doc["availability"]["pro_rata"] is not None
     assert len(doc["money"]["nodes"]) == 18
     assert doc["money"]["period"]["credit_total"] == "69638.40"
+
+
+def test_explain_shows_the_settled_node_credit_after_the_cap(tmp_path):
+    c, i = files(tmp_path)
+    (tmp_path / "c.yaml").write_text(CAPPED)
+    r = CliRunner().invoke(main, ["explain", c, i, "--unit", "n2", "--period", "2027-02", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    node = json.loads(r.stdout)["money"]["nodes"][0]
+    assert (node["credit_rounded"], node["after_cap_and_minimum"], node["after_cap_share_exact"]) == \
+        ("1075.20", "645.12", "645.12")
+
+
+def test_credits_csv_adds_the_acceptance_delay_credit_to_what_is_owed():
+    from tests.reports.conftest import EXAMPLE, ROOT
+
+    log = ROOT / "examples" / "gb200-incidents-2027Q1.csv"
+    r = CliRunner().invoke(main, ["credits", str(EXAMPLE), str(log), "--period", "2027-01", "--accepted-on",
+                                  "2027-01-20", "--format", "csv"])
+    assert r.exit_code == 0, r.output
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    (acc,) = [row for row in rows if row["row"] == "acceptance_delay"]
+    total = next(row for row in rows if row["row"] == "total")
+    assert acc["flags"] == "days_late=5" and Decimal(acc["settled_credit"]) > 0
+    settled = sum(Decimal(row["settled_credit"]) for row in rows if row["settled_credit"])
+    assert settled == Decimal(total["credit_owed"]) + Decimal(acc["credit_owed"])

@@ -76,7 +76,7 @@ def test_months_split_and_json_only_when_asked():
     assert "incidents" not in plain and "downtime_by_category" not in plain["periods"][0]
     full = json.loads(json.dumps(r.to_json(include_incidents=True)))
     assert full["incidents"] == [{"id": "x", "scope": "node", "target": "n1", "units": 1, "category": "unplanned",
-                                  "impact": "down", "severity": "", "cause": "", "counted_seconds": 10800,
+                                  "impact": "down", "severity": "", "cause": "", "ticket": "", "counted_seconds": 10800,
                                   "downtime_seconds": 10800, "excluded_seconds": 0,
                                   "start": "2027-01-31T23:00:00Z", "end": "2027-02-01T02:00:00Z", "flags": []}]
     assert full["periods"][1]["downtime_by_category"] == [

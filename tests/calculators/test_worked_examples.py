@@ -16,7 +16,7 @@ def test_example_a_overlapping_incidents_make_one_outage():
               inc("A2", "n1", "2027-02-03T11:30:00Z", "2027-02-03T13:00:00Z")])
     u = r.unit("2027-02", "node", "n1")
     assert u["downtime_seconds"] == 180 * 60
-    assert u["availability_pct"] == "99.5536"
+    assert u["availability_pct"] == "99.5535"          # spec 7 A: truncated, not rounded
     assert u["met"] is True and u["credit"] == "0.00"
     assert u["incidents"] == ["A1", "A2"]
     p = r.to_json()["periods"][0]
@@ -30,7 +30,7 @@ def test_example_b_tier_and_min_outage():
               inc("B2", "n3", "2027-02-10T00:00:00Z", "2027-02-10T00:04:00Z")])
     n2 = r.unit("2027-02", "node", "n2")
     assert n2["downtime_seconds"] == 241 * 60
-    assert n2["availability_pct"] == "99.4023"
+    assert n2["availability_pct"] == "99.4022"
     assert n2["credit_pct"] == "10" and n2["credit"] == "1075.20"
     n3 = r.unit("2027-02", "node", "n3")
     assert n3["downtime_seconds"] == 0 and n3["availability_pct"] == "100.0000"
@@ -45,7 +45,7 @@ def test_example_c_maintenance_cap_exceeded():
     u = r.unit("2027-02", "node", "n4")
     assert u["downtime_seconds"] == 2 * 3600
     assert u["excluded_seconds"] == 4 * 3600
-    assert u["availability_pct"] == "99.7024"
+    assert u["availability_pct"] == "99.7023"
     assert u["credit"] == "0.00"
     assert u["flags"] == ["exclusion_cap_exceeded"]
 
@@ -72,3 +72,11 @@ def test_example_d_exactly_at_threshold_is_not_below():
     # one second more is below 99.0%
     r2 = _run([inc("D1", "n1", "2027-04-05T00:00:00Z", "2027-04-05T07:12:01Z")], periods=("2027-04",))
     assert r2.unit("2027-04", "node", "n1")["credit_pct"] == "25"
+
+
+def test_a_unit_just_below_a_threshold_never_displays_as_the_threshold():
+    # 99.5% of 2,419,200 s allows 12,096 s; one second more is 99.49995...% -> shown 99.4999%
+    r = _run([inc("T1", "n1", "2027-02-03T00:00:00Z", "2027-02-03T03:21:37Z")])
+    u = r.unit("2027-02", "node", "n1")
+    assert u["downtime_seconds"] == 12097
+    assert u["availability_pct"] == "99.4999" and u["credit_pct"] == "10"

@@ -133,3 +133,61 @@ def test_cli_usage_and_input_errors(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("slakit: 1\n")
     assert runner.invoke(main, ["compare", str(EXAMPLE), str(bad), "--runs", "0"]).exit_code == 1
+
+
+def offer_custom(d):
+    d["contract"]["id"] = "offer-c"
+    d["exclusions"]["vendor_recall"] = {"definition": "Hardware recalled by its vendor.", "notice": "24h"}
+
+
+def test_custom_exclusion_rows_say_no_for_an_offer_without_it(offers):
+    rows = term_rows([offers[0], variant(offer_custom)])
+    assert row(rows, "vendor_recall: excluded").values == ("no", "yes")
+    assert row(rows, "vendor_recall: excluded").best == (0,)          # not excluded is better
+    assert row(rows, "vendor_recall: defined").values == ("not excluded", "yes")
+    assert row(rows, "vendor_recall: notice").values == ("not excluded", "1d")
+
+
+def test_json_rows_carry_numbers_and_the_display_text(offers):
+    doc = json.loads(json.dumps(comparison(offers)))
+    assert doc["format"] == "slakit-compare/2"
+    rows = {r["term"]: r for r in doc["rows"]}
+    gpus = rows["GPUs (nodes)"]
+    assert gpus["values"] == [{"gpus": 288, "nodes": 72}] * 2 and gpus["display"] == ["288 (72)"] * 2
+    price = rows["price per GPU-hour"]
+    assert price["values"][0] == 3.25 and abs(price["values"][1] - 9000 / 2920) < 1e-9
+    assert rows["detection"]["values"] == [120, None] and rows["detection"]["unit"] == "seconds"
+    assert rows["node target"]["values"] == [99, 99] and rows["node target"]["unit"] == "percent"
+    assert rows["maintenance: monthly cap"]["values"][1] == 4 * 3600
+    for r in doc["rows"]:
+        assert all(not isinstance(v, str) or r["display"][i] == v for i, v in enumerate(r["values"])) or \
+            r["term"] in ("provider", "architecture", "degraded time", "node credits", "rack credits",
+                          "cluster credits", "chronic trigger"), r["term"]
+
+
+def test_simulated_net_cost_and_price_per_delivered_gpu_hour(offers):
+    from calculators.simulate.models import builtin
+    from calculators.simulate.run import simulate
+
+    sims = [simulate(lc, builtin("llama3"), months=2, runs=10, seed=5).to_json() for lc in offers]
+    doc = json.loads(json.dumps(comparison(offers, sims)))
+    rows = {r["term"]: r for r in doc["rows"]}
+    net = rows["fee minus expected credits"]
+    for i, s in enumerate(sims):
+        assert net["values"][i] == pytest.approx(float(s["fee_total"]) - float(s["credits"]["mean"]))
+    per = rows["price per delivered GPU-hour"]
+    # 2027-01 and 2027-02 in America/Chicago: 744 + 672 hours x 288 GPUs
+    hours = (744 + 672) * 288 - sims[0]["lost_gpu_hours"]["mean"]
+    assert per["values"][0] == pytest.approx(net["values"][0] / hours)
+    assert per["best"] and per["unit"] == "USD per GPU-hour"
+    assert per["values"][0] > float(sims[0]["fee_total"]) / ((744 + 672) * 288) * 0.9
+
+
+def test_best_marks_without_colour_when_piped(tmp_path):
+    b = tmp_path / "b.yaml"
+    b.write_text(variant_text(offer_b))
+    res = CliRunner().invoke(main, ["compare", str(EXAMPLE), str(b), "--runs", "0"])
+    assert res.exit_code == 0, res.output
+    assert "\x1b[" not in res.output and "best for the buyer marked *" in res.output
+    price = next(line for line in res.output.splitlines() if "price per GPU-hour" in line)
+    assert "3.0822 *" in price and "3.2500 *" not in price

@@ -283,3 +283,19 @@ def test_skipped_rows_are_listed(tmp_path):
     assert "1 row of the incident log could not be read and was skipped (Appendix A)" in md
     assert "## Appendix A. Skipped rows of the incident log" in md
     assert "unknown_target" in md.split("## Appendix A. Skipped rows", 1)[1]
+
+
+def test_register_shows_the_provider_ticket_and_ids_stay_whole(run, pdf):
+    from io import BytesIO
+
+    from pypdf import PdfReader
+
+    rows = run[3]["incidents"].rows()
+    assert rows[0]["ticket"] == "ND-49886"
+    lines = {ln.strip() for p in PdfReader(BytesIO(pdf)).pages for ln in (p.extract_text() or "").splitlines()}
+    words = {w for ln in lines for w in ln.split()}
+    for r in rows:
+        assert r["id"] in words, r["id"]                   # never cut across two lines
+        if r["ticket"]:
+            assert r["ticket"] in words, r["ticket"]
+    assert b"ND-49886" in run[3]["incidents"].to_csv()
