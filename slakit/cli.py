@@ -26,6 +26,7 @@ COMMAND_MODULES = [
     "acceptance.parsers.cli",
     "calculators.importers.cli",
     "calculators.reports.cli",
+    "calculators.goodput.cli",
 ]
 
 
