@@ -193,7 +193,7 @@ def goodput(contract, sacct_file, live, incidents, month, quarter, checkpoint_in
     now = int(datetime.now(timezone.utc).timestamp())
     as_of_s = int(as_of_dt.timestamp()) if as_of_dt else min(end, now) if min(end, now) > min(p.start for p in plist) \
         else end
-    training = _training(train_logs, profiles, fmt)
+    training = _training(train_logs, profiles, fmt, zone)
     runs, log = load_inputs(lc, sacct_file, live, incidents, zone, plist, skip_bad_rows, fmt, as_of_s)
     result = compute_goodput(lc, runs, plist, log=log, as_of=as_of_s, checkpoint_interval_s=ckpt, window_s=win,
                              training=_match_training(training, runs))
@@ -207,7 +207,7 @@ def goodput(contract, sacct_file, live, incidents, month, quarter, checkpoint_in
         click.echo(f"skipped: {p.format()}", err=True)
 
 
-def _training(specs, profiles_file, fmt):
+def _training(specs, profiles_file, fmt, tz):
     if not specs:
         return []
     from calculators.goodput.trainlog import load_profiles, productivity_from_file
@@ -224,7 +224,7 @@ def _training(specs, profiles_file, fmt):
             raise click.BadParameter(f"{spec!r}: write JOBID=FILE or JOBID=FILE:PROFILE", param_hint="--train-log")
         path, _, prof = rest.rpartition(":") if ":" in rest and rest.rsplit(":", 1)[1] in profiles else (rest, "", None)
         try:
-            out.append(productivity_from_file(job, path, profiles, prof))
+            out.append(productivity_from_file(job, path, profiles, prof, tz=tz))
         except InputError as e:
             problems += e.problems
         except OSError as e:
@@ -236,7 +236,20 @@ def _training(specs, profiles_file, fmt):
 
 
 def _match_training(training, runs):
-    return training
+    """Each training log with its job's elapsed time (all runs of the JobID) and GPUs from sacct."""
+    import numpy as np
+
+    from calculators.goodput.trainlog import with_job
+
+    out = []
+    for tr in training:
+        hit = np.flatnonzero(runs.job_id == tr.job_id)
+        if len(hit):
+            ends = np.where(runs.end[hit] < 0, runs.start[hit], runs.end[hit])
+            out.append(with_job(tr, int((ends - runs.start[hit]).sum()), int(runs.gpus[hit[-1]])))
+        else:
+            out.append(tr)
+    return out
 
 
 def render_csv(result) -> str:
