@@ -327,5 +327,44 @@ def _h(v) -> str:
     return f"{Decimal(v):,.2f}"
 
 
+def goodput_options(f):
+    """`slakit review` options for its goodput section (`--sacct FILE` turns it on)."""
+    f = click.option("--sacct-tz", "gp_tz", default=None, metavar="ZONE",
+                     help="Zone of the sacct times (default: this machine's zone).")(f)
+    f = click.option("--checkpoint-interval", "gp_checkpoint", default=None, metavar="DURATION",
+                     help="With --sacct: jobs checkpoint this often; work since the last checkpoint is lost.")(f)
+    return click.option("--sacct", "gp_sacct", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+                        help="Saved sacct output (see `slakit goodput`): adds the goodput section.")(f)
+
+
+def review_goodput_json(lc, log, res, opts: dict, skip_bad_rows: bool = False):
+    """The goodput document for `slakit review` (None without --sacct); same log and credits run."""
+    if not opts.get("gp_sacct"):
+        return None
+    from calculators.goodput.compute import compute_goodput
+    from calculators.goodput.sacct import read_sacct_file
+    from slaschema.errors import InputError
+    from slaschema.types import parse_duration
+
+    ckpt = None
+    if opts.get("gp_checkpoint"):
+        try:
+            ckpt = int(parse_duration(opts["gp_checkpoint"]).total_seconds())
+        except Exception:
+            raise click.BadParameter(f"{opts['gp_checkpoint']!r} is not a duration such as 30m",
+                                     param_hint="--checkpoint-interval") from None
+        if ckpt <= 0:
+            raise click.BadParameter("a checkpoint interval is longer than 0", param_hint="--checkpoint-interval")
+    zone = _check_zone(opts.get("gp_tz"))
+    try:
+        runs = read_sacct_file(opts["gp_sacct"], lc.topology.nodes, lc.topology.node_gpus, zone,
+                               skip_bad_rows=skip_bad_rows)
+    except InputError as e:
+        _fail(e.problems)
+    plist = [p.period for p in res.periods]
+    return compute_goodput(lc, runs, plist, log=log, as_of=res.as_of, checkpoint_interval_s=ckpt,
+                           credits_result=res).to_json()
+
+
 def register(group: click.Group) -> None:
     group.add_command(goodput)
