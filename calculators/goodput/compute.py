@@ -315,7 +315,8 @@ def compute_goodput(lc, runs: JobRuns, periods: list[Period], log=None, as_of: i
     state = runs.state
     n = len(runs)
     # infrastructure candidates, their incidents at End
-    cand = np.flatnonzero(np.isin(state, INFRA_STATES + REQUEUE_STATES) & (runs.end >= 0))
+    ended = (runs.end >= 0) & ~runs.running
+    cand = np.flatnonzero(np.isin(state, INFRA_STATES + REQUEUE_STATES) & ended)
     inc_node, inc_start, inc_end, inc_row = _node_incidents(log, tree, as_of_s) if log is not None else \
         (np.zeros(0, dtype=np.int64),) * 4
     job_incs: dict[int, list[int]] = {}
@@ -339,7 +340,7 @@ def compute_goodput(lc, runs: JobRuns, periods: list[Period], log=None, as_of: i
     attributed = np.zeros(n, dtype=bool)
     if job_incs:
         attributed[np.fromiter(job_incs.keys(), dtype=np.int64)] = True
-    infra = (is_nf | (is_rq & attributed)) & (runs.end >= 0)
+    infra = (is_nf | (is_rq & attributed)) & ended
     infra_idx = np.flatnonzero(infra)
     lost_from = _checkpoints(runs, infra_idx, end[infra_idx], checkpoint_interval_s, lc.model.contract.timezone)
     completed = state == "COMPLETED"

@@ -11,8 +11,9 @@ column, which sacct does not escape) keeps the extra text in the last column, so
 Comment last. Step rows (JobID with a dot: `123.batch`, `123.0`) are left out.
 
 Times are Slurm's local wall-clock times without an offset; `tz` names their zone. Start
-`Unknown`/`None` means the run never started (it used nothing); End `Unknown` means it is
-still running. GPUs per run: `gres/gpu=N` in AllocTRES (the sum of typed `gres/gpu:T=N`
+`Unknown`/`None` means the run never started (it used nothing); End `Unknown` means it was
+still running when sacct ran: it counts until Start + Elapsed (what sacct had seen), or
+until `as_of` when there is no Elapsed column. GPUs per run: `gres/gpu=N` in AllocTRES (the sum of typed `gres/gpu:T=N`
 entries when there is no untyped one); a run without GPUs in AllocTRES counts the GPUs
 the contract gives its nodes (whole-node mapping, for clusters without gres accounting).
 
@@ -60,7 +61,8 @@ class JobRuns:
     comment: np.ndarray         # object
     nodelist: np.ndarray        # object: as sacct printed it
     start: np.ndarray           # int64 epoch seconds
-    end: np.ndarray             # int64 epoch seconds; -1 while running
+    end: np.ndarray             # int64 epoch seconds; a running run: Start + Elapsed, or -1 without Elapsed
+    running: np.ndarray         # bool: End was Unknown (still running when sacct ran)
     gpus: np.ndarray            # int64 GPUs allocated
     gpus_from_tres: np.ndarray  # bool: False where the whole-node mapping gave the GPUs
     node_ptr: np.ndarray        # CSR into node_idx: nodes of run i are node_idx[node_ptr[i]:node_ptr[i+1]]
@@ -252,11 +254,30 @@ def parse_sacct(text: str, node_names, node_gpus, tz: str, file: str = "<sacct>"
         v = col.get(name)
         return v[sel] if v is not None else np.full(len(sel), "", dtype=object)
 
+    # a run still going when sacct ran: its Elapsed then says how long it had run
+    end_sel = np.where(no_end[sel], -1, end[sel])
+    if "elapsed" in col:
+        for k in np.flatnonzero(end_sel < 0).tolist():
+            e = _elapsed(str(col["elapsed"][sel[k]]))
+            if e is not None:
+                end_sel[k] = st[k] + e
     skipped = problems if skip_bad_rows else []
     return JobRuns(job_id=jid, state=state, exit_code=opt("exitcode"), reason=opt("reason"), comment=opt("comment"),
-                   nodelist=col["nodelist"][sel], start=st, end=np.where(no_end[sel], -1, end[sel]), gpus=g,
-                   gpus_from_tres=ft, node_ptr=node_ptr, node_idx=node_idx, requeues=rank, row=row_no[sel],
+                   nodelist=col["nodelist"][sel], start=st, end=end_sel, gpus=g,
+                   running=no_end[sel], gpus_from_tres=ft, node_ptr=node_ptr, node_idx=node_idx, requeues=rank, row=row_no[sel],
                    file=file, sha256=sha256, skipped=skipped, rows_read=rows_read)
+
+
+_ELAPSED = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)$")
+
+
+def _elapsed(text: str) -> int | None:
+    """sacct Elapsed `[D-][HH:]MM:SS` -> seconds."""
+    m = _ELAPSED.match(text.strip())
+    if not m:
+        return None
+    d, h, mi, s = (int(x) if x else 0 for x in m.groups())
+    return ((d * 24 + h) * 60 + mi) * 60 + s
 
 
 def sacct_live(start: str, end: str, env: dict[str, str] | None = None) -> str:

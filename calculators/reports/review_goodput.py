@@ -36,7 +36,8 @@ def goodput_section(gp: dict[str, Any], number: int = 8) -> list[d.Block]:
         f"goodput {tot['goodput_pct'] or '—'}%. Infrastructure ended or requeued {count(jobs['ended_by_infrastructure'])} "
         f"job runs, losing {_gh(tot['lost_gpu_hours'])} GPU-hours of work"
         + (f" since their last checkpoint (every {ck // 60} min)" if ck else " since they started (no checkpoints known)")
-        + (f"; {count(jobs['infrastructure_unattributed'])} of them match no logged incident" if
+        + (f"; {count(jobs['infrastructure_unattributed'])} of them "
+           f"{'matches' if jobs['infrastructure_unattributed'] == 1 else 'match'} no logged incident" if
            jobs["infrastructure_unattributed"] else "")
         + (f". After credits, each useful GPU-hour cost {cur} {_price(tot['effective_price_per_useful_gpu_hour'])}."
            if tot.get("effective_price_per_useful_gpu_hour") else "."), "strong"))

@@ -24,7 +24,8 @@ def test_runs_gpus_steps_and_requeues():
     assert list(r.gpus_from_tres) == [True, False, False, True, True]
     assert list(r.requeues) == [0, 0, 1, 0, 0]
     assert list(r.state) == ["COMPLETED", "NODE_FAIL", "COMPLETED", "RUNNING", "CANCELLED"]
-    assert r.end[3] == -1 and r.start[0] == 1798797600           # 2027-01-01T10:00:00Z
+    assert r.start[0] == 1798797600                              # 2027-01-01T10:00:00Z
+    assert r.running[3] and r.end[3] == r.start[3] + 600         # still running: Start + Elapsed
     assert list(r.nodes_of(0)) == [0, 1] and list(r.nodes_of(2)) == [3]
     assert r.comment[3] == "a|b"                                 # a | inside the last column is kept
     assert r.rows_read == 6
