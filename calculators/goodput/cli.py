@@ -131,7 +131,8 @@ def _log_from_frame(frame, lc):
               help="Jobs checkpoint this often (e.g. 30m): work since the last checkpoint is lost. A job's "
                    "comment `checkpoint_interval=` or `last_checkpoint=` overrides it.")
 @click.option("--window", "window", default="5m", show_default=True, metavar="DURATION",
-              help="An incident matches a job when it starts by End+window and ends no earlier than End-window.")
+              help="An incident on a job's nodes matches it when it starts by the job's End + window and "
+                   "has not ended before End.")
 @click.option("--train-log", "train_logs", multiple=True, metavar="JOBID=FILE[:PROFILE]",
               help="Training log of a job (repeatable): productive-time fraction from its step lines.")
 @click.option("--profiles", type=click.Path(dir_okay=False), metavar="YAML", help="More training-log profiles.")

@@ -13,8 +13,9 @@ figure is exact integer GPU-seconds, shown as GPU-hours rounded half-up to 0.01)
 - ended by infrastructure: runs in NODE_FAIL or BOOT_FAIL, and runs REQUEUED while an
   incident on one of their nodes matched their end; each is attributed to every incident
   on its nodes (or on their rack, cluster or site) that matches its End: the incident
-  starts no later than End + window and ends no earlier than End - window (open incidents
-  never end). Its lost work is [last checkpoint, End) x GPUs, the last checkpoint being
+  starts no later than End + window (a ticket may be opened a little after Slurm saw the
+  failure) and has not ended before End (open incidents never end; an incident that was
+  over while the job still ran did not end it). Its lost work is [last checkpoint, End) x GPUs, the last checkpoint being
   Start + k x interval (the largest k that fits), `last_checkpoint=` in the job's comment,
   or Start when there is no checkpoint information; it is split over the months it spans;
 - useful: allocated minus lost (work the customer kept, whatever its exit status: a job
@@ -330,7 +331,7 @@ def compute_goodput(lc, runs: JobRuns, periods: list[Period], log=None, as_of: i
         pj2 = np.repeat(pj, cnt)
         k = np.repeat(lo - np.r_[0, np.cumsum(cnt)[:-1]], cnt) + np.arange(int(cnt.sum()))
         t = end[pj2]
-        hit = (inc_start[k] <= t + window_s) & (inc_end[k] >= t - window_s)
+        hit = (inc_start[k] <= t + window_s) & (inc_end[k] >= t)
         for j, r in zip(pj2[hit].tolist(), inc_row[k[hit]].tolist()):
             lst = job_incs.setdefault(j, [])
             if r not in lst:

@@ -86,6 +86,10 @@ def test_window_for_incidents_logged_after_the_job_ended(inputs):
     wide = compute_goodput(lc, runs, plist, log=log).to_json()           # default window 5 min
     assert "inc-c" in [c["id"] for c in wide["incidents"]]
     assert wide["periods"][0]["jobs"]["infrastructure_unattributed"] == 0
+    # an incident that was over while the job still ran did not end it
+    over = load_incidents(write(tmp, "over.csv", INCIDENTS + "inc-d,node,gpu-02,2027-01-28T03:00:00Z,"
+                                "2027-01-28T03:19:59Z,down,unplanned,flap\n"), lc)
+    assert "inc-d" not in [c["id"] for c in compute_goodput(lc, runs, plist, log=over).to_json()["incidents"]]
     narrow = compute_goodput(lc, runs, plist, log=log, window_s=60).to_json()
     assert "inc-c" not in [c["id"] for c in narrow["incidents"]]
     assert narrow["periods"][0]["jobs"]["infrastructure_unattributed"] == 1
