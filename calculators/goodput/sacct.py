@@ -229,8 +229,10 @@ def parse_sacct(text: str, node_names, node_gpus, tz: str, file: str = "<sacct>"
         # gather each row's node block: offsets into flat
         starts = np.repeat(u_ptr[codes_sel] - node_ptr[:-1], lens)
         node_idx = flat[np.arange(node_ptr[-1], dtype=np.int64) + starts]
-        gpu_of_u = np.asarray([int(np.asarray(node_gpus, dtype=np.int64)[a].sum()) if len(a) else 0
-                               for a in u_nodes], dtype=np.int64) if len(u_nodes) < 2_000_000 else None
+        # whole-node GPUs of each distinct node list: the contract's GPUs of its nodes
+        ng = np.asarray(node_gpus, dtype=np.int64)
+        per = np.concatenate([[0], np.cumsum(ng[flat])]) if len(flat) else np.zeros(1, dtype=np.int64)
+        gpu_of_u = per[u_ptr[1:]] - per[u_ptr[:-1]]
         whole = gpu_of_u[codes_sel]
     else:
         node_idx = np.zeros(0, dtype=np.int64)
