@@ -5,8 +5,8 @@ Ask sacct for allocations only, every run of a requeued job, all users:
     sacct -a -X -D -P --format=JobID,State,ExitCode,NodeList,NNodes,AllocTRES,Start,End,Elapsed,Reason,Comment
 
 Columns are found by their header names (any order, case-insensitive). Required: JobID,
-State, NodeList, AllocTRES, Start, End; optional: ExitCode, Elapsed, Reason, Comment and
-any others (ignored). A line with more fields than the header (a `|` inside the last
+State, NodeList, AllocTRES, Start, End; used when present: Elapsed, Comment; others (ExitCode,
+Reason, ...) are ignored. A line with more fields than the header (a `|` inside the last
 column, which sacct does not escape) keeps the extra text in the last column, so put
 Comment last. Step rows (JobID with a dot: `123.batch`, `123.0`) are left out.
 
@@ -44,7 +44,8 @@ SACCT_FIELDS = ("JobID", "State", "ExitCode", "NodeList", "NNodes", "AllocTRES",
 SACCT_FORMAT = ",".join(SACCT_FIELDS)
 SACCT_ARGV = ("sacct", "-a", "-X", "-D", "-P", f"--format={SACCT_FORMAT}")
 REQUIRED = ("jobid", "state", "nodelist", "alloctres", "start", "end")
-NOT_A_TIME = frozenset({"unknown", "none", ""})
+USED = frozenset(REQUIRED + ("elapsed", "comment"))      # the columns read; others are ignored
+NOT_A_TIME = ("Unknown", "None", "", "unknown", "none", "UNKNOWN", "NONE")
 MAX_PROBLEMS = 200
 _GPU = re.compile(r"(?:^|,)gres/gpu=(\d+)")
 _GPU_TYPED = re.compile(r"(?:^|,)gres/gpu:[^=,]+=(\d+)")
@@ -56,8 +57,6 @@ class JobRuns:
 
     job_id: np.ndarray          # object: sacct JobID
     state: np.ndarray           # object: first word of State (CANCELLED by 0 -> CANCELLED)
-    exit_code: np.ndarray       # object
-    reason: np.ndarray          # object
     comment: np.ndarray         # object
     nodelist: np.ndarray        # object: as sacct printed it
     start: np.ndarray           # int64 epoch seconds
@@ -87,7 +86,7 @@ def read_sacct_file(path: str | Path, node_names, node_gpus, tz: str, skip_bad_r
         raise InputError([Problem("file_not_found", "no such sacct file", file=str(path),
                                   fix="save `" + " ".join(SACCT_ARGV) + "` output to a file, or use --live")])
     data = p.read_bytes()
-    return parse_sacct(data.decode("utf-8", errors="replace"), node_names, node_gpus, tz, file=str(path),
+    return parse_sacct(data, node_names, node_gpus, tz, file=str(path),
                        skip_bad_rows=skip_bad_rows, sha256=hashlib.sha256(data).hexdigest())
 
 
@@ -109,10 +108,56 @@ def _split(text: str, file: str) -> tuple[list[str], list[list[str]], list[int]]
     return header, rows, numbers
 
 
-def parse_sacct(text: str, node_names, node_gpus, tz: str, file: str = "<sacct>", skip_bad_rows: bool = False,
+def _fast_columns(data: bytes) -> tuple[list[str], dict[str, np.ndarray], np.ndarray] | None:
+    """The columns by pandas' C parser when every line has exactly the header's fields (the
+    usual case); None otherwise (then every line is split in Python and checked)."""
+    import csv
+    import io
+
+    if b"\r" in data:
+        return None
+    first = data.find(b"\n")
+    if first <= 0:
+        return None
+    header = [h.strip().lower() for h in data[:first].decode("utf-8", errors="replace").split("|")]
+    if not header[0]:
+        return None
+    body = data[first + 1:]
+    buf = np.frombuffer(body, dtype=np.uint8)
+    nl = np.flatnonzero(buf == 10)
+    if not len(buf):
+        return header, {h: np.zeros(0, dtype=object) for h in header}, np.zeros(0, dtype=np.int64)
+    ends = np.r_[nl, len(buf)] if buf[-1] != 10 else nl
+    begins = np.r_[0, ends[:-1] + 1]
+    pipes = np.flatnonzero(buf == 124)
+    per_line = np.searchsorted(pipes, ends) - np.searchsorted(pipes, begins)
+    nonempty = ends > begins
+    if not np.all(per_line[nonempty] == len(header) - 1):
+        return None
+    use = [i for i, h in enumerate(header) if h in USED]
+    frame = pd.read_csv(io.BytesIO(body), sep="|", header=None, names=header, usecols=use, dtype=str,
+                        na_filter=False, quoting=csv.QUOTE_NONE, engine="c", skip_blank_lines=True)
+    numbers = np.flatnonzero(nonempty).astype(np.int64) + 1
+    return header, {header[i]: frame[header[i]].to_numpy(dtype=object) for i in use}, numbers
+
+
+def _factor_map(values: np.ndarray, fn) -> np.ndarray:
+    """`fn` of each value, computed once per distinct value."""
+    codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=False)
+    return np.asarray([fn(u) for u in uniques.tolist()], dtype=object)[codes] if len(values) else \
+        np.zeros(0, dtype=object)
+
+
+def parse_sacct(text: str | bytes, node_names, node_gpus, tz: str, file: str = "<sacct>", skip_bad_rows: bool = False,
                 sha256: str | None = None) -> JobRuns:
-    header, rows, numbers = _split(text, file)
     problems: list[Problem] = []
+    fast = _fast_columns(text if isinstance(text, bytes) else text.encode("utf-8"))
+    if fast is not None:
+        header, col, row_no = fast
+        bad = np.zeros(len(row_no), dtype=bool)
+    else:
+        header, rows, numbers = _split(text.decode("utf-8", errors="replace") if isinstance(text, bytes) else text,
+                                       file)
     missing = [c for c in REQUIRED if c not in header]
     if missing:
         names = {c.lower(): c for c in SACCT_FIELDS}
@@ -120,29 +165,30 @@ def parse_sacct(text: str, node_names, node_gpus, tz: str, file: str = "<sacct>"
                                   line=1, value="|".join(header),
                                   fix=f"run sacct with --format={SACCT_FORMAT}") for c in missing])
     n = len(header)
-    bad = np.zeros(len(rows), dtype=bool)
-    for k, r in enumerate(rows):
-        if len(r) < n:
-            bad[k] = True
-            if len(problems) < MAX_PROBLEMS:
-                problems.append(Problem("sacct_short_row", f"{len(r)} fields where the header has {n}", file=file,
-                                        row=numbers[k], value="|".join(r)[:80],
-                                        fix="save sacct -P output unchanged (one job per line)"))
-            r.extend([""] * (n - len(r)))
-    cols = list(zip(*rows)) if rows else [()] * n
-    col = {h: np.asarray(cols[j], dtype=object) for j, h in enumerate(header)}
-    row_no = np.asarray(numbers, dtype=np.int64)
+    if fast is None:
+        bad = np.zeros(len(rows), dtype=bool)
+        for k, r in enumerate(rows):
+            if len(r) < n:
+                bad[k] = True
+                if len(problems) < MAX_PROBLEMS:
+                    problems.append(Problem("sacct_short_row", f"{len(r)} fields where the header has {n}",
+                                            file=file, row=numbers[k], value="|".join(r)[:80],
+                                            fix="save sacct -P output unchanged (one job per line)"))
+                r.extend([""] * (n - len(r)))
+        cols = list(zip(*rows)) if rows else [()] * n
+        col = {h: np.asarray(cols[j], dtype=object) for j, h in enumerate(header)}
+        row_no = np.asarray(numbers, dtype=np.int64)
     job_id = col["jobid"]
-    alloc = np.fromiter(("." not in j for j in job_id), dtype=bool, count=len(job_id))
-    keep = alloc
-    job_id, row_no, bad = job_id[keep], row_no[keep], bad[keep]
-    col = {h: v[keep] for h, v in col.items()}
+    keep = ~pd.Series(job_id, dtype=object).str.contains(".", regex=False).to_numpy(dtype=bool)
+    if not keep.all():
+        job_id, row_no, bad = job_id[keep], row_no[keep], bad[keep]
+        col = {h: v[keep] for h, v in col.items()}
     rows_read = len(job_id)
 
     def times(name: str) -> tuple[np.ndarray, np.ndarray]:
-        raw = pd.Series(col[name], dtype=object).str.strip()
-        absent = raw.str.lower().isin(NOT_A_TIME).to_numpy()
-        ts = pd.to_datetime(raw.where(~absent), format="%Y-%m-%dT%H:%M:%S", errors="coerce")
+        raw = pd.Series(col[name], dtype=object)
+        absent = raw.isin(NOT_A_TIME).to_numpy()
+        ts = pd.to_datetime(raw, format="%Y-%m-%dT%H:%M:%S", errors="coerce")
         invalid = ts.isna().to_numpy() & ~absent
         for k in np.flatnonzero(invalid)[:MAX_PROBLEMS]:
             problems.append(Problem("sacct_time_invalid", f"{name} is not a sacct time", file=file,
@@ -170,15 +216,9 @@ def parse_sacct(text: str, node_names, node_gpus, tz: str, file: str = "<sacct>"
     bad |= backwards
     started = ~no_start
     # GPUs from AllocTRES
-    tres = pd.Series(col["alloctres"], dtype=object)
-    untyped = tres.str.extract(_GPU, expand=False)
-    gpus = pd.to_numeric(untyped, errors="coerce")
-    no_untyped = gpus.isna().to_numpy()
-    if no_untyped.any() and tres[no_untyped].str.contains("gres/gpu:", regex=False).any():
-        typed = tres[no_untyped].str.extractall(_GPU_TYPED)[0].astype(np.int64).groupby(level=0).sum()
-        gpus.loc[typed.index] = typed
-    from_tres = gpus.notna().to_numpy()
-    gpus_arr = gpus.fillna(0).to_numpy(dtype=np.int64)
+    gpu_of = _factor_map(col["alloctres"], _tres_gpus)
+    from_tres = np.asarray([g is not None for g in gpu_of], dtype=bool) if len(gpu_of) else np.zeros(0, dtype=bool)
+    gpus_arr = np.where(from_tres, gpu_of, 0).astype(np.int64) if len(gpu_of) else np.zeros(0, dtype=np.int64)
     # nodes: each distinct NodeList expanded once
     index = {name: i for i, name in enumerate(node_names)}
     codes, uniques = pd.factorize(pd.Series(col["nodelist"], dtype=object), use_na_sentinel=False)
@@ -191,7 +231,7 @@ def parse_sacct(text: str, node_names, node_gpus, tz: str, file: str = "<sacct>"
             u_bad.append(None)
             continue
         try:
-            names = hostlist.expand(expr)
+            names = [expr] if "[" not in expr and "," not in expr else hostlist.expand(expr)
         except hostlist.HostlistError as e:
             u_nodes.append(np.zeros(0, dtype=np.int64))
             u_bad.append(("sacct_nodelist_invalid", str(e)))
@@ -243,14 +283,14 @@ def parse_sacct(text: str, node_names, node_gpus, tz: str, file: str = "<sacct>"
     jid = job_id[sel]
     st = start[sel]
     # requeues: earlier runs of the same JobID, in start order
-    order = np.lexsort((st, pd.factorize(pd.Series(jid, dtype=object))[0]))
     jcodes = pd.factorize(pd.Series(jid, dtype=object))[0]
+    order = np.lexsort((st, jcodes))
     sorted_codes = jcodes[order]
     first = np.r_[True, sorted_codes[1:] != sorted_codes[:-1]] if len(order) else np.zeros(0, dtype=bool)
     grp_start = np.maximum.accumulate(np.where(first, np.arange(len(order)), 0)) if len(order) else order
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order)) - grp_start
-    state = np.asarray([s.split(" ", 1)[0].strip().upper() for s in col["state"][sel]], dtype=object)
+    state = _factor_map(col["state"][sel], lambda v: str(v).split(" ", 1)[0].strip().upper())
 
     def opt(name: str) -> np.ndarray:
         v = col.get(name)
@@ -264,10 +304,19 @@ def parse_sacct(text: str, node_names, node_gpus, tz: str, file: str = "<sacct>"
             if e is not None:
                 end_sel[k] = st[k] + e
     skipped = problems if skip_bad_rows else []
-    return JobRuns(job_id=jid, state=state, exit_code=opt("exitcode"), reason=opt("reason"), comment=opt("comment"),
+    return JobRuns(job_id=jid, state=state, comment=opt("comment"),
                    nodelist=col["nodelist"][sel], start=st, end=end_sel, gpus=g,
                    running=no_end[sel], gpus_from_tres=ft, node_ptr=node_ptr, node_idx=node_idx, requeues=rank, row=row_no[sel],
                    file=file, sha256=sha256, skipped=skipped, rows_read=rows_read)
+
+
+def _tres_gpus(tres: str) -> int | None:
+    """GPUs in one AllocTRES string: gres/gpu=N, else the sum of gres/gpu:TYPE=N, else None."""
+    m = _GPU.search(str(tres))
+    if m:
+        return int(m.group(1))
+    typed = _GPU_TYPED.findall(str(tres))
+    return sum(int(x) for x in typed) if typed else None
 
 
 _ELAPSED = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)$")
