@@ -322,7 +322,7 @@ def compute_goodput(lc, runs: JobRuns, periods: list[Period], log=None, as_of: i
         (np.zeros(0, dtype=np.int64),) * 4
     job_incs: dict[int, list[int]] = {}
     if len(cand) and len(inc_node):
-        lens = runs.node_ptr[cand + 1] - runs.node_ptr[cand]
+        lens = runs.node_counts(cand)
         pj = np.repeat(cand, lens)
         pn = np.concatenate([runs.nodes_of(int(i)) for i in cand]) if len(cand) else np.zeros(0, dtype=np.int64)
         lo = np.searchsorted(inc_node, pn, "left")

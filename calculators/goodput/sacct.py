@@ -64,8 +64,9 @@ class JobRuns:
     running: np.ndarray         # bool: End was Unknown (still running when sacct ran)
     gpus: np.ndarray            # int64 GPUs allocated
     gpus_from_tres: np.ndarray  # bool: False where the whole-node mapping gave the GPUs
-    node_ptr: np.ndarray        # CSR into node_idx: nodes of run i are node_idx[node_ptr[i]:node_ptr[i+1]]
-    node_idx: np.ndarray        # int64 contract node index
+    node_code: np.ndarray       # int64: the run's distinct NodeList, an index into list_ptr
+    list_ptr: np.ndarray        # CSR: nodes of NodeList c are list_nodes[list_ptr[c]:list_ptr[c+1]]
+    list_nodes: np.ndarray      # int64 contract node indices
     requeues: np.ndarray        # int64 earlier runs of the same JobID
     row: np.ndarray             # int64 1-based data row in the file
     file: str | None = None
@@ -77,7 +78,12 @@ class JobRuns:
         return len(self.job_id)
 
     def nodes_of(self, i: int) -> np.ndarray:
-        return self.node_idx[self.node_ptr[i]:self.node_ptr[i + 1]]
+        c = self.node_code[i]
+        return self.list_nodes[self.list_ptr[c]:self.list_ptr[c + 1]]
+
+    def node_counts(self, idx: np.ndarray) -> np.ndarray:
+        c = self.node_code[idx]
+        return self.list_ptr[c + 1] - self.list_ptr[c]
 
 
 def read_sacct_file(path: str | Path, node_names, node_gpus, tz: str, skip_bad_rows: bool = False) -> JobRuns:
@@ -258,25 +264,16 @@ def parse_sacct(text: str | bytes, node_names, node_gpus, tz: str, file: str = "
     use = started & ~bad
     sel = np.flatnonzero(use)
     codes_sel = codes[sel]
+    # node lists are kept once per distinct NodeList (CSR), each run pointing at its own
     u_len = np.asarray([len(a) for a in u_nodes], dtype=np.int64)
-    lens = u_len[codes_sel] if len(sel) else np.zeros(0, dtype=np.int64)
-    node_ptr = np.zeros(len(sel) + 1, dtype=np.int64)
-    np.cumsum(lens, out=node_ptr[1:])
-    if len(u_nodes) and len(sel):
-        u_ptr = np.zeros(len(u_nodes) + 1, dtype=np.int64)
-        np.cumsum(u_len, out=u_ptr[1:])
-        flat = np.concatenate(u_nodes) if u_len.sum() else np.zeros(0, dtype=np.int64)
-        # gather each row's node block: offsets into flat
-        starts = np.repeat(u_ptr[codes_sel] - node_ptr[:-1], lens)
-        node_idx = flat[np.arange(node_ptr[-1], dtype=np.int64) + starts]
-        # whole-node GPUs of each distinct node list: the contract's GPUs of its nodes
-        ng = np.asarray(node_gpus, dtype=np.int64)
-        per = np.concatenate([[0], np.cumsum(ng[flat])]) if len(flat) else np.zeros(1, dtype=np.int64)
-        gpu_of_u = per[u_ptr[1:]] - per[u_ptr[:-1]]
-        whole = gpu_of_u[codes_sel]
-    else:
-        node_idx = np.zeros(0, dtype=np.int64)
-        whole = np.zeros(len(sel), dtype=np.int64)
+    u_ptr = np.zeros(len(u_nodes) + 1, dtype=np.int64)
+    np.cumsum(u_len, out=u_ptr[1:])
+    flat = np.concatenate(u_nodes) if len(u_nodes) and u_len.sum() else np.zeros(0, dtype=np.int64)
+    # whole-node GPUs of each distinct node list: the contract's GPUs of its nodes
+    ng = np.asarray(node_gpus, dtype=np.int64)
+    per = np.concatenate([[0], np.cumsum(ng[flat])]) if len(flat) else np.zeros(1, dtype=np.int64)
+    gpu_of_u = per[u_ptr[1:]] - per[u_ptr[:-1]]
+    whole = gpu_of_u[codes_sel] if len(sel) else np.zeros(0, dtype=np.int64)
     g = gpus_arr[sel]
     ft = from_tres[sel]
     g = np.where(ft, g, whole)
@@ -306,7 +303,8 @@ def parse_sacct(text: str | bytes, node_names, node_gpus, tz: str, file: str = "
     skipped = problems if skip_bad_rows else []
     return JobRuns(job_id=jid, state=state, comment=opt("comment"),
                    nodelist=col["nodelist"][sel], start=st, end=end_sel, gpus=g,
-                   running=no_end[sel], gpus_from_tres=ft, node_ptr=node_ptr, node_idx=node_idx, requeues=rank, row=row_no[sel],
+                   running=no_end[sel], gpus_from_tres=ft, node_code=codes_sel.astype(np.int64), list_ptr=u_ptr,
+                   list_nodes=flat, requeues=rank, row=row_no[sel],
                    file=file, sha256=sha256, skipped=skipped, rows_read=rows_read)
 
 
