@@ -2,6 +2,7 @@
 and an incident log over 2027-Q1.
 
 Run: .venv/bin/python benchmarks/bench_goodput.py [--jobs 1000000] [--incidents 100000] [--workdir DIR]
+                                                 [--repeat N]
 
 Target (2 cores): the whole `slakit goodput --quarter 2027-Q1 --format json` pipeline -- load
 the contract and the incident log, read and validate the sacct file, the credits engine's
@@ -137,6 +138,7 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=1_000_000)
     ap.add_argument("--incidents", type=int, default=100_000)
     ap.add_argument("--workdir", default=None)
+    ap.add_argument("--repeat", type=int, default=1, help="run N times and keep the fastest (shared machines)")
     args = ap.parse_args()
     work = Path(args.workdir or tempfile.mkdtemp(prefix="bench-goodput-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -149,7 +151,10 @@ def main() -> None:
         t = time.perf_counter()
         make_sacct(sacct, args.jobs, inc)
         print(f"generated {sacct} ({sacct.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s")
-    r = run_once(contract, sacct, inc)
+    runs = [run_once(contract, sacct, inc) for _ in range(max(1, args.repeat))]
+    for k, x in enumerate(runs):
+        print(f"  run {k + 1}: wall {x['wall_s']} s, CPU {x['cpu_s']} s, peak RSS {x['peak_rss_mb']:,} MB")
+    r = min(runs, key=lambda x: x["wall_s"])
     tot = r["doc"]["total"]
     print(f"goodput: {args.jobs:,} sacct rows, {args.incidents:,} incidents, 12,600 nodes, 2027-Q1: "
           f"wall {r['wall_s']} s (CPU {r['cpu_s']} s), peak RSS {r['peak_rss_mb']:,} MB "
