@@ -190,10 +190,12 @@ def goodput(contract, sacct_file, live, incidents, month, quarter, checkpoint_in
         plist = parse_periods([month or quarter], lc.model.contract.timezone)
     except PeriodError as e:
         raise click.BadParameter(str(e), param_hint="--month/--quarter") from None
-    end = max(p.end for p in plist)
+    start, end = min(p.start for p in plist), max(p.end for p in plist)
     now = int(datetime.now(timezone.utc).timestamp())
-    as_of_s = int(as_of_dt.timestamp()) if as_of_dt else min(end, now) if min(end, now) > min(p.start for p in plist) \
-        else end
+    if as_of_dt is not None:
+        as_of_s = int(as_of_dt.timestamp())
+    else:               # the end of the period; now while the period runs
+        as_of_s = now if start < now < end else end
     training = _training(train_logs, profiles, fmt, zone)
     runs, log = load_inputs(lc, sacct_file, live, incidents, zone, plist, skip_bad_rows, fmt, as_of_s)
     result = compute_goodput(lc, runs, plist, log=log, as_of=as_of_s, checkpoint_interval_s=ckpt, window_s=win,

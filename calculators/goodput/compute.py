@@ -36,6 +36,7 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from calculators.goodput.sacct import JobRuns
 from calculators.periods import Period
@@ -219,7 +220,7 @@ class GoodputResult:
 
 def _node_incidents(log, tree, as_of: int):
     """Incident rows pushed down to nodes: (node, start, end, row) sorted by node; open -> far future."""
-    from calculators.engine import CLUSTER, NODE, RACK, SITE, SCOPES
+    from calculators.engine import NODE, SCOPES
 
     f = log.frame
     if not len(f):
@@ -252,7 +253,6 @@ def _node_incidents(log, tree, as_of: int):
                 kids = order[bounds[u]:bounds[u + 1]]
                 nodes.append(kids.astype(np.int64))
                 rows.append(np.full(len(kids), rr, dtype=np.int64))
-    _ = (RACK, CLUSTER, SITE)
     if not nodes:
         z = np.zeros(0, dtype=np.int64)
         return z, z, z, z
@@ -281,8 +281,8 @@ def _checkpoints(runs: JobRuns, idx: np.ndarray, end: np.ndarray, interval_s: in
             m = _CKPT_INTERVAL.search(comment)
             if m:
                 try:
-                    iv = int(parse_duration(m.group(1)).total_seconds())
-                except Exception:
+                    iv = int(parse_duration(m.group(1)).total_seconds()) or interval_s
+                except (ValueError, TypeError):      # not a duration: the option's interval applies
                     iv = interval_s
             m = _CKPT_LAST.search(comment)
             if m:
@@ -409,8 +409,8 @@ def compute_goodput(lc, runs: JobRuns, periods: list[Period], log=None, as_of: i
                 e = f["end"].iat[r]
                 cause = f["cause"].iat[r] if "cause" in f else None
                 merged[iid] = [str(f["scope"].iat[r]), {str(f["target"].iat[r])}, int(f["start"].iat[r]),
-                               None if e is None or e is np.nan or str(e) == "<NA>" else int(e),
-                               "" if cause is None or str(cause) in ("nan", "<NA>", "None") else str(cause), jobs, lost]
+                               None if pd.isna(e) else int(e), "" if cause is None or pd.isna(cause) else str(cause),
+                               jobs, lost]
             else:
                 m[1].add(str(f["target"].iat[r]))
                 m[5] += jobs

@@ -122,3 +122,22 @@ def test_cli_formats_and_errors(inputs):
                                   "--tz", "UTC"])
     assert r.exit_code == 1 and "Traceback" not in r.output
     assert "bad.txt row 8, column NodeList: gpu-77" in r.output and "[sacct_unknown_node]" in r.output
+
+
+def test_training_log_of_a_job(inputs):
+    from pathlib import Path
+
+    lc, _, _, tmp = inputs
+    s = write(tmp, "jobs.txt", JOBS)
+    log = Path(__file__).parent / "fixtures" / "torchtitan-pr1287.log"
+    base = ["goodput", str(tmp / "contract.yaml"), "--sacct", str(s), "--incidents", str(tmp / "inc.csv"),
+            "--month", "2027-01", "--tz", "UTC", "--train-log", f"100={log}:torchtitan", "--format", "json"]
+    doc = json.loads(CliRunner().invoke(main, base).output)
+    (t,) = doc["training_logs"]
+    # job 100 ran 10 h in sacct; the excerpt's 70.5 s of steps are all the log shows as productive
+    assert t["job_seconds"] == 36000 and t["productive_seconds"] == 70.524
+    assert t["productive_fraction"] == round(70.524 / 36000, 4) and "job_id" not in t
+    doc = json.loads(CliRunner().invoke(main, [*base, "--include-jobs"]).output)
+    assert doc["training_logs"][0]["job_id"] == "100"
+    r = CliRunner().invoke(main, [*base[:-2], "--train-log", f"100={tmp / 'missing.log'}"])
+    assert r.exit_code == 1 and "[file_not_found]" in r.output and "Traceback" not in r.output
