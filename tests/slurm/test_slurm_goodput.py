@@ -99,7 +99,7 @@ def test_events_match_the_watcher(accounting, tmp_path):
         assert row["cause"] == inc.cause and row["target"] == inc.node
         end = datetime.fromisoformat(row["end"].replace("Z", "+00:00"))
         # Slurm records the resume itself; the watcher sees it at its next poll (0.5 s apart)
-        assert 0 <= (inc.end - end).total_seconds() <= 3, (row, inc)
+        assert 0 <= (inc.end - end).total_seconds() <= 5, (row, inc)
 
 
 def test_node_failure_costs_the_incident_its_jobs_work(accounting, tmp_path):
