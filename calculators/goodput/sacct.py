@@ -140,11 +140,76 @@ def _fast_columns(data: bytes) -> tuple[list[str], dict[str, np.ndarray], np.nda
     nonempty = ends > begins
     if not np.all(per_line[nonempty] == len(header) - 1):
         return None
-    use = [i for i, h in enumerate(header) if h in USED]
+    numbers = np.flatnonzero(nonempty).astype(np.int64) + 1
+    n = len(header)
+    # each cell's byte span from the pipe positions
+    P = pipes.reshape(-1, n - 1) if n > 1 else np.zeros((len(numbers), 0), dtype=np.int64)
+    b0, e0 = begins[nonempty], ends[nonempty]
+
+    def span(i: int) -> tuple[np.ndarray, np.ndarray]:
+        return (b0 if i == 0 else P[:, i - 1] + 1), (e0 if i == n - 1 else P[:, i])
+
+    def cells(i: int, rows: np.ndarray) -> np.ndarray:
+        """The text of column i in `rows` only; "" elsewhere."""
+        out = np.full(len(numbers), "", dtype=object)
+        cs, ce = span(i)
+        for k in rows.tolist():
+            out[k] = body[cs[k]:ce[k]].decode("utf-8", errors="replace")
+        return out
+
+    at = {h: i for i, h in enumerate(header)}
+    col: dict[str, np.ndarray] = {}
+    padded = np.frombuffer(bytes(body) + bytes(32), dtype=np.uint8)
+    for name in ("start", "end"):
+        if name in at:
+            cs, ce = span(at[name])
+            col[name], col[name + "\0absent"], bad = _byte_times(padded, cs, ce)
+            col[name + "\0raw"] = cells(at[name], np.flatnonzero(bad))
+    # only a running run needs its Elapsed and only a non-empty Comment is read
+    if "elapsed" in at and "end" in at:
+        col["elapsed"] = cells(at["elapsed"], np.flatnonzero(col["end\0absent"]))
+    if "comment" in at:
+        cs, ce = span(at["comment"])
+        col["comment"] = cells(at["comment"], np.flatnonzero(ce > cs))
+    use = [at[h] for h in ("jobid", "state", "nodelist", "alloctres") if h in at]
     frame = pd.read_csv(io.BytesIO(body), sep="|", header=None, names=header, usecols=use, dtype=str,
                         na_filter=False, quoting=csv.QUOTE_NONE, engine="c", skip_blank_lines=True)
-    numbers = np.flatnonzero(nonempty).astype(np.int64) + 1
-    return header, {header[i]: frame[header[i]].to_numpy(dtype=object) for i in use}, numbers
+    for i in use:
+        col[header[i]] = frame[header[i]].to_numpy(dtype=object)
+    return header, col, numbers
+
+
+_TIME_DIGITS = (0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18)
+_TIME_LOW = np.frombuffer(b"0000-00-00T00:00:00", dtype=np.uint8)
+_TIME_SPAN = np.asarray([9 if c == ord("0") else 0 for c in b"0000-00-00T00:00:00"], dtype=np.uint8)
+
+
+def _byte_times(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cells `YYYY-MM-DDTHH:MM:SS` -> naive datetime64[s] (NaT where absent or invalid), the
+    absent mask (Unknown, None, empty) and the invalid mask, from the bytes at [s, e)."""
+    ln = e - s
+    win = np.lib.stride_tricks.sliding_window_view(buf, 19)
+    m = win[np.minimum(s, len(win) - 1)]
+    first = buf[s]
+    absent = (ln == 0) | ((ln == 7) & ((first == ord("U")) | (first == ord("u")))) | \
+             ((ln == 4) & ((first == ord("N")) | (first == ord("n"))))
+    if absent.any():
+        txt = np.asarray([bytes(r[:k]).decode("ascii", "replace") for r, k in zip(m[absent], ln[absent])], dtype=object)
+        absent[np.flatnonzero(absent)[~np.isin(txt, NOT_A_TIME)]] = False
+    # digits where digits belong, - - T : : between them (uint8 arithmetic wraps: one
+    # subtraction and one comparison test both bounds)
+    shape_ok = (ln == 19) & ((m - _TIME_LOW) <= _TIME_SPAN).all(axis=1)
+    d = m[:, _TIME_DIGITS].astype(np.int64) - 48
+    two = d[:, 0::2] * 10 + d[:, 1::2]
+    y, mo, dd, hh, mi, ss = two[:, 0] * 100 + two[:, 1], two[:, 2], two[:, 3], two[:, 4], two[:, 5], two[:, 6]
+    ok = shape_ok & (y >= 1900) & (mo >= 1) & (mo <= 12) & (dd >= 1) & (hh <= 23) & (mi <= 59) & (ss <= 59)
+    months = np.where(ok, (y - 1970) * 12 + mo - 1, 0)
+    month0 = (np.datetime64("1970-01", "M") + months.astype("timedelta64[M]")).astype("datetime64[D]")
+    month1 = (np.datetime64("1970-01", "M") + (months + 1).astype("timedelta64[M]")).astype("datetime64[D]")
+    ok &= dd <= (month1 - month0).astype(np.int64)
+    secs = month0.astype("datetime64[s]").astype(np.int64) + (dd - 1) * 86400 + hh * 3600 + mi * 60 + ss
+    out = np.where(ok, secs, np.iinfo(np.int64).min).astype("datetime64[s]")
+    return out, absent, ~ok & ~absent
 
 
 def _factor_map(values: np.ndarray, fn) -> np.ndarray:
@@ -192,10 +257,16 @@ def parse_sacct(text: str | bytes, node_names, node_gpus, tz: str, file: str = "
     rows_read = len(job_id)
 
     def times(name: str) -> tuple[np.ndarray, np.ndarray]:
-        raw = pd.Series(col[name], dtype=object)
-        absent = raw.isin(NOT_A_TIME).to_numpy()
-        ts = pd.to_datetime(raw, format="%Y-%m-%dT%H:%M:%S", errors="coerce")
-        invalid = ts.isna().to_numpy() & ~absent
+        if col[name].dtype.kind == "M":          # parsed from the bytes (fast path)
+            ts = pd.Series(col[name])
+            absent = col[name + "\0absent"]
+            raw = pd.Series(col[name + "\0raw"], dtype=object)
+            invalid = ts.isna().to_numpy() & ~absent
+        else:
+            raw = pd.Series(col[name], dtype=object)
+            absent = raw.isin(NOT_A_TIME).to_numpy()
+            ts = pd.to_datetime(raw, format="%Y-%m-%dT%H:%M:%S", errors="coerce")
+            invalid = ts.isna().to_numpy() & ~absent
         for k in np.flatnonzero(invalid)[:MAX_PROBLEMS]:
             problems.append(Problem("sacct_time_invalid", f"{name} is not a sacct time", file=file,
                                     row=int(row_no[k]), column=name.capitalize(), value=str(raw.iat[k]),
@@ -217,8 +288,11 @@ def parse_sacct(text: str | bytes, node_names, node_gpus, tz: str, file: str = "
     bad |= bad_start | bad_end
     backwards = ~no_start & ~no_end & (end < start)
     for k in np.flatnonzero(backwards)[:MAX_PROBLEMS]:
+        value = col["end"][k]
+        if isinstance(value, np.datetime64):
+            value = np.datetime_as_string(value, unit="s")
         problems.append(Problem("sacct_end_before_start", "End is before Start", file=file, row=int(row_no[k]),
-                                column="End", value=str(col["end"][k]), fix="check the row: Slurm never writes this"))
+                                column="End", value=str(value), fix="check the row: Slurm never writes this"))
     bad |= backwards
     started = ~no_start
     # GPUs from AllocTRES

@@ -69,3 +69,21 @@ def test_contract_gpus_per_node(tmp_path):
     r = parse_sacct(sacct("1|COMPLETED|0:0|gpu-[02-03]|2|cpu=2,node=2|2027-01-01T10:00:00|2027-01-01T11:00:00|x||"),
                     lc.topology.nodes, lc.topology.node_gpus, "UTC")
     assert list(r.gpus) == [16]
+
+
+def test_problems_in_well_formed_lines():
+    # every line has all fields (the byte-level reader); bad cells are still each reported
+    text = sacct(
+        "1|COMPLETED|0:0|gpu-01|1|cpu=1,node=1|2027-02-30T10:00:00|2027-03-01T11:00:00|01:00:00|None|",
+        "2|COMPLETED|0:0|gpu-01|1|cpu=1,node=1|2027-01-01T10:00:00|2027-01-01T09:00:00|01:00:00|None|",
+        "3|RUNNING|0:0|gpu-01|1|cpu=1,node=1|2027-01-01T10:00:00|Unknown|00:01:40|None|ckpt",
+        "4|COMPLETED|0:0|gpu-01|1|cpu=1,node=1|2027-01-01T10:00:00|later|00:01:40|None|",
+    )
+    with pytest.raises(InputError) as e:
+        parse_sacct(text, NODES, GPUS, "UTC", file="jobs.txt")
+    assert {(p.code, p.row, p.column, p.value) for p in e.value.problems} == {
+        ("sacct_time_invalid", 1, "Start", "2027-02-30T10:00:00"),
+        ("sacct_end_before_start", 2, "End", "2027-01-01T09:00:00"),
+        ("sacct_time_invalid", 4, "End", "later")}
+    r = parse_sacct(text, NODES, GPUS, "UTC", skip_bad_rows=True)
+    assert list(r.job_id) == ["3"] and r.end[0] == r.start[0] + 100 and r.comment[0] == "ckpt"
