@@ -401,18 +401,21 @@ def compute_goodput(lc, runs: JobRuns, periods: list[Period], log=None, as_of: i
     inc_costs = []
     if costs:
         f = log.frame
+        scope_c, target_c = f["scope"].to_numpy(dtype=object), f["target"].to_numpy(dtype=object)
+        start_c = f["start"].to_numpy(dtype=np.int64)
+        end_c = f["end"].to_numpy(dtype="float64", na_value=np.nan)
+        cause_c = f["cause"].to_numpy(dtype=object) if "cause" in f else np.full(len(f), None, dtype=object)
         merged: dict[str, list] = {}
         for r, (jobs, lost) in costs.items():
             iid = str(ids[r])
             m = merged.get(iid)
             if m is None:
-                e = f["end"].iat[r]
-                cause = f["cause"].iat[r] if "cause" in f else None
-                merged[iid] = [str(f["scope"].iat[r]), {str(f["target"].iat[r])}, int(f["start"].iat[r]),
-                               None if pd.isna(e) else int(e), "" if cause is None or pd.isna(cause) else str(cause),
+                e, cause = end_c[r], cause_c[r]
+                merged[iid] = [str(scope_c[r]), {str(target_c[r])}, int(start_c[r]),
+                               None if np.isnan(e) else int(e), "" if cause is None or pd.isna(cause) else str(cause),
                                jobs, lost]
             else:
-                m[1].add(str(f["target"].iat[r]))
+                m[1].add(str(target_c[r]))
                 m[5] += jobs
                 m[6] += lost
         for iid, (scope, targets, s, e, cause, jobs, lost) in merged.items():

@@ -311,7 +311,7 @@ def parse_sacct(text: str | bytes, node_names, node_gpus, tz: str, file: str = "
             u_bad.append(None)
             continue
         try:
-            names = [expr] if "[" not in expr and "," not in expr else hostlist.expand(expr)
+            names = _expand(expr)
         except hostlist.HostlistError as e:
             u_nodes.append(np.zeros(0, dtype=np.int64))
             u_bad.append(("sacct_nodelist_invalid", str(e)))
@@ -380,6 +380,24 @@ def parse_sacct(text: str | bytes, node_names, node_gpus, tz: str, file: str = "
                    running=no_end[sel], gpus_from_tres=ft, node_code=codes_sel.astype(np.int64), list_ptr=u_ptr,
                    list_nodes=flat, requeues=rank, row=row_no[sel],
                    file=file, sha256=sha256, skipped=skipped, rows_read=rows_read)
+
+
+_ONE_RANGE = re.compile(r"^([A-Za-z0-9._-]*)\[(\d+)-(\d+)\]([A-Za-z0-9._-]*)$")
+
+
+def _expand(expr: str) -> list[str]:
+    """`slaschema.hostlist.expand`, with short cuts for the two shapes most node lists have:
+    one name, and one name with one bracketed range (`c1-r001-n[03-06]`)."""
+    if "[" not in expr and "," not in expr:
+        return [expr]
+    m = _ONE_RANGE.match(expr)
+    if m:
+        pre, lo_s, hi_s, post = m.groups()
+        lo, hi = int(lo_s), int(hi_s)
+        if lo <= hi and hi - lo < 100_000:
+            width = len(lo_s) if lo_s.startswith("0") or len(lo_s) == len(hi_s) else 0
+            return [f"{pre}{str(i).zfill(width)}{post}" for i in range(lo, hi + 1)]
+    return hostlist.expand(expr)
 
 
 def _tres_gpus(tres: str) -> int | None:
