@@ -426,7 +426,12 @@ def sacct_live(start: str, end: str, env: dict[str, str] | None = None) -> str:
     import subprocess
 
     argv = [*SACCT_ARGV, f"--starttime={start}", f"--endtime={end}"]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env)
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise InputError([Problem("sacct_failed", f"cannot run sacct: {e}", file=" ".join(argv),
+                                  fix="run on a Slurm login node (slurm-client installed, SLURM_CONF set), or "
+                                      "save the output to a file and pass it instead")]) from None
     if proc.returncode != 0:
         raise InputError([Problem("sacct_failed", f"sacct failed (exit {proc.returncode}): {proc.stderr.strip()}",
                                   file=" ".join(argv), fix="check that slurmdbd is reachable (sacctmgr show cluster)")])

@@ -134,7 +134,12 @@ def sacctmgr_events(since: str, until: str | None = None, env: dict[str, str] | 
     argv = ["sacctmgr", "-P", "show", "event", f"Start={since}", "format=" + ",".join(EVENT_FIELDS)]
     if until:
         argv.insert(-1, f"End={until}")
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise InputError([Problem("events_failed", f"cannot run sacctmgr: {e}", file=" ".join(argv),
+                                  fix="run on a Slurm login node (slurm-client installed, SLURM_CONF set), or "
+                                      "save the output to a file and pass it instead")]) from None
     if proc.returncode != 0:
         raise InputError([Problem("events_failed", f"sacctmgr failed (exit {proc.returncode}): {proc.stderr.strip()}",
                                   file=" ".join(argv), fix="check that slurmdbd is reachable (sacctmgr show cluster)")])
