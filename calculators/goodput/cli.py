@@ -62,10 +62,10 @@ def _slurm_time(epoch: int, zone: str) -> str:
     return datetime.fromtimestamp(epoch, ZoneInfo(zone)).strftime("%Y-%m-%dT%H:%M:%S")
 
 
-def load_inputs(lc, sacct_file, live, incidents, tz, plist, skip_bad_rows, fmt, as_of_s):
+def load_inputs(lc, sacct_file, live, incidents, tz, plist, skip_bad_rows, fmt):
     """(runs, log) for the goodput commands; exits 1 on bad input."""
     from calculators.goodput.sacct import parse_sacct, read_sacct_file, sacct_live
-    from calculators.incidents import IncidentLog, load_incidents
+    from calculators.incidents import load_incidents
     from slaschema.errors import InputError
 
     topo = lc.topology
@@ -197,7 +197,7 @@ def goodput(contract, sacct_file, live, incidents, month, quarter, checkpoint_in
     else:               # the end of the period; now while the period runs
         as_of_s = now if start < now < end else end
     training = _training(train_logs, profiles, fmt, zone)
-    runs, log = load_inputs(lc, sacct_file, live, incidents, zone, plist, skip_bad_rows, fmt, as_of_s)
+    runs, log = load_inputs(lc, sacct_file, live, incidents, zone, plist, skip_bad_rows, fmt)
     result = compute_goodput(lc, runs, plist, log=log, as_of=as_of_s, checkpoint_interval_s=ckpt, window_s=win,
                              training=_match_training(training, runs))
     if fmt == "json":
