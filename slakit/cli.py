@@ -27,6 +27,7 @@ COMMAND_MODULES = [
     "calculators.importers.cli",
     "calculators.reports.cli",
     "calculators.claim_cli",
+    "calculators.goodput.cli",
 ]
 
 

@@ -109,5 +109,42 @@ def import_csv(file: str, map_file: str, out: str, skip_bad_rows: bool) -> None:
     click.echo(f"{len(result.incidents)} incidents; {len(result.skipped)} rows skipped", err=True)
 
 
+@import_group.command("slurm-events")
+@click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False))
+@click.option("--live", is_flag=True, help="Run `sacctmgr -P show event` now instead of reading FILE.")
+@click.option("--since", default="2000-01-01T00:00:00", show_default=True, metavar="TIME",
+              help="With --live: events from this Slurm time on.")
+@click.option("--cluster", default=None, help="Only this cluster's events (the Cluster column).")
+@click.option("--tz", "tz", default=None, metavar="ZONE",
+              help="Zone of Slurm's times (no offset in them). Default: this machine's zone, as for `slakit watch`.")
+@click.option("-o", "--output", "out", default="-", show_default=True, help="Incident-log CSV to write ('-': stdout)")
+def import_slurm_events(file: str | None, live: bool, since: str, cluster: str | None, tz: str | None,
+                        out: str) -> None:
+    """Convert Slurm's node events (`sacctmgr -P show event` output in FILE, or --live) into an
+    incident log with the rules of `slakit watch`: a node is out while its state carries DOWN,
+    DRAIN or FAIL; the reason is the cause; overlapping events of a node are one incident.
+    """
+    from calculators.goodput.cli import _check_zone
+    from calculators.importers.slurm_events import events_csv, parse_events, sacctmgr_events
+    from slaschema.errors import InputError
+    from slaschema.fileio import write_atomic
+
+    if bool(file) == bool(live):
+        raise click.UsageError("give FILE (saved `sacctmgr -P show event` output) or --live")
+    zone = _check_zone(tz)
+    try:
+        text = sacctmgr_events(since) if live else _read(file)
+        imp = parse_events(text, zone, file=file or "sacctmgr show event (live)", cluster=cluster)
+    except InputError as e:
+        _fail(e.problems)
+    csv_text = events_csv(imp)
+    if out == "-":
+        click.echo(csv_text, nl=False)
+    else:
+        write_atomic(out, csv_text)
+    click.echo(f"{len(imp.incidents)} incidents from {imp.events_out} out-of-service events "
+               f"({imp.events_read} node events read)", err=True)
+
+
 def register(group: click.Group) -> None:
     group.add_command(import_group)

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from calculators.cli import history_options, parse_as_of
+from calculators.goodput.cli import goodput_options, review_goodput_json
 
 FORMATS = ("pdf", "md", "html")
 
@@ -83,9 +84,10 @@ def draft(contract: str, output: str, fmt: str | None) -> None:
 @click.option("--json-out", type=click.Path(dir_okay=False), default=None,
               help="Also write the result document the report is built from (JSON).")
 @history_options
+@goodput_options
 def review(contract: str, incidents: str, quarter: str | None, month: str | None, output: str, fmt: str | None,
            as_of: str | None, assume_tz: str | None, skip_bad_rows: bool, register_limit: int,
-           json_out: str | None, history_files: tuple[str, ...], history_from: str | None) -> None:
+           json_out: str | None, history_files: tuple[str, ...], history_from: str | None, **goodput) -> None:
     """Write the SLA review of CONTRACT for a quarter or a month from the INCIDENTS log.
 
     Cover with the inputs' SHA-256, executive summary (credits owed, targets met, termination
@@ -135,7 +137,8 @@ def review(contract: str, incidents: str, quarter: str | None, month: str | None
                           incidents_file=Path(incidents).name, incidents_sha256=log.sha256 or "",
                           tool_version=__version__, period_label=label.upper() if quarter else label)
     document, attachments = review_document(lc, result, extras, inputs, register_limit=register_limit,
-                                            attachment_stem=stem)
+                                            attachment_stem=stem,
+                                            goodput=review_goodput_json(lc, log, res, goodput, skip_bad_rows))
     data = render(document, fmt)
     write_atomic(out, data)
     written = [f"{out} ({fmt}, {len(data):,} bytes)"]

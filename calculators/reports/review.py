@@ -610,9 +610,10 @@ def _grouped_units(trig: list[dict[str, Any]], per_row: int = 120) -> list[tuple
 
 
 def review_document(lc, result: dict[str, Any], extras: dict[str, Any], inputs: ReviewInputs,
-                    register_limit: int = REGISTER_LIMIT, attachment_stem: str | None = None
-                    ) -> tuple[d.Document, list[Attachment]]:
-    """The review and its attachments (the full register when it is cut)."""
+                    register_limit: int = REGISTER_LIMIT, attachment_stem: str | None = None,
+                    goodput: dict[str, Any] | None = None) -> tuple[d.Document, list[Attachment]]:
+    """The review and its attachments (the full register when it is cut). `goodput`: the
+    `slakit goodput` JSON document for the same period, shown as section 8."""
     info = lc.model.contract
     months = [p["period"] for p in result["periods"]]
     reg_name = f"{attachment_stem}.incidents.csv" if attachment_stem else None
@@ -636,6 +637,10 @@ def review_document(lc, result: dict[str, Any], extras: dict[str, Any], inputs: 
     blocks += _credits(lc, result, app)
     blocks += _support(result)
     blocks += section7
+    if goodput is not None:
+        from calculators.reports.review_goodput import goodput_section
+
+        blocks += goodput_section(goodput, 8)
     if "chronic" in app:
         blocks.append(d.Heading(f"Appendix {app['chronic']}. Units with a chronic-failure termination right", 1))
         blocks.append(d.Table(("Scope", "Months below target", "Units", "Which (hostlist)"),

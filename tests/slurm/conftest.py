@@ -28,11 +28,12 @@ NODELIST = "gpu-[01-04]"
 
 
 def _free_port_base(n_nodes: int) -> int:
-    """A controller port P with P and P+100..P+100+n free, so several testbeds can coexist."""
+    """A controller port P with P, P+90, P+91 (slurmdbd, MariaDB) and P+100..P+100+n free, so
+    several testbeds can coexist."""
     rng = random.Random()
     for _ in range(50):
         base = rng.randrange(20000, 29000)
-        ports = [base, *range(base + 100, base + 100 + n_nodes)]
+        ports = [base, base + 90, base + 91, *range(base + 100, base + 100 + n_nodes)]
         try:
             for port in ports:
                 with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:

@@ -1,0 +1,1 @@
+"""Goodput: the useful GPU-hours a fleet delivered, from Slurm's own accounting (sacct)."""

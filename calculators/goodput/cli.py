@@ -1,0 +1,373 @@
+"""`slakit goodput`: what the buyer got, from sacct, the incident log and the credits engine."""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+from datetime import datetime, timezone
+
+import click
+
+CSV_COLUMNS = ("period", "contracted_gpu_hours", "paid_gpu_hours", "available_gpu_hours", "allocated_gpu_hours",
+               "completed_gpu_hours", "lost_gpu_hours", "useful_gpu_hours", "goodput_pct", "fee", "credit",
+               "effective_price_per_useful_gpu_hour", "runs", "runs_completed", "runs_ended_by_infrastructure",
+               "runs_requeued_by_infrastructure", "runs_infrastructure_unattributed")
+
+
+def _local_zone() -> str:
+    import os
+
+    tz = os.environ.get("TZ")
+    if tz:
+        return tz.lstrip(":")
+    try:
+        from pathlib import Path
+
+        link = Path("/etc/localtime").resolve()
+        if "zoneinfo/" in str(link):
+            return str(link).split("zoneinfo/", 1)[1]
+    except OSError:
+        pass
+    return "UTC"
+
+
+def _zone_option(f):
+    return click.option("--tz", "tz", default=None, metavar="ZONE",
+                        help="Zone of Slurm's times (they carry no offset). Default: this machine's zone "
+                             "(TZ, /etc/localtime), as for `slakit watch`.")(f)
+
+
+def _check_zone(tz: str | None) -> str:
+    from zoneinfo import ZoneInfo
+
+    zone = tz or _local_zone()
+    try:
+        ZoneInfo(zone)
+    except Exception:
+        raise click.BadParameter(f"{zone!r} is not an IANA time zone", param_hint="--tz") from None
+    return zone
+
+
+def _fail(problems, fmt: str = "table") -> None:
+    from slaschema.cli import emit_problems
+
+    emit_problems(problems, "json" if fmt == "json" else "table")
+    sys.exit(1)
+
+
+def _slurm_time(epoch: int, zone: str) -> str:
+    from zoneinfo import ZoneInfo
+
+    return datetime.fromtimestamp(epoch, ZoneInfo(zone)).strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def load_inputs(lc, sacct_file, live, incidents, tz, plist, skip_bad_rows, fmt):
+    """(runs, log) for the goodput commands; exits 1 on bad input."""
+    from calculators.goodput.sacct import parse_sacct, read_sacct_file, sacct_live
+    from calculators.incidents import load_incidents
+    from slaschema.errors import InputError
+
+    topo = lc.topology
+    problems = []
+    runs = log = None
+    try:
+        if live:
+            lo = _slurm_time(min(p.start for p in plist), tz)
+            hi = _slurm_time(max(p.end for p in plist), tz)
+            runs = parse_sacct(sacct_live(lo, hi), topo.nodes, topo.node_gpus, tz, file="sacct (live)",
+                               skip_bad_rows=skip_bad_rows)
+        else:
+            runs = read_sacct_file(sacct_file, topo.nodes, topo.node_gpus, tz, skip_bad_rows=skip_bad_rows)
+    except InputError as e:
+        problems += e.problems
+    if incidents:
+        try:
+            log = load_incidents(incidents, lc, skip_bad_rows=skip_bad_rows)
+        except InputError as e:
+            problems += e.problems
+    elif live:
+        from calculators.importers.slurm_events import events_csv, parse_events, sacctmgr_events
+
+        try:
+            imp = parse_events(sacctmgr_events(_slurm_time(min(p.start for p in plist), tz)), tz,
+                               file="sacctmgr show event (live)")
+            import pandas as pd
+
+            frame = pd.read_csv(io.StringIO(events_csv(imp)), dtype=str, keep_default_na=False)
+            frame = frame[frame["target"].isin(set(topo.nodes))]
+            log = _log_from_frame(frame, lc)
+        except InputError as e:
+            problems += e.problems
+    if problems:
+        _fail(problems, fmt)
+    return runs, log
+
+
+def _log_from_frame(frame, lc):
+    """An incident log from imported rows (written to a temporary CSV and loaded as any log)."""
+    import tempfile
+    from pathlib import Path
+
+    from calculators.incidents import load_incidents
+
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "slurm-events.csv"
+        frame.to_csv(p, index=False)
+        log = load_incidents(p, lc)
+    return log
+
+
+@click.command()
+@click.argument("contract", type=click.Path(dir_okay=False))
+@click.option("--sacct", "sacct_file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Saved `sacct -a -X -D -P --format=...` output (see docs/goodput.md for the field list).")
+@click.option("--live", is_flag=True, help="Run sacct (and, without --incidents, sacctmgr show event) now.")
+@click.option("--incidents", type=click.Path(dir_okay=False), metavar="LOG",
+              help="Incident log for availability, credits and attribution.")
+@click.option("--month", help="Month, e.g. 2027-02.")
+@click.option("--quarter", help="Quarter, e.g. 2027-Q1 (each month on its own).")
+@click.option("--checkpoint-interval", metavar="DURATION",
+              help="Jobs checkpoint this often (e.g. 30m): work since the last checkpoint is lost. A job's "
+                   "comment `checkpoint_interval=` or `last_checkpoint=` overrides it.")
+@click.option("--window", "window", default="5m", show_default=True, metavar="DURATION",
+              help="An incident on a job's nodes matches it when it starts by the job's End + window and "
+                   "has not ended before End.")
+@click.option("--train-log", "train_logs", multiple=True, metavar="JOBID=FILE[:PROFILE]",
+              help="Training log of a job (repeatable): productive-time fraction from its step lines.")
+@click.option("--profiles", type=click.Path(dir_okay=False), metavar="YAML", help="More training-log profiles.")
+@_zone_option
+@click.option("--as-of", "as_of", metavar="TS", help="Running jobs and open incidents end here "
+              "(default: the end of the period, or now if earlier).")
+@click.option("--skip-bad-rows", is_flag=True, help="Leave bad rows out (counted in the output).")
+@click.option("--include-jobs", is_flag=True,
+              help="List the jobs ended by infrastructure (job ids and node lists are the customer's data; "
+                   "without this only counts and GPU-hours are shown).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE instead of stdout.")
+def goodput(contract, sacct_file, live, incidents, month, quarter, checkpoint_interval, window, train_logs, profiles,
+            tz, as_of, skip_bad_rows, include_jobs, fmt, output):
+    """GPU-hours paid, available, allocated, completed and useful per month, and the work lost
+    to infrastructure, from Slurm accounting (sacct) and an incident log.
+
+    Jobs in NODE_FAIL or BOOT_FAIL, and runs requeued while an incident was on their nodes,
+    are attributed to the incidents on their nodes at their end time. Goodput = useful /
+    paid GPU-hours; the effective price is what was paid after credits per useful GPU-hour.
+    Exit 1 on bad input (every problem is listed).
+    """
+    import json
+
+    from calculators.cli import _emit, _parse_as_of
+    from calculators.goodput.compute import compute_goodput
+    from calculators.periods import PeriodError, parse_periods
+    from slaschema.cli import load_or_exit
+    from slaschema.types import parse_duration
+
+    if bool(sacct_file) == bool(live):
+        raise click.UsageError("name the job records: --sacct FILE or --live")
+    if (month is None) == (quarter is None):
+        raise click.UsageError("name exactly one of --month or --quarter")
+
+    def dur(text, hint):
+        if text is None:
+            return None
+        try:
+            s = int(parse_duration(text).total_seconds())
+        except Exception:
+            raise click.BadParameter(f"{text!r} is not a duration such as 30m, 2h or PT30M", param_hint=hint) from None
+        if s < 0:
+            raise click.BadParameter("a duration is not negative", param_hint=hint)
+        return s
+
+    ckpt = dur(checkpoint_interval, "--checkpoint-interval")
+    if ckpt == 0:
+        raise click.BadParameter("a checkpoint interval is longer than 0", param_hint="--checkpoint-interval")
+    win = dur(window, "--window")
+    zone = _check_zone(tz)
+    as_of_dt = _parse_as_of(as_of, None)
+    lc = load_or_exit(contract, "json" if fmt == "json" else "table")
+    try:
+        plist = parse_periods([month or quarter], lc.model.contract.timezone)
+    except PeriodError as e:
+        raise click.BadParameter(str(e), param_hint="--month/--quarter") from None
+    start, end = min(p.start for p in plist), max(p.end for p in plist)
+    now = int(datetime.now(timezone.utc).timestamp())
+    if as_of_dt is not None:
+        as_of_s = int(as_of_dt.timestamp())
+    else:               # the end of the period; now while the period runs
+        as_of_s = now if start < now < end else end
+    training = _training(train_logs, profiles, fmt, zone)
+    runs, log = load_inputs(lc, sacct_file, live, incidents, zone, plist, skip_bad_rows, fmt)
+    result = compute_goodput(lc, runs, plist, log=log, as_of=as_of_s, checkpoint_interval_s=ckpt, window_s=win,
+                             training=_match_training(training, runs))
+    if fmt == "json":
+        _emit(json.dumps(result.to_json(include_jobs), indent=2, ensure_ascii=False) + "\n", output)
+    elif fmt == "csv":
+        _emit(render_csv(result), output)
+    else:
+        _emit(render_table(result, include_jobs), output)
+    for p in runs.skipped[:20]:
+        click.echo(f"skipped: {p.format()}", err=True)
+
+
+def _training(specs, profiles_file, fmt, tz):
+    if not specs:
+        return []
+    from calculators.goodput.trainlog import load_profiles, productivity_from_file
+    from slaschema.errors import InputError, Problem
+
+    try:
+        profiles = load_profiles(profiles_file)
+    except InputError as e:
+        _fail(e.problems, fmt)
+    out, problems = [], []
+    for spec in specs:
+        job, sep, rest = spec.partition("=")
+        if not sep or not job or not rest:
+            raise click.BadParameter(f"{spec!r}: write JOBID=FILE or JOBID=FILE:PROFILE", param_hint="--train-log")
+        path, _, prof = rest.rpartition(":") if ":" in rest and rest.rsplit(":", 1)[1] in profiles else (rest, "", None)
+        try:
+            out.append(productivity_from_file(job, path, profiles, prof, tz=tz))
+        except InputError as e:
+            problems += e.problems
+        except OSError as e:
+            problems.append(Problem("file_not_found", f"cannot read the training log: {e.strerror}", file=path,
+                                    fix="check the path after JOBID="))
+    if problems:
+        _fail(problems, fmt)
+    return out
+
+
+def _match_training(training, runs):
+    """Each training log with its job's elapsed time (all runs of the JobID) and GPUs from sacct."""
+    import numpy as np
+
+    from calculators.goodput.trainlog import with_job
+
+    out = []
+    for tr in training:
+        hit = np.flatnonzero(runs.job_id == tr.job_id)
+        if len(hit):
+            ends = np.where(runs.end[hit] < 0, runs.start[hit], runs.end[hit])
+            out.append(with_job(tr, int((ends - runs.start[hit]).sum()), int(runs.gpus[hit[-1]])))
+        else:
+            out.append(tr)
+    return out
+
+
+def render_csv(result) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for m in [*(m.to_json() for m in result.months), {"period": "total", **result.totals()}]:
+        jobs = m.pop("jobs")
+        m.update({"runs": jobs.get("runs", ""), "runs_completed": jobs.get("completed", ""),
+                  "runs_ended_by_infrastructure": jobs["ended_by_infrastructure"],
+                  "runs_requeued_by_infrastructure": jobs["requeued_by_infrastructure"],
+                  "runs_infrastructure_unattributed": jobs["infrastructure_unattributed"]})
+        w.writerow({k: "" if m.get(k) is None else m.get(k) for k in CSV_COLUMNS})
+    return buf.getvalue()
+
+
+def render_table(result, include_jobs: bool = False, top: int = 10) -> str:
+    from rich.console import Console
+    from rich.table import Table
+
+    buf = io.StringIO()
+    con = Console(file=buf, width=130, force_terminal=False, color_system=None)
+    t = Table(title=f"Goodput — {result.contract} (GPU-hours; as of "
+                    f"{datetime.fromtimestamp(result.as_of, timezone.utc):%Y-%m-%dT%H:%M:%SZ})")
+    cols = ["Month", "Paid", "Available", "Allocated", "Completed", "Lost to infra", "Useful", "Goodput",
+            f"Price/useful GPU-h ({result.currency})", "Infra jobs"]
+    for c in cols:
+        t.add_column(c, justify="left" if c == "Month" else "right")
+    rows = [m.to_json() for m in result.months]
+    if len(rows) > 1:
+        rows.append({"period": "Total", **result.totals()})
+    for m in rows:
+        j = m["jobs"]
+        infra = f"{j['ended_by_infrastructure']:,}"
+        if j["infrastructure_unattributed"]:
+            infra += f" ({j['infrastructure_unattributed']:,} unattributed)"
+        t.add_row(m["period"], _h(m["paid_gpu_hours"]), _h(m["available_gpu_hours"]), _h(m["allocated_gpu_hours"]),
+                  _h(m["completed_gpu_hours"]), _h(m["lost_gpu_hours"]), _h(m["useful_gpu_hours"]),
+                  f"{m['goodput_pct']}%" if m["goodput_pct"] is not None else "—",
+                  m["effective_price_per_useful_gpu_hour"] or "—", infra)
+    con.print(t)
+    if result.incident_costs:
+        t2 = Table(title="Incidents that cost the most work")
+        for c in ("Incident", "Scope", "Target", "Start", "Cause", "Jobs", "Lost GPU-h"):
+            t2.add_column(c, justify="right" if c in ("Jobs", "Lost GPU-h") else "left")
+        for c in result.incident_costs[:top]:
+            d = c.to_json()
+            t2.add_row(d["id"], d["scope"], d["target"], d["start"], d["cause"][:40], f"{d['jobs']:,}",
+                       _h(d["lost_gpu_hours"]))
+        con.print(t2)
+    if result.gpus_from_nodes_runs:
+        con.print(f"{result.gpus_from_nodes_runs:,} runs had no gres/gpu in AllocTRES: their GPUs are the "
+                  "contract's GPUs of their nodes (whole-node mapping).")
+    if result.incidents_file is None and not any(m.available_gpu_s is not None for m in result.months):
+        con.print("No incident log: availability, credits and attribution are not computed.")
+    for tr in result.training:
+        con.print(tr.summary_line(include_jobs))
+    if include_jobs and result.infra_jobs:
+        t3 = Table(title="Jobs ended or requeued by infrastructure")
+        for c in ("Job", "State", "Nodes", "GPUs", "Start", "End", "Lost from", "Lost GPU-h", "Incidents"):
+            t3.add_column(c)
+        for j in result.infra_jobs:
+            d = j.to_json()
+            t3.add_row(d["job_id"], d["state"], d["nodelist"], str(d["gpus"]), d["start"], d["end"], d["lost_from"],
+                       _h(d["lost_gpu_hours"]), ", ".join(d["incidents"]) or "—")
+        con.print(t3)
+    return buf.getvalue()
+
+
+def _h(v) -> str:
+    if v is None:
+        return "—"
+    from decimal import Decimal
+
+    return f"{Decimal(v):,.2f}"
+
+
+def goodput_options(f):
+    """`slakit review` options for its goodput section (`--sacct FILE` turns it on)."""
+    f = click.option("--sacct-tz", "gp_tz", default=None, metavar="ZONE",
+                     help="Zone of the sacct times (default: this machine's zone).")(f)
+    f = click.option("--checkpoint-interval", "gp_checkpoint", default=None, metavar="DURATION",
+                     help="With --sacct: jobs checkpoint this often; work since the last checkpoint is lost.")(f)
+    return click.option("--sacct", "gp_sacct", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+                        help="Saved sacct output (see `slakit goodput`): adds the goodput section.")(f)
+
+
+def review_goodput_json(lc, log, res, opts: dict, skip_bad_rows: bool = False):
+    """The goodput document for `slakit review` (None without --sacct); same log and credits run."""
+    if not opts.get("gp_sacct"):
+        return None
+    from calculators.goodput.compute import compute_goodput
+    from calculators.goodput.sacct import read_sacct_file
+    from slaschema.errors import InputError
+    from slaschema.types import parse_duration
+
+    ckpt = None
+    if opts.get("gp_checkpoint"):
+        try:
+            ckpt = int(parse_duration(opts["gp_checkpoint"]).total_seconds())
+        except Exception:
+            raise click.BadParameter(f"{opts['gp_checkpoint']!r} is not a duration such as 30m",
+                                     param_hint="--checkpoint-interval") from None
+        if ckpt <= 0:
+            raise click.BadParameter("a checkpoint interval is longer than 0", param_hint="--checkpoint-interval")
+    zone = _check_zone(opts.get("gp_tz"))
+    try:
+        runs = read_sacct_file(opts["gp_sacct"], lc.topology.nodes, lc.topology.node_gpus, zone,
+                               skip_bad_rows=skip_bad_rows)
+    except InputError as e:
+        _fail(e.problems)
+    plist = [p.period for p in res.periods]
+    return compute_goodput(lc, runs, plist, log=log, as_of=res.as_of, checkpoint_interval_s=ckpt,
+                           credits_result=res).to_json()
+
+
+def register(group: click.Group) -> None:
+    group.add_command(goodput)
