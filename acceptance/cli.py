@@ -225,6 +225,8 @@ def report_cmd(bundle, output, fmt) -> None:
 
 
 def register(group: click.Group) -> None:
+    from acceptance.cli_isolate import isolate_cmd
+
     accept = get_accept_group(group)
-    for cmd in (run_cmd, evaluate_cmd, verify_cmd, report_cmd):
+    for cmd in (run_cmd, evaluate_cmd, verify_cmd, report_cmd, isolate_cmd):
         accept.add_command(cmd)

@@ -81,6 +81,10 @@ def check_contract(c: Contract, topo: ResolvedTopology | None) -> list[Finding]:
                                "one of: " + ", ".join(sorted(KNOWN_CHECKS))))
             continue
         metrics = KNOWN_CHECKS[crit.check][1]
+        if crit.check == "custom.command":
+            # Its metrics are the ones the criterion defines by regex under params.metrics.
+            named = (crit.params or {}).get("metrics")
+            metrics = tuple(named) if isinstance(named, dict) else ()
         bounded = any(x is not None for x in (crit.min, crit.max, crit.warn_below, crit.warn_above))
         if crit.metric is not None and crit.metric not in metrics:
             out.append(Finding("unknown_metric", p + ("metric",), f"{crit.check} has no metric {crit.metric!r}",
