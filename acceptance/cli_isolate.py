@@ -70,6 +70,7 @@ def isolate_cmd(contract, criterion, nodes_expr, out, executor_name, partition, 
         for u in doc["intermittent"]:
             click.echo(f"  intermittent  {','.join(u['nodes'])}  (failed in the search, passed when confirmed)")
         if base["status"] == "fail" and not doc["isolated_units"] and not doc["intermittent"]:
-            click.echo("  no single part failed on its own: the fault needs the whole set (e.g. a shared switch)")
+            click.echo("  no single part failed on its own: the fault needs the whole set (e.g. a shared switch)"
+                       + (" or did not come back (intermittent)" if doc.get("not_reproduced") else ""))
         click.echo(f"extra runs: {doc['runs']}; evidence: {out} (certificate: slakit accept report {out} -o cert.pdf)")
     sys.exit(0 if doc["baseline"]["status"] == "pass" else 1)

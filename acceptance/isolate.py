@@ -10,7 +10,9 @@ remain (adaptive group testing by halving):
    further and the second half runs as well (it may hold a second fault); if it passes the
    fault is in the second half, which is then known to fail without a run.
 3. A failing single unit is a suspect. Each suspect is run once more on its own to confirm
-   it; a suspect whose confirmation passes is reported as `intermittent`, not isolated.
+   it. A suspect that failed on its own in the search but passes its confirmation is
+   reported as `intermittent`, not isolated; one that was only inferred (its sibling passed)
+   and passes is cleared, and the result says the failure was `not_reproduced`.
 
 With one faulty node among N nodes this costs at most 2*ceil(log2 N) runs for the search
 plus one confirmation (the baseline is not counted: it is the run that failed). Two faulty
@@ -65,6 +67,7 @@ class Isolation:
     isolated: tuple[Isolated, ...]            # confirmed faulty units
     intermittent: tuple[Isolated, ...]        # suspects whose confirmation passed
     cleared: tuple[str, ...]                  # nodes that passed in some run
+    not_reproduced: bool = False              # a failure inferred for a part did not come back
 
     @property
     def runs(self) -> int:
@@ -135,15 +138,20 @@ def search(units: Sequence[tuple[str, ...]], probe: Callable[[tuple[str, ...], s
     visit(list(units), base)
     isolated: list[Isolated] = []
     intermittent: list[Isolated] = []
+    not_reproduced = False
     for unit, seen in suspects:
         confirm = run(unit, "confirm")
-        decisive = confirm if confirm.failed else seen
-        rec = Isolated(unit, decisive.reason, decisive.detail, confirm.failed)
-        (isolated if confirm.failed else intermittent).append(rec)
-        if not confirm.failed:
-            cleared.extend(unit)
+        if confirm.failed:
+            isolated.append(Isolated(unit, confirm.reason, confirm.detail, True))
+            continue
+        cleared.extend(unit)
+        if seen.purpose == "inferred":
+            # Never failed on its own: the failure it was inferred from did not come back.
+            not_reproduced = True
+        else:
+            intermittent.append(Isolated(unit, seen.reason, seen.detail, False))
     return Isolation(base, tuple(probes), tuple(isolated), tuple(intermittent),
-                     tuple(dict.fromkeys(cleared)))
+                     tuple(dict.fromkeys(cleared)), not_reproduced)
 
 
 def isolation_json(result: Isolation, *, criterion: str, unit: str) -> dict[str, Any]:
@@ -162,6 +170,7 @@ def isolation_json(result: Isolation, *, criterion: str, unit: str) -> dict[str,
         "intermittent": [{"nodes": list(u.unit), "reason": u.reason, "detail": u.detail}
                          for u in result.intermittent],
         "cleared": list(result.cleared),
+        "not_reproduced": result.not_reproduced,
         "runs": result.runs,
         "probes": [probe_json(p) for p in result.probes],
     }
@@ -293,6 +302,13 @@ def isolate_criterion(contract: Any, opts: IsolateOptions, executor: Any, *,
     for n in result.cleared:
         if n not in {x for u in (*result.isolated, *result.intermittent) for x in u.unit}:
             vs.append(verdict(cid, n, Status.PASS, "cleared_by_isolation", expected="passes in a part without the fault"))
+    if result.baseline.failed and not result.isolated and not result.intermittent:
+        vs.insert(0, verdict(cid, None, Status.FAIL, "not_isolated",
+                             measured=f"{result.baseline.reason}: {result.baseline.detail}".rstrip(": "),
+                             expected="a part of the set that fails on its own",
+                             remediation="the whole set failed but no part did: look at what the nodes share "
+                                         "(switch, file system) or rerun; the failure may be intermittent",
+                             details={"not_reproduced": result.not_reproduced}))
     if not result.baseline.failed:
         vs = [verdict(cid, None, Status.PASS, "baseline_passed", expected="a failing node set to isolate",
                       details={"nodes": nodes})]
