@@ -284,10 +284,21 @@ def _plain_values(v: Any) -> Any:
     return v
 
 
+class Outliers(Strict):
+    """Fleet outlier flags (acceptance.outliers): robust z-score against the fleet median."""
+
+    enabled: bool = True
+    robust_z: Decimal = Field(default=Decimal("3.5"), gt=0, le=100,
+                              description="Robust z-score (0.6745 x deviation / MAD) from which a value is flagged")
+    min_deviation: Percent = Field(default=Decimal("5"), description="And at least this much worse than the median")
+    min_nodes: int = Field(default=5, ge=3, le=1_000_000, description="Fewest nodes (or GPUs) compared")
+
+
 class Acceptance(Strict):
     deadline: date | None = None
     remedies: Remedies | None = None
     burn_in: BurnIn | None = None
+    outliers: Outliers | None = None
     criteria: list[Criterion] = Field(default_factory=list)
 
 
