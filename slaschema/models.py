@@ -302,6 +302,26 @@ class Acceptance(Strict):
     criteria: list[Criterion] = Field(default_factory=list)
 
 
+# --- performance service level ----------------------------------------------------------
+
+class PerformanceLevel(ServiceLevel):
+    """A performance SLA: share of time each node performs at or above `floor` of the
+    published value of an acceptance criterion's metric (measured by periodic re-checks)."""
+
+    id: str
+    criterion: str = Field(description="Acceptance criterion whose metric is re-checked")
+    metric: str | None = Field(default=None, description="Metric judged; default: the criterion's metric")
+    published: Decimal = Field(gt=0, description="Published value of the metric (higher is better)")
+    floor: Percent = Field(description="A node is below the level under this share of the published value")
+    source: str | None = Field(default=None, description="Where the published value comes from")
+
+    _v_id = field_validator("id")(classmethod(lambda cls, v: _check_id(v)))
+
+    @property
+    def floor_value(self) -> Decimal:
+        return self.published * self.floor / Decimal(100)
+
+
 # --- review, termination, access -------------------------------------------------------
 
 class Review(Strict):
@@ -358,6 +378,8 @@ class Contract(Strict):
     credits: CreditPolicy = CreditPolicy()
     support: Support = Support()
     acceptance: Acceptance = Acceptance()
+    performance: list[PerformanceLevel] = Field(default_factory=list,
+                                                description="Performance service levels (periodic re-checks)")
     review: Review = Review()
     termination: Termination = Termination()
     access: Access | None = None

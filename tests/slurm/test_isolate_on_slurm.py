@@ -135,3 +135,64 @@ def test_custom_command_runs_as_one_step_over_the_nodes(cluster8, tmp_path):
     assert burn["status"] == "pass", burn
     (verdict,) = burn["verdicts"]
     assert verdict["measured"] == 120.5 and verdict["details"]["matches"] == 8
+
+
+def test_periodic_recheck_opens_and_closes_performance_incidents(cluster8, tmp_path):
+    """Three re-checks of a per-node criterion (cron-style): all fast; gpu-03 slow; all fast
+    again. The log gets one performance incident for gpu-03 from the second run to the third,
+    and `credits` reports gpu-03's time below the floor under the performance level."""
+    markers = tmp_path / "slow"
+    markers.mkdir()
+    probe = (f'if [ -e "{markers}/$SLURMD_NODENAME" ]; then echo "rate: 80.0"; else echo "rate: 119.0"; fi')
+    extra = (
+        "acceptance:\n"
+        "  criteria:\n"
+        "    - id: rate-check\n"
+        "      check: custom.command\n"
+        f"      params: {{argv: [sh, -c, {json.dumps(probe)}], metrics: {{rate: 'rate: ([0-9.]+)'}}}}\n"
+        "      metric: rate\n"
+        "      min: 50\n"
+        "performance:\n"
+        "  - {id: rate-perf, criterion: rate-check, published: 120, floor: 90%, target: 99.9%,\n"
+        "     credits: [{below: 99.9%, credit: 5%}]}\n"
+    )
+    contract_path = tmp_path / "perf.yaml"
+    contract_path.write_text(small_contract("perf-test", {"r1": "gpu-[01-08]"}, extra), encoding="utf-8")
+    log = tmp_path / "perf-incidents.csv"
+
+    def recheck(i: int) -> subprocess.CompletedProcess:
+        proc = subprocess.run([sys.executable, "-m", "slakit", "accept", "run", str(contract_path), "--executor",
+                               "slurm", "--only", "rate-check", "--out", str(tmp_path / f"b{i}"), "--no-progress",
+                               "--format", "json", "--as-incidents", str(log)],
+                              env=cluster8, capture_output=True, text=True, timeout=300)
+        assert "Traceback" not in proc.stderr, proc.stderr
+        return proc
+
+    first = recheck(1)
+    assert "no change" in first.stderr
+    (markers / "gpu-03").touch()
+    second = recheck(2)
+    assert second.returncode == 0              # 80 is above the acceptance floor of 50 ...
+    assert "opened perf-rate-perf-gpu-03-" in second.stderr   # ... but below the performance floor 108
+    (markers / "gpu-03").unlink()
+    __import__("time").sleep(1.1)              # timestamps have one-second resolution
+    third = recheck(3)
+    assert "closed perf-rate-perf-gpu-03-" in third.stderr
+    rows = list(__import__("csv").DictReader(log.open(encoding="utf-8")))
+    assert len(rows) == 1 and rows[0]["target"] == "gpu-03" and rows[0]["end"]
+    month = rows[0]["start"][:7]
+    credits = subprocess.run([sys.executable, "-m", "slakit", "credits", str(contract_path), str(log),
+                              "--period", month, "--format", "json"],
+                             env=cluster8, capture_output=True, text=True, timeout=120)
+    assert credits.returncode == 0, credits.stderr
+    doc = json.loads(credits.stdout)
+    (level,) = doc["performance"]
+    (pm,) = level["months"]
+    (unit,) = pm["units"]
+    from datetime import datetime
+
+    below = (datetime.fromisoformat(rows[0]["end"].replace("Z", "+00:00"))
+             - datetime.fromisoformat(rows[0]["start"].replace("Z", "+00:00"))).total_seconds()
+    assert unit["node"] == "gpu-03" and unit["seconds_below_floor"] == int(below) > 0
+    # Availability is untouched by performance incidents.
+    assert all(u["downtime_seconds"] == 0 for u in doc["periods"][0]["units"])
