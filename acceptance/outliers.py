@@ -9,7 +9,8 @@ median absolute deviation (MAD) and flags a value whose robust z-score
     z = 0.6745 * (x - median) / MAD
 
 is at least `robust_z` (default 3.5, the Iglewicz-Hoaglin cut-off) in the *bad* direction and
-that is at least `min_deviation` (default 5 %) worse than the median. When more than half
+that is at least `min_deviation` (default 5 %) worse than the median (for figures that are
+percentages already, such as `straggler_pct`, 5 percentage points). When more than half
 the values are equal (MAD = 0) the mean absolute deviation stands in (z = (x - median) /
 (1.253314 * MeanAD)); when every value is equal nothing is an outlier.
 
@@ -87,8 +88,12 @@ def better_high(metric: str, bounds: Bounds | None = None) -> bool | None:
     return None
 
 
-def robust_outliers(values: Mapping[str, float], rule: OutlierRule, higher_better: bool) -> list[Outlier]:
-    """The keys whose value is far from the others on the bad side. Pure."""
+def robust_outliers(values: Mapping[str, float], rule: OutlierRule, higher_better: bool,
+                    points: bool = False) -> list[Outlier]:
+    """The keys whose value is far from the others on the bad side. Pure.
+
+    `points`: the values are percentages already (straggler %, throttle %), so the deviation
+    is measured in percentage points, not in % of a median that may be near zero."""
     clean = {k: float(v) for k, v in values.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
              and math.isfinite(float(v))}
     if len(clean) < max(3, rule.min_nodes):
@@ -107,9 +112,13 @@ def robust_outliers(values: Mapping[str, float], rule: OutlierRule, higher_bette
     for key, x in clean.items():
         z = scale * (x - med) / spread
         worse = -z if higher_better else z
-        if med == 0:
+        gap = (med - x) if higher_better else (x - med)
+        if points:
+            dev = gap
+        elif med == 0:
             continue
-        dev = ((med - x) if higher_better else (x - med)) / abs(med) * 100.0
+        else:
+            dev = gap / abs(med) * 100.0
         if worse >= rule.robust_z and dev >= rule.min_deviation_pct:
             out.append(Outlier(key, x, med, spread, abs(z), dev))
     return sorted(out, key=lambda o: o.key)
@@ -142,12 +151,13 @@ def fleet_outlier_verdicts(criterion_id: str, metrics_by_node: Mapping[str, Mapp
     names = {judged} if judged else set()
     names |= set(known)
     out: list[Verdict] = []
-    for name in sorted(n for n in names if n):
+    # The judged metric first: it is the one a reader of the summary row expects.
+    for name in sorted((n for n in names if n), key=lambda n: (n != judged, n)):
         hb = better_high(name, bounds if name == judged else None)
         if hb is None:
             continue
         values = {n: m.get(name) for n, m in nodes.items()}
-        for o in robust_outliers(values, rule, hb):
+        for o in robust_outliers(values, rule, hb, points=name.endswith("_pct")):
             out.append(_flag(criterion_id, o.key, name, o, rule, hb))
     # Per GPU, pooled over the fleet: a slow GPU among 8 x N.
     pooled: dict[str, dict[str, float]] = {}
@@ -159,7 +169,7 @@ def fleet_outlier_verdicts(criterion_id: str, metrics_by_node: Mapping[str, Mapp
         hb = better_high(field)
         if hb is None:
             continue
-        for o in robust_outliers(values, rule, hb):
+        for o in robust_outliers(values, rule, hb, points=field.endswith("_pct")):
             node, _, gpu = o.key.partition("/")
             out.append(_flag(criterion_id, node, field, o, rule, hb, gpu=gpu))
     return out
@@ -168,12 +178,13 @@ def fleet_outlier_verdicts(criterion_id: str, metrics_by_node: Mapping[str, Mapp
 def _flag(cid: str, node: str, metric: str, o: Outlier, rule: OutlierRule, hb: bool, gpu: str = "") -> Verdict:
     where = f"{gpu} " if gpu else ""
     side = "below" if hb else "above"
+    unit = " points" if metric.endswith("_pct") else "%"
     return verdict(
-        cid, node, Status.WARN, "fleet_outlier", measured=round(o.value, 6),
-        expected=f"within {rule.min_deviation_pct:g}% / robust z {rule.robust_z:g} of the fleet median "
-                 f"{o.median:.6g}",
-        remediation=f"{where}{metric} is {o.deviation_pct:.1f}% {side} the fleet median: check this node's "
+        cid, node, Status.WARN, "fleet_outlier",
+        measured=f"{where}{metric} {o.value:.6g} (fleet median {o.median:.6g})",
+        expected=f"within {rule.min_deviation_pct:g}{unit} and robust z {rule.robust_z:g} of the fleet median",
+        remediation=f"{where}{metric} is {o.deviation_pct:.1f}{unit} {side} the fleet median: check this node's "
                     "clocks, thermals, PCIe/NVLink/IB links and firmware before handover",
-        details={"metric": metric, "gpu": gpu or None, "median": o.median, "spread": o.spread,
+        details={"metric": metric, "gpu": gpu or None, "value": o.value, "median": o.median, "spread": o.spread,
                  "robust_z": round(o.z, 3), "deviation_pct": round(o.deviation_pct, 3)},
     )
