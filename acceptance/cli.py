@@ -116,8 +116,11 @@ def _nodes(expr: str | None) -> list[str] | None:
 @click.option("--no-progress", is_flag=True, help="No live progress display.")
 @click.option("--sign", "sign_key", type=click.Path(dir_okay=False), metavar="KEY",
               help="Sign the finished bundle's manifest with this SSH key (as `accept sign`).")
+@click.option("--as-incidents", "as_incidents", type=click.Path(dir_okay=False), metavar="LOG",
+              help="Performance re-check: open/close `performance` incidents in LOG for nodes below/above the "
+                   "contract's performance floors (see docs/performance.md).")
 def run_cmd(contract, out, only, nodes_expr, executor_name, partition, timeout_s, params, resume, waivers_file,
-            as_of, fmt, no_progress, sign_key) -> None:
+            as_of, fmt, no_progress, sign_key, as_incidents) -> None:
     """Run the acceptance criteria of CONTRACT and write the evidence bundle to --out."""
     from acceptance.runner import Interrupted, RunOptions, default_nodes, failed, make_executor, parse_overrides, run_acceptance
     from slaschema.cli import load_or_exit
@@ -142,6 +145,17 @@ def run_cmd(contract, out, only, nodes_expr, executor_name, partition, timeout_s
         click.echo(f"interrupted: the bundle in {out} is consistent; continue with --resume", err=True)
         _emit(stop.document, fmt)
         sys.exit(130)
+    if as_incidents:
+        from acceptance.performance_log import run_time, update_log
+
+        try:
+            changes = update_log(loaded.model, doc, Path(as_incidents), run_time(doc))
+        except InputError as exc:
+            _fail(exc)
+        for ch in changes:
+            click.echo(f"{as_incidents}: {ch.kind} {ch.incident} ({ch.node}, measured {ch.value:g})", err=True)
+        if not changes:
+            click.echo(f"{as_incidents}: no change", err=True)
     _emit(doc, fmt)
     click.echo(f"evidence: {out} (verify with: slakit accept verify {out})", err=True)
     if sign_key:
@@ -382,6 +396,8 @@ def _read_manifest(bundle: Path) -> dict | None:
 
 
 def register(group: click.Group) -> None:
+    from acceptance.cli_isolate import isolate_cmd
+
     accept = get_accept_group(group)
-    for cmd in (run_cmd, evaluate_cmd, verify_cmd, sign_cmd, report_cmd):
+    for cmd in (run_cmd, evaluate_cmd, verify_cmd, sign_cmd, report_cmd, isolate_cmd):
         accept.add_command(cmd)

@@ -68,6 +68,7 @@ from acceptance.decision import decide
 from acceptance.evidence import Bundle, dumps, read_raw_dir, verify
 from acceptance.executors.base import Clock, Executor, RawOutput, utc_now
 from acceptance.judge import Bounds, verdict
+from acceptance.outliers import OutlierRule, fleet_outlier_verdicts
 from acceptance.results import NOT_IN_CONTRACT, PRECEDENCE, Status, Verdict, worst
 from acceptance.waivers import Waiver, apply_waivers, waiver_report
 from slaschema.checks import AREAS, KNOWN_CHECKS
@@ -113,6 +114,7 @@ class Planned:
     check: Check
     params: CheckParams
     timeout_s: float
+    outliers: OutlierRule = field(default_factory=OutlierRule)
 
 
 def select(criteria: Sequence[Criterion], only: Iterable[str]) -> list[Criterion]:
@@ -193,7 +195,8 @@ def plan(criteria: Sequence[Criterion], overrides: Mapping[str, Mapping[str, Any
         except InputError as exc:
             problems.extend(exc.problems)
             continue
-        out.append(Planned(c, check, params, float(timeout_s) if timeout_s else check.timeout(params)))
+        rule = OutlierRule.of(getattr(getattr(contract, "acceptance", None), "outliers", None))
+        out.append(Planned(c, check, params, float(timeout_s) if timeout_s else check.timeout(params), rule))
     if problems:
         raise InputError(problems)
     return out
@@ -281,6 +284,9 @@ def judge_outputs(p: Planned, outputs: Mapping[str, RawOutput],
         m, vs = judge_output(p.check, p.criterion, p.params, node, outputs[node])
         metrics[node] = m
         verdicts.extend(vs)
+    verdicts.extend(fleet_outlier_verdicts(p.criterion.id, metrics, p.outliers,
+                                           judged=p.check.judged_metric(p.criterion), bounds=Bounds.of(p.criterion),
+                                           known=KNOWN_CHECKS.get(p.criterion.check, ("", (), ""))[1]))
     return verdicts, metrics
 
 

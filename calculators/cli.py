@@ -152,14 +152,26 @@ def credits(contract, incidents, periods, quarter, as_of, assume_tz, skip_bad_ro
         plist = parse_periods(list(periods) or [quarter], lc.model.contract.timezone)
     except PeriodError as e:
         raise click.BadParameter(str(e), param_hint="--quarter" if quarter else "--period") from None
+    from calculators.performance import availability_log, performance_figures, render_performance
+
+    full_log, log = log, availability_log(lc, log)
     try:
         result = compute(lc, log, plist, as_of=as_of_dt,
                          accepted_on=accepted_on.date() if accepted_on else None)
+        perf = performance_figures(lc, full_log, plist, as_of=as_of_dt) if lc.model.performance else None
     except EngineError as e:
         click.echo(f"error: {e} [log_out_of_range]", err=True)
         sys.exit(1)
     result = apply_history(lc, log, result, history_files, history_from, fmt)
-    if fmt == "json":
+    if fmt == "json" and perf is not None:
+        import json
+
+        doc = json.loads(result.dumps())
+        doc["performance"] = perf
+        _emit(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", output)
+    elif fmt == "table" and perf is not None:
+        _emit(render_table(result) + "\n" + render_performance(perf, lc.model.contract.currency) + "\n", output)
+    elif fmt == "json":
         _emit(result.dumps(), output)
     elif fmt == "csv":
         from calculators.settle import CSV_COLUMNS, csv_rows

@@ -26,6 +26,7 @@ KNOWN_CHECKS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "security.versions": ("security", ("vulnerable_components",), "installed versions vs minimum secure versions"),
     "security.access": ("security", ("unexpected_keys",), "SSH, keys, permissions and listening sockets"),
     "security.isolation": ("security", (), "IOMMU, device permissions, BMC reachability, kubelet"),
+    "custom.command": ("custom", (), "a test program named by its argv (providers' burn tools)"),
 }
 
 AREAS = ("gpu", "network", "storage", "software", "security")

@@ -501,11 +501,42 @@ def _plain_values(v: Any) -> Any:
     return v
 
 
+class Outliers(Strict):
+    """Fleet outlier flags (acceptance.outliers): robust z-score against the fleet median."""
+
+    enabled: bool = True
+    robust_z: Decimal = Field(default=Decimal("3.5"), gt=0, le=100,
+                              description="Robust z-score (0.6745 x deviation / MAD) from which a value is flagged")
+    min_deviation: Percent = Field(default=Decimal("5"), description="And at least this much worse than the median")
+    min_nodes: int = Field(default=5, ge=3, le=1_000_000, description="Fewest nodes (or GPUs) compared")
+
+
 class Acceptance(Strict):
     deadline: date | None = None
     remedies: Remedies | None = None
     burn_in: BurnIn | None = None
+    outliers: Outliers | None = None
     criteria: list[Criterion] = Field(default_factory=list)
+
+
+# --- performance service level ----------------------------------------------------------
+
+class PerformanceLevel(ServiceLevel):
+    """A performance SLA: share of time each node performs at or above `floor` of the
+    published value of an acceptance criterion's metric (measured by periodic re-checks)."""
+
+    id: str
+    criterion: str = Field(description="Acceptance criterion whose metric is re-checked")
+    metric: str | None = Field(default=None, description="Metric judged; default: the criterion's metric")
+    published: Decimal = Field(gt=0, description="Published value of the metric (higher is better)")
+    floor: Percent = Field(description="A node is below the level under this share of the published value")
+    source: str | None = Field(default=None, description="Where the published value comes from")
+
+    _v_id = field_validator("id")(classmethod(lambda cls, v: _check_id(v)))
+
+    @property
+    def floor_value(self) -> Decimal:
+        return self.published * self.floor / Decimal(100)
 
 
 # --- review, termination, access -------------------------------------------------------
@@ -629,6 +660,8 @@ class Contract(Strict):
     credits: CreditPolicy = CreditPolicy()
     support: Support = Support()
     acceptance: Acceptance = Acceptance()
+    performance: list[PerformanceLevel] = Field(default_factory=list,
+                                                description="Performance service levels (periodic re-checks)")
     review: Review = Review()
     termination: Termination = Termination()
     access: Access | None = None

@@ -86,6 +86,10 @@ def check_contract(c: Contract, topo: ResolvedTopology | None) -> list[Finding]:
                                "one of: " + ", ".join(sorted(KNOWN_CHECKS))))
             continue
         metrics = KNOWN_CHECKS[crit.check][1]
+        if crit.check == "custom.command":
+            # Its metrics are the ones the criterion defines by regex under params.metrics.
+            named = (crit.params or {}).get("metrics")
+            metrics = tuple(named) if isinstance(named, dict) else ()
         bounded = any(x is not None for x in (crit.min, crit.max, crit.warn_below, crit.warn_above))
         if crit.metric is not None and crit.metric not in metrics:
             out.append(Finding("unknown_metric", p + ("metric",), f"{crit.check} has no metric {crit.metric!r}",
@@ -98,6 +102,29 @@ def check_contract(c: Contract, topo: ResolvedTopology | None) -> list[Finding]:
         if crit.warn_below is not None and crit.min is not None and _num(crit.warn_below) < _num(crit.min):
             out.append(Finding("bounds_order", p + ("warn_below",),
                                "warn_below must be at or above min (it warns before failing)", str(crit.warn_below)))
+    out.extend(performance_findings(c))
+    return out
+
+
+def performance_findings(c) -> list[Finding]:
+    """A performance level names a criterion of the contract and a metric it measures."""
+    out: list[Finding] = []
+    by_id = {crit.id: crit for crit in c.acceptance.criteria}
+    seen: set[str] = set()
+    for i, level in enumerate(c.performance):
+        p: Path = ("performance", i)
+        if level.id in seen:
+            out.append(Finding("duplicate_performance", p + ("id",), "performance level id repeats", level.id,
+                               "give every performance level a unique id"))
+        seen.add(level.id)
+        crit = by_id.get(level.criterion)
+        if crit is None:
+            out.append(Finding("unknown_criterion", p + ("criterion",), "no acceptance criterion of that id",
+                               level.criterion, "one of: " + (", ".join(by_id) or "(no criteria)")))
+            continue
+        if (level.metric or crit.metric) is None:
+            out.append(Finding("metric_missing", p + ("metric",), "the level needs the metric it judges",
+                               None, "add metric: (the criterion names none)"))
     return out
 
 

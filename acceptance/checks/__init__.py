@@ -4,6 +4,7 @@
 """
 
 from acceptance.checks import (  # noqa: F401  (each module registers its check)
+    custom_command,
     gpu_burn,
     gpu_dcgm,
     gpu_gemm,

@@ -212,6 +212,11 @@ class Check:
         """Pure: raw output -> metrics (JSON-able). May raise ParseError."""
         raise TypeError(f"{type(self).__name__} defines no parse")
 
+    def parse_for(self, params: CheckParams, raw: RawOutput) -> dict[str, Any]:
+        """Pure: `parse` for checks whose reading of the output depends on their params
+        (custom.command's metric regexes); the default ignores the params."""
+        return self.parse(raw)
+
     def evaluate(self, criterion: Criterion, params: CheckParams, metrics: dict[str, Any],
                  node: str | None) -> list[Verdict]:
         """Pure: metrics -> verdicts. The default judges `criterion.metric` against the bounds."""
@@ -318,7 +323,7 @@ def judge_output(check: Check, criterion: Criterion, params: CheckParams, node: 
         return None, [verdict(cid, who, Status.ERROR, raw.error, expected="a usable answer",
                               remediation="see stderr in the raw output", details=detail)]
     try:
-        metrics = check.parse(raw)
+        metrics = check.parse_for(params, raw)
     except ParseError as exc:
         return None, [verdict(cid, who, Status.ERROR, "unparseable_output", expected="tool output",
                               remediation="rerun the check; see the raw output",
