@@ -396,8 +396,6 @@ def _read_manifest(bundle: Path) -> dict | None:
 
 
 def register(group: click.Group) -> None:
-    from acceptance.cli_isolate import isolate_cmd
-
     accept = get_accept_group(group)
-    for cmd in (run_cmd, evaluate_cmd, verify_cmd, sign_cmd, report_cmd, isolate_cmd):
+    for cmd in (run_cmd, evaluate_cmd, verify_cmd, sign_cmd, report_cmd):
         accept.add_command(cmd)

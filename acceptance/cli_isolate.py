@@ -74,3 +74,9 @@ def isolate_cmd(contract, criterion, nodes_expr, out, executor_name, partition, 
                        + (" or did not come back (intermittent)" if doc.get("not_reproduced") else ""))
         click.echo(f"extra runs: {doc['runs']}; evidence: {out} (certificate: slakit accept report {out} -o cert.pdf)")
     sys.exit(0 if doc["baseline"]["status"] == "pass" else 1)
+
+
+def register(group: click.Group) -> None:
+    from acceptance.cli_group import get_accept_group
+
+    get_accept_group(group).add_command(isolate_cmd)

@@ -274,7 +274,7 @@ def judge_outputs(p: Planned, outputs: Mapping[str, RawOutput],
     With `judging`, over every node or group in its scope (`acceptance.coverage`), waivers applied."""
     if judging is not None:
         res = judge_criterion(p.check, p.criterion, p.params, outputs, judging.scope, judging.gpus_per_node)
-        return judging.finish(res.verdicts), res.metrics
+        return judging.finish([*res.verdicts, *_outliers(p, res.metrics)]), res.metrics
     verdicts: list[Verdict] = []
     metrics: dict[str, Any] = {}
     if not outputs:
@@ -284,10 +284,15 @@ def judge_outputs(p: Planned, outputs: Mapping[str, RawOutput],
         m, vs = judge_output(p.check, p.criterion, p.params, node, outputs[node])
         metrics[node] = m
         verdicts.extend(vs)
-    verdicts.extend(fleet_outlier_verdicts(p.criterion.id, metrics, p.outliers,
-                                           judged=p.check.judged_metric(p.criterion), bounds=Bounds.of(p.criterion),
-                                           known=KNOWN_CHECKS.get(p.criterion.check, ("", (), ""))[1]))
+    verdicts.extend(_outliers(p, metrics))
     return verdicts, metrics
+
+
+def _outliers(p: Planned, metrics: Mapping[str, Any]) -> list[Verdict]:
+    """`warn: fleet_outlier` over the nodes' metrics of one criterion (acceptance.outliers)."""
+    return fleet_outlier_verdicts(p.criterion.id, metrics, p.outliers, judged=p.check.judged_metric(p.criterion),
+                                  bounds=Bounds.of(p.criterion),
+                                  known=KNOWN_CHECKS.get(p.criterion.check, ("", (), ""))[1])
 
 
 def verdict_json(v: Verdict) -> dict[str, Any]:

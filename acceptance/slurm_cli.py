@@ -178,7 +178,7 @@ def watch(use_slurm, interval, output, state_file, partition, once, max_polls) -
     from pathlib import Path
 
     from acceptance.executors.base import utc_now
-    from acceptance.watch import load_state, poll_slurm, save_state, step, update_log
+    from calculators.watch import load_state, poll_slurm, save_state, step, update_log
 
     out = Path(output)
     state_path = Path(state_file) if state_file else out.with_name(out.name + ".state.json")

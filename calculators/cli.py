@@ -108,6 +108,41 @@ def apply_history(lc, log, result, history_files, history_from: str | None, fmt:
     return with_history(lc, result, months)
 
 
+def _local_zone() -> str:
+    import os
+
+    tz = os.environ.get("TZ")
+    if tz:
+        return tz.lstrip(":")
+    try:
+        from pathlib import Path
+
+        link = Path("/etc/localtime").resolve()
+        if "zoneinfo/" in str(link):
+            return str(link).split("zoneinfo/", 1)[1]
+    except OSError:
+        pass
+    return "UTC"
+
+
+def zone_option(f):
+    return click.option("--tz", "tz", default=None, metavar="ZONE",
+                        help="Zone of Slurm's times (they carry no offset). Default: this machine's zone "
+                             "(TZ, /etc/localtime), as for `slakit watch`.")(f)
+
+
+def check_zone_option(tz: str | None) -> str:
+    """`--tz` of goodput and `import slurm-events`: the named IANA zone, default the local one."""
+    from zoneinfo import ZoneInfo
+
+    zone = tz or _local_zone()
+    try:
+        ZoneInfo(zone)
+    except Exception:
+        raise click.BadParameter(f"{zone!r} is not an IANA time zone", param_hint="--tz") from None
+    return zone
+
+
 def _check_zone(assume_tz: str | None) -> None:
     if assume_tz is None:
         return

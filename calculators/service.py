@@ -84,7 +84,7 @@ class Service:
     def clip(self, pieces, scope: int, n_own: int, outside_flag: int):
         """`pieces` (own first, then pushed down) cut to the service time of their units.
         Returns (kept pieces, how many of them are own, pieces entirely outside (flagged))."""
-        from calculators.engine import Pieces
+        Pieces = type(pieces)          # the engine's piece record (no import of the engine)
 
         if not len(pieces):
             return pieces, 0, Pieces.empty()

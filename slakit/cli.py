@@ -20,6 +20,7 @@ COMMAND_MODULES = [
     "slaschema.cli",
     "acceptance.slurm_cli",
     "acceptance.cli",
+    "acceptance.cli_isolate",
     "slaschema.lint.cli",
     "calculators.simulate.cli",
     "calculators.compare_cli",

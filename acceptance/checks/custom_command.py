@@ -92,6 +92,10 @@ class CustomCommandCheck(Check):
     launch_failure = (Status.ERROR, "command_missing",
                       "the program in params.argv[0] is not installed on the node or not on its PATH")
 
+    def layout(self, params: CustomParams, largest_rack: int) -> str:
+        """Per node with `nodes: 1`; one step over the nodes is one piece of evidence for the cluster."""
+        return "node" if params.nodes <= 1 else "cluster"
+
     def collect(self, params: CustomParams, ctx: CollectContext) -> dict[str, RawOutput]:
         nodes = list(ctx.nodes)
         if params.nodes <= 1:

@@ -9,44 +9,14 @@ from datetime import datetime, timezone
 
 import click
 
+from calculators.cli import check_zone_option as _check_zone     # shared with `import slurm-events`
+from calculators.cli import zone_option as _zone_option
+
 CSV_COLUMNS = ("period", "contracted_gpu_hours", "paid_gpu_hours", "available_gpu_hours", "allocated_gpu_hours",
                "completed_gpu_hours", "lost_gpu_hours", "useful_gpu_hours", "goodput_pct", "fee", "credit",
                "effective_price_per_useful_gpu_hour", "runs", "runs_completed", "runs_ended_by_infrastructure",
                "runs_requeued_by_infrastructure", "runs_infrastructure_unattributed")
 
-
-def _local_zone() -> str:
-    import os
-
-    tz = os.environ.get("TZ")
-    if tz:
-        return tz.lstrip(":")
-    try:
-        from pathlib import Path
-
-        link = Path("/etc/localtime").resolve()
-        if "zoneinfo/" in str(link):
-            return str(link).split("zoneinfo/", 1)[1]
-    except OSError:
-        pass
-    return "UTC"
-
-
-def _zone_option(f):
-    return click.option("--tz", "tz", default=None, metavar="ZONE",
-                        help="Zone of Slurm's times (they carry no offset). Default: this machine's zone "
-                             "(TZ, /etc/localtime), as for `slakit watch`.")(f)
-
-
-def _check_zone(tz: str | None) -> str:
-    from zoneinfo import ZoneInfo
-
-    zone = tz or _local_zone()
-    try:
-        ZoneInfo(zone)
-    except Exception:
-        raise click.BadParameter(f"{zone!r} is not an IANA time zone", param_hint="--tz") from None
-    return zone
 
 
 def _fail(problems, fmt: str = "table") -> None:
@@ -157,7 +127,7 @@ def goodput(contract, sacct_file, live, incidents, month, quarter, checkpoint_in
     """
     import json
 
-    from calculators.cli import _emit, _parse_as_of
+    from calculators.cli import _emit, parse_as_of
     from calculators.goodput.compute import compute_goodput
     from calculators.periods import PeriodError, parse_periods
     from slaschema.cli import load_or_exit
@@ -184,7 +154,7 @@ def goodput(contract, sacct_file, live, incidents, month, quarter, checkpoint_in
         raise click.BadParameter("a checkpoint interval is longer than 0", param_hint="--checkpoint-interval")
     win = dur(window, "--window")
     zone = _check_zone(tz)
-    as_of_dt = _parse_as_of(as_of, None)
+    as_of_dt = parse_as_of(as_of, None)
     lc = load_or_exit(contract, "json" if fmt == "json" else "table")
     try:
         plist = parse_periods([month or quarter], lc.model.contract.timezone)

@@ -124,7 +124,7 @@ def import_slurm_events(file: str | None, live: bool, since: str, cluster: str |
     incident log with the rules of `slakit watch`: a node is out while its state carries DOWN,
     DRAIN or FAIL; the reason is the cause; overlapping events of a node are one incident.
     """
-    from calculators.goodput.cli import _check_zone
+    from calculators.cli import check_zone_option as _check_zone
     from calculators.importers.slurm_events import events_csv, parse_events, sacctmgr_events
     from slaschema.errors import InputError
     from slaschema.fileio import write_atomic

@@ -3,7 +3,7 @@
     sacctmgr -P show event Start=2027-01-01T00:00:00 format=Cluster,NodeName,TimeStart,TimeEnd,State,Reason,User
 
 A node event whose state carries DOWN, DRAIN (drained/draining) or FAIL is a period out of
-service (`acceptance.watch.Observation.out_of_service`); other node events (UNK cold-start,
+service (`calculators.watch.Observation.out_of_service`); other node events (UNK cold-start,
 cluster TRES registrations) are not. Events of one node that overlap or touch are one
 incident, as the watcher keeps one incident open while a node stays out, whatever Slurm
 says in between: it starts at the first event's TimeStart, ends at the last one's TimeEnd
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from zoneinfo import ZoneInfo
 
-from acceptance.watch import COLUMNS, Incident, Observation, incident_id
+from calculators.watch import COLUMNS, Incident, Observation, incident_id
 from slaschema.errors import InputError, Problem
 
 EVENT_FIELDS = ("Cluster", "NodeName", "TimeStart", "TimeEnd", "State", "Reason", "User")

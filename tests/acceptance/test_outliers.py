@@ -107,7 +107,7 @@ def test_evaluated_bundle_shows_outlier_warnings_in_json_and_junit(tmp_path):
             vals[2] = 1900.0
         (raw / f"r01-n{n:02d}.txt").write_text(_gemm(vals), encoding="utf-8")
     proc = subprocess.run([sys.executable, "-m", "slakit", "accept", "evaluate", str(contract),
-                           str(tmp_path / "bundle"), "--only", "gemm-bf16", "--format", "json"],
+                           str(tmp_path / "bundle"), "--only", "gemm-bf16", "--nodes", "r01-n[01-08]", "--format", "json"],
                           capture_output=True, text=True, timeout=120)
     assert "Traceback" not in proc.stderr
     doc = json.loads(proc.stdout)
@@ -120,7 +120,7 @@ def test_evaluated_bundle_shows_outlier_warnings_in_json_and_junit(tmp_path):
     assert {v["details"]["gpu"] for v in flags if v["details"]["metric"] == "tflops"} == {"gpu2"}
     assert gemm["status"] == "warn"
     junit = subprocess.run([sys.executable, "-m", "slakit", "accept", "evaluate", str(contract),
-                            str(tmp_path / "bundle"), "--only", "gemm-bf16", "--format", "junit"],
+                            str(tmp_path / "bundle"), "--only", "gemm-bf16", "--nodes", "r01-n[01-08]", "--format", "junit"],
                            capture_output=True, text=True, timeout=120).stdout
     assert "fleet_outlier" in junit and "r01-n05" in junit
 

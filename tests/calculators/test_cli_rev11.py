@@ -52,16 +52,24 @@ def test_credits_json_revision_1_1_fields():
     assert p["not_charged_total"] == f"{total_nc // 100}.{total_nc % 100:02d}"
     credit = int(p["credit_total"].replace(".", ""))
     assert int(p["remedy_total"].replace(".", "")) == credit + total_nc
-    q = doc["quarters"][0]
-    assert q["not_charged_total"] == p["not_charged_total"] and q["remedy_total"] == p["remedy_total"]
+    assert doc["quarters"] == []          # one month of a quarter: no quarter total
+    q3 = json.loads(_run("credits", CONTRACT, LOG, "--quarter", "2027-Q1", "--format", "json"))
+    (q,) = q3["quarters"]
+    months = q3["periods"]
+    nc = sum(int(m["not_charged_total"].replace(".", "")) for m in months)
+    assert int(q["not_charged_total"].replace(".", "")) == nc
+    assert int(q["remedy_total"].replace(".", "")) == sum(int(m["remedy_total"].replace(".", "")) for m in months)
 
 
 def test_credits_csv_and_table_show_the_new_figures():
     rows = list(csv.DictReader(io.StringIO(_run("credits", CONTRACT, LOG, "--period", "2027-02", "--format", "csv"))))
     assert {"service_seconds", "charged_fee", "not_charged"} <= set(rows[0])
-    n4 = next(r for r in rows if r["id"] == "n4")
-    assert n4["service_seconds"] == str(14 * 86400) and n4["not_charged"] == "48.00"
-    assert n4["charged_fee"] == "5328.00"
+    n4 = next(r for r in rows if r["id"] == "n4" and r["row"] == "unit")
+    assert n4["service_seconds"] == str(14 * 86400) and n4["charged_fee"] == "5328.00"
+    node = next(r for r in rows if r["id"] == "n4" and r["row"] == "node")
+    assert node["not_charged"] == "48.00" and node["service_seconds"] == str(14 * 86400)
+    total = next(r for r in rows if r["row"] == "total")
+    assert total["not_charged"] == f"{sum(float(r['not_charged'] or 0) for r in rows if r['row'] == 'node'):.2f}"
     table = _run("credits", CONTRACT, LOG, "--period", "2027-02")
     assert "not charged" in table and "remedy" in table and "service s" in table
 

@@ -100,7 +100,7 @@ def test_import_csv_map_with_an_unknown_strptime_directive(tmp_path):
 
 
 def test_watch_with_a_reason_time_in_year_one(tmp_path, monkeypatch):
-    from acceptance.watch import parse_sinfo
+    from calculators.watch import parse_sinfo
 
     monkeypatch.setenv("TZ", "Pacific/Kiritimati")
     obs = parse_sinfo("gpu01|drained|0001-01-01T00:00:00|bad dimm\ngpu02|down|9999-12-31T23:59:59|x\n")

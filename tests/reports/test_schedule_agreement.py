@@ -123,21 +123,20 @@ def test_new_fields_are_validated_strictly(extra, code):
 def test_claims_procedure_reads_credits_claim_when_the_contract_has_it(draft):
     from dataclasses import replace
     from datetime import timedelta
-    from types import SimpleNamespace
+    from slaschema.models import ClaimInstructions, ClaimMonthsAfter
 
     lc, _ = draft
     cp = lc.model.credits
-    credits = SimpleNamespace(stacking=cp.stacking, cap=cp.cap, minimum=cp.minimum, form=cp.form,
-                              claim_window=SimpleNamespace(months_after=2),
-                              claim=SimpleNamespace(send_to="sla-claims@provider.example",
-                                                    evidence=["incident ids with ticket numbers",
-                                                              "customer monitoring export"]))
+    credits = cp.model_copy(update={
+        "claim_window": ClaimMonthsAfter(months_after=2),
+        "claim": ClaimInstructions(send_to="sla-claims@provider.example",
+                                   evidence=["incident ids with ticket numbers", "customer monitoring export"])})
     model = lc.model.model_copy(update={"credits": credits})
     text = pdf_text(render_pdf(schedule_document(replace(lc, model=model), "9.9.9")))
     assert "to sla-claims@provider.example, by the end of the 2nd calendar month after that month" in text
     assert "Evidence: a claim comes with incident ids with ticket numbers; customer monitoring export." in text
-    plain = lc.model.model_copy(update={"credits": SimpleNamespace(**{**vars(credits), "claim": None,
-                                                                      "claim_window": timedelta(days=30)})})
+    plain = lc.model.model_copy(update={"credits": cp.model_copy(update={"claim": None,
+                                                                        "claim_window": timedelta(days=30)})})
     text = pdf_text(render_pdf(schedule_document(replace(lc, model=plain), "9.9.9")))
     assert ("to the provider as a notice under Master Services Agreement MSA-2026-114 of 2026-11-02 (this "
             "contract names no address for claims)") in text

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from acceptance.watch import WatchState, poll_slurm, step
+from calculators.watch import WatchState, poll_slurm, step
 from slakit.cli import main
 from tests.contracts import small_contract
 from tests.slurm.conftest import wait_usable

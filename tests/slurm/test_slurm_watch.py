@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from acceptance.watch import (
+from calculators.watch import (
     Incident,
     Observation,
     WatchState,
