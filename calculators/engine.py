@@ -722,11 +722,9 @@ def _period_figures(lc, tr: Trace, tree: Tree, period: Period, ids: IdCodes, att
             pct, snum, sden = cr.pro_rata(lnum, dn, M, sl)
         if c == NODE:
             unum = fee_node_num
-        elif contract.pricing.per_gpu_hour is not None:
-            unum, _ = cr.fee_fraction(contract.pricing, np.bincount(tree.owner(NODE, c), weights=tree.gpus,
-                                                                    minlength=n).astype(I64), M)
         else:
-            unum = fee_node_num[0] * cr.obj(tree.count(NODE, c)) if len(fee_node_num) else cr.obj(np.zeros(n))
+            unum, _ = cr.fee_fraction(contract.pricing, np.bincount(tree.owner(NODE, c), weights=tree.gpus,
+                                                                    minlength=n).astype(I64), M, tree.count(NODE, c))
         credit = cr.cents_half_up(snum * unum, sden * fee_den)
         own = _in_period(flagged[c], ps, pe)
         flags = _flag_bits(n, [(u, fl), (own.iv.unit, own.flags)])
