@@ -273,19 +273,13 @@ def reconcile_cmd(ours, theirs, tolerance, as_of, contract, periods, fmt) -> Non
 
 
 def _months(start, end, zone: str) -> list[str]:
-    from datetime import timedelta as _td
-    from zoneinfo import ZoneInfo
+    """Labels of the months overlapping [start, end) (half-open: an as_of at a month's start
+    excludes that month), at least start's month."""
+    import math
 
-    tz = ZoneInfo(zone)
-    if end > start:
-        end = end - _td(microseconds=1)     # half-open: an as_of at a month's start excludes it
-    a, b = start.astimezone(tz), end.astimezone(tz)
-    y, m = a.year, a.month
-    out = []
-    while (y, m) <= (b.year, b.month):
-        out.append(f"{y:04d}-{m:02d}")
-        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
-    return out
+    from calculators.periods import month_bounds
+
+    return [p.label for p in month_bounds(math.floor(start.timestamp()), math.ceil(end.timestamp()), zone)]
 
 
 def _credit_difference(contract, ours_path, theirs_path, periods, as_of, earliest, fmt) -> dict:
