@@ -72,6 +72,7 @@ from calculators.vocabulary import (  # noqa: F401  (scopes and flags: calculato
     SCOPES,
     SITE,
 )
+from slaschema.errors import SlakitError
 
 I64 = np.int64
 
@@ -241,7 +242,7 @@ class Trace:
         return concat(*parts)
 
 
-class EngineError(ValueError):
+class EngineError(SlakitError, ValueError):
     """The log does not fit the contract (a unit the topology lacks, times out of range)."""
 
 
