@@ -240,7 +240,6 @@ def reconcile_cmd(ours, theirs, tolerance, as_of, contract, periods, fmt) -> Non
 
     from acceptance.reconcile import latest_time, read_log, reconcile
     from calculators.cli import parse_as_of
-    from slaschema.cli import emit_problems
     from slaschema.errors import InputError
 
     problems = []
@@ -251,8 +250,7 @@ def reconcile_cmd(ours, theirs, tolerance, as_of, contract, periods, fmt) -> Non
         except InputError as exc:
             problems.extend(exc.problems)
     if problems:
-        emit_problems(problems, fmt)
-        sys.exit(1)
+        raise InputError(problems)          # printed, exit 1 (slaschema.cli.report_input_errors)
     ours_log, theirs_log = logs
     if as_of:
         at = parse_as_of(as_of, zone_option=None)
@@ -293,7 +291,7 @@ def _credit_difference(contract, ours_path, theirs_path, periods, as_of, earlies
     from calculators.credits import money
     from calculators.engine import compute
     from calculators.incidents import load_incidents
-    from slaschema.cli import emit_problems, load_or_exit
+    from slaschema.cli import load_or_exit
     from slaschema.errors import InputError
 
     lc = load_or_exit(contract, fmt)
@@ -304,8 +302,7 @@ def _credit_difference(contract, ours_path, theirs_path, periods, as_of, earlies
         except InputError as exc:
             problems.extend(exc.problems)
     if problems:
-        emit_problems(problems, fmt)
-        sys.exit(1)
+        raise InputError(problems)          # printed, exit 1 (slaschema.cli.report_input_errors)
     labels = list(periods) or _months(earliest or as_of, as_of, lc.model.contract.timezone)
     ours_r = compute(lc, logs[0], labels, as_of=as_of, support=False)
     theirs_r = compute(lc, logs[1], labels, as_of=as_of, support=False)
