@@ -148,8 +148,9 @@ def credits(contract, incidents, periods, quarter, as_of, assume_tz, skip_bad_ro
     except PeriodError as e:
         raise click.BadParameter(str(e), param_hint="--quarter" if quarter else "--period") from None
     try:
+        # the support figures appear in the JSON document only: the table and CSV skip them
         result = compute(lc, log, plist, as_of=as_of_dt,
-                         accepted_on=accepted_on.date() if accepted_on else None)
+                         accepted_on=accepted_on.date() if accepted_on else None, support=fmt == "json")
     except EngineError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(1)
