@@ -76,16 +76,10 @@ def apply_history(lc, log, result, history_files, history_from: str | None, fmt:
         with_history,
     )
     from calculators.periods import PeriodError, parse_month, shift_label
-    from slaschema.cli import emit_problems
-    from slaschema.errors import InputError
 
     months: dict = {}
     if history_files:
-        try:
-            months, _ = load_history_files(list(history_files), lc.id)
-        except InputError as e:
-            emit_problems(e.problems, "json" if fmt == "json" else "table")
-            sys.exit(1)
+        months, _ = load_history_files(list(history_files), lc.id)   # bad files: printed, exit 1
     if history_from:
         zone = lc.model.contract.timezone
         try:

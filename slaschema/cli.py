@@ -139,7 +139,6 @@ def templates() -> None:
 def init(template: str, provider: str, customer: str, nodes: str, rack_size: int | None,
          contract_id: str | None, start: str | None, output: str, force: bool) -> None:
     """Write a valid starting contract from a template."""
-    from slaschema.errors import InputError
     from slaschema.templates import render_template
 
     out = Path(output)
@@ -149,9 +148,6 @@ def init(template: str, provider: str, customer: str, nodes: str, rack_size: int
         text = render_template(template, provider=provider, customer=customer, nodes=nodes,
                                rack_size=rack_size, contract_id=contract_id, start=start,
                                base_dir=out.parent)
-    except InputError as e:
-        emit_problems(e.problems, "table")
-        sys.exit(1)
     except KeyError as e:
         raise click.UsageError(str(e.args[0])) from None
     from slaschema.fileio import write_atomic

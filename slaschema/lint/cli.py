@@ -66,15 +66,9 @@ def lint(contract: str | None, fmt: str, list_rules: bool) -> None:
         return
     if contract is None:
         raise click.UsageError("missing argument CONTRACT")
-    from slaschema.cli import emit_problems
-    from slaschema.errors import InputError
     from slaschema.lint.engine import lint_file
 
-    try:
-        report = lint_file(contract)
-    except InputError as e:
-        emit_problems(e.problems, fmt)
-        sys.exit(1)
+    report = lint_file(contract)          # a bad contract: problems printed, exit 1 (report_input_errors)
     if fmt == "json":
         click.echo(json.dumps(report.to_json(), indent=2))
     else:
