@@ -96,7 +96,7 @@ def breakdown(contract: str, log: str, out: str, fmt: str) -> dict[str, float]:
     result = compute(lc, incidents, parse_periods([QUARTER], lc.model.contract.timezone), support=fmt == "json")
     parts["compute"] = time.perf_counter() - t
     t = time.perf_counter()
-    text = result.dumps() if fmt == "json" else render_table(result)
+    text = result.dumps_utf8() if fmt == "json" else render_table(result)
     parts["document"] = time.perf_counter() - t
     t = time.perf_counter()
     write_atomic(out, text)
@@ -106,7 +106,7 @@ def breakdown(contract: str, log: str, out: str, fmt: str) -> dict[str, float]:
     import resource
 
     parts["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    parts["bytes"] = len(text.encode())
+    parts["bytes"] = len(text if isinstance(text, bytes) else text.encode())
     return parts
 
 

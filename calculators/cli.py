@@ -44,7 +44,7 @@ def _load(contract: str, incidents: str, assume_tz: str | None, skip_bad_rows: b
     return lc, log
 
 
-def _emit(text: str, output: str | None) -> None:
+def _emit(text: str | bytes, output: str | None) -> None:
     if output:
         from slaschema.fileio import write_atomic
 
@@ -150,7 +150,7 @@ def credits(contract, incidents, periods, quarter, as_of, assume_tz, skip_bad_ro
         sys.exit(1)
     result = apply_history(lc, log, result, history_files, history_from, fmt)
     if fmt == "json":
-        _emit(result.dumps(), output)
+        _emit(result.dumps_utf8(), output)
     elif fmt == "csv":
         buf = io.StringIO()
         w = csv.DictWriter(buf, fieldnames=UNIT_COLUMNS, extrasaction="ignore", lineterminator="\n")

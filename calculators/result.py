@@ -54,7 +54,7 @@ import numpy as np
 from calculators import credits as cr
 from calculators.periods import Period
 from calculators.vocabulary import FLAG_LISTS, FLAG_NAMES
-from slaschema.jsontext import dumps_indented
+from slaschema.jsontext import dumps_indented, dumps_indented_utf8
 
 FLAG_BITS = FLAG_NAMES          # (bit, name), calculators/vocabulary.py
 _FLAG_LISTS = FLAG_LISTS
@@ -344,6 +344,10 @@ class Result:
 
     def dumps(self) -> str:
         return dumps_indented(self.to_json())
+
+    def dumps_utf8(self) -> bytes:
+        """`dumps()` as UTF-8 bytes (what the credits command writes)."""
+        return dumps_indented_utf8(self.to_json())
 
     def unit_rows(self) -> list[dict[str, Any]]:
         """One flat record per unit-month (the CSV form)."""

@@ -41,12 +41,23 @@ def _small_float(data: bytes) -> bool:
     return False
 
 
-def dumps_indented(doc: Any) -> str:
-    """`json.dumps(doc, indent=2, ensure_ascii=False) + "\\n"`, the same text."""
+def _orjson_text(doc: Any) -> bytes | None:
+    """orjson's indented text where it is the standard library's, else None."""
     try:
         data = orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
     except TypeError:
-        data = None
-    if data is None or _small_float(data):
-        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-    return data.decode("utf-8")
+        return None
+    return None if _small_float(data) else data
+
+
+def dumps_indented(doc: Any) -> str:
+    """`json.dumps(doc, indent=2, ensure_ascii=False) + "\\n"`, the same text."""
+    data = _orjson_text(doc)
+    return data.decode("utf-8") if data is not None else json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def dumps_indented_utf8(doc: Any) -> bytes:
+    """The same text as UTF-8 bytes, for writing to a file (no decoding and encoding again
+    of a document of hundreds of megabytes)."""
+    data = _orjson_text(doc)
+    return data if data is not None else (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")

@@ -104,7 +104,7 @@ def review(contract: str, incidents: str, quarter: str | None, month: str | None
     from calculators.reports.review_model import review_extras
     from slakit import __version__
     from slaschema.cli import load_or_exit
-    from slaschema.jsontext import dumps_indented
+    from slaschema.jsontext import dumps_indented_utf8
 
     if (quarter is None) == (month is None):
         raise click.UsageError("name exactly one of --quarter or --month")
@@ -136,7 +136,7 @@ def review(contract: str, incidents: str, quarter: str | None, month: str | None
         write_atomic(path, a.data)
         written.append(f"{path} ({a.description})")
     if json_out:
-        write_atomic(json_out, dumps_indented(result).encode("utf-8"))
+        write_atomic(json_out, dumps_indented_utf8(result))
         written.append(f"{json_out} (result document)")
     total = sum((Decimal(p["credit_total"]) for p in result["periods"]), Decimal(0))
     click.echo(f"SLA review {label} for {lc.id}: credits owed {money(total, result['currency'])}")
