@@ -7,8 +7,10 @@ Unicode, control characters escaped alike), int, bool, None, lists and tuples, d
 str keys, and floats from 1e-4 up (both write Python's `repr` there). They differ below
 1e-4 (`1e-05` against `0.00001`, `1e-07` against `1e-7`): when orjson's text has such a
 number, or orjson refuses the document (an int beyond 64 bits, a non-str key, a lone
-surrogate, another type), the standard library writes it. tests/test_jsontext.py checks
-that the text is always the standard library's.
+surrogate, another type), the standard library writes it. Floats must be finite: orjson
+writes NaN and infinities as `null` where the standard library writes `NaN` (not JSON);
+slakit's documents hold none. tests/test_jsontext.py checks that the text is the standard
+library's.
 """
 
 from __future__ import annotations
