@@ -240,7 +240,6 @@ def reconcile_cmd(ours, theirs, tolerance, as_of, contract, periods, fmt) -> Non
 
     from acceptance.reconcile import latest_time, read_log, reconcile
     from calculators.cli import parse_as_of
-    from slaschema.cli import emit_problems
     from slaschema.errors import InputError
 
     problems = []
@@ -251,8 +250,7 @@ def reconcile_cmd(ours, theirs, tolerance, as_of, contract, periods, fmt) -> Non
         except InputError as exc:
             problems.extend(exc.problems)
     if problems:
-        emit_problems(problems, fmt)
-        sys.exit(1)
+        raise InputError(problems)          # printed, exit 1 (slaschema.cli.report_input_errors)
     ours_log, theirs_log = logs
     if as_of:
         at = parse_as_of(as_of, zone_option=None)
@@ -273,19 +271,13 @@ def reconcile_cmd(ours, theirs, tolerance, as_of, contract, periods, fmt) -> Non
 
 
 def _months(start, end, zone: str) -> list[str]:
-    from datetime import timedelta as _td
-    from zoneinfo import ZoneInfo
+    """Labels of the months overlapping [start, end) (half-open: an as_of at a month's start
+    excludes that month), at least start's month."""
+    import math
 
-    tz = ZoneInfo(zone)
-    if end > start:
-        end = end - _td(microseconds=1)     # half-open: an as_of at a month's start excludes it
-    a, b = start.astimezone(tz), end.astimezone(tz)
-    y, m = a.year, a.month
-    out = []
-    while (y, m) <= (b.year, b.month):
-        out.append(f"{y:04d}-{m:02d}")
-        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
-    return out
+    from calculators.periods import month_bounds
+
+    return [p.label for p in month_bounds(math.floor(start.timestamp()), math.ceil(end.timestamp()), zone)]
 
 
 def _credit_difference(contract, ours_path, theirs_path, periods, as_of, earliest, fmt) -> dict:
@@ -299,7 +291,7 @@ def _credit_difference(contract, ours_path, theirs_path, periods, as_of, earlies
     from calculators.credits import money
     from calculators.engine import compute
     from calculators.incidents import load_incidents
-    from slaschema.cli import emit_problems, load_or_exit
+    from slaschema.cli import load_or_exit
     from slaschema.errors import InputError
 
     lc = load_or_exit(contract, fmt)
@@ -310,8 +302,7 @@ def _credit_difference(contract, ours_path, theirs_path, periods, as_of, earlies
         except InputError as exc:
             problems.extend(exc.problems)
     if problems:
-        emit_problems(problems, fmt)
-        sys.exit(1)
+        raise InputError(problems)          # printed, exit 1 (slaschema.cli.report_input_errors)
     labels = list(periods) or _months(earliest or as_of, as_of, lc.model.contract.timezone)
     ours_r = compute(lc, logs[0], labels, as_of=as_of, support=False)
     theirs_r = compute(lc, logs[1], labels, as_of=as_of, support=False)

@@ -15,7 +15,8 @@ Each command's wall time is from the fork to its exit, its peak memory is its ow
 resident set (os.wait4), and its ratio is to the pyarrow read just before it; the best
 round is printed with the others' range. Then, once per format, the same job in one
 process with its parts timed: start (importing the command's modules), contract, load
-(read + validate the log), compute (three months with the support figures), document (the
+(read + validate the log), compute (three months; the support figures for the JSON only,
+as the command does), document (the
 table text or the JSON text) and write. Last, the node-level part of the job as one would
 write it in DuckDB: unplanned node outages merged per node, merged outages under the
 contract's `min_outage` dropped, the rest summed per node and month.
@@ -92,10 +93,10 @@ def breakdown(contract: str, log: str, out: str, fmt: str) -> dict[str, float]:
     incidents = load_incidents(log, lc)
     parts["load"] = time.perf_counter() - t
     t = time.perf_counter()
-    result = compute(lc, incidents, parse_periods([QUARTER], lc.model.contract.timezone))
+    result = compute(lc, incidents, parse_periods([QUARTER], lc.model.contract.timezone), support=fmt == "json")
     parts["compute"] = time.perf_counter() - t
     t = time.perf_counter()
-    text = result.dumps() if fmt == "json" else render_table(result)
+    text = result.dumps_utf8() if fmt == "json" else render_table(result)
     parts["document"] = time.perf_counter() - t
     t = time.perf_counter()
     write_atomic(out, text)
@@ -105,7 +106,7 @@ def breakdown(contract: str, log: str, out: str, fmt: str) -> dict[str, float]:
     import resource
 
     parts["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    parts["bytes"] = len(text.encode())
+    parts["bytes"] = len(text if isinstance(text, bytes) else text.encode())
     return parts
 
 

@@ -43,7 +43,7 @@ def _load(contract: str, incidents: str, assume_tz: str | None, skip_bad_rows: b
     return lc, log
 
 
-def _emit(text: str, output: str | None) -> None:
+def _emit(text: str | bytes, output: str | None) -> None:
     if output:
         from slaschema.fileio import write_atomic
 
@@ -75,16 +75,10 @@ def apply_history(lc, log, result, history_files, history_from: str | None, fmt:
         with_history,
     )
     from calculators.periods import PeriodError, parse_month, shift_label
-    from slaschema.cli import emit_problems
-    from slaschema.errors import InputError
 
     months: dict = {}
     if history_files:
-        try:
-            months, _ = load_history_files(list(history_files), lc.id)
-        except InputError as e:
-            emit_problems(e.problems, "json" if fmt == "json" else "table")
-            sys.exit(1)
+        months, _ = load_history_files(list(history_files), lc.id)   # bad files: printed, exit 1
     if history_from:
         zone = lc.model.contract.timezone
         try:
@@ -191,8 +185,9 @@ def credits(contract, incidents, periods, quarter, as_of, assume_tz, skip_bad_ro
 
     full_log, log = log, availability_log(lc, log)
     try:
+        # the support figures appear in the JSON document only: the table and CSV skip them
         result = compute(lc, log, plist, as_of=as_of_dt,
-                         accepted_on=accepted_on.date() if accepted_on else None)
+                         accepted_on=accepted_on.date() if accepted_on else None, support=fmt == "json")
         perf = performance_figures(lc, full_log, plist, as_of=as_of_dt) if lc.model.performance else None
     except EngineError as e:
         click.echo(f"error: {e} [log_out_of_range]", err=True)
@@ -207,7 +202,7 @@ def credits(contract, incidents, periods, quarter, as_of, assume_tz, skip_bad_ro
     elif fmt == "table" and perf is not None:
         _emit(render_table(result) + "\n" + render_performance(perf, lc.model.contract.currency) + "\n", output)
     elif fmt == "json":
-        _emit(result.dumps(), output)
+        _emit(result.dumps_utf8(), output)
     elif fmt == "csv":
         from calculators.settle import CSV_COLUMNS, csv_rows
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
@@ -32,7 +31,6 @@ def compare(contracts: tuple[str, ...], output: str | None, fmt: str, model_name
         raise click.UsageError("compare needs at least two contracts")
     if output and Path(output).suffix.lower() not in (".pdf", ".md"):
         raise click.UsageError("-o must end in .pdf or .md")
-    from slaschema.cli import emit_problems
     from slaschema.compare.report import comparison, render_markdown, render_pdf, render_table
     from slaschema.errors import InputError
     from slaschema.lint import lint
@@ -45,18 +43,13 @@ def compare(contracts: tuple[str, ...], output: str | None, fmt: str, model_name
         except InputError as e:
             problems.extend(e.problems)
     if problems:
-        emit_problems(problems, fmt)
-        sys.exit(1)
+        raise InputError(problems)          # printed, exit 1 (slaschema.cli.report_input_errors)
     sims = None
     if runs > 0:
         from calculators.simulate.models import load_model
         from calculators.simulate.run import simulate
 
-        try:
-            model = load_model(model_name)
-        except InputError as e:
-            emit_problems(e.problems, fmt)
-            sys.exit(1)
+        model = load_model(model_name)
         for lc in offers:
             if lc.model.contract.effective is None:
                 raise click.UsageError(f"{lc.file} has no effective date; the simulation needs a first month")

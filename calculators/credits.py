@@ -76,13 +76,18 @@ def pro_rata(lnum: np.ndarray, dn: np.ndarray, month_s: int, sl: ServiceLevel
     return pct, num, den
 
 
-def fee_fraction(pricing: Pricing, gpus: np.ndarray, month_s: int) -> tuple[np.ndarray, int]:
-    """Per-node fee as `num / den` (den shared): gpus x per_gpu_hour x hours, or per_node_month."""
+def fee_fraction(pricing: Pricing, gpus: np.ndarray, month_s: int,
+                 nodes: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """Each unit's fee as `num / den` (den shared), the rule of `Pricing.fee` in exact
+    fractions: its GPUs x per_gpu_hour x hours, or its nodes x per_node_month. `gpus`: GPUs
+    per unit; `nodes`: nodes per unit (default: one each, the units are nodes)."""
     if pricing.per_gpu_hour is not None:
         pn, pd = ratio(pricing.per_gpu_hour)
         return obj(gpus) * (pn * month_s), pd * 3600
     assert pricing.per_node_month is not None
     pn, pd = ratio(pricing.per_node_month)
+    if nodes is not None:
+        return obj(nodes) * pn, pd
     out = np.empty(len(gpus), dtype=object)
     out[:] = pn
     return out, pd

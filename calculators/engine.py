@@ -76,6 +76,7 @@ from calculators.vocabulary import (  # noqa: F401  (scopes and flags: calculato
     SCOPES,
     SITE,
 )
+from slaschema.errors import SlakitError
 
 I64 = np.int64
 
@@ -254,7 +255,7 @@ EARLIEST_S = 86400                 # 1970-01-02T00:00Z: months are epoch seconds
 LATEST_S = 253_339_200_000         # 9997-12-31T16:00Z: the month after the last one still exists
 
 
-class EngineError(ValueError):
+class EngineError(SlakitError, ValueError):
     """The log does not fit the contract (a unit the topology lacks, times out of range)."""
 
 
@@ -833,11 +834,9 @@ def _period_figures(lc, tr: Trace, tree: Tree, period: Period, ids: IdCodes, att
             charged = charged_node_num if c == NODE else _sum_by(charged_node_num, tree.owner(NODE, c), n)
         elif c == NODE:
             unum = fee_node_num
-        elif contract.pricing.per_gpu_hour is not None:
-            unum, _ = cr.fee_fraction(contract.pricing, np.bincount(tree.owner(NODE, c), weights=tree.gpus,
-                                                                    minlength=n).astype(I64), M)
         else:
-            unum = fee_node_num[0] * cr.obj(tree.count(NODE, c)) if len(fee_node_num) else cr.obj(np.zeros(n))
+            unum, _ = cr.fee_fraction(contract.pricing, np.bincount(tree.owner(NODE, c), weights=tree.gpus,
+                                                                    minlength=n).astype(I64), M, tree.count(NODE, c))
         credit = cr.cents_half_up(snum * (unum if charged is None else charged), sden * fee_den)
         own = _in_period(flagged[c], ps, pe)
         flags = _flag_bits(n, [(u, fl), (own.iv.unit, own.flags)])

@@ -1147,7 +1147,7 @@ def _build(source: _FrameSource | _ArrowSource, rows: np.ndarray, topo: Resolved
         "severity": pd.Series(pick(v["severity"].values()), dtype=object),
         "cause": pd.Series(pick(v["cause"].values()), dtype=object),
         "ticket": pd.Series(pick(v["ticket"].values()), dtype=object),
-    })
+    }, copy=isinstance(source, _FrameSource))   # a caller's columns (from_records) are copied; a file's are ours
     # the codes the frame's text columns were built from, for the calculators (`IncidentLog.coded`)
     coded = {c: v[c].distinct().subset(kept) for c in ("id", "scope", "target", "impact", "category", "severity")}
     node_lists = ctx.derived["node_lists"]

@@ -13,11 +13,13 @@ from datetime import datetime
 from decimal import Decimal
 from zoneinfo import ZoneInfo
 
+from slaschema.errors import SlakitError
+
 _MONTH = re.compile(r"^(\d{4})-(\d{2})$")
 _QUARTER = re.compile(r"^(\d{4})-?Q([1-4])$", re.IGNORECASE)
 
 
-class PeriodError(ValueError):
+class PeriodError(SlakitError, ValueError):
     """A period label that is not `YYYY-MM` or `YYYY-Qn`."""
 
 

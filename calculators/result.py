@@ -68,7 +68,7 @@ from calculators import credits as cr
 from calculators import settle
 from calculators.periods import Period
 from calculators.vocabulary import FLAG_LISTS, FLAG_MASK, FLAG_NAMES
-from slaschema.jsontext import dumps_indented
+from slaschema.jsontext import dumps_indented, dumps_indented_utf8
 
 FLAG_BITS = FLAG_NAMES          # (bit, name), calculators/vocabulary.py
 _FLAG_LISTS = FLAG_LISTS
@@ -435,6 +435,10 @@ class Result:
 
     def dumps(self) -> str:
         return dumps_indented(self.to_json())
+
+    def dumps_utf8(self) -> bytes:
+        """`dumps()` as UTF-8 bytes (what the credits command writes)."""
+        return dumps_indented_utf8(self.to_json())
 
     @property
     def revision_1_1(self) -> bool:

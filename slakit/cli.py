@@ -96,3 +96,18 @@ def main(max_nodes: int | None, max_file_size: int | None, raw_csv: bool) -> Non
 
 for _name in COMMAND_MODULES:
     importlib.import_module(_name).register(main)
+
+
+def _report_input_errors(group: click.Group) -> None:
+    """Every subcommand prints the problems of an `InputError` and exits 1 (one place:
+    `slaschema.cli.report_input_errors`)."""
+    from slaschema.cli import report_input_errors
+
+    for cmd in group.commands.values():
+        if cmd.callback is not None and not getattr(cmd.callback, "reports_input_errors", False):
+            cmd.callback = report_input_errors(cmd.callback)
+        if isinstance(cmd, click.Group):
+            _report_input_errors(cmd)
+
+
+_report_input_errors(main)

@@ -23,6 +23,26 @@ def emit_problems(problems, fmt: str, stream=None) -> None:
         click.echo(f"{n} error(s)", file=stream)
 
 
+def report_input_errors(callback):
+    """`callback` (a command's function) with the one handling of bad input: an
+    `InputError` it raises is printed as `file:line:col ... [code]` lines (JSON problems
+    with `--format json`) and the process exits 1, with no traceback. The `slakit` command
+    wraps every subcommand with it (`slakit.cli`)."""
+    import functools
+
+    from slaschema.errors import InputError
+
+    @functools.wraps(callback)
+    def run(*args, **kwargs):
+        try:
+            return callback(*args, **kwargs)
+        except InputError as e:
+            emit_problems(e.problems, "json" if kwargs.get("fmt") == "json" else "table")
+            sys.exit(1)
+    run.reports_input_errors = True
+    return run
+
+
 def load_or_exit(path: str, fmt: str = "table"):
     """Load a contract or print every problem and exit 1."""
     from slaschema.errors import InputError
@@ -121,7 +141,6 @@ def templates() -> None:
 def init(template: str, provider: str, customer: str, nodes: str, rack_size: int | None,
          contract_id: str | None, start: str | None, output: str, force: bool) -> None:
     """Write a valid starting contract from a template."""
-    from slaschema.errors import InputError
     from slaschema.templates import render_template
 
     out = Path(output)
@@ -131,9 +150,6 @@ def init(template: str, provider: str, customer: str, nodes: str, rack_size: int
         text = render_template(template, provider=provider, customer=customer, nodes=nodes,
                                rack_size=rack_size, contract_id=contract_id, start=start,
                                base_dir=out.parent)
-    except InputError as e:
-        emit_problems(e.problems, "table")
-        sys.exit(1)
     except KeyError as e:
         raise click.UsageError(str(e.args[0])) from None
     from slaschema.fileio import write_atomic

@@ -68,9 +68,18 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
+class SlakitError(Exception):
+    """Base of the errors slakit raises about what it was given (files, options, data),
+    as opposed to bugs. `InputError` carries located problems with reason codes; the
+    narrower errors (`PeriodError`, `HostlistError`, `EngineError`, ...) also derive from
+    `ValueError` and are turned into usage errors or problems where they are caught."""
+
+
 @dataclass
-class InputError(Exception):
-    """Raised with every problem found in one input."""
+class InputError(SlakitError):
+    """Raised with every problem found in one input. A command lets it propagate: the
+    `slakit` command prints the problems (`slaschema.cli.emit_problems`, in the command's
+    --format) and exits 1 (`slaschema.cli.report_input_errors`)."""
 
     problems: list[Problem] = field(default_factory=list)
 

@@ -7,8 +7,10 @@ Unicode, control characters escaped alike), int, bool, None, lists and tuples, d
 str keys, and floats from 1e-4 up (both write Python's `repr` there). They differ below
 1e-4 (`1e-05` against `0.00001`, `1e-07` against `1e-7`): when orjson's text has such a
 number, or orjson refuses the document (an int beyond 64 bits, a non-str key, a lone
-surrogate, another type), the standard library writes it. tests/test_jsontext.py checks
-that the text is always the standard library's.
+surrogate, another type), the standard library writes it. Floats must be finite: orjson
+writes NaN and infinities as `null` where the standard library writes `NaN` (not JSON);
+slakit's documents hold none. tests/test_jsontext.py checks that the text is the standard
+library's.
 """
 
 from __future__ import annotations
@@ -41,12 +43,23 @@ def _small_float(data: bytes) -> bool:
     return False
 
 
-def dumps_indented(doc: Any) -> str:
-    """`json.dumps(doc, indent=2, ensure_ascii=False) + "\\n"`, the same text."""
+def _orjson_text(doc: Any) -> bytes | None:
+    """orjson's indented text where it is the standard library's, else None."""
     try:
         data = orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
     except TypeError:
-        data = None
-    if data is None or _small_float(data):
-        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-    return data.decode("utf-8")
+        return None
+    return None if _small_float(data) else data
+
+
+def dumps_indented(doc: Any) -> str:
+    """`json.dumps(doc, indent=2, ensure_ascii=False) + "\\n"`, the same text."""
+    data = _orjson_text(doc)
+    return data.decode("utf-8") if data is not None else json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def dumps_indented_utf8(doc: Any) -> bytes:
+    """The same text as UTF-8 bytes, for writing to a file (no decoding and encoding again
+    of a document of hundreds of megabytes)."""
+    data = _orjson_text(doc)
+    return data if data is not None else (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")

@@ -184,6 +184,16 @@ class Pricing(Strict):
             )
         return self
 
+    def fee(self, *, gpus: int, nodes: int, hours: Decimal | int) -> Decimal:
+        """The fee of `nodes` nodes holding `gpus` GPUs for a month of `hours`: GPUs x
+        per_gpu_hour x hours, or nodes x per_node_month (whatever the month's length). The
+        one place the pricing basis is decided; `calculators.credits.fee_fraction` is the
+        same rule as exact fractions over arrays of units."""
+        if self.per_gpu_hour is not None:
+            return self.per_gpu_hour * gpus * hours
+        assert self.per_node_month is not None
+        return self.per_node_month * nodes
+
 
 class RackRule(Strict):
     down_when_nodes_down: int = Field(ge=1, description="Rack is down while at least this many nodes are down")

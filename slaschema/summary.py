@@ -24,14 +24,9 @@ CENT = Decimal("0.01")
 
 def monthly_fees(lc: LoadedContract) -> dict[str, str]:
     """Total fee for 28-, 30- and 31-day months (DST months differ by one hour)."""
-    p = lc.model.pricing
     out = {}
     for days in (28, 30, 31):
-        if p.per_gpu_hour is not None:
-            fee = p.per_gpu_hour * lc.topology.gpu_count * 24 * days
-        else:
-            assert p.per_node_month is not None
-            fee = p.per_node_month * len(lc.topology.nodes)
+        fee = lc.model.pricing.fee(gpus=lc.topology.gpu_count, nodes=len(lc.topology.nodes), hours=24 * days)
         out[f"{days}d"] = str(fee.quantize(CENT, ROUND_HALF_UP))
     return out
 

@@ -35,3 +35,10 @@ def test_edge_cases():
 def test_what_orjson_refuses_is_written_by_the_standard_library():
     for doc in ({"big": 2**70}, {1: "int key"}, {"s": "\ud800"}):
         assert dumps_indented(doc) == reference(doc)
+
+
+def test_utf8_bytes_are_the_text_encoded():
+    from slaschema.jsontext import dumps_indented_utf8
+
+    for doc in ({"ü": ["\u2028", 1.5, None]}, {"small": 1e-05}, {1: 2}, {"big": 2**70}):
+        assert dumps_indented_utf8(doc) == reference(doc).encode("utf-8")

@@ -36,8 +36,6 @@ def audit_cmd(contract_file, only, minimums, fmt, bmc_address, kubeconfig, share
     """Audit this host read-only. Exit 1 when any finding fails (or could not be judged)."""
     from pathlib import Path
 
-    from slaschema.errors import InputError
-    from slaschema.cli import emit_problems
 
     from .audit import audit
     from .host import Host
@@ -53,11 +51,7 @@ def audit_cmd(contract_file, only, minimums, fmt, bmc_address, kubeconfig, share
         contract = load_or_exit(contract_file, fmt).model
     table = None
     if not only or "versions" in only:
-        try:
-            table = load_minimums(minimums)
-        except InputError as exc:
-            emit_problems(exc.problems, fmt)
-            sys.exit(1)
+        table = load_minimums(minimums)   # bad minimums: problems printed, exit 1 (report_input_errors)
     extra = {}
     if bmc_address:
         extra["bmc_address"] = bmc_address

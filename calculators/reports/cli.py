@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -98,7 +97,6 @@ def review(contract: str, incidents: str, quarter: str | None, month: str | None
     contract's whole window when earlier months are given (--history or --history-from).
     Exit 1 when the contract, the log or a history file has errors.
     """
-    import json
     from decimal import Decimal
 
     from calculators.cli import apply_history
@@ -109,8 +107,8 @@ def review(contract: str, incidents: str, quarter: str | None, month: str | None
     from calculators.reports.review import ReviewInputs, review_document
     from calculators.reports.review_model import review_extras
     from slakit import __version__
-    from slaschema.cli import emit_problems, load_or_exit
-    from slaschema.errors import InputError
+    from slaschema.cli import load_or_exit
+    from slaschema.jsontext import dumps_indented_utf8
 
     if (quarter is None) == (month is None):
         raise click.UsageError("name exactly one of --quarter or --month")
@@ -118,11 +116,7 @@ def review(contract: str, incidents: str, quarter: str | None, month: str | None
     assert label is not None
     as_of_dt = parse_as_of(as_of, zone_option=None)
     lc = load_or_exit(contract)
-    try:
-        log = load_incidents(incidents, lc, assume_tz=assume_tz, skip_bad_rows=skip_bad_rows)
-    except InputError as e:
-        emit_problems(e.problems, "table")
-        sys.exit(1)
+    log = load_incidents(incidents, lc, assume_tz=assume_tz, skip_bad_rows=skip_bad_rows)   # bad log: exit 1
     try:
         res = compute(lc, log, [label], as_of=as_of_dt, incidents=True)
     except PeriodError as e:
@@ -147,7 +141,7 @@ def review(contract: str, incidents: str, quarter: str | None, month: str | None
         write_atomic(path, a.data)
         written.append(f"{path} ({a.description})")
     if json_out:
-        write_atomic(json_out, (json.dumps(result, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+        write_atomic(json_out, dumps_indented_utf8(result))
         written.append(f"{json_out} (result document)")
     total = sum((Decimal(p["credit_total"]) for p in result["periods"]), Decimal(0))
     click.echo(f"SLA review {label} for {lc.id}: credits owed {money(total, result['currency'])}")

@@ -52,11 +52,7 @@ class _Ctx:
         self.gpus = self.t.node_gpus
 
     def node_fee(self, node_idx: int, days: int = 30) -> Decimal:
-        p = self.m.pricing
-        if p.per_gpu_hour is not None:
-            return p.per_gpu_hour * self.gpus[node_idx] * _hrs(days)
-        assert p.per_node_month is not None
-        return p.per_node_month
+        return self.m.pricing.fee(gpus=self.gpus[node_idx], nodes=1, hours=_hrs(days))
 
     def unit_fee(self, scope: str, unit: str, days: int = 30) -> Decimal:
         idx = self.t.node_index

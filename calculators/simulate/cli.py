@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
@@ -66,8 +65,7 @@ def simulate(contract: str, model_name: str, months: int, runs: int, seed: int, 
     scope, credits (mean, P50, P95), the odds that each termination trigger fires, and the
     value returned (credits / value of the GPU-hours lost). Deterministic for a seed.
     """
-    from slaschema.cli import emit_problems, load_or_exit
-    from slaschema.errors import InputError
+    from slaschema.cli import load_or_exit
 
     if chart and Path(chart).suffix.lower() not in (".png", ".pdf"):
         raise click.UsageError("--chart must end in .png or .pdf")
@@ -78,11 +76,7 @@ def simulate(contract: str, model_name: str, months: int, runs: int, seed: int, 
             raise click.UsageError("--start must be YYYY-MM")
     from calculators.simulate.models import load_model
 
-    try:
-        model = load_model(model_name)
-    except InputError as e:
-        emit_problems(e.problems, fmt)
-        sys.exit(1)
+    model = load_model(model_name)        # a bad model: problems printed, exit 1 (report_input_errors)
     if show_model:
         click.echo(json.dumps(model.describe(), indent=2))
         return

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from calculators.periods import Period, month
+from calculators.periods import Period, parse_month, shift_label
 from calculators.simulate.generate import SimLogs, generate, lost_gpu_hours
 from calculators.simulate.models import FailureModel
 from slaschema.loader import LoadedContract
@@ -132,11 +132,8 @@ def horizon(lc: LoadedContract, months: int, start: str | None = None) -> list[P
         y, m = lc.model.contract.effective.from_.year, lc.model.contract.effective.from_.month
     else:
         raise ValueError("the contract has no effective date; name the first month with --start YYYY-MM")
-    out = []
-    for _ in range(months):
-        out.append(month(y, m, zone))
-        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
-    return out
+    first = f"{y:04d}-{m:02d}"
+    return [parse_month(shift_label(first, k), zone) for k in range(months)]
 
 
 def run_records(logs: SimLogs, topo, r: int, lo: int, hi: int) -> list[dict[str, Any]]:

@@ -60,11 +60,7 @@ def _planned(name: str) -> bool:
 
 def monthly_fee(lc: LoadedContract) -> Decimal:
     """The whole contract's fee for an average month (730 h)."""
-    p = lc.model.pricing
-    if p.per_gpu_hour is not None:
-        return p.per_gpu_hour * lc.topology.gpu_count * HOURS_PER_MONTH
-    assert p.per_node_month is not None
-    return p.per_node_month * len(lc.topology.nodes)
+    return lc.model.pricing.fee(gpus=lc.topology.gpu_count, nodes=len(lc.topology.nodes), hours=HOURS_PER_MONTH)
 
 
 # --- downtime: node / rack / cluster / site -----------------------------------------------

@@ -299,3 +299,26 @@ def test_register_shows_the_provider_ticket_and_ids_stay_whole(run, pdf):
         if r["ticket"]:
             assert r["ticket"] in words, r["ticket"]
     assert b"ND-49886" in run[3]["incidents"].to_csv()
+def test_a_bad_log_is_printed_by_the_one_input_error_handler(tmp_path):
+    """review lets the loader's InputError propagate; the `slakit` command prints every
+    problem with its code and exits 1, without a traceback and without writing the PDF."""
+    log = tmp_path / "bad.csv"
+    log.write_text("id,scope,target,start\nA,node,r99-n01,2027-02-03T10:00:00Z\nB,node,r01-n01,soon\n")
+    out = tmp_path / "r.pdf"
+    got = CliRunner().invoke(main, ["review", str(EXAMPLE), str(log), "--month", "2027-02", "-o", str(out)])
+    assert got.exit_code == 1 and not out.exists()
+    assert "row 1, column target" in got.output and "[unknown_target]" in got.output
+    assert "row 2, column start" in got.output and "[timestamp_invalid]" in got.output
+    assert isinstance(got.exception, SystemExit)
+
+
+def test_every_command_reports_input_errors():
+    import click
+
+    def commands(group):
+        for cmd in group.commands.values():
+            yield cmd
+            if isinstance(cmd, click.Group):
+                yield from commands(cmd)
+    callbacks = [c.callback for c in commands(main) if c.callback]
+    assert len(callbacks) > 20 and all(getattr(cb, "reports_input_errors", False) for cb in callbacks)
