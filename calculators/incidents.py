@@ -58,6 +58,7 @@ import numpy as np
 import pandas as pd
 
 from slaschema import hostlist
+from slaschema.safefiles import check_cli_file
 from slaschema.errors import InputError, Problem
 
 if TYPE_CHECKING:
@@ -174,6 +175,7 @@ def load_incidents(path: str | Path, lc: LoadedContract, assume_tz: str | None =
     """
     p = Path(path)
     fname = str(path)
+    check_cli_file(p, "incident log")          # no /proc, /sys, /dev, FIFO or device
     if not p.is_file():
         raise InputError([Problem("file_not_found", "no such incident log", file=fname, fix="check the path")])
     padded, size = _read_padded(p)
