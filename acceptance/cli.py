@@ -380,8 +380,12 @@ def _read_results(path: Path) -> dict:
         click.echo(f"{path}: not a readable run document ({type(exc).__name__}); fix: rerun "
                    "`slakit accept evaluate CONTRACT BUNDLE --write` [results_invalid]", err=True)
         sys.exit(1)
-    if not isinstance(doc, dict) or doc.get("format") != RUN_FORMAT or not isinstance(doc.get("criteria"), list):
-        click.echo(f"{path}: not a {RUN_FORMAT} document [results_invalid]", err=True)
+    from acceptance.report.check_document import document_problems
+
+    problems = document_problems(doc)
+    if problems:
+        click.echo(f"{path}: not a {RUN_FORMAT} document ({'; '.join(problems)}); fix: rerun "
+                   "`slakit accept evaluate CONTRACT BUNDLE --write` [results_invalid]", err=True)
         sys.exit(1)
     return doc
 

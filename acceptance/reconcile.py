@@ -105,6 +105,9 @@ def _parse_time(text: str, file: str, row: int, column: str, problems: list[Prob
 
 
 def _records(path: Path) -> list[dict]:
+    from slaschema.safefiles import check_cli_file
+
+    check_cli_file(path, "incident log")
     text = path.read_text(encoding="utf-8-sig")
     stripped = text.lstrip()
     if stripped.startswith("["):

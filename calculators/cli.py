@@ -226,17 +226,20 @@ def render_table(result, max_rows: int = 25) -> str:
 
     from calculators import credits as cr
 
+    from slaschema.textsafe import rich_text
+
     buf = io.StringIO()
     con = Console(file=buf, width=120, force_terminal=False, color_system=None)
     con.print(f"[bold]{result.contract}[/] — credits in {result.currency}, months in {result.timezone}, "
               f"open incidents end at {result.to_json(include_units=False)['as_of']}")
     if result.open_incidents:
         ids = list(result.open_incidents)
-        con.print(f"open incidents, counted until as_of: {', '.join(ids[:10])}" + (" …" if len(ids) > 10 else ""))
+        con.print(rich_text(f"open incidents, counted until as_of: {', '.join(ids[:10])}")
+                  + (" …" if len(ids) > 10 else ""))
     if result.skipped_rows:
         con.print(f"[yellow]{len(result.skipped_rows)} problem(s) in skipped rows:[/]")
         for p in result.skipped_rows:
-            con.print(f"  row {p.get('row')}, column {p.get('column')}: {p.get('message')} [{p.get('code')}]")
+            con.print(rich_text(f"  row {p.get('row')}, column {p.get('column')}: {p.get('message')} [{p.get('code')}]"))
     rev11 = result.revision_1_1
     totals = Table(title="Months")
     cols = ["period", "hours", "fee total", "credit uncapped", "cap", "credit total"]
@@ -281,10 +284,12 @@ def render_table(result, max_rows: int = 25) -> str:
             for i in order[:max_rows]:
                 r = sm.row(i)
                 ids = r["incidents"]
-                t.add_row(r["id"], str(r["downtime_seconds"]), *((str(r["service_seconds"]),) if rev11 else ()),
+                t.add_row(rich_text(r["id"]), str(r["downtime_seconds"]),
+                          *((str(r["service_seconds"]),) if rev11 else ()),
                           str(r["excluded_seconds"]), r["availability_pct"],
                           "yes" if r["met"] else "NO", r["credit_pct"], r["credit"],
-                          ", ".join(ids[:4]) + (f" +{len(ids) - 4}" if len(ids) > 4 else ""), " ".join(r["flags"]))
+                          rich_text(", ".join(ids[:4])) + (f" +{len(ids) - 4}" if len(ids) > 4 else ""),
+                          " ".join(r["flags"]))
             if hit:
                 con.print(t)
                 if len(order) > max_rows:

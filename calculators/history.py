@@ -35,6 +35,7 @@ import numpy as np
 
 from slaschema.errors import InputError, Problem
 from slaschema.models import SCOPES
+from slaschema.safefiles import read_named
 
 Below = dict[str, frozenset[tuple[str, str]]]      # month label -> (scope, id) below target
 
@@ -92,9 +93,14 @@ def load_history_files(paths: list[str], contract_id: str) -> tuple[Below, dict[
     for path in paths:
         name = str(path)
         try:
-            doc = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-            problems.append(Problem("history_unreadable", f"cannot read the result: {e}", file=name))
+            data = read_named(name, base_dir=None, from_cli=True, what="history file")
+            doc = json.loads(data.decode("utf-8"))
+        except InputError as e:
+            problems.extend(Problem("history_unreadable", f"cannot read the result: {q.message} ({q.code})",
+                                    file=name, fix=q.fix) for q in e.problems)
+            continue
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+            problems.append(Problem("history_unreadable", f"cannot read the result: {type(e).__name__}", file=name))
             continue
         got, probs = _from_json(doc, name, contract_id)
         problems.extend(probs)

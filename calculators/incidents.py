@@ -71,6 +71,7 @@ import pyarrow.csv as pa_csv
 from calculators.column_spec import Check, Column, Context, validate
 from calculators.incident_reasons import Reason
 from slaschema import hostlist
+from slaschema.safefiles import check_cli_file
 from slaschema.errors import InputError, Problem
 from slaschema.models import SCOPES
 
@@ -196,6 +197,7 @@ def load_incidents(path: str | Path, lc: LoadedContract, assume_tz: str | None =
     """
     p = Path(path)
     fname = str(path)
+    check_cli_file(p, "incident log")          # no /proc, /sys, /dev, FIFO or device
     if not p.is_file():
         raise InputError([Problem(Reason.FILE_NOT_FOUND, "no such incident log", file=fname, fix="check the path")])
     data = p.read_bytes()

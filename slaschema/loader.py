@@ -263,6 +263,9 @@ def load_contract(path: str | Path) -> LoadedContract:
                                   fix="check the path")])
     if p.is_dir():
         raise InputError([Problem("not_a_file", "is a directory", file=str(path), fix="name a contract file")])
+    from slaschema.safefiles import check_cli_file
+
+    check_cli_file(p, "contract")                # no /proc, /sys, /dev, FIFO or device
     size = p.stat().st_size
     if size > MAX_BYTES:
         raise InputError([Problem("file_too_large", f"file is {size / 1e6:.1f} MB; the limit is "

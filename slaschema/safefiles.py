@@ -72,6 +72,19 @@ def resolve_named(name: str, *, base_dir: Path | str | None, from_cli: bool = Fa
     return Path(real)
 
 
+def check_cli_file(path: Path | str, what: str = "file") -> None:
+    """For readers of a file named on the command line that do their own reading: InputError
+    unless it is a regular file outside /proc, /sys and /dev (no FIFO or device to hang on)."""
+    real = resolve_named(str(path), base_dir=None, from_cli=True, what=what, source=str(path))
+    try:
+        st = os.stat(real)
+    except OSError:
+        return                                   # the caller reports a missing file its own way
+    if not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
+        raise InputError([Problem("not_a_regular_file", f"{what}: not a regular file (FIFO, device or socket)",
+                                  file=str(path), fix="name a regular file")])
+
+
 def read_named(name: str, *, base_dir: Path | str | None, from_cli: bool = False, what: str = "file",
                field: str | None = None, source: str | None = None, max_bytes: int | None = None) -> bytes:
     """The bytes of a named file, after `resolve_named`'s rules, a regular-file check and the

@@ -295,6 +295,12 @@ def _prescan(text: str, file: str) -> None:
                          "remove the repeated aliases; write the values out")
 
 
+def check_complexity(text: str, file: str = "<input>") -> None:
+    """For readers that use plain `yaml.safe_load`: InputError `yaml_too_complex` for an alias
+    bomb or a deep nest, before the document is built."""
+    _prescan(text, file)
+
+
 def _size_problem(file: str, size: int) -> Problem:
     return Problem("file_too_large", f"file is {size / 1e6:.1f} MB; the limit is {MAX_BYTES / 1e6:.0f} MB",
                    file=file, value=size,

@@ -26,7 +26,8 @@ from slaschema.models import Criterion
 
 
 class DetectionParams(CheckParams):
-    result: SafePath | None = Field(default=None, description="drill JSON on the runner host; relative to the working directory")
+    result: SafePath | None = Field(default=None, description="drill JSON on the runner host; in a contract: relative to (and inside) the "
+                                        "contract's folder; with --param: relative to the working directory")
 
     @field_validator("result", mode="before")
     @classmethod

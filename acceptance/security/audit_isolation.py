@@ -117,9 +117,24 @@ def http_probe(url: str, timeout: float) -> Probe:
         return Probe(url, False, error=f"{type(reason).__name__}: {reason}")
 
 
+def _safe_yaml(text: str) -> dict:
+    """`yaml.safe_load` after the alias-bomb and depth check; a mapping, or ValueError."""
+    from slaschema.errors import InputError
+    from slaschema.strict_yaml import check_complexity
+
+    try:
+        check_complexity(text)
+    except InputError as exc:
+        raise ValueError(exc.problems[0].message) from None
+    doc = yaml.safe_load(text) or {}
+    if not isinstance(doc, dict):
+        raise ValueError("not a YAML mapping")
+    return doc
+
+
 def kubeconfig_server(text: str) -> str:
     """The API server URL of the kubeconfig's current context (or its only cluster)."""
-    doc = yaml.safe_load(text) or {}
+    doc = _safe_yaml(text)
     clusters = {c.get("name"): (c.get("cluster") or {}) for c in doc.get("clusters") or []}
     contexts = {c.get("name"): (c.get("context") or {}) for c in doc.get("contexts") or []}
     current = doc.get("current-context")
@@ -257,8 +272,8 @@ def evaluate_bmc(raw: IsolationRaw, criterion: str, node: str | None) -> list[Ve
 
 def _kubelet_config(text: str) -> tuple[int | None, bool | None]:
     try:
-        doc = yaml.safe_load(text) or {}
-    except yaml.YAMLError:
+        doc = _safe_yaml(text)
+    except (yaml.YAMLError, ValueError):
         return None, None
     ro = doc.get("readOnlyPort")
     anon = ((doc.get("authentication") or {}).get("anonymous") or {}).get("enabled")

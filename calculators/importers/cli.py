@@ -9,6 +9,13 @@ import click
 
 
 def _read(path: str) -> str:
+    from slaschema.errors import InputError
+    from slaschema.safefiles import check_cli_file
+
+    try:
+        check_cli_file(path, "export")              # no /proc, /sys, /dev, FIFO or device
+    except InputError as exc:
+        _fail(exc.problems)
     return Path(path).read_bytes().decode("utf-8-sig", errors="replace")
 
 

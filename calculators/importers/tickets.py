@@ -74,7 +74,10 @@ class ColumnMap:
 
 
 def load_map(path: str | Path) -> ColumnMap:
+    from slaschema.safefiles import check_cli_file
+
     p = Path(path)
+    check_cli_file(p, "column map")
     if not p.is_file():
         raise InputError([Problem("file_not_found", "no such map file", file=str(path), fix="check the path")])
     return parse_map(p.read_bytes(), str(path))

@@ -281,7 +281,10 @@ class _ModelSpec(_Strict):
 def from_yaml(path: str | Path) -> FailureModel:
     from slaschema.strict_yaml import read_yaml
 
+    from slaschema.safefiles import check_cli_file
+
     p = Path(path)
+    check_cli_file(p, "failure model")
     if not p.is_file():
         raise InputError([Problem("file_not_found", "no such failure model", file=str(path), fix="check the path")])
     doc = read_yaml(p.read_bytes(), str(path))

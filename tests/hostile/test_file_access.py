@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -211,3 +212,38 @@ def test_minimums_file_under_proc_is_refused(monkeypatch):
         load_minimums("/proc/self/environ")
     assert exc.value.codes == ["minimums_unreadable"] and SECRET not in str(exc.value)
     assert "path_forbidden" in str(exc.value)
+
+
+# ------------------------------------------------------------------ files named on the command line
+
+@pytest.mark.parametrize("special", ["/dev/zero", "/proc/self/environ", "fifo"])
+def test_command_line_files_under_dev_proc_or_fifos_are_refused_without_hanging(tmp_path, monkeypatch, special):
+    import threading
+
+    monkeypatch.setenv("HOSTILE_PROBE", SECRET)
+    from tests.hostile.conftest import REPO
+
+    if special == "fifo":
+        special = str(tmp_path / "fifo")
+        os.mkfifo(special)
+    contract = REPO / "examples" / "gb200-contract.yaml"
+    cases = [("validate", special), ("credits", contract, special, "--period", "2027-01"),
+             ("credits", contract, REPO / "examples" / "gb200-incidents-2027Q1.csv", "--period", "2027-02",
+              "--history", special),
+             ("import", "csv", special, "--map", REPO / "examples" / "ticket-map.yaml"),
+             ("simulate", contract, "--failure-model", special, "--runs", "1"),
+             ("reconcile", special, special)]
+    results = []
+
+    def work():
+        for args in cases:
+            results.append(cli(*args))
+
+    t = threading.Thread(target=work, daemon=True)
+    t.start()
+    t.join(60)
+    assert not t.is_alive(), f"hung after {len(results)} commands"
+    for args, r in zip(cases, results):
+        assert r.exit_code == 1 and "Traceback" not in r.output, (args, r.output)
+        assert re.search(r"\[(path_forbidden|not_a_regular_file|history_unreadable|file_not_found)\]", r.output), r.output
+        assert SECRET not in r.output
