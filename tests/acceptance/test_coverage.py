@@ -166,7 +166,7 @@ def test_one_criterion_on_one_node_is_no_acceptance(tmp_path):
     assert doc["decision"]["blocking"] == {"not_run": 3 + 4 + 2 + 1}
     assert by_id(doc)["eth"]["reason_text"].startswith("no_evidence: 4 of 4 nodes not run")
     text = certificate(b, tmp_path)
-    assert "ACCEPTED" not in text and "INCOMPLETE" in text and "NOT_RUN" in text
+    assert "ACCEPTED" not in text and "INCOMPLETE" in text and "NOT RUN" in text
 
 
 @pytest.mark.parametrize("args", [("--only", "sw"), ("--nodes", "n[1-2]"), ("--only", "network", "--nodes", "n1")])
@@ -603,3 +603,13 @@ def test_the_runner_runs_a_rack_scoped_criterion_once_per_rack_in_scope(tmp_path
     assert ex.jobs == [["n1", "n2"]]
     assert verdicts(doc, "nccl") == [("r1", "pass", "within_bounds"), ("r2", "not_run", "no_evidence")]
     assert doc["decision"]["result"] == "partial" and doc["decision"]["exit_status"] == 1
+
+
+def test_results_written_before_coverage_judging_are_never_shown_as_accepted(tmp_path):
+    c, b = contract(tmp_path), full_bundle(tmp_path)
+    r, doc = evaluate(c, b)
+    assert doc["decision"]["accepted"]
+    old = {k: v for k, v in doc.items() if k not in ("decision", "scope", "waivers", "as_of")}
+    (b / "results.json").write_text(json.dumps(old))
+    text = certificate(b, tmp_path)
+    assert "ACCEPTED" not in text and "NO VERDICT" in text
