@@ -43,9 +43,10 @@ does not list warns. It counts like any criterion (status, counts, exit code).
 
 `aggregate` rolls the verdicts up: per node the worst status of its verdicts, the number of
 verdicts per status (`counts`) and the criteria it did not pass; per rack of the contract
-topology (nodes the topology does not list go under "(not in contract)") the worst node
-status, the number of nodes per status (`node_counts`) and of verdicts per status; overall
-the same over every node, plus the verdicts about no single node (`cluster_counts`).
+topology (nodes the topology does not list go under "(not in contract)") the worst status of
+its nodes and of the verdicts about the whole rack (a rack-scoped NCCL run), the number of
+nodes per status (`node_counts`) and of verdicts per status; overall the same over every
+node, plus the verdicts about no single node or rack (`cluster_counts`).
 """
 
 from __future__ import annotations
@@ -385,12 +386,18 @@ def aggregate(criteria: Sequence[Mapping[str, Any]], contract: LoadedContract) -
     per_node: dict[str, dict[str, int]] = {}
     node_criteria: dict[str, dict[str, str]] = {}
     cluster_counts = dict(zero)
+    per_rack: dict[str, dict[str, int]] = {}          # verdicts about a whole rack (a rack-scoped run)
+    rack_ids = topo.rack_index
     for c in criteria:
         cid = c["id"]
         for v in c["verdicts"]:
             node, status = v.get("node"), v["status"]
             if node is None or node == CLUSTER:
-                cluster_counts[status] += 1
+                unit = (v.get("details") or {}).get("unit")
+                if unit in rack_ids:
+                    per_rack.setdefault(unit, dict(zero))[status] += 1
+                else:
+                    cluster_counts[status] += 1
                 continue
             per_node.setdefault(node, dict(zero))[status] += 1
             seen = node_criteria.setdefault(node, {})
@@ -420,12 +427,21 @@ def aggregate(criteria: Sequence[Mapping[str, Any]], contract: LoadedContract) -
         r["node_counts"][n["status"]] += 1
         for s, k in n["counts"].items():
             r["counts"][s] += k
+    for rack, extra in per_rack.items():
+        r = racks.setdefault(rack, {"rack": rack, "status": str(Status.PASS), "nodes": 0,
+                                    "node_counts": dict(zero), "counts": dict(zero)})
+        for s, k in extra.items():
+            r["counts"][s] += k
     for r in racks.values():
-        r["status"] = str(worst(s for s, k in r["node_counts"].items() if k))
+        r["status"] = str(worst([*(s for s, k in r["node_counts"].items() if k),
+                                 *(s for s, k in per_rack.get(r["rack"], {}).items() if k)]))
     rack_order = topo.rack_index
     rack_list = sorted(racks.values(), key=lambda r: (rack_order.get(r["rack"], len(rack_order)), r["rack"]))
     node_counts = dict(zero)
     counts = dict(cluster_counts)
+    for extra in per_rack.values():
+        for s, k in extra.items():
+            counts[s] += k
     for n in nodes:
         node_counts[n["status"]] += 1
         for s, k in n["counts"].items():

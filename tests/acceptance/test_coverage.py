@@ -613,3 +613,15 @@ def test_results_written_before_coverage_judging_are_never_shown_as_accepted(tmp
     (b / "results.json").write_text(json.dumps(old))
     text = certificate(b, tmp_path)
     assert "ACCEPTED" not in text and "NO VERDICT" in text
+
+
+def test_a_rack_scoped_result_rolls_up_into_its_rack(tmp_path):
+    c, b = contract(tmp_path), full_bundle(tmp_path)
+    (b / "raw" / "nccl" / "r2.txt").write_text(nccl_output(["n3", "n4"], busbw=350.0))
+    r, doc = evaluate(c, b)
+    assert r.exit_code == 1 and doc["decision"]["result"] == "rejected"
+    assert by_id(doc)["nccl"]["reason_text"] == "below_min: 350 GB/s (expected >= 400 GB/s) in r2"
+    racks = {x["rack"]: x for x in doc["aggregate"]["racks"]}
+    assert racks["r2"]["status"] == "fail" and racks["r2"]["counts"]["fail"] == 1
+    assert racks["r1"]["status"] == "pass"
+    assert doc["aggregate"]["overall"]["cluster_counts"]["fail"] == 0
