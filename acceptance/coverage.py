@@ -21,7 +21,8 @@ Before a check's verdicts count, the evidence is cross-checked against what it i
 under; a finding replaces the check's verdicts for that evidence (what they would have said
 is kept under `details.judged`), so a mislabelled or cut-off output never passes:
 
-- `evidence_node_mismatch`: the output names a host (nccl-tests rank lines, a `Hostname :`
+- `evidence_node_mismatch`: the output names a host (nccl-tests rank lines, the node or
+  job hostlist the executor recorded in a RawOutput JSON (Slurm's task node), a `Hostname :`
   line, the versions probe or a transcript's `hostname` / `uname -a`, fio's `hostname`,
   iperf3's `system_info`) that is not the node or a node of the rack it is filed under;
 - `layout_mismatch`: an NCCL run over another number of nodes than `params.nodes`, or with
@@ -202,6 +203,20 @@ def _json_docs(text: str) -> list[dict[str, Any]]:
     return [d for _, d in iter_json_objects(text)]
 
 
+def recorded_hosts(raw: RawOutput, key: str) -> list[str]:
+    """The node(s) the executor recorded in a RawOutput JSON (`node`: a name, or the hostlist
+    of a multi-node job); empty when it records nothing beyond the file's own name."""
+    from slaschema.hostlist import HostlistError, expand
+
+    n = raw.node
+    if not n or n in (CLUSTER, key):
+        return []
+    try:
+        return _clean_hosts(expand(n))
+    except HostlistError:
+        return _clean_hosts([n])
+
+
 def named_hosts(check_id: str, raw: RawOutput, metrics: Mapping[str, Any] | None) -> list[str]:
     """The hosts an output says it comes from (short, lower-case); empty when it names none."""
     m = metrics or {}
@@ -323,7 +338,7 @@ def judge_criterion(check: Check, criterion: Criterion, params: CheckParams, out
         raw = outputs[key]
         judge_as = key if layout == NODE and key != CLUSTER else CLUSTER
         m, vs = judge_output(check, criterion, params, judge_as, raw)
-        hosts = named_hosts(check.id, raw, m)
+        hosts = list(dict.fromkeys([*named_hosts(check.id, raw, m), *recorded_hosts(raw, key)]))
         unit_key, problem = _attribute(key, hosts, layout, units, by_key, unit_of_node, scope)
         if unit_key is None and problem is None:
             ignored.append(key)                 # a contract node or rack outside the scope

@@ -625,3 +625,22 @@ def test_a_rack_scoped_result_rolls_up_into_its_rack(tmp_path):
     assert racks["r2"]["status"] == "fail" and racks["r2"]["counts"]["fail"] == 1
     assert racks["r1"]["status"] == "pass"
     assert doc["aggregate"]["overall"]["cluster_counts"]["fail"] == 0
+
+
+def test_the_node_an_executor_recorded_is_checked_against_the_file_name(tmp_path):
+    c = contract(tmp_path)
+    b = full_bundle(tmp_path)
+    (b / "raw" / "eth" / "n2.txt").unlink()
+    # n1's RawOutput JSON (the executor recorded node n1) filed as n2's
+    (b / "raw" / "eth" / "n2.json").write_text(json.dumps(
+        {"node": "n1", "rc": 0, "started": None, "finished": None, "timed_out": False, "error": None,
+         "stdout": iperf("n2"), "stderr": ""}))
+    # an NCCL job whose recorded hostlist (Slurm's) is not the rack it is filed under
+    (b / "raw" / "nccl" / "r2.txt").unlink()
+    (b / "raw" / "nccl" / "r2.json").write_text(json.dumps(
+        {"node": "n[1-2]", "rc": 0, "started": None, "finished": None, "timed_out": False, "error": None,
+         "stdout": nccl_output(["{host1}", "{host2}"]), "stderr": ""}))     # masked rank-line hosts
+    r, doc = evaluate(c, b)
+    assert r.exit_code == 1
+    assert ("n2", "error", "evidence_node_mismatch") in verdicts(doc, "eth")
+    assert ("r2", "error", "evidence_node_mismatch") in verdicts(doc, "nccl")
