@@ -386,6 +386,17 @@ def test_accept_run_only_gpu_on_a_host_without_gpus_exits_1(tmp_path):
     assert doc["scope"]["nodes_not_in_contract"] and doc["scope"]["nodes_not_covered_count"] == 72
     assert doc["decision"]["subset_result"] == "in the subset a criterion was not run or was skipped"
     assert "ACCEPTED" not in certificate(out, tmp_path)
+    # Signed-off waivers for the three skips: the subset passes (exit 0), still no acceptance.
+    w = waiver_file(tmp_path, "".join(
+        f"- {{criterion: {cid}, reason: no GPU on the test host, approved_by: J. Roe, expires: 2099-01-01}}\n"
+        for cid in ("gpu-inventory", "gemm-bf16", "dcgm-diag")))
+    r = CliRunner().invoke(main, ["accept", "run", str(REPO / "examples" / "gb200-contract.yaml"), "--out",
+                                  str(tmp_path / "run2"), "--only", "gpu", "--waivers", str(w), "--format", "json",
+                                  "--no-progress"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["decision"]["result"] == "partial" and [x["state"] for x in doc["waivers"]] == ["applied"] * 3
+    assert "ACCEPTED" not in certificate(tmp_path / "run2", tmp_path)
 
 
 # --------------------------------------------------------------------------- waivers
