@@ -360,6 +360,14 @@ def judge_criterion(check: Check, criterion: Criterion, params: CheckParams, out
             verdicts.extend(replace(v, node=node if layout == NODE else v.node,
                                     details={**v.details, **tag}) for v in vs)
         covered[unit_key] = None
+    if not units and not verdicts:
+        # No node or group of this layout lies in the scope (a rack run, and no contract rack in
+        # it): nothing was covered, which is never a pass.
+        verdicts.append(verdict(
+            cid, None, Status.NOT_RUN, "no_group_in_scope",
+            expected=f"a {layout} of the contract's topology in scope",
+            remediation=f"run on the nodes of a whole {layout} of the contract (--nodes)",
+            details={"unit": CLUSTER if layout == WHOLE else None, "layout": layout}))
     for u in units:
         if u.key not in covered:
             verdicts.append(verdict(

@@ -300,6 +300,8 @@ def reason_text(v: Verdict | None, unit: str = "") -> str | None:
     m = fmt(v.measured) if isinstance(v.measured, float) else str(v.measured)
     if isinstance(v.measured, float) and unit:
         m = f"{m} {unit}"
+    if v.status == Status.SKIP:
+        return f"{v.reason}: {m}{where}"             # why it does not apply; nothing was compared
     if v.reason.endswith("_mismatch") or v.reason in ("constraint_not_met", "service_not_running"):
         return f"{v.reason}: {m} != {v.expected}{where}"
     return f"{v.reason}: {m} (expected {v.expected}){where}" if v.expected else f"{v.reason}: {m}{where}"
@@ -307,7 +309,7 @@ def reason_text(v: Verdict | None, unit: str = "") -> str | None:
 
 def _not_run_text(first: Verdict | None, verdicts: Sequence[Verdict]) -> str | None:
     """For a criterion decided by not_run: how many of its units have no evidence."""
-    if first is None or first.status != Status.NOT_RUN:
+    if first is None or first.status != Status.NOT_RUN or first.reason != "no_evidence":
         return None
     units = {v.node or v.details.get("unit") for v in verdicts}
     missing = [v for v in verdicts if v.status == Status.NOT_RUN]
@@ -318,6 +320,9 @@ def _not_run_text(first: Verdict | None, verdicts: Sequence[Verdict]) -> str | N
 
 def criterion_json(r: CriterionResult) -> dict[str, Any]:
     c, check = r.planned.criterion, r.planned.check
+    if not r.verdicts:                       # nothing judged is never a pass
+        r.verdicts = [verdict(c.id, None, Status.NOT_RUN, "no_evidence", expected="raw outputs of the check",
+                              remediation="run the check or hand over its raw outputs")]
     status = worst(v.status for v in r.verdicts)
     first = decisive(r.verdicts)
     return {

@@ -655,3 +655,13 @@ def test_the_node_an_executor_recorded_is_checked_against_the_file_name(tmp_path
     assert r.exit_code == 1
     assert ("n2", "error", "evidence_node_mismatch") in verdicts(doc, "eth")
     assert ("r2", "error", "evidence_node_mismatch") in verdicts(doc, "nccl")
+
+
+def test_a_rack_criterion_with_no_rack_in_scope_is_not_run_never_a_pass(tmp_path):
+    c = contract(tmp_path)
+    b = full_bundle(tmp_path)
+    r, doc = evaluate(c, b, "--nodes", "gpu-x1")          # a host the contract does not list
+    nccl = by_id(doc)["nccl"]
+    assert (nccl["status"], nccl["reason"]) == ("not_run", "no_group_in_scope")
+    assert r.exit_code == 1 and doc["decision"]["result"] == "partial"
+    assert all(c["verdicts"] for c in doc["criteria"])
