@@ -63,7 +63,7 @@ from pathlib import Path
 from typing import Any
 
 from acceptance.checks import get_check
-from acceptance.checks.base import CLUSTER, Check, CheckParams, CollectContext, judge_output
+from acceptance.checks.base import CLUSTER, Check, CheckParams, CollectContext
 from acceptance.coverage import Scope, judge_criterion
 from acceptance.decision import decide
 from acceptance.evidence import Bundle, dumps, read_raw_dir, verify
@@ -237,23 +237,12 @@ class Judging:
         return apply_waivers(verdicts, self.waivers, self.as_of) if self.waivers else list(verdicts)
 
 
-def judge_outputs(p: Planned, outputs: Mapping[str, RawOutput],
-                  judging: Judging | None = None) -> tuple[list[Verdict], dict[str, Any]]:
-    """All nodes' raw outputs of one criterion -> verdicts and metrics per node. Pure.
-    With `judging`, over every node or group in its scope (`acceptance.coverage`), waivers applied."""
-    if judging is not None:
-        res = judge_criterion(p.check, p.criterion, p.params, outputs, judging.scope, judging.gpus_per_node)
-        return judging.finish(res.verdicts), res.metrics
-    verdicts: list[Verdict] = []
-    metrics: dict[str, Any] = {}
-    if not outputs:
-        return [verdict(p.criterion.id, None, Status.ERROR, "no_evidence", expected="raw outputs of the check",
-                        remediation="run the check or hand over its raw outputs (raw/<criterion>/<node>.json)")], {}
-    for node in sorted(outputs):
-        m, vs = judge_output(p.check, p.criterion, p.params, node, outputs[node])
-        metrics[node] = m
-        verdicts.extend(vs)
-    return verdicts, metrics
+def judge_outputs(p: Planned, outputs: Mapping[str, RawOutput], judging: Judging) -> tuple[list[Verdict], dict[str, Any]]:
+    """All raw outputs of one criterion -> verdicts over every node or group in the scope of
+    `judging` (`acceptance.coverage`; none without evidence passes), waivers applied, and the
+    metrics per output. Pure."""
+    res = judge_criterion(p.check, p.criterion, p.params, outputs, judging.scope, judging.gpus_per_node)
+    return judging.finish(res.verdicts), res.metrics
 
 
 def verdict_json(v: Verdict) -> dict[str, Any]:
@@ -462,21 +451,19 @@ def aggregate(criteria: Sequence[Mapping[str, Any]], contract: LoadedContract) -
 
 
 def run_document(contract: LoadedContract, run_meta: dict[str, Any], results: Sequence[CriterionResult],
-                 extra: Sequence[dict[str, Any]] = (), judging: Judging | None = None) -> dict[str, Any]:
+                 extra: Sequence[dict[str, Any]], judging: Judging) -> dict[str, Any]:
     """`extra`: entries that are no contract criterion (the scheduler's node list), listed first."""
     criteria = [*extra, *(r.as_json() for r in results)]
     counts = {str(s): 0 for s in PRECEDENCE}
     for c in criteria:
         counts[c["status"]] += 1
     info = contract.model.contract
-    scope = judging.scope.to_json() if judging is not None else None
-    covered: dict[str, Any] = {}
-    if judging is not None:
-        covered = {
-            "scope": scope,
-            "as_of": judging.as_of.isoformat(),
-            "waivers": waiver_report(judging.waivers, criteria, judging.as_of),
-        }
+    scope = judging.scope.to_json()
+    covered = {
+        "scope": scope,
+        "as_of": judging.as_of.isoformat(),
+        "waivers": waiver_report(judging.waivers, criteria, judging.as_of),
+    }
     return {
         "format": RUN_FORMAT,
         "contract": {"id": info.id, "title": info.title, "provider": info.provider, "customer": info.customer,
@@ -665,7 +652,7 @@ def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executo
         for p in planned:
             current[:] = [p.criterion.id]
             _run_one(p, opts, contract, executor, bundle, previous, done_before, results, states, event, keep,
-                     judging)
+                     judging=judging)
             save()
     except KeyboardInterrupt:
         stop_children(keep=keep)
@@ -679,8 +666,8 @@ def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executo
 
 def _run_one(p: Planned, opts: RunOptions, contract: LoadedContract, executor: Executor, bundle: Bundle,
              previous: dict[str, Any] | None, done_before: set[str], results: dict[str, CriterionResult],
-             states: dict[str, str], event: Event, keep: frozenset[int] = frozenset(),
-             judging: Judging | None = None) -> None:
+             states: dict[str, str], event: Event, keep: frozenset[int] = frozenset(), *,
+             judging: Judging) -> None:
     cid = p.criterion.id
     if cid in done_before and previous is not None:
         outputs = read_raw_dir(opts.out, cid) or {}
@@ -693,9 +680,10 @@ def _run_one(p: Planned, opts: RunOptions, contract: LoadedContract, executor: E
     _clear(bundle, cid)
     event("start", p, {"timeout_s": p.timeout_s})
     groups = None
-    if judging is not None and p.check.layout(p.params, judging.scope.largest_rack) != "node":
-        groups = {u.key: u.in_scope for u in judging.scope.units(p.check.layout(p.params, judging.scope.largest_rack))}
-    elif judging is not None and p.check.id == "network.nccl":
+    layout = p.check.layout(p.params, judging.scope.largest_rack)
+    if layout != "node":
+        groups = {u.key: u.in_scope for u in judging.scope.units(layout)}
+    elif p.check.id == "network.nccl":
         groups = {n: (n,) for n in opts.nodes}
     ctx = CollectContext(executor=executor, nodes=tuple(opts.nodes), timeout_s=p.timeout_s, python=opts.python,
                          gpus_per_node=_gpus_per_node(contract), groups=groups)
@@ -729,8 +717,7 @@ def _run_one(p: Planned, opts: RunOptions, contract: LoadedContract, executor: E
         reason = "timeout" if isinstance(exc, TimeoutError) else "collect_failed"
         vs = [verdict(cid, None, Status.ERROR, reason, measured=f"{type(exc).__name__}: {exc}"[:300],
                       expected="the check runs", remediation="see the message; rerun with --resume")]
-        if judging is not None:
-            vs += judge_outputs(p, {}, judging)[0]
+        vs += judge_outputs(p, {}, judging)[0]
         results[cid] = CriterionResult(p, vs, {}, "done", duration, [])
     else:
         outputs: dict[str, RawOutput] = box["outputs"]
@@ -756,14 +743,14 @@ def node_list_judge(executor_name: str | None) -> Callable[[RawOutput, Sequence[
 
 def _check_node_list(executor: Executor, judge_list: Callable[[RawOutput, Sequence[str]], list[Verdict]],
                      opts: RunOptions, contract: LoadedContract, bundle: Bundle,
-                     judging: Judging | None = None) -> dict[str, Any]:
+                     judging: Judging) -> dict[str, Any]:
     from acceptance.executors.slurm import NODE_LIST_ID
 
     _clear(bundle, NODE_LIST_ID)
     raw: RawOutput = executor.node_list()  # type: ignore[attr-defined]
     bundle.write_raw(NODE_LIST_ID, CLUSTER, raw)
     vs = judge_list(raw, contract.topology.nodes)
-    return node_list_entry(judging.finish(vs) if judging else vs, opts.executor_name, contract, raw.duration_s)
+    return node_list_entry(judging.finish(vs), opts.executor_name, contract, raw.duration_s)
 
 
 class _sigint_deferred:
