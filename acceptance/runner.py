@@ -332,6 +332,8 @@ def criterion_json(r: CriterionResult) -> dict[str, Any]:
         "state": r.state,
         "duration_s": r.duration_s,
         "nodes": r.nodes,
+        # evidence in the bundle about contract nodes or racks outside the scope: not judged
+        "evidence_outside_scope": sorted(set(r.nodes) - set(r.metrics)) if r.metrics or r.nodes else [],
         "verdicts": [verdict_json(v) for v in r.verdicts],
     }
 

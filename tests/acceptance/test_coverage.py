@@ -183,6 +183,8 @@ def test_a_run_limited_by_only_or_nodes_is_partial_on_every_output(tmp_path, arg
             "sw", "eth", "nccl", "drill"}
     if "--nodes" in args:
         assert scope["nodes_not_covered_count"] == 4 - len(scope["nodes"])
+        left_out = set(by_id(doc)["sw"]["evidence_outside_scope"]) if "sw" in by_id(doc) else set()
+        assert left_out == ({"n1", "n2", "n3", "n4"} - set(scope["nodes"]) if "sw" in by_id(doc) else set())
     # table, JSON (above), JUnit and the PDF all say so and name the subset
     out = table(c, b, *args)
     assert "PARTIAL — not an acceptance" in out and "subset:" in out and "not covered:" in out
