@@ -21,7 +21,8 @@ Before a check's verdicts count, the evidence is cross-checked against what it i
 under; a finding replaces the check's verdicts for that evidence (what they would have said
 is kept under `details.judged`), so a mislabelled or cut-off output never passes:
 
-- `evidence_node_mismatch`: the output names a host (nccl-tests rank lines, a `Hostname :`
+- `evidence_node_mismatch`: the output names a host (nccl-tests rank lines, the node or
+  job hostlist the executor recorded in a RawOutput JSON (Slurm's task node), a `Hostname :`
   line, the versions probe or a transcript's `hostname` / `uname -a`, fio's `hostname`,
   iperf3's `system_info`) that is not the node or a node of the rack it is filed under;
 - `layout_mismatch`: an NCCL run over another number of nodes than `params.nodes`, or with
@@ -121,7 +122,11 @@ class Scope:
 
     def known_key(self, key: str) -> bool:
         """A contract node or rack (in scope or not)."""
-        return key in set(self.contract_nodes) or any(key == r for r, _ in self.racks)
+        known = self.__dict__.get("_known")
+        if known is None:
+            known = frozenset(self.contract_nodes) | {r for r, _ in self.racks}
+            object.__setattr__(self, "_known", known)
+        return key in known
 
     def to_json(self) -> dict[str, Any]:
         from slaschema.hostlist import compress
@@ -175,6 +180,7 @@ def not_covered_lines(scope: Mapping[str, Any]) -> list[str]:
 # --------------------------------------------------------------------------- host names
 
 _MASKED = re.compile(r"[{}<>\[\]$%]")
+_SYSTEM_INFO = re.compile(r'"system_info"\s*:\s*"\S+\s+(\S+)')
 _HOSTNAME_LINE = re.compile(r"^[ \t#]*host ?name\s*[:=]\s*([A-Za-z0-9][A-Za-z0-9_.-]*)\s*$", re.I | re.M)
 
 
@@ -197,6 +203,20 @@ def _json_docs(text: str) -> list[dict[str, Any]]:
     return [d for _, d in iter_json_objects(text)]
 
 
+def recorded_hosts(raw: RawOutput, key: str) -> list[str]:
+    """The node(s) the executor recorded in a RawOutput JSON (`node`: a name, or the hostlist
+    of a multi-node job); empty when it records nothing beyond the file's own name."""
+    from slaschema.hostlist import HostlistError, expand
+
+    n = raw.node
+    if not n or n in (CLUSTER, key):
+        return []
+    try:
+        return _clean_hosts(expand(n))
+    except HostlistError:
+        return _clean_hosts([n])
+
+
 def named_hosts(check_id: str, raw: RawOutput, metrics: Mapping[str, Any] | None) -> list[str]:
     """The hosts an output says it comes from (short, lower-case); empty when it names none."""
     m = metrics or {}
@@ -204,21 +224,20 @@ def named_hosts(check_id: str, raw: RawOutput, metrics: Mapping[str, Any] | None
         return _clean_hosts(m.get("hosts") or [])
     text = raw.stdout
     names: list[Any] = []
-    if check_id in ("storage.fio", "network.iperf3", "gpu.dcgm"):
+    if check_id == "network.iperf3":
+        # start.system_info is `uname -a` of the client: "Linux HOST KERNEL ..."
+        names += _SYSTEM_INFO.findall(text)
+    elif check_id in ("storage.fio", "gpu.dcgm") and ('"hostname"' in text or '"host"' in text):
         for doc in _json_docs(text):
             if check_id == "storage.fio":
                 for group in ("client_stats", "jobs"):
                     names += [j.get("hostname") for j in doc.get(group) or [] if isinstance(j, dict)]
-            elif check_id == "network.iperf3":
-                info = (doc.get("start") or {}).get("system_info") if isinstance(doc.get("start"), dict) else None
-                parts = info.split() if isinstance(info, str) else []
-                if len(parts) >= 2:
-                    names.append(parts[1])
             else:
                 names.append(doc.get("hostname") or doc.get("host"))
     if check_id == "software.versions" and m.get("hostname"):
         names.append(m["hostname"])
-    names += _HOSTNAME_LINE.findall(text)
+    if "ostname" in text or "OSTNAME" in text or "ost name" in text:
+        names += _HOSTNAME_LINE.findall(text)
     return _clean_hosts(names)
 
 
@@ -235,6 +254,11 @@ def truncated_json(text: str) -> dict[str, Any] | None:
     m = _OBJ.search(text)
     if not m:
         return None
+    try:
+        json.JSONDecoder().raw_decode(text, m.start())
+        return None                         # the first object is whole (the common case, at C speed)
+    except ValueError:
+        pass
     depth, in_str, esc = 0, False, False
     commas: list[int] = []
     body = text[m.start():]
@@ -314,14 +338,17 @@ def judge_criterion(check: Check, criterion: Criterion, params: CheckParams, out
         raw = outputs[key]
         judge_as = key if layout == NODE and key != CLUSTER else CLUSTER
         m, vs = judge_output(check, criterion, params, judge_as, raw)
-        hosts = named_hosts(check.id, raw, m)
+        hosts = list(dict.fromkeys([*named_hosts(check.id, raw, m), *recorded_hosts(raw, key)]))
         unit_key, problem = _attribute(key, hosts, layout, units, by_key, unit_of_node, scope)
         if unit_key is None and problem is None:
             ignored.append(key)                 # a contract node or rack outside the scope
             continue
         metrics[key] = m
         node = unit_key if layout == NODE else None
-        tag = {"unit": unit_key or key, "layout": layout, "evidence": key}
+        # Where the evidence is filed, when the node alone does not say it (kept small: 19,000
+        # verdicts of a large fleet are rendered as JSON).
+        tag = {} if layout == NODE and key == unit_key else {
+            "unit": unit_key or key, "layout": layout, **({"evidence": key} if key != unit_key else {})}
         if problem is not None:
             verdicts.append(_finding(cid, node if unit_key else (key if key != CLUSTER else None), problem, vs, tag))
             continue
@@ -333,6 +360,14 @@ def judge_criterion(check: Check, criterion: Criterion, params: CheckParams, out
             verdicts.extend(replace(v, node=node if layout == NODE else v.node,
                                     details={**v.details, **tag}) for v in vs)
         covered[unit_key] = None
+    if not units and not verdicts:
+        # No node or group of this layout lies in the scope (a rack run, and no contract rack in
+        # it): nothing was covered, which is never a pass.
+        verdicts.append(verdict(
+            cid, None, Status.NOT_RUN, "no_group_in_scope",
+            expected=f"a {layout} of the contract's topology in scope",
+            remediation=f"run on the nodes of a whole {layout} of the contract (--nodes)",
+            details={"unit": CLUSTER if layout == WHOLE else None, "layout": layout}))
     for u in units:
         if u.key not in covered:
             verdicts.append(verdict(
@@ -387,7 +422,8 @@ def _attribute(key: str, hosts: list[str], layout: str, units: list[Unit], by_ke
 
 def _cross_check(check: Check, params: CheckParams, raw: RawOutput, m: Mapping[str, Any] | None, hosts: list[str],
                  unit: Unit, layout: str, gpus_per_node: Mapping[str, int]) -> dict[str, Any] | None:
-    if check.id in JSON_CHECKS and raw.error is None and not raw.timed_out:
+    if check.id in JSON_CHECKS and raw.error is None and not raw.timed_out and not (
+            check.id == "storage.fio" and m is not None and m.get("complete") is True):   # fio's parser closed nothing
         doc = truncated_json(raw.stdout)
         if doc is not None:
             return {"reason": "truncated_output", "measured": "JSON cut off",

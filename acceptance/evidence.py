@@ -233,7 +233,8 @@ def raw_from_json(doc: dict[str, Any], node: str) -> RawOutput:
         finished=ts(doc.get("finished")),
         timed_out=bool(doc.get("timed_out")),
         error=doc.get("error") if isinstance(doc.get("error"), str) else None,
-        node=node,
+        # the node(s) the executor recorded it ran on (checked against the file name by the judging)
+        node=doc["node"] if isinstance(doc.get("node"), str) and doc["node"] else node,
     )
 
 

@@ -220,7 +220,7 @@ def isolate_criterion(contract: Any, opts: IsolateOptions, executor: Any, *,
     from acceptance.evidence import Bundle, node_file
     from acceptance.report.render import render_junit
     from acceptance.results import PRECEDENCE, Status, worst
-    from acceptance.runner import CriterionResult, judge_outputs, plan, run_document
+    from acceptance.runner import CriterionResult, Judging, judge_outputs, plan, run_document
 
     criteria = [c for c in contract.model.acceptance.criteria if c.id == opts.criterion]
     if not criteria:
@@ -256,7 +256,8 @@ def isolate_criterion(contract: Any, opts: IsolateOptions, executor: Any, *,
         folder = f"isolation/run-{index:02d}"
         for node, raw in outputs.items():
             bundle.write_json(f"{folder}/{node_file(node)}.json", raw.to_json(), pretty=False)
-        verdicts, _ = judge_outputs(p, outputs)
+        judging = Judging.of(contract, list(part), (opts.criterion,), [opts.criterion], (), clock())
+        verdicts, _ = judge_outputs(p, outputs, judging)
         status = worst(v.status for v in verdicts) if verdicts else Status.ERROR
         decisive = next((v for s in PRECEDENCE for v in verdicts if v.status == s), None)
         failed = status in (Status.FAIL, Status.ERROR)
@@ -320,7 +321,8 @@ def isolate_criterion(contract: Any, opts: IsolateOptions, executor: Any, *,
                 "executor": opts.executor_name, "nodes": nodes, "overrides": opts.overrides, "resumed": False,
                 "isolation": {"runs": result.runs, "isolated": result.isolated_nodes, "unit": unit_name}}
     res = CriterionResult(base_plan, vs, {}, "done", None, sorted({v.node for v in vs if v.node}))
-    run_doc = run_document(contract, run_meta, [res])
+    scope_judging = Judging.of(contract, nodes, (opts.criterion,), [opts.criterion], (), clock())
+    run_doc = run_document(contract, run_meta, [res], (), scope_judging)
     bundle.write_json("results.json", run_doc, pretty=False)
     bundle.write("junit.xml", render_junit(run_doc))
     bundle.write_manifest()

@@ -43,9 +43,10 @@ does not list warns. It counts like any criterion (status, counts, exit code).
 
 `aggregate` rolls the verdicts up: per node the worst status of its verdicts, the number of
 verdicts per status (`counts`) and the criteria it did not pass; per rack of the contract
-topology (nodes the topology does not list go under "(not in contract)") the worst node
-status, the number of nodes per status (`node_counts`) and of verdicts per status; overall
-the same over every node, plus the verdicts about no single node (`cluster_counts`).
+topology (nodes the topology does not list go under "(not in contract)") the worst status of
+its nodes and of the verdicts about the whole rack (a rack-scoped NCCL run), the number of
+nodes per status (`node_counts`) and of verdicts per status; overall the same over every
+node, plus the verdicts about no single node or rack (`cluster_counts`).
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ from pathlib import Path
 from typing import Any
 
 from acceptance.checks import get_check
-from acceptance.checks.base import CLUSTER, Check, CheckParams, CollectContext, judge_output
+from acceptance.checks.base import CLUSTER, Check, CheckParams, CollectContext
 from acceptance.coverage import Scope, judge_criterion
 from acceptance.decision import decide
 from acceptance.evidence import Bundle, dumps, read_raw_dir, verify
@@ -268,24 +269,12 @@ class Judging:
         return apply_waivers(verdicts, self.waivers, self.as_of) if self.waivers else list(verdicts)
 
 
-def judge_outputs(p: Planned, outputs: Mapping[str, RawOutput],
-                  judging: Judging | None = None) -> tuple[list[Verdict], dict[str, Any]]:
-    """All nodes' raw outputs of one criterion -> verdicts and metrics per node. Pure.
-    With `judging`, over every node or group in its scope (`acceptance.coverage`), waivers applied."""
-    if judging is not None:
-        res = judge_criterion(p.check, p.criterion, p.params, outputs, judging.scope, judging.gpus_per_node)
-        return judging.finish([*res.verdicts, *_outliers(p, res.metrics)]), res.metrics
-    verdicts: list[Verdict] = []
-    metrics: dict[str, Any] = {}
-    if not outputs:
-        return [verdict(p.criterion.id, None, Status.ERROR, "no_evidence", expected="raw outputs of the check",
-                        remediation="run the check or hand over its raw outputs (raw/<criterion>/<node>.json)")], {}
-    for node in sorted(outputs):
-        m, vs = judge_output(p.check, p.criterion, p.params, node, outputs[node])
-        metrics[node] = m
-        verdicts.extend(vs)
-    verdicts.extend(_outliers(p, metrics))
-    return verdicts, metrics
+def judge_outputs(p: Planned, outputs: Mapping[str, RawOutput], judging: Judging) -> tuple[list[Verdict], dict[str, Any]]:
+    """All raw outputs of one criterion -> verdicts over every node or group in the scope of
+    `judging` (`acceptance.coverage`; none without evidence passes), waivers applied, fleet
+    outliers flagged (`acceptance.outliers`), and the metrics per output. Pure."""
+    res = judge_criterion(p.check, p.criterion, p.params, outputs, judging.scope, judging.gpus_per_node)
+    return judging.finish([*res.verdicts, *_outliers(p, res.metrics)]), res.metrics
 
 
 def _outliers(p: Planned, metrics: Mapping[str, Any]) -> list[Verdict]:
@@ -339,6 +328,8 @@ def reason_text(v: Verdict | None, unit: str = "") -> str | None:
     m = fmt(v.measured) if isinstance(v.measured, float) else str(v.measured)
     if isinstance(v.measured, float) and unit:
         m = f"{m} {unit}"
+    if v.status == Status.SKIP:
+        return f"{v.reason}: {m}{where}"             # why it does not apply; nothing was compared
     if v.reason.endswith("_mismatch") or v.reason in ("constraint_not_met", "service_not_running"):
         return f"{v.reason}: {m} != {v.expected}{where}"
     return f"{v.reason}: {m} (expected {v.expected}){where}" if v.expected else f"{v.reason}: {m}{where}"
@@ -346,7 +337,7 @@ def reason_text(v: Verdict | None, unit: str = "") -> str | None:
 
 def _not_run_text(first: Verdict | None, verdicts: Sequence[Verdict]) -> str | None:
     """For a criterion decided by not_run: how many of its units have no evidence."""
-    if first is None or first.status != Status.NOT_RUN:
+    if first is None or first.status != Status.NOT_RUN or first.reason != "no_evidence":
         return None
     units = {v.node or v.details.get("unit") for v in verdicts}
     missing = [v for v in verdicts if v.status == Status.NOT_RUN]
@@ -357,6 +348,9 @@ def _not_run_text(first: Verdict | None, verdicts: Sequence[Verdict]) -> str | N
 
 def criterion_json(r: CriterionResult) -> dict[str, Any]:
     c, check = r.planned.criterion, r.planned.check
+    if not r.verdicts:                       # nothing judged is never a pass
+        r.verdicts = [verdict(c.id, None, Status.NOT_RUN, "no_evidence", expected="raw outputs of the check",
+                              remediation="run the check or hand over its raw outputs")]
     status = worst(v.status for v in r.verdicts)
     first = decisive(r.verdicts)
     return {
@@ -377,6 +371,8 @@ def criterion_json(r: CriterionResult) -> dict[str, Any]:
         "state": r.state,
         "duration_s": r.duration_s,
         "nodes": r.nodes,
+        # evidence in the bundle about contract nodes or racks outside the scope: not judged
+        "evidence_outside_scope": sorted(set(r.nodes) - set(r.metrics)) if r.metrics or r.nodes else [],
         "verdicts": [verdict_json(v) for v in r.verdicts],
     }
 
@@ -425,12 +421,18 @@ def aggregate(criteria: Sequence[Mapping[str, Any]], contract: LoadedContract) -
     per_node: dict[str, dict[str, int]] = {}
     node_criteria: dict[str, dict[str, str]] = {}
     cluster_counts = dict(zero)
+    per_rack: dict[str, dict[str, int]] = {}          # verdicts about a whole rack (a rack-scoped run)
+    rack_ids = topo.rack_index
     for c in criteria:
         cid = c["id"]
         for v in c["verdicts"]:
             node, status = v.get("node"), v["status"]
             if node is None or node == CLUSTER:
-                cluster_counts[status] += 1
+                unit = (v.get("details") or {}).get("unit")
+                if unit in rack_ids:
+                    per_rack.setdefault(unit, dict(zero))[status] += 1
+                else:
+                    cluster_counts[status] += 1
                 continue
             per_node.setdefault(node, dict(zero))[status] += 1
             seen = node_criteria.setdefault(node, {})
@@ -460,12 +462,21 @@ def aggregate(criteria: Sequence[Mapping[str, Any]], contract: LoadedContract) -
         r["node_counts"][n["status"]] += 1
         for s, k in n["counts"].items():
             r["counts"][s] += k
+    for rack, extra in per_rack.items():
+        r = racks.setdefault(rack, {"rack": rack, "status": str(Status.PASS), "nodes": 0,
+                                    "node_counts": dict(zero), "counts": dict(zero)})
+        for s, k in extra.items():
+            r["counts"][s] += k
     for r in racks.values():
-        r["status"] = str(worst(s for s, k in r["node_counts"].items() if k))
+        r["status"] = str(worst([*(s for s, k in r["node_counts"].items() if k),
+                                 *(s for s, k in per_rack.get(r["rack"], {}).items() if k)]))
     rack_order = topo.rack_index
     rack_list = sorted(racks.values(), key=lambda r: (rack_order.get(r["rack"], len(rack_order)), r["rack"]))
     node_counts = dict(zero)
     counts = dict(cluster_counts)
+    for extra in per_rack.values():
+        for s, k in extra.items():
+            counts[s] += k
     for n in nodes:
         node_counts[n["status"]] += 1
         for s, k in n["counts"].items():
@@ -481,21 +492,19 @@ def aggregate(criteria: Sequence[Mapping[str, Any]], contract: LoadedContract) -
 
 
 def run_document(contract: LoadedContract, run_meta: dict[str, Any], results: Sequence[CriterionResult],
-                 extra: Sequence[dict[str, Any]] = (), judging: Judging | None = None) -> dict[str, Any]:
+                 extra: Sequence[dict[str, Any]], judging: Judging) -> dict[str, Any]:
     """`extra`: entries that are no contract criterion (the scheduler's node list), listed first."""
     criteria = [*extra, *(r.as_json() for r in results)]
     counts = {str(s): 0 for s in PRECEDENCE}
     for c in criteria:
         counts[c["status"]] += 1
     info = contract.model.contract
-    scope = judging.scope.to_json() if judging is not None else None
-    covered: dict[str, Any] = {}
-    if judging is not None:
-        covered = {
-            "scope": scope,
-            "as_of": judging.as_of.isoformat(),
-            "waivers": waiver_report(judging.waivers, criteria, judging.as_of),
-        }
+    scope = judging.scope.to_json()
+    covered = {
+        "scope": scope,
+        "as_of": judging.as_of.isoformat(),
+        "waivers": waiver_report(judging.waivers, criteria, judging.as_of),
+    }
     return {
         "format": RUN_FORMAT,
         "contract": {"id": info.id, "title": info.title, "provider": info.provider, "customer": info.customer,
@@ -685,7 +694,7 @@ def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executo
         for p in planned:
             current[:] = [p.criterion.id]
             _run_one(p, opts, contract, executor, bundle, previous, done_before, results, states, event, keep,
-                     judging)
+                     judging=judging)
             save()
     except KeyboardInterrupt:
         stop_children(keep=keep)
@@ -721,8 +730,8 @@ def _restore_sigterm(old: Any) -> None:
 
 def _run_one(p: Planned, opts: RunOptions, contract: LoadedContract, executor: Executor, bundle: Bundle,
              previous: dict[str, Any] | None, done_before: set[str], results: dict[str, CriterionResult],
-             states: dict[str, str], event: Event, keep: frozenset[int] = frozenset(),
-             judging: Judging | None = None) -> None:
+             states: dict[str, str], event: Event, keep: frozenset[int] = frozenset(), *,
+             judging: Judging) -> None:
     cid = p.criterion.id
     if cid in done_before and previous is not None:
         outputs = read_raw_dir(opts.out, cid) or {}
@@ -735,9 +744,10 @@ def _run_one(p: Planned, opts: RunOptions, contract: LoadedContract, executor: E
     _clear(bundle, cid)
     event("start", p, {"timeout_s": p.timeout_s})
     groups = None
-    if judging is not None and p.check.layout(p.params, judging.scope.largest_rack) != "node":
-        groups = {u.key: u.in_scope for u in judging.scope.units(p.check.layout(p.params, judging.scope.largest_rack))}
-    elif judging is not None and p.check.id == "network.nccl":
+    layout = p.check.layout(p.params, judging.scope.largest_rack)
+    if layout != "node":
+        groups = {u.key: u.in_scope for u in judging.scope.units(layout)}
+    elif p.check.id == "network.nccl":
         groups = {n: (n,) for n in opts.nodes}
     ctx = CollectContext(executor=executor, nodes=tuple(opts.nodes), timeout_s=p.timeout_s, python=opts.python,
                          gpus_per_node=_gpus_per_node(contract), groups=groups)
@@ -771,8 +781,7 @@ def _run_one(p: Planned, opts: RunOptions, contract: LoadedContract, executor: E
         reason = "timeout" if isinstance(exc, TimeoutError) else "collect_failed"
         vs = [verdict(cid, None, Status.ERROR, reason, measured=f"{type(exc).__name__}: {exc}"[:300],
                       expected="the check runs", remediation="see the message; rerun with --resume")]
-        if judging is not None:
-            vs += judge_outputs(p, {}, judging)[0]
+        vs += judge_outputs(p, {}, judging)[0]
         results[cid] = CriterionResult(p, vs, {}, "done", duration, [])
     else:
         outputs: dict[str, RawOutput] = box["outputs"]
@@ -798,14 +807,14 @@ def node_list_judge(executor_name: str | None) -> Callable[[RawOutput, Sequence[
 
 def _check_node_list(executor: Executor, judge_list: Callable[[RawOutput, Sequence[str]], list[Verdict]],
                      opts: RunOptions, contract: LoadedContract, bundle: Bundle,
-                     judging: Judging | None = None) -> dict[str, Any]:
+                     judging: Judging) -> dict[str, Any]:
     from acceptance.executors.slurm import NODE_LIST_ID
 
     _clear(bundle, NODE_LIST_ID)
     raw: RawOutput = executor.node_list()  # type: ignore[attr-defined]
     bundle.write_raw(NODE_LIST_ID, CLUSTER, raw)
     vs = judge_list(raw, contract.topology.nodes)
-    return node_list_entry(judging.finish(vs) if judging else vs, opts.executor_name, contract, raw.duration_s)
+    return node_list_entry(judging.finish(vs), opts.executor_name, contract, raw.duration_s)
 
 
 class _sigint_deferred:

@@ -64,8 +64,15 @@ CRITERIA = [
 ]
 
 
-def contract(tmp: Path, criteria: list[tuple[str, str, str, str]]) -> Path:
+def contract(tmp: Path, criteria: list[tuple[str, str, str, str]], nodes: int | None = None) -> Path:
+    """The example contract with these criteria; with `nodes`, its topology is gpu0000.. in
+    racks of 18, so a bundle of that many nodes covers the whole contract."""
     text = (REPO / "examples" / "gb200-contract.yaml").read_text()
+    if nodes:
+        first, last = text.index("            - {id: r01"), text.index("\n", text.index("            - {id: r04"))
+        racks = "\n".join(f'            - {{id: r{k:03d}, nodes: "gpu[{a:04d}-{min(a + 17, nodes - 1):04d}]"}}'
+                          for k, a in enumerate(range(0, nodes, 18)))
+        text = text[:first] + racks + text[last:]
     start, end = text.index("  criteria:\n"), text.index("\nreview:")
     body = "".join(f"    - id: {cid}\n      check: {check}\n      " + extra.replace("\n  ", "\n      ") + "\n"
                    for cid, check, extra, _ in criteria)
@@ -79,14 +86,16 @@ def bench_evaluate(nodes: int) -> float:
 
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        c = contract(tmp, CRITERIA)
+        c = contract(tmp, CRITERIA, nodes)
         b = Bundle(tmp / "bundle", durable=False)
         for cid, _, _, out in CRITERIA:
-            doc = json.dumps({"node": None, "rc": 0, "started": "2027-01-10T10:00:00+00:00",
-                              "finished": "2027-01-10T10:00:05+00:00", "timed_out": False, "error": None,
-                              "stdout": out, "stderr": ""})
             for n in range(nodes):
-                b.write(f"raw/{cid}/gpu{n:04d}.json", doc)
+                # iperf3 names the client host; every output names the node it is filed under
+                text = out.replace('"Linux vm ', f'"Linux gpu{n:04d} ')
+                b.write(f"raw/{cid}/gpu{n:04d}.json", json.dumps({
+                    "node": None, "rc": 0, "started": "2027-01-10T10:00:00+00:00",
+                    "finished": "2027-01-10T10:00:05+00:00", "timed_out": False, "error": None,
+                    "stdout": text, "stderr": ""}))
         size = sum(p.stat().st_size for p in (tmp / "bundle").rglob("*") if p.is_file())
         t0 = time.perf_counter()
         r = subprocess.run([sys.executable, "-m", "slakit", "accept", "evaluate", str(c), str(tmp / "bundle"),

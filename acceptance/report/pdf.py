@@ -50,7 +50,7 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
         return Paragraph(str(text) if markup else _esc(text), style)
 
     def status_cell(s: str, reason: str | None = None) -> Paragraph:
-        text = f'<font color="{COLORS.get(s, "#000000")}"><b>{s.upper()}</b></font>'
+        text = f'<font color="{COLORS.get(s, "#000000")}"><b>{s.upper().replace("_", " ")}</b></font>'
         if reason:
             # a reason code is one word: smaller type rather than a break inside it (status column)
             size = min(6.5, 6.5 * (34 * mm - 13) / max(1.0, fonts.width(reason, fonts.REGULAR, 6.5)))
@@ -172,7 +172,7 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
                               p(", ".join(f"{cid} ({s})" for cid, s in n["criteria"].items()), ident)])
             if len(bad) > MAX_DETAIL_ROWS:
                 nrows.append([p("…"), p(""), p(""), p(f"{len(bad) - MAX_DETAIL_ROWS} more in results.json"), p("")])
-            nt = Table(nrows, colWidths=[30 * mm, 26 * mm, 14 * mm, 36 * mm, 64 * mm], repeatRows=1)
+            nt = Table(nrows, colWidths=[28 * mm, 22 * mm, 18 * mm, 36 * mm, 66 * mm], repeatRows=1)
             nt.setStyle(_grid(colors))
             story += [nt, Spacer(1, 2 * mm)]
         if good:
@@ -180,17 +180,28 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
         story.append(Spacer(1, 2 * mm))
 
     story.append(Paragraph("Per-node detail", styles["Heading2"]))
-    story.append(p("Every verdict that is not a pass, then the number of passing verdicts per criterion.", body))
+    story.append(p("Every verdict that is not a pass (the nodes and racks without evidence in one row per "
+                   "criterion), then the number of passing verdicts per criterion.", body))
     detail = [[p(h) for h in ("Criterion", "Node", "Status", "Measured", "Expected", "Reason / remediation")]]
     shown = 0
     for c in doc["criteria"]:
         passes = 0
+        missing = [v["node"] or (v.get("details") or {}).get("unit") or "cluster"
+                   for v in c["verdicts"] if v["status"] == "not_run"]
+        if missing:
+            # One row for every unit without evidence: the hostlist, not one row each.
+            detail.append([id_cell(c["id"]), p(_short_list(missing), ident), status_cell("not_run"),
+                           p(f"{len(missing)} with no evidence"), p(f"raw/{c['id']}/<node or rack>.*"),
+                           p("<b>no_evidence</b>: run the check there, or hand over its raw output", markup=True)])
         for v in c["verdicts"]:
             if v["status"] == "pass":
                 passes += 1
                 continue
+            if v["status"] == "not_run":
+                continue
             if shown < MAX_DETAIL_ROWS:
-                detail.append([id_cell(c["id"]), id_cell(v["node"] or "cluster"), status_cell(v["status"]),
+                detail.append([id_cell(c["id"]), id_cell(v["node"] or v.get("details", {}).get("unit") or "cluster"),
+                               status_cell(v["status"]),
                                p(measured_text(v, c.get("unit", ""))), p(v["expected"]),
                                p(f"<b>{_esc(v['reason'])}</b>: {_esc(v.get('remediation') or '')}", markup=True)])
             shown += 1
@@ -198,7 +209,7 @@ def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, 
             detail.append([id_cell(c["id"]), p("—"), status_cell("pass"), p(f"{passes} verdict(s) passed"), p(""), p("")])
     if shown > MAX_DETAIL_ROWS:
         detail.append([p("…"), p(""), p(""), p(f"{shown - MAX_DETAIL_ROWS} more in results.json"), p(""), p("")])
-    dt = Table(detail, colWidths=[32 * mm, 22 * mm, 13 * mm, 30 * mm, 30 * mm, 43 * mm], repeatRows=1)
+    dt = Table(detail, colWidths=[30 * mm, 20 * mm, 17 * mm, 30 * mm, 30 * mm, 43 * mm], repeatRows=1)
     dt.setStyle(_grid(colors))
     story += [dt, Spacer(1, 5 * mm)]
 

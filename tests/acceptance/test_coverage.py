@@ -166,7 +166,7 @@ def test_one_criterion_on_one_node_is_no_acceptance(tmp_path):
     assert doc["decision"]["blocking"] == {"not_run": 3 + 4 + 2 + 1}
     assert by_id(doc)["eth"]["reason_text"].startswith("no_evidence: 4 of 4 nodes not run")
     text = certificate(b, tmp_path)
-    assert "ACCEPTED" not in text and "INCOMPLETE" in text and "NOT_RUN" in text
+    assert "ACCEPTED" not in text and "INCOMPLETE" in text and "NOT RUN" in text
 
 
 @pytest.mark.parametrize("args", [("--only", "sw"), ("--nodes", "n[1-2]"), ("--only", "network", "--nodes", "n1")])
@@ -183,6 +183,8 @@ def test_a_run_limited_by_only_or_nodes_is_partial_on_every_output(tmp_path, arg
             "sw", "eth", "nccl", "drill"}
     if "--nodes" in args:
         assert scope["nodes_not_covered_count"] == 4 - len(scope["nodes"])
+        left_out = set(by_id(doc)["sw"]["evidence_outside_scope"]) if "sw" in by_id(doc) else set()
+        assert left_out == ({"n1", "n2", "n3", "n4"} - set(scope["nodes"]) if "sw" in by_id(doc) else set())
     # table, JSON (above), JUnit and the PDF all say so and name the subset
     out = table(c, b, *args)
     assert "PARTIAL — not an acceptance" in out and "subset:" in out and "not covered:" in out
@@ -386,6 +388,17 @@ def test_accept_run_only_gpu_on_a_host_without_gpus_exits_1(tmp_path):
     assert doc["scope"]["nodes_not_in_contract"] and doc["scope"]["nodes_not_covered_count"] == 72
     assert doc["decision"]["subset_result"] == "in the subset a criterion was not run or was skipped"
     assert "ACCEPTED" not in certificate(out, tmp_path)
+    # Signed-off waivers for the three skips: the subset passes (exit 0), still no acceptance.
+    w = waiver_file(tmp_path, "".join(
+        f"- {{criterion: {cid}, reason: no GPU on the test host, approved_by: J. Roe, expires: 2099-01-01}}\n"
+        for cid in ("gpu-inventory", "gemm-bf16", "dcgm-diag")))
+    r = CliRunner().invoke(main, ["accept", "run", str(REPO / "examples" / "gb200-contract.yaml"), "--out",
+                                  str(tmp_path / "run2"), "--only", "gpu", "--waivers", str(w), "--format", "json",
+                                  "--no-progress"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["decision"]["result"] == "partial" and [x["state"] for x in doc["waivers"]] == ["applied"] * 3
+    assert "ACCEPTED" not in certificate(tmp_path / "run2", tmp_path)
 
 
 # --------------------------------------------------------------------------- waivers
@@ -603,3 +616,54 @@ def test_the_runner_runs_a_rack_scoped_criterion_once_per_rack_in_scope(tmp_path
     assert ex.jobs == [["n1", "n2"]]
     assert verdicts(doc, "nccl") == [("r1", "pass", "within_bounds"), ("r2", "not_run", "no_evidence")]
     assert doc["decision"]["result"] == "partial" and doc["decision"]["exit_status"] == 1
+
+
+def test_results_written_before_coverage_judging_are_never_shown_as_accepted(tmp_path):
+    c, b = contract(tmp_path), full_bundle(tmp_path)
+    r, doc = evaluate(c, b)
+    assert doc["decision"]["accepted"]
+    old = {k: v for k, v in doc.items() if k not in ("decision", "scope", "waivers", "as_of")}
+    (b / "results.json").write_text(json.dumps(old))
+    text = certificate(b, tmp_path)
+    assert "ACCEPTED" not in text and "NO VERDICT" in text
+
+
+def test_a_rack_scoped_result_rolls_up_into_its_rack(tmp_path):
+    c, b = contract(tmp_path), full_bundle(tmp_path)
+    (b / "raw" / "nccl" / "r2.txt").write_text(nccl_output(["n3", "n4"], busbw=350.0))
+    r, doc = evaluate(c, b)
+    assert r.exit_code == 1 and doc["decision"]["result"] == "rejected"
+    assert by_id(doc)["nccl"]["reason_text"] == "below_min: 350 GB/s (expected >= 400 GB/s) in r2"
+    racks = {x["rack"]: x for x in doc["aggregate"]["racks"]}
+    assert racks["r2"]["status"] == "fail" and racks["r2"]["counts"]["fail"] == 1
+    assert racks["r1"]["status"] == "pass"
+    assert doc["aggregate"]["overall"]["cluster_counts"]["fail"] == 0
+
+
+def test_the_node_an_executor_recorded_is_checked_against_the_file_name(tmp_path):
+    c = contract(tmp_path)
+    b = full_bundle(tmp_path)
+    (b / "raw" / "eth" / "n2.txt").unlink()
+    # n1's RawOutput JSON (the executor recorded node n1) filed as n2's
+    (b / "raw" / "eth" / "n2.json").write_text(json.dumps(
+        {"node": "n1", "rc": 0, "started": None, "finished": None, "timed_out": False, "error": None,
+         "stdout": iperf("n2"), "stderr": ""}))
+    # an NCCL job whose recorded hostlist (Slurm's) is not the rack it is filed under
+    (b / "raw" / "nccl" / "r2.txt").unlink()
+    (b / "raw" / "nccl" / "r2.json").write_text(json.dumps(
+        {"node": "n[1-2]", "rc": 0, "started": None, "finished": None, "timed_out": False, "error": None,
+         "stdout": nccl_output(["{host1}", "{host2}"]), "stderr": ""}))     # masked rank-line hosts
+    r, doc = evaluate(c, b)
+    assert r.exit_code == 1
+    assert ("n2", "error", "evidence_node_mismatch") in verdicts(doc, "eth")
+    assert ("r2", "error", "evidence_node_mismatch") in verdicts(doc, "nccl")
+
+
+def test_a_rack_criterion_with_no_rack_in_scope_is_not_run_never_a_pass(tmp_path):
+    c = contract(tmp_path)
+    b = full_bundle(tmp_path)
+    r, doc = evaluate(c, b, "--nodes", "gpu-x1")          # a host the contract does not list
+    nccl = by_id(doc)["nccl"]
+    assert (nccl["status"], nccl["reason"]) == ("not_run", "no_group_in_scope")
+    assert r.exit_code == 1 and doc["decision"]["result"] == "partial"
+    assert all(c["verdicts"] for c in doc["criteria"])
