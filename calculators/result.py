@@ -38,6 +38,14 @@ of node, rack, cluster, site on ties), the scopes added (`sum`, e.g. `node+rack`
 `none`. Per month: `credit_uncapped` is the sum of node credits, `cap_amount` the cap
 share of the exact fee total rounded down to the cent, `credit_total` the issued credit
 after the cap and then the minimum.
+
+Revision 1.1 (a contract using any of its fields; `Result.revision_1_1`): per unit
+`service_seconds` (its service time in the month; availability is over it) and
+`charged_fee` (fee less the hours not charged of its nodes); per node `service_seconds` and
+`not_charged`; per month `not_charged_total` and `remedy_total` (credit owed + not charged)
+right after `credit_total`, and `minimum_rule` (`at_least` or `more_than`); per quarter
+`not_charged_total` and `remedy_total`. A unit or node without service time in a month has
+no record that month. Revision 1 results carry none of these fields.
 """
 
 from __future__ import annotations
