@@ -53,6 +53,9 @@ def test_review_shows_hours_not_charged_and_remedy():
     assert f"Hours not charged: USD {nc}" in text
     assert f"Remedy (credit owed + hours not charged) USD {remedy}" in text
     assert "Minimum (more than 1.00)" in text
+    # the clauses behind the figures, in words
+    assert "counted from the moment the customer reports the incident" in text
+    assert "n4 from 2027-02-15" in text and "Hours not charged: each clock interval of 1 hour" in text
 
 
 def test_many_service_windows_are_summed_up_in_the_schedule():
