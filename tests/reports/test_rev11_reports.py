@@ -70,3 +70,10 @@ def test_many_service_windows_are_summed_up_in_the_schedule():
     (clause,) = downtime_clauses(load_contract_text(text))
     assert f"n{MAX_WINDOWS} from 2027-01-0{MAX_WINDOWS}" in clause and "n9 from" not in clause
     assert f"{12 - MAX_WINDOWS} more nodes with {12 - MAX_WINDOWS} other windows" in clause
+
+
+def test_schedule_without_service_levels_names_the_remedy():
+    lc = load_contract(FIX.parent.parent / "templates" / "contracts" / "public" / "aws-ec2-instance.yaml")
+    text = _flat(pdf_text(render_pdf(schedule_document(lc, "9.9.9"))))
+    assert "no monthly availability target and no service credits; its remedy is the hours not charged" in text
+    assert "more than 3 minutes is not billed" in text
