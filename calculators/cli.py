@@ -416,8 +416,13 @@ def render_explanation(doc: dict) -> str:
     if doc.get("service") is not None:
         sv = doc["service"]
         w = sv.get("window")
-        where = (f"window from {w['from'] or 'the start'} to {w['to'] or 'open end'} (to not included); "
-                 if w else "union of its nodes' windows; ")
+        if not w:
+            where = "union of its nodes' windows; "
+        elif not w["from"] and not w["to"]:
+            where = "no window of its own (always in service); "
+        else:
+            where = (f"window from {w['from'] or 'the start'}"
+                     + (f" until {w['to']} (not included); " if w["to"] else ", no end; "))
         con.print(f"   Service time: {where}{sv['service_seconds']} s of the month's {sv['month_seconds']} s")
     for k, step in enumerate(doc["steps"], start=2):
         ivs = step["intervals"]

@@ -51,6 +51,15 @@ claim is due (null without `credits.claim_window`) and `claim.status` is `open`,
 (7 days or less left) or `expired` against `claims_as_of` (the run's as_of);
 `claimable_total` is the sum of `credit_total` over the months not expired and
 `claim_window` the contract's window (`30d`, `months_after: 2` or null).
+after the cap and then the minimum.
+
+Revision 1.1 (a contract using any of its fields; `Result.revision_1_1`): per unit
+`service_seconds` (its service time in the month; availability is over it) and
+`charged_fee` (fee less the hours not charged of its nodes); per node `service_seconds` and
+`not_charged`; per month `not_charged_total` and `remedy_total` (credit owed + not charged)
+right after `credit_total`, and `minimum_rule` (`at_least` or `more_than`); per quarter
+`not_charged_total` and `remedy_total`. A unit or node without service time in a month has
+no record that month. Revision 1 results carry none of these fields.
 """
 
 from __future__ import annotations

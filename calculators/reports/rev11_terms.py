@@ -11,7 +11,10 @@ from datetime import date, datetime
 from decimal import Decimal
 
 from calculators.reports.fmt import money, words
+from slaschema.hostlist import compress
 from slaschema.loader import LoadedContract
+
+MAX_WINDOWS = 8          # service windows spelled out in the schedule; more are summed up
 
 
 def _when(v) -> str:
@@ -35,12 +38,14 @@ def downtime_clauses(lc: LoadedContract) -> list[str]:
             if w != (None, None):
                 groups.setdefault(w, []).append(name)
         parts = []
-        for (a, b), names in groups.items():
+        shown = list(groups.items())[:MAX_WINDOWS]
+        for (a, b), names in shown:
             span = (f"from {_when(a)}" if a is not None else "") + (" " if a is not None and b is not None else "") \
                 + (f"until {_when(b)} (not included)" if b is not None else "")
-            from slaschema.hostlist import compress
-
             parts.append(f"{compress(names)} {span}")
+        if len(groups) > MAX_WINDOWS:
+            rest = sum(len(v) for _, v in list(groups.items())[MAX_WINDOWS:])
+            parts.append(f"{rest} more nodes with {len(groups) - MAX_WINDOWS} other windows, as the contract lists them")
         out.append("Phased delivery: a node counts only while it is in service — " + "; ".join(parts)
                    + f" (a date means midnight in {zone}). Outside that time it has no fee, no downtime and no "
                    "credit; an incident entirely outside it counts nowhere. A unit's availability is measured over "

@@ -370,6 +370,7 @@ def _credits(lc, result, app: dict[str, str]) -> list[d.Block]:
                       f"each node then receives {stacking}, never more than its fee, rounded half-up to the cent. "
                       "The month's credit is the sum of the rounded node credits; then the cap and then the minimum "
                       "apply."))
+    out += [d.Para(t, "small") for t in rev11_terms.downtime_clauses(lc) + rev11_terms.settlement_clauses(lc)]
     for p in result["periods"]:
         out.append(d.Heading(f"Credits for {p['period']}", 2))
         rows = []

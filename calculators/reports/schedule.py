@@ -352,6 +352,10 @@ def _tier_rows(level: ServiceLevel, c: _Ctx) -> list[tuple[str, ...]]:
 def _service_levels(c: _Ctx) -> list[d.Block]:
     out: list[d.Block] = [d.Heading("5. Service levels and credits", 1, anchor="service_levels")]
     items = c.m.service_levels.items()
+    if not items:
+        remedy = "; its remedy is the hours not charged (section 6)" if c.m.credits.not_charged is not None else ""
+        out.append(d.Para(f"The contract sets no monthly availability target and no service credits{remedy}."))
+        return out
     scopes = ", ".join(f"{s} ({pct_terms(l.effective_target)})" for s, l in items)
     out.append(d.Para(f"The provider commits to a monthly availability target for each of these scopes: {scopes}. "
                       "Each unit of a scope is measured on its own and earns the customer a service credit, a share of "

@@ -15,7 +15,7 @@ from typing import Any
 from slaschema.checks import AREAS, KNOWN_CHECKS
 from slaschema.lint.base import Hit, rule
 from slaschema.loader import LoadedContract
-from slaschema.types import format_duration, format_percent, format_threshold
+from slaschema.types import format_duration, format_percent, format_threshold, human_duration
 
 NVL72 = ("gb200-nvl72", "gb300-nvl72")
 PLANNED_WORDS = ("maint", "patch", "upgrade", "planned")
@@ -237,7 +237,7 @@ def _measure_full(lc: LoadedContract) -> list[Hit]:
         lost = 2 * int(ms.bucket.total_seconds()) - 2
         return [Hit(("downtime", "measure", "counts_when"),
                     f"only whole {_dur(ms.bucket)} buckets of downtime count: each outage can lose up to "
-                    f"{_dur(timedelta(seconds=lost))}", "full")]
+                    f"{human_duration(timedelta(seconds=lost))}", "full")]
     return []
 
 

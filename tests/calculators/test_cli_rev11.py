@@ -91,7 +91,9 @@ def test_explain_shows_service_clock_buckets_and_hours_not_charged():
     assert doc["availability"]["service_seconds"] == 14 * 86400
     assert doc["money"]["period"]["remedy_total"]
     text = _run("explain", CONTRACT, LOG, "--unit", "n4", "--period", "2027-02")
-    assert "Service time: window from 2027-02-15" in text
+    assert "Service time: window from 2027-02-15, no end" in text
+    n1 = _run("explain", CONTRACT, LOG, "--unit", "n1", "--period", "2027-02")
+    assert "no window of its own (always in service)" in n1
     assert "counted from 2027-02-10T00:10:00Z" in text
     assert "hours not charged" in text and "remedy" in text
 

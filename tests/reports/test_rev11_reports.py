@@ -53,3 +53,27 @@ def test_review_shows_hours_not_charged_and_remedy():
     assert f"Hours not charged: USD {nc}" in text
     assert f"Remedy (credit owed + hours not charged) USD {remedy}" in text
     assert "Minimum (more than 1.00)" in text
+    # the clauses behind the figures, in words
+    assert "counted from the moment the customer reports the incident" in text
+    assert "n4 from 2027-02-15" in text and "Hours not charged: each clock interval of 1 hour" in text
+
+
+def test_many_service_windows_are_summed_up_in_the_schedule():
+    from calculators.reports.rev11_terms import MAX_WINDOWS, downtime_clauses
+    from slaschema.loader import load_contract_text
+
+    nodes = ", ".join("{name: n%d, in_service: {from: 2027-01-%02d}}" % (i, i) for i in range(1, 13))
+    text = ("slakit: 1\ncontract: {id: t, provider: P, customer: C, timezone: UTC, currency: USD}\n"
+            "topology: {architecture: custom, gpus_per_node: 8, sites: [{id: s, clusters: [{id: c, racks: "
+            f"[{{id: r, nodes: [{nodes}]}}]}}]}}]}}\npricing: {{per_gpu_hour: 2}}\n"
+            "service_levels: {node: {credits: [{below: 99%, credit: 10%}]}}\n")
+    (clause,) = downtime_clauses(load_contract_text(text))
+    assert f"n{MAX_WINDOWS} from 2027-01-0{MAX_WINDOWS}" in clause and "n9 from" not in clause
+    assert f"{12 - MAX_WINDOWS} more nodes with {12 - MAX_WINDOWS} other windows" in clause
+
+
+def test_schedule_without_service_levels_names_the_remedy():
+    lc = load_contract(FIX.parent.parent / "templates" / "contracts" / "public" / "aws-ec2-instance.yaml")
+    text = _flat(pdf_text(render_pdf(schedule_document(lc, "9.9.9"))))
+    assert "no monthly availability target and no service credits; its remedy is the hours not charged" in text
+    assert "more than 3 minutes is not billed" in text
