@@ -34,8 +34,8 @@ from acceptance.parsers._common import ParseError, Record, clean_text
 
 _RAY = re.compile(r"^[ \t]*+\((?P<inner>[^()\n]*\bpid=\d+[^()\n]*)\) ?")
 _MPI = re.compile(r"^[ \t]*+\[(?P<job>\d+),(?P<rank>\d+)\]<(?:stdout|stderr)>:")
-_SRUN = re.compile(r"^[ \t]*(?P<rank>\d{1,6}): ")
-_PDSH = re.compile(r"^[ \t]*(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]*[A-Za-z0-9]|[A-Za-z]): ")
+_SRUN = re.compile(r"^[ \t]*(?P<rank>\d{1,6}):(?: |$)")  # "0:" alone: an empty line, trailing space trimmed
+_PDSH = re.compile(r"^[ \t]*(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]*[A-Za-z0-9]|[A-Za-z]):(?: |$)")
 _QUOTE = re.compile(r"^\s*> ?")
 # Words that lead tool lines of their own ("GPU0: Pass", "NIC0: mlx5_0", "note: ...").
 _NOT_HOST = re.compile(
@@ -135,7 +135,7 @@ def _detect(text: str) -> str | None:
 _RAY_M = re.compile(_RAY.pattern, re.M)
 _MPI_M = re.compile(_MPI.pattern, re.M)
 # srun label | pdsh host | markdown quote, at the start of a line
-_LEAD = re.compile(r"[ \t]*+(?:(\d{1,6}): |([A-Za-z0-9][A-Za-z0-9_.\-]*[A-Za-z0-9]|[A-Za-z]): |(>))")
+_LEAD = re.compile(r"[ \t]*+(?:(\d{1,6}):(?: |$)|([A-Za-z0-9][A-Za-z0-9_.\-]*[A-Za-z0-9]|[A-Za-z]):(?: |$)|(>))")
 
 
 def segments(text: str, _depth: int = 0) -> list[Segment]:

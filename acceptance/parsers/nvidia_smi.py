@@ -184,11 +184,12 @@ _STATUS = [
     (re.compile(r"\bGPU is lost\b", re.I), "gpu_lost", "error"),
     (re.compile(r"Unable to determine the device handle", re.I), "device_handle_unavailable", "error"),
     (re.compile(r"No devices were found", re.I), "no_devices", "error"),
-    (re.compile(r"NVIDIA-SMI has failed", re.I), "driver_unreachable", "error"),
+    (re.compile(r"NVIDIA-SMI has failed|Failed to initialize NVML|couldn't find libnvidia-ml", re.I),
+     "driver_unreachable", "error"),
     (re.compile(r"infoROM is corrupted", re.I), "inforom_corrupted", "warning"),
 ]
 _STATUS_WORDS = ("fallen off the bus", "gpu is lost", "unable to determine the device handle", "no devices were found",
-                 "nvidia-smi has failed", "inforom is corrupted")
+                 "nvidia-smi has failed", "failed to initialize nvml", "couldn't find libnvidia-ml", "inforom is corrupted")
 
 
 def _has_status(text: str) -> bool:

@@ -107,3 +107,8 @@ def test_handed_over_skypilot_perftest_run_is_judged():
     crit = Criterion(id="ib", check="network.ib", metric="bw_gbps", min=Decimal(350))
     metrics, vs = judge(crit, raw(text))
     assert metrics["bw"] == {"mlx5_0": 361.67} and statuses(vs) == [("pass", "within_bounds")]
+
+
+def test_nvml_mismatch_is_a_driver_failure():
+    _, vs = judge(INV, raw("Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 570.86\n", rc=18))
+    assert statuses(vs) == [("fail", "gpu_driver_failed")]
