@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-STATUSES = ["pass", "warn", "fail", "error", "skip"]
+from acceptance.results import Status
+
+STATUSES = [str(s) for s in Status]
+FORMATS = ["slakit-acceptance-run/1", "slakit-acceptance-run/2"]     # /1: written before coverage judging
 _STATUS = {"enum": STATUSES}
 _COUNTS = {"type": "object", "additionalProperties": {"type": "integer"}}
 _TEXT = {"type": ["string", "null"]}
@@ -41,7 +44,7 @@ RUN_DOCUMENT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["format", "contract", "run", "status", "counts", "criteria", "aggregate"],
     "properties": {
-        "format": {"const": "slakit-acceptance-run/1"},
+        "format": {"enum": FORMATS},
         "contract": {"type": "object", "required": ["id"],
                      "properties": {"id": {"type": "string"}, "title": _TEXT, "provider": _TEXT,
                                     "customer": _TEXT, "file": _TEXT, "sha256": _TEXT}},

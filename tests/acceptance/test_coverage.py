@@ -624,6 +624,15 @@ def test_results_written_before_coverage_judging_are_never_shown_as_accepted(tmp
     assert doc["decision"]["accepted"]
     old = {k: v for k, v in doc.items() if k not in ("decision", "scope", "waivers", "as_of")}
     (b / "results.json").write_text(json.dumps(old))
+    # A results.json changed after the manifest: no certificate at all.
+    refused = CliRunner().invoke(main, ["accept", "report", str(b), "-o", str(tmp_path / "x.pdf")])
+    assert refused.exit_code == 1 and "bundle_not_verified" in refused.output
+    # Even with a manifest made afresh over it, an old document is never an acceptance.
+    from acceptance.evidence import Bundle
+
+    bundle = Bundle(b, durable=False)
+    bundle.adopt_existing()
+    bundle.write_manifest()
     text = certificate(b, tmp_path)
     assert "ACCEPTED" not in text and "NO VERDICT" in text
 
