@@ -33,7 +33,7 @@ def compare(contracts: tuple[str, ...], output: str | None, fmt: str, model_name
     if output and Path(output).suffix.lower() not in (".pdf", ".md"):
         raise click.UsageError("-o must end in .pdf or .md")
     from slaschema.cli import emit_problems
-    from slaschema.compare.report import comparison, render_markdown, render_pdf, render_table
+    from calculators.reports.compare import comparison, render_markdown, render_pdf, render_table
     from slaschema.errors import InputError
     from slaschema.lint import lint
     from slaschema.loader import load_contract

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from pypdf import PdfReader
 
 from slakit.cli import main
-from slaschema.compare.report import comparison, render_markdown, render_pdf
+from calculators.reports.compare import comparison, render_markdown, render_pdf
 from slaschema.compare.terms import best_of, credit_at, price_per_gpu_hour, term_rows
 from slaschema.loader import load_contract, load_contract_text
 from slaschema.strict_yaml import read_yaml
