@@ -694,13 +694,15 @@ def heatmap(h: d.Heatmap, width: float) -> Drawing:
 
 # --- whole document ----------------------------------------------------------------------
 
-def flowables(blocks: tuple[d.Block, ...], width: float) -> list[Flowable]:
+def flowables(blocks: tuple[d.Block, ...], width: float, section_room: float = 90 * mm) -> list[Flowable]:
+    """Flowables of `blocks`; a section (level-1 heading) starts a new page when less than
+    `section_room` is left on the current one."""
     s = styles()
     out: list[Flowable] = []
     for b in blocks:
         if isinstance(b, d.Heading):
             if b.level == 1:
-                out.append(CondPageBreak(90 * mm if out else 0))
+                out.append(CondPageBreak(section_room if out else 0))
             out.append(heading_flowable(b.text, b.level))
         elif isinstance(b, d.Para):
             out.append(Paragraph(esc(b.text), s[b.style]))
@@ -768,8 +770,10 @@ def render_pdf(document: d.Document) -> bytes:
     if document.cover_page or document.toc:
         head.append(PageBreak())
     cut = _toc_cut(document.blocks)
-    head.extend(flowables(document.blocks[:cut], tpl.width))
-    tail = flowables(document.blocks[cut:], tpl.width)
+    # a report with a cover page opens sections high on a page; a short one runs on
+    room = 90 * mm if document.cover_page else 30 * mm
+    head.extend(flowables(document.blocks[:cut], tpl.width, room))
+    tail = flowables(document.blocks[cut:], tpl.width, room)
     if tail and cut:
         # the last heading must land where the head-only passes put it: no keep-with-next
         # across the cut (the CondPageBreak before a section still keeps it off a page bottom)

@@ -129,7 +129,7 @@ def test_cli_writes_pdf_and_markdown(tmp_path):
 def test_cli_usage_and_input_errors(tmp_path):
     runner = CliRunner()
     assert runner.invoke(main, ["compare", str(EXAMPLE)]).exit_code == 2
-    assert runner.invoke(main, ["compare", str(EXAMPLE), str(EXAMPLE), "-o", "x.html"]).exit_code == 2
+    assert runner.invoke(main, ["compare", str(EXAMPLE), str(EXAMPLE), "-o", "x.docx"]).exit_code == 2
     bad = tmp_path / "bad.yaml"
     bad.write_text("slakit: 1\n")
     assert runner.invoke(main, ["compare", str(EXAMPLE), str(bad), "--runs", "0"]).exit_code == 1
