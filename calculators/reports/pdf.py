@@ -272,6 +272,7 @@ class ReportDocTemplate(BaseDocTemplate):
         self.addPageTemplates([PageTemplate(id="page", frames=[frame])])
         self._anchor = 0
         self._outline_level = -1
+        self._outline_base: int | None = None
 
     def afterFlowable(self, flowable: Flowable) -> None:  # noqa: N802 (reportlab API)
         level = getattr(flowable, "_toc_level", None)
@@ -281,8 +282,11 @@ class ReportDocTemplate(BaseDocTemplate):
         self._anchor += 1
         key = f"h{self._anchor}"
         self.canv.bookmarkPage(key)
-        # an outline level under no parent (subsections only, no section) moves up to one
-        level = min(level, self._outline_level + 1)
+        # the outline starts at the first heading's level (a document of subsections only), and
+        # a level under no parent moves up to one
+        if self._outline_base is None:
+            self._outline_base = level
+        level = min(max(0, level - self._outline_base), self._outline_level + 1)
         self._outline_level = level
         self.canv.addOutlineEntry(text, key, level=level, closed=level > 0)
         # the contents page sets entries as paragraph markup: escaped, with fallback fonts
@@ -291,6 +295,7 @@ class ReportDocTemplate(BaseDocTemplate):
     def handle_documentBegin(self) -> None:  # noqa: N802 (reportlab API)
         self._anchor = 0
         self._outline_level = -1
+        self._outline_base: int | None = None
         super().handle_documentBegin()
 
 
