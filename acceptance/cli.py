@@ -324,9 +324,11 @@ def verify_cmd(bundle, allowed_signers, fmt) -> None:
 
 @click.command("report")
 @click.argument("bundle", type=click.Path(file_okay=False, exists=True))
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="PDF certificate to write.")
-@click.option("--format", "fmt", type=click.Choice(["pdf", "json", "junit", "table"]), default=None,
-              help="pdf (needs -o; the default with -o), or json / junit / table to stdout.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Certificate to write: .pdf, .md (Markdown) or .html, the format its extension names.")
+@click.option("--format", "fmt", type=click.Choice(["pdf", "markdown", "html", "json", "junit", "table"]), default=None,
+              help="pdf, markdown or html (need -o; the default with -o follows its extension), or json / junit / "
+                   "table to stdout.")
 @click.option("--allowed-signers", type=click.Path(dir_okay=False, exists=True), metavar="FILE",
               help="OpenSSH allowed-signers file the bundle's signatures are checked against.")
 def report_cmd(bundle, output, fmt, allowed_signers) -> None:
@@ -336,7 +338,15 @@ def report_cmd(bundle, output, fmt, allowed_signers) -> None:
     --allowed-signers no trusted signature) is refused; an unsigned one is marked UNSIGNED
     on every page.
     """
-    fmt = fmt or ("pdf" if output else "table")
+    from acceptance.report.certificate import FORMATS
+
+    by_suffix = FORMATS.get(Path(output).suffix.lower()) if output else None
+    if output and by_suffix is None and fmt in (None, *FORMATS.values()):
+        raise click.UsageError(f"-o {output}: a certificate is written as .pdf, .md or .html")
+    fmt = fmt or by_suffix or "table"
+    if output and fmt in FORMATS.values() and fmt != by_suffix:
+        raise click.UsageError(f"--format {fmt} does not match -o {output}; name the file {Path(output).stem}"
+                               f"{next(k for k, v in FORMATS.items() if v == fmt)}")
     path = Path(bundle) / "results.json"
     if not path.is_file():
         click.echo(f"{path}: no results.json; run `slakit accept evaluate CONTRACT {bundle} --write` first "
@@ -355,16 +365,16 @@ def report_cmd(bundle, output, fmt, allowed_signers) -> None:
                    "no certificate is made from it; fix: run `slakit accept verify` [bundle_not_verified]", err=True)
         sys.exit(1)
     doc, manifest = _read_results(path), _read_manifest(Path(bundle))
-    if fmt != "pdf":
+    if fmt not in FORMATS.values():
         _emit(doc, fmt)
         return
     if not output:
-        raise click.UsageError("--format pdf needs -o FILE")
-    from acceptance.report.pdf import render_pdf
+        raise click.UsageError(f"--format {fmt} needs -o FILE")
+    from acceptance.report.certificate import write_certificate
 
     signers = check.signers()
     mark = None if check.signed else "UNSIGNED"
-    render_pdf(doc, manifest, Path(output), bundle_ok=check.ok, mark=mark, signers=signers)
+    write_certificate(doc, manifest, Path(output), bundle_ok=check.ok, mark=mark, signers=signers)
     click.echo(f"wrote {output}" + (f" (signed by {', '.join(signers)})" if signers else
                                     " (UNSIGNED: sign with `slakit accept sign`)"), err=True)
 

@@ -11,7 +11,7 @@ import click
 @click.command()
 @click.argument("contracts", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-              help="Write the comparison to FILE (.pdf or .md).")
+              help="Write the comparison to FILE: .pdf, .md (Markdown) or .html.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--failure-model", "model_name", default="llama3", show_default=True,
               help="Failure model for the simulated rows (built-in name or YAML file).")
@@ -29,9 +29,9 @@ def compare(contracts: tuple[str, ...], output: str | None, fmt: str, model_name
     """
     if len(contracts) < 2:
         raise click.UsageError("compare needs at least two contracts")
-    if output and Path(output).suffix.lower() not in (".pdf", ".md"):
-        raise click.UsageError("-o must end in .pdf or .md")
-    from slaschema.compare.report import comparison, render_markdown, render_pdf, render_table
+    if output and Path(output).suffix.lower() not in (".pdf", ".md", ".html"):
+        raise click.UsageError("-o must end in .pdf, .md or .html")
+    from calculators.reports.compare import comparison, render_html, render_markdown, render_pdf, render_table
     from slaschema.errors import InputError
     from slaschema.lint import lint
     from slaschema.loader import load_contract
@@ -58,7 +58,9 @@ def compare(contracts: tuple[str, ...], output: str | None, fmt: str, model_name
     if output:
         from slaschema.fileio import write_atomic
 
-        data = render_pdf(doc) if output.lower().endswith(".pdf") else render_markdown(doc)
+        suffix = Path(output).suffix.lower()
+        data = (render_pdf(doc) if suffix == ".pdf" else render_html(doc) if suffix == ".html"
+                else render_markdown(doc))
         write_atomic(Path(output), data)
     if fmt == "json":
         click.echo(json.dumps(doc, indent=2))

@@ -50,6 +50,16 @@ class Table:
     min_row_height: float | None = None             # PDF only: e.g. room for signatures
     group_size: int | None = None                   # PDF only: a rule every N columns (side-by-side lists)
     nowrap: tuple[int, ...] = ()                    # PDF only: columns whose cells never wrap (ids)
+    marks: tuple[tuple[int, int], ...] = ()         # (row, column) cells marked best: bold on green, "✓" in text
+    colors: tuple[tuple[int, int, str], ...] = ()   # (row, column, "#rrggbb"): the cell's first line bold in that colour
+
+
+@dataclass(frozen=True)
+class Callout:
+    """A boxed statement: `title` large and bold in `color`, then `lines` (a verdict banner)."""
+    title: str
+    lines: tuple[str, ...] = ()
+    color: str = "#1f2933"
 
 
 @dataclass(frozen=True)
@@ -94,7 +104,7 @@ class PageBreak:
     pass
 
 
-Block = Union[Heading, Para, Bullets, Table, KeyValues, BarChart, Heatmap, PageBreak]
+Block = Union[Heading, Para, Bullets, Table, Callout, KeyValues, BarChart, Heatmap, PageBreak]
 
 
 @dataclass(frozen=True)
@@ -104,6 +114,14 @@ class EmbeddedFile:
     data: bytes
     description: str
     mime: str = "application/octet-stream"
+
+
+@dataclass(frozen=True)
+class PageMark:
+    """A line printed at the top of every PDF page (UNSIGNED, PARTIAL); atop the text formats."""
+    text: str
+    color: str = "#c53030"
+    size: float = 9.0
 
 
 @dataclass(frozen=True)
@@ -122,3 +140,6 @@ class Document:
     watermark: str | None = None                   # e.g. "DRAFT": across every PDF page, atop the text formats
     created: date | None = None                    # PDF creation date when SOURCE_DATE_EPOCH is unset
     embedded: tuple[EmbeddedFile, ...] = ()        # PDF only: files attached to the document
+    cover_page: bool = True                        # False: the blocks follow the title on the first page
+    page_marks: tuple[PageMark, ...] = ()          # lines at the top of every page
+    footer_note: str | None = None                 # a second footer line (e.g. who signed the evidence)

@@ -56,6 +56,7 @@ RULE = colors.HexColor("#cbd2d9")
 HEAD_BG = colors.HexColor("#243b53")
 STRIPE = colors.HexColor("#f0f4f8")
 WARN_BG = colors.HexColor("#fde8e8")
+BEST_BG = colors.HexColor("#d5f0d5")
 ACCENT = colors.HexColor("#2f80ed")
 SERIES = [colors.HexColor(c) for c in ("#2f80ed", "#f2994a", "#27ae60", "#9b51e0", "#eb5757", "#56ccf2",
                                         "#828282", "#f2c94c")]
@@ -125,6 +126,8 @@ class FooterCanvas(rl_canvas.Canvas):
     watermark: str | None = None
     created: date | None = None
     embedded: tuple[d.EmbeddedFile, ...] = ()
+    page_marks: tuple[d.PageMark, ...] = ()
+    footer_note: str | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs["invariant"] = 1
@@ -150,6 +153,7 @@ class FooterCanvas(rl_canvas.Canvas):
             for key, kw in marks:
                 super().bookmarkPage(key, **kw)
             self._draw_footer(total)
+            self._draw_marks()
             if self.watermark:
                 self._draw_watermark(self.watermark)
             super().showPage()
@@ -165,6 +169,32 @@ class FooterCanvas(rl_canvas.Canvas):
         self.rotate(40)
         size = 110
         fonts.draw_string(self, 0, -size * 0.35, text, FONT_BOLD, size, "centre")
+        self.restoreState()
+
+    def _fitted(self, text: str, font: str, size: float, room: float, floor: float) -> tuple[str, float]:
+        """`text` in `size`, smaller down to `floor` before anything is cut, then cut to `room`."""
+        wide = fonts.width(text, font, size)
+        if wide > room:
+            size = max(floor, size * room / wide)
+        if fonts.width(text, font, size) > room:
+            while text and fonts.width(text + "…", font, size) > room:
+                text = text[:-1]
+            text += "…"
+        return text, size
+
+    def _draw_marks(self) -> None:
+        """The page marks, centred in the top margin, one under the other."""
+        if not self.page_marks:
+            return
+        w, h = self._pagesize
+        self.saveState()
+        y = h - 6 * mm
+        for m in self.page_marks:
+            text, size = self._fitted(plain(m.text), FONT_BOLD, m.size, w - 2 * MARGIN, 5.5)
+            y -= size
+            self.setFillColor(colors.HexColor(m.color))
+            fonts.draw_string(self, w / 2, y, text, FONT_BOLD, size, "centre")
+            y -= 2
         self.restoreState()
 
     def _draw_footer(self, total: int) -> None:
@@ -184,13 +214,18 @@ class FooterCanvas(rl_canvas.Canvas):
             text = text[:-2]
         fonts.draw_string(self, MARGIN, 9.5 * mm, text, FONT, size)
         fonts.draw_string(self, w - MARGIN, 9.5 * mm, f"Page {self._pageNumber} of {total}", FONT, 7.5, "right")
+        if self.footer_note:
+            note, size = self._fitted(plain(self.footer_note), FONT, 6.8, w - 2 * MARGIN, 5.6)
+            fonts.draw_string(self, MARGIN, 6 * mm, note, FONT, size)
         self.restoreState()
 
 
 def footer_canvas(text: str, watermark: str | None = None, created: date | None = None,
-                  embedded: tuple[d.EmbeddedFile, ...] = ()) -> type[FooterCanvas]:
+                  embedded: tuple[d.EmbeddedFile, ...] = (), page_marks: tuple[d.PageMark, ...] = (),
+                  footer_note: str | None = None) -> type[FooterCanvas]:
     return type("BoundFooterCanvas", (FooterCanvas,), {"footer_text": text, "watermark": watermark,
-                                                       "created": created, "embedded": embedded})
+                                                       "created": created, "embedded": embedded,
+                                                       "page_marks": page_marks, "footer_note": footer_note})
 
 
 def _timestamp(day: date) -> Any:
@@ -236,6 +271,8 @@ class ReportDocTemplate(BaseDocTemplate):
                       leftPadding=0, rightPadding=0, topPadding=0, bottomPadding=0)
         self.addPageTemplates([PageTemplate(id="page", frames=[frame])])
         self._anchor = 0
+        self._outline_level = -1
+        self._outline_base: int | None = None
 
     def afterFlowable(self, flowable: Flowable) -> None:  # noqa: N802 (reportlab API)
         level = getattr(flowable, "_toc_level", None)
@@ -245,12 +282,20 @@ class ReportDocTemplate(BaseDocTemplate):
         self._anchor += 1
         key = f"h{self._anchor}"
         self.canv.bookmarkPage(key)
+        # the outline starts at the first heading's level (a document of subsections only), and
+        # a level under no parent moves up to one
+        if self._outline_base is None:
+            self._outline_base = level
+        level = min(max(0, level - self._outline_base), self._outline_level + 1)
+        self._outline_level = level
         self.canv.addOutlineEntry(text, key, level=level, closed=level > 0)
         # the contents page sets entries as paragraph markup: escaped, with fallback fonts
         self.notify("TOCEntry", (level, fonts.markup(escape(text)), self.page, key))
 
     def handle_documentBegin(self) -> None:  # noqa: N802 (reportlab API)
         self._anchor = 0
+        self._outline_level = -1
+        self._outline_base: int | None = None
         super().handle_documentBegin()
 
 
@@ -308,14 +353,24 @@ def _fit_nowrap(t: d.Table, cols: list[float], size: float) -> list[float]:
     return [o - over * sl / room for o, sl in zip(out, slack)]
 
 
-def _cell(text: str, style: ParagraphStyle, width: float, font: str, size: float, nowrap: bool = False) -> Any:
+def _cell(text: str, style: ParagraphStyle, width: float, font: str, size: float, nowrap: bool = False,
+          bold: bool = False, color: str | None = None) -> Any:
     """A plain string when it fits on one line (fast), a wrapping Paragraph otherwise.
 
     A `nowrap` cell stays one string when its column was widened to fit it; text too long for
-    any column (a 1,500-character id) is cut with a marker and wraps."""
+    any column (a 1,500-character id) is cut with a marker and wraps. A `bold` cell is set in
+    bold; a `color` sets its first line bold in that colour (a status above its reason)."""
     t = plain(text)
     if len(t) > 60:
         t = cut_text(t, width, size)
+    if color:
+        first, _, rest = t.partition("\n")
+        markup = f'<font color="{color}"><b>{escape(first)}</b></font>'
+        if rest:
+            markup += '<br/><font color="#555555">' + escape(rest).replace("\n", "<br/>") + "</font>"
+        return Paragraph(markup, style)
+    if bold:
+        return Paragraph("<b>" + escape(t).replace("\n", "<br/>") + "</b>", style)
     if "\n" not in t and fonts.covered(t, font) and stringWidth(t, font, size) <= width - (1 if nowrap else 6):
         return t
     return Paragraph(escape(t).replace("\n", "<br/>"), style)
@@ -341,8 +396,11 @@ def table_flowable(t: d.Table, width: float) -> list[Flowable]:
     pad = 2.2 if size > 7 else 1.2
     data: list[list[Any]] = [[Paragraph(esc(cut_text(str(h), cols[i], size, 4)), head_styles[align[i]])
                               for i, h in enumerate(t.header)]]
-    for row in t.rows:
-        data.append([_cell(str(v), cell_styles[align[i]], cols[i], FONT, size, i in t.nowrap)
+    marked = set(t.marks)
+    tinted = {(r, c): col for r, c, col in t.colors}
+    for r, row in enumerate(t.rows):
+        data.append([_cell(str(v), cell_styles[align[i]], cols[i], FONT, size, i in t.nowrap,
+                           bold=(r, i) in marked, color=tinted.get((r, i)))
                      for i, v in enumerate(row)])
     cmds: list[tuple] = [
         fonts.TABLE_FONT,
@@ -364,6 +422,8 @@ def table_flowable(t: d.Table, width: float) -> list[Flowable]:
     cmds.append(("ROWBACKGROUNDS", (0, 1), (-1, -1), [colors.white, STRIPE]))
     for r in t.highlight:
         cmds.append(("BACKGROUND", (0, r + 1), (-1, r + 1), WARN_BG))
+    for r, c in t.marks:
+        cmds.append(("BACKGROUND", (c, r + 1), (c, r + 1), BEST_BG))
     if t.group_size:
         for c in range(t.group_size, n, t.group_size):
             cmds.append(("LINEBEFORE", (c, 0), (c, -1), 0.8, MUTED))
@@ -373,7 +433,7 @@ def table_flowable(t: d.Table, width: float) -> list[Flowable]:
     heights = None
     if t.min_row_height:
         heights = [None] + [t.min_row_height] * len(t.rows)
-    elif (len(data) > 120 and not t.highlight and not t.total_row
+    elif (len(data) > 120 and not t.highlight and not t.total_row and not t.marks
           and all(isinstance(c, str) for row in data[1:] for c in row)):
         # long table of one-line rows: cut page by page without re-measuring the rest
         tab: Flowable = PagedTable(data[0], data[1:], cols, size * 1.2 + 2 * pad + 0.6, cmds)
@@ -440,6 +500,21 @@ def _unbroken_style(text: str, room: float) -> ParagraphStyle:
         return body
     size = max(6.0, round(body.fontSize * room / w - 0.05, 1))
     return ParagraphStyle(f"body{size}", parent=body, fontSize=size, leading=max(size * 1.3, 9))
+
+
+def callout_flowable(c: d.Callout, width: float) -> Flowable:
+    """A box ruled in the callout's colour: its title large and bold, then its lines."""
+    s = styles()
+    tone = colors.HexColor(c.color)
+    title = ParagraphStyle("callout", parent=s["body"], fontName=FONT_BOLD, fontSize=15, leading=19, textColor=tone)
+    data = [[Paragraph(esc(cut_text(c.title, width, 15, 4)), title)]]
+    data += [[Paragraph(esc(cut_text(line, width, 9.5, 20)), s["body"])] for line in c.lines]
+    tab = LongTable(data, colWidths=[width], hAlign="LEFT")
+    tab.setStyle(TableStyle([fonts.TABLE_FONT, ("BOX", (0, 0), (-1, -1), 1.2, tone), ("VALIGN", (0, 0), (-1, -1), "TOP"),
+                             ("TOPPADDING", (0, 0), (-1, -1), 3), ("BOTTOMPADDING", (0, 0), (-1, -1), 1),
+                             ("TOPPADDING", (0, 0), (0, 0), 7), ("BOTTOMPADDING", (0, -1), (-1, -1), 6),
+                             ("LEFTPADDING", (0, 0), (-1, -1), 8), ("RIGHTPADDING", (0, 0), (-1, -1), 8)]))
+    return tab
 
 
 def key_values_flowable(kv: d.KeyValues, width: float) -> Flowable:
@@ -624,13 +699,15 @@ def heatmap(h: d.Heatmap, width: float) -> Drawing:
 
 # --- whole document ----------------------------------------------------------------------
 
-def flowables(blocks: tuple[d.Block, ...], width: float) -> list[Flowable]:
+def flowables(blocks: tuple[d.Block, ...], width: float, section_room: float = 90 * mm) -> list[Flowable]:
+    """Flowables of `blocks`; a section (level-1 heading) starts a new page when less than
+    `section_room` is left on the current one."""
     s = styles()
     out: list[Flowable] = []
     for b in blocks:
         if isinstance(b, d.Heading):
             if b.level == 1:
-                out.append(CondPageBreak(90 * mm if out else 0))
+                out.append(CondPageBreak(section_room if out else 0))
             out.append(heading_flowable(b.text, b.level))
         elif isinstance(b, d.Para):
             out.append(Paragraph(esc(b.text), s[b.style]))
@@ -643,6 +720,9 @@ def flowables(blocks: tuple[d.Block, ...], width: float) -> list[Flowable]:
         elif isinstance(b, d.KeyValues):
             out.append(key_values_flowable(b, width))
             out.append(Spacer(1, 6))
+        elif isinstance(b, d.Callout):
+            out.append(callout_flowable(b, width))
+            out.append(Spacer(1, 8))
         elif isinstance(b, d.BarChart):
             out.append(KeepTogether([bar_chart(b, width), Spacer(1, 8)]))
         elif isinstance(b, d.Heatmap):
@@ -676,7 +756,8 @@ def render_pdf(document: d.Document) -> bytes:
     size = landscape(A4) if document.landscape else A4
     tpl = ReportDocTemplate(buf, title=document.title, author=document.author,
                             subject=document.subtitle or "", keywords=document.keywords, pagesize=size)
-    head: list[Flowable] = [Spacer(1, 30 * mm), Paragraph(esc(document.title), s["title"])]
+    head: list[Flowable] = [Spacer(1, 30 * mm)] if document.cover_page else []
+    head.append(Paragraph(esc(document.title), s["title"]))
     if document.subtitle:
         head.append(Paragraph(esc(document.subtitle), s["subtitle"]))
     if document.cover:
@@ -691,16 +772,20 @@ def render_pdf(document: d.Document) -> bytes:
         toc.tableStyle = TableStyle([fonts.TABLE_FONT, ("VALIGN", (0, 0), (-1, -1), "TOP"),
                                      ("RIGHTPADDING", (0, 0), (-1, -1), 0), ("LEFTPADDING", (0, 0), (-1, -1), 0)])
         head.append(toc)
-    head.append(PageBreak())
+    if document.cover_page or document.toc:
+        head.append(PageBreak())
     cut = _toc_cut(document.blocks)
-    head.extend(flowables(document.blocks[:cut], tpl.width))
-    tail = flowables(document.blocks[cut:], tpl.width)
+    # a report with a cover page opens sections high on a page; a short one runs on
+    room = 90 * mm if document.cover_page else 30 * mm
+    head.extend(flowables(document.blocks[:cut], tpl.width, room))
+    tail = flowables(document.blocks[cut:], tpl.width, room)
     if tail and cut:
         # the last heading must land where the head-only passes put it: no keep-with-next
         # across the cut (the CondPageBreak before a section still keeps it off a page bottom)
         last = next(f for f in reversed(head) if getattr(f, "_toc_level", None) is not None)
         last.keepWithNext = 0
-    canvasmaker = footer_canvas(document.footer, document.watermark, document.created, document.embedded)
+    canvasmaker = footer_canvas(document.footer, document.watermark, document.created, document.embedded,
+                                document.page_marks, document.footer_note)
     if toc is None:
         tpl.build(head + tail, canvasmaker=canvasmaker)
         return buf.getvalue()
@@ -731,5 +816,5 @@ def render_pdf(document: d.Document) -> bytes:
     return buf.getvalue()
 
 
-__all__ = ["render_pdf", "styles", "table_flowable", "key_values_flowable", "bar_chart", "heatmap", "flowables",
+__all__ = ["render_pdf", "styles", "table_flowable", "key_values_flowable", "callout_flowable", "bar_chart", "heatmap", "flowables",
            "ReportDocTemplate", "FooterCanvas", "footer_canvas", "heading_flowable", "plain", "esc"]

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from pypdf import PdfReader
 
 from slakit.cli import main
-from slaschema.compare.report import comparison, render_markdown, render_pdf
+from calculators.reports.compare import comparison, render_markdown, render_pdf
 from slaschema.compare.terms import best_of, credit_at, price_per_gpu_hour, term_rows
 from slaschema.loader import load_contract, load_contract_text
 from slaschema.strict_yaml import read_yaml
@@ -129,7 +129,7 @@ def test_cli_writes_pdf_and_markdown(tmp_path):
 def test_cli_usage_and_input_errors(tmp_path):
     runner = CliRunner()
     assert runner.invoke(main, ["compare", str(EXAMPLE)]).exit_code == 2
-    assert runner.invoke(main, ["compare", str(EXAMPLE), str(EXAMPLE), "-o", "x.html"]).exit_code == 2
+    assert runner.invoke(main, ["compare", str(EXAMPLE), str(EXAMPLE), "-o", "x.docx"]).exit_code == 2
     bad = tmp_path / "bad.yaml"
     bad.write_text("slakit: 1\n")
     assert runner.invoke(main, ["compare", str(EXAMPLE), str(bad), "--runs", "0"]).exit_code == 1

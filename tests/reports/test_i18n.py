@@ -16,8 +16,8 @@ from calculators.reports.review import ReviewInputs, review_document
 from calculators.reports.review_model import review_extras
 from calculators.reports.schedule import schedule_document
 from calculators.reports.text import render_html, render_markdown
-from slaschema.compare.report import comparison
-from slaschema.compare.report import render_pdf as compare_pdf
+from calculators.reports.compare import comparison
+from calculators.reports.compare import render_pdf as compare_pdf
 from slaschema.loader import load_contract_text
 from tests.reports.i18n import SAMPLES, sample_texts, sample_yaml
 

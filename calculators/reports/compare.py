@@ -1,17 +1,18 @@
-"""The comparison document and its renderers (terminal table, JSON, Markdown, PDF).
+"""The comparison document and its renderers (terminal table, JSON, Markdown, HTML, PDF).
 
 `comparison(offers, sims)` builds one plain document (offers, rows, notes); every renderer
 takes that document and nothing else, so the PDF, the Markdown and the JSON always agree.
+PDF, Markdown and HTML are the shared renderers (`calculators.reports.pdf`, `.text`) of
+one `calculators.reports.doc` document, `compare_document(doc)`.
 """
 
 from __future__ import annotations
 
-import io
 import math
 from decimal import Decimal
 from typing import Any
-from xml.sax.saxutils import escape
 
+from calculators.reports import doc as d
 from slaschema.compare.terms import Row, best_of, machine, term_rows
 from slaschema.loader import LoadedContract
 
@@ -110,88 +111,55 @@ def _labels(doc: dict[str, Any]) -> list[str]:
     return [f"{chr(65 + i)}: {o['contract']}" for i, o in enumerate(doc["offers"])]
 
 
-def render_markdown(doc: dict[str, Any]) -> str:
+def compare_document(doc: dict[str, Any]) -> d.Document:
+    """The comparison as one shared document: the offers, how rows are judged, then one table
+    per section (term, one column per offer, rule) with the best offer's cells marked."""
     labels = _labels(doc)
-    out = ["# Offer comparison", ""]
-    for lab, o in zip(labels, doc["offers"]):
-        out.append(f"- **{lab}** — {o['provider']}, {o['title'] or ''} (`{o['file']}`, sha256 {o['sha256'][:12]})")
-    out.append("")
-    out.append("Best offer for the buyer per row is marked **bold ✓**; ties share the mark; the rule column says "
-               "how the row is judged.")
+    n = len(labels)
+    blocks: list[d.Block] = [
+        d.Bullets(tuple(f"{lab} — {o['provider']}, {o['title'] or ''} ({o['file']}, sha256 {o['sha256'][:12]})"
+                        for lab, o in zip(labels, doc["offers"]))),
+        d.Para("The best offer for the buyer in each row is marked (bold on green in the PDF, bold with a check "
+               "mark in Markdown and HTML); ties share the mark; the rule column says how the row is judged.")]
     if doc["simulation"]:
         s = doc["simulation"]
-        out.append(f"Simulated rows: model `{s['model']['name']}`, seed {s['seed']}, {s['runs']} runs x "
-                   f"{s['months']} months, each offer on its own topology.")
-    out.append("")
-    out.append("Best-offer marks: " + ", ".join(f"{lab.split(':')[0]} {n}" for lab, n in
-                                                 zip(labels, doc["best_counts"])))
-    section = None
+        blocks.append(d.Para(f"Simulated rows: model {s['model']['name']}, seed {s['seed']}, {s['runs']} runs x "
+                             f"{s['months']} months, each offer on its own topology."))
+    blocks.append(d.Para("Best-offer marks: " + ", ".join(f"{lab.split(':')[0]} {k}" for lab, k in
+                                                          zip(labels, doc["best_counts"])), "strong"))
+    sections: dict[str, list[dict[str, Any]]] = {}
     for r in doc["rows"]:
-        if r["section"] != section:
-            section = r["section"]
-            out += ["", f"## {section}", "", "| term | " + " | ".join(labels) + " | rule |",
-                    "|---|" + "---|" * len(labels) + "---|"]
-        cells = [(f"**{v}** ✓" if i in r["best"] else v).replace("|", "\\|") for i, v in enumerate(r["display"])]
-        out.append(f"| {r['term']} | " + " | ".join(cells) + f" | {r['rule']} |")
-    return "\n".join(out) + "\n"
+        sections.setdefault(r["section"], []).append(r)
+    widths = (48.0, *([(277.0 - 48 - 52) / max(1, n)] * n), 52.0)
+    for section, rows in sections.items():
+        blocks.append(d.Heading(section, 1))
+        blocks.append(d.Table(header=("term", *labels, "rule"),
+                              rows=tuple((r["term"], *r["display"], r["rule"]) for r in rows),
+                              widths=widths, font_size=7.5,
+                              marks=tuple((i, 1 + j) for i, r in enumerate(rows) for j in r["best"])))
+    return d.Document(
+        title="Offer comparison", subtitle=None, blocks=tuple(blocks), toc=False, cover_page=False, landscape=True,
+        author="slakit compare", keywords=("comparison", *(o["contract"] for o in doc["offers"])),
+        footer="Offer comparison · " + " · ".join(f"{lab} sha256 {o['sha256'][:12]}"
+                                                  for lab, o in zip(labels, doc["offers"])))
+
+
+def render_markdown(doc: dict[str, Any]) -> str:
+    from calculators.reports.text import render_markdown as markdown
+
+    return markdown(compare_document(doc))
+
+
+def render_html(doc: dict[str, Any]) -> str:
+    from calculators.reports.text import render_html as html
+
+    return html(compare_document(doc))
 
 
 def render_pdf(doc: dict[str, Any]) -> bytes:
-    from reportlab.lib import colors
-    from reportlab.lib.pagesizes import A4, landscape
-    from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
-    from reportlab.lib.units import mm
-    from reportlab.platypus import LongTable, SimpleDocTemplate, Spacer, TableStyle
+    from calculators.reports.pdf import render_pdf as pdf
 
-    from calculators.reports import fonts
-    from calculators.reports.fonts import Paragraph
-
-    labels = _labels(doc)
-    buf = io.BytesIO()
-    pdf = SimpleDocTemplate(buf, pagesize=landscape(A4), leftMargin=12 * mm, rightMargin=12 * mm,
-                            topMargin=12 * mm, bottomMargin=12 * mm, title="Offer comparison",
-                            author="slakit compare", invariant=1)
-    ss = fonts.stylesheet(getSampleStyleSheet())
-    cell = ParagraphStyle("cell", parent=ss["BodyText"], fontSize=7.5, leading=9)
-    bold = ParagraphStyle("bold", parent=cell, fontName=fonts.BOLD)
-    small = ParagraphStyle("small", parent=cell, fontSize=6.5, leading=8, textColor=colors.HexColor("#555555"))
-    story: list[Any] = [Paragraph("Offer comparison", ss["Title"])]
-    for lab, o in zip(labels, doc["offers"]):
-        story.append(Paragraph(escape(f"{lab} — {o['provider']}, {o['title'] or ''} ({o['file']}, sha256 "
-                                      f"{o['sha256'][:12]})"), ss["BodyText"]))
-    note = "Best offer for the buyer per row is bold on green; ties share the mark."
-    if doc["simulation"]:
-        s = doc["simulation"]
-        note += (f" Simulated rows: model {s['model']['name']}, seed {s['seed']}, {s['runs']} runs x "
-                 f"{s['months']} months.")
-    story += [Paragraph(escape(note), ss["BodyText"]), Spacer(1, 4 * mm)]
-    width = landscape(A4)[0] - 24 * mm
-    term_w, rule_w = 48 * mm, 52 * mm
-    col_w = (width - term_w - rule_w) / max(1, len(labels))
-    data: list[list[Any]] = [[Paragraph("term", bold)] + [Paragraph(escape(lab), bold) for lab in labels]
-                             + [Paragraph("rule", bold)]]
-    style = [fonts.TABLE_FONT, ("GRID", (0, 0), (-1, -1), 0.25, colors.HexColor("#bbbbbb")),
-             ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#dde4ee")),
-             ("VALIGN", (0, 0), (-1, -1), "TOP")]
-    section = None
-    for r in doc["rows"]:
-        if r["section"] != section:
-            section = r["section"]
-            data.append([Paragraph(escape(section), bold)] + [""] * (len(labels) + 1))
-            style += [("SPAN", (0, len(data) - 1), (-1, len(data) - 1)),
-                      ("BACKGROUND", (0, len(data) - 1), (-1, len(data) - 1), colors.HexColor("#f0f0f0"))]
-        row: list[Any] = [Paragraph(escape(r["term"]), cell)]
-        for i, v in enumerate(r["display"]):
-            row.append(Paragraph(escape(v), bold if i in r["best"] else cell))
-            if i in r["best"]:
-                style.append(("BACKGROUND", (1 + i, len(data)), (1 + i, len(data)), colors.HexColor("#d5f0d5")))
-        row.append(Paragraph(escape(r["rule"]), small))
-        data.append(row)
-    table = LongTable(data, colWidths=[term_w] + [col_w] * len(labels) + [rule_w], repeatRows=1)
-    table.setStyle(TableStyle(style))
-    story.append(table)
-    pdf.build(story, canvasmaker=fonts.canvas_class())
-    return buf.getvalue()
+    return pdf(compare_document(doc))
 
 
 def render_table(doc: dict[str, Any], console: Any = None) -> None:
