@@ -47,7 +47,7 @@ class _Rows:
 
 
 def _status(s: str, reason: str | None = None) -> str:
-    return s.upper() + (f"\n{reason}" if reason else "")
+    return s.upper().replace("_", " ") + (f"\n{reason}" if reason else "")
 
 
 def _ident(cid: str, check: str | None = None) -> str:
