@@ -9,15 +9,15 @@ import click
 
 from calculators.cli import history_options, parse_as_of
 from calculators.goodput.cli import goodput_options, review_goodput_json
+from calculators.period_option import period_options
+from slaschema.cliconv import output_format, output_option
 
 FORMATS = ("pdf", "md", "html")
 
 
 def _format_for(output: str, fmt: str | None) -> str:
-    if fmt:
-        return fmt
-    suffix = Path(output).suffix.lower().lstrip(".")
-    return {"markdown": "md", "htm": "html"}.get(suffix, suffix) if suffix in FORMATS + ("markdown", "htm") else "pdf"
+    """--format, else the -o extension (.pdf, .md, .html; none: pdf); a mismatch is a usage error."""
+    return output_format(output, fmt, FORMATS, explicit=fmt is not None, default="pdf")
 
 
 def write_atomic(path: str | Path, data: bytes) -> None:
@@ -40,8 +40,7 @@ def render(document, fmt: str) -> bytes:
 
 @click.command()
 @click.argument("contract", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Output file; .pdf, .md or .html picks the format.")
+@output_option(required=True, help="Output file; .pdf, .md or .html picks the format.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
               help="Output format (default: from the file name, else pdf).")
 def draft(contract: str, output: str, fmt: str | None) -> None:
@@ -69,10 +68,8 @@ def draft(contract: str, output: str, fmt: str | None) -> None:
 @click.command()
 @click.argument("contract", type=click.Path(dir_okay=False))
 @click.argument("incidents", type=click.Path(dir_okay=False))
-@click.option("--quarter", help="Quarter to review, e.g. 2027-Q1 (each month computed on its own).")
-@click.option("--month", help="Month to review, e.g. 2027-02.")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Output file; .pdf, .md or .html picks the format.")
+@period_options()
+@output_option(required=True, help="Output file; .pdf, .md or .html picks the format.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
               help="Output format (default: from the file name, else pdf).")
 @click.option("--as-of", "as_of", default=None,
@@ -85,7 +82,7 @@ def draft(contract: str, output: str, fmt: str | None) -> None:
               help="Also write the result document the report is built from (JSON).")
 @history_options
 @goodput_options
-def review(contract: str, incidents: str, quarter: str | None, month: str | None, output: str, fmt: str | None,
+def review(contract: str, incidents: str, periods: tuple[str, ...], output: str, fmt: str | None,
            as_of: str | None, assume_tz: str | None, skip_bad_rows: bool, register_limit: int,
            json_out: str | None, history_files: tuple[str, ...], history_from: str | None, **goodput) -> None:
     """Write the SLA review of CONTRACT for a quarter or a month from the INCIDENTS log.
@@ -112,10 +109,8 @@ def review(contract: str, incidents: str, quarter: str | None, month: str | None
     from slaschema.cli import emit_problems, load_or_exit
     from slaschema.errors import InputError
 
-    if (quarter is None) == (month is None):
-        raise click.UsageError("name exactly one of --quarter or --month")
-    label = quarter or month
-    assert label is not None
+    label = periods[0]
+    fmt = _format_for(output, fmt)
     as_of_dt = parse_as_of(as_of, zone_option=None)
     lc = load_or_exit(contract)
     try:
@@ -126,16 +121,15 @@ def review(contract: str, incidents: str, quarter: str | None, month: str | None
     try:
         res = compute(lc, log, [label], as_of=as_of_dt, incidents=True)
     except PeriodError as e:
-        raise click.BadParameter(str(e), param_hint="--quarter/--month") from None
+        raise click.BadParameter(str(e), param_hint="--month/--quarter/--period") from None
     res = apply_history(lc, log, res, history_files, history_from)
     result = res.to_json()
     extras = review_extras(res)
-    fmt = _format_for(output, fmt)
     out = Path(output)
     stem = out.name[: -len(out.suffix)] if out.suffix else out.name
     inputs = ReviewInputs(contract_file=Path(lc.file).name, contract_sha256=lc.sha256,
                           incidents_file=Path(incidents).name, incidents_sha256=log.sha256 or "",
-                          tool_version=__version__, period_label=label.upper() if quarter else label)
+                          tool_version=__version__, period_label=label)
     document, attachments = review_document(lc, result, extras, inputs, register_limit=register_limit,
                                             attachment_stem=stem,
                                             goodput=review_goodput_json(lc, log, res, goodput, skip_bad_rows))
