@@ -389,7 +389,7 @@ def _print_reconciliation(result, credit: dict) -> None:
 @click.option("--max-xid", type=click.IntRange(min=0), help="Xid events allowed [default: contract, else 0].")
 @click.option("--max-throttle", "max_throttle", type=click.FloatRange(0, 100),
               help="Percent of GPU samples allowed to be throttled [default: contract].")
-@click.option("-o", "--out", "out", default="evidence", show_default=True, type=click.Path(file_okay=False),
+@click.option("-o", "--output", "--out", "out", default="evidence", show_default=True, type=click.Path(file_okay=False),
               help="Evidence bundle folder; the burn-in writes under burn-in/.")
 @click.option("--resume", is_flag=True, help="Continue an interrupted burn-in in the same bundle.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)

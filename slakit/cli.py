@@ -28,6 +28,7 @@ COMMAND_MODULES = [
     "calculators.reports.cli",
     "calculators.claim_cli",
     "calculators.goodput.cli",
+    "slakit.completion",
 ]
 
 

@@ -147,11 +147,14 @@ def resolve_contract(contract: str | None, alias_value: str | None, alias: str =
     return value
 
 
-def progress_wanted(no_progress: bool = False) -> bool:
-    """Progress lines unless `--no-progress` or SLAKIT_NO_PROGRESS=1."""
+def progress_wanted(no_progress: bool = False, *, piped: bool = False) -> bool:
+    """Progress on stderr unless `--no-progress` or SLAKIT_NO_PROGRESS=1; only when stderr is a
+    terminal, unless `piped` (a command whose progress lines are worth keeping in a log)."""
     import os
 
-    return not no_progress and os.environ.get("SLAKIT_NO_PROGRESS", "") in ("", "0")
+    if no_progress or os.environ.get("SLAKIT_NO_PROGRESS", "") not in ("", "0"):
+        return False
+    return piped or bool(getattr(sys.stderr, "isatty", lambda: False)())
 
 
 def no_progress_option(f):

@@ -161,7 +161,7 @@ def goodput(ctx, contract, sacct_file, live, incidents, periods, checkpoint_inte
     """
     import json
 
-    from calculators.cli import _emit, _parse_as_of
+    from calculators.cli import _emit, parse_as_of
     from calculators.goodput.compute import compute_goodput
     from calculators.periods import PeriodError, parse_periods
     from slaschema.cli import load_or_exit
@@ -189,7 +189,7 @@ def goodput(ctx, contract, sacct_file, live, incidents, periods, checkpoint_inte
         raise click.BadParameter("a checkpoint interval is longer than 0", param_hint="--checkpoint-interval")
     win = dur(window, "--window")
     zone = _check_zone(tz)
-    as_of_dt = _parse_as_of(as_of, None)
+    as_of_dt = parse_as_of(as_of, None)
     lc = load_or_exit(contract, "json" if fmt == "json" else "table")
     try:
         plist = parse_periods(list(periods), lc.model.contract.timezone)
