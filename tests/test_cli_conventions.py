@@ -232,3 +232,12 @@ def test_progress_never_reaches_stdout():
                              env={"SLAKIT_NO_PROGRESS": ""})
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["runs"] == 3
+
+
+def test_docs_cli_md_holds_the_current_command_table():
+    from slakit.clitable import command_table
+
+    table = command_table(main)
+    assert table in (REPO / "docs" / "cli.md").read_text(encoding="utf-8"), \
+        "docs/cli.md is out of date: python -m slakit.clitable"
+    assert all(f"`slakit {path}`" in table for path in COMMANDS)
