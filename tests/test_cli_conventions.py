@@ -241,3 +241,28 @@ def test_docs_cli_md_holds_the_current_command_table():
     assert table in (REPO / "docs" / "cli.md").read_text(encoding="utf-8"), \
         "docs/cli.md is out of date: python -m slakit.clitable"
     assert all(f"`slakit {path}`" in table for path in COMMANDS)
+
+
+def test_accept_run_piped_prints_a_line_per_finished_check(tmp_path):
+    from tests.acceptance.conftest import contract_with
+
+    contract = contract_with(tmp_path, """
+- id: sw
+  check: software.versions
+  expect: {kernel: ">=3"}
+- id: sw2
+  check: software.versions
+  expect: {kernel: ">=2"}
+""")
+    env = {k: v for k, v in __import__("os").environ.items() if k != "SLAKIT_NO_PROGRESS"}
+    got = subprocess.run([sys.executable, "-m", "slakit", "accept", "run", str(contract), "-o", str(tmp_path / "b")],
+                         capture_output=True, text=True, timeout=300, env=env, cwd=REPO)
+    assert got.returncode == 0, got.stderr
+    lines = [ln for ln in got.stderr.splitlines() if ln.startswith("accept run: ")]
+    assert [ln.split(" - ")[1] for ln in lines] == ["sw (software.versions) pass", "sw2 (software.versions) pass"]
+    assert lines[0].startswith("accept run: 1/2 (50%)") and "ETA" in lines[0] and "ETA" not in lines[1]
+    assert "accept run:" not in got.stdout
+    quiet = subprocess.run([sys.executable, "-m", "slakit", "accept", "run", str(contract), "--out",
+                            str(tmp_path / "c"), "--no-progress"], capture_output=True, text=True, timeout=300,
+                           env=env, cwd=REPO)
+    assert quiet.returncode == 0 and "accept run:" not in quiet.stderr

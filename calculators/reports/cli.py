@@ -10,7 +10,7 @@ import click
 from calculators.cli import history_options, parse_as_of
 from calculators.goodput.cli import goodput_options, review_goodput_json
 from calculators.period_option import period_options
-from slaschema.cliconv import output_format, output_option
+from slaschema.cliconv import Progress, no_progress_option, output_format, output_option, progress_wanted
 
 FORMATS = ("pdf", "md", "html")
 
@@ -82,9 +82,11 @@ def draft(contract: str, output: str, fmt: str | None) -> None:
               help="Also write the result document the report is built from (JSON).")
 @history_options
 @goodput_options
+@no_progress_option
 def review(contract: str, incidents: str, periods: tuple[str, ...], output: str, fmt: str | None,
            as_of: str | None, assume_tz: str | None, skip_bad_rows: bool, register_limit: int,
-           json_out: str | None, history_files: tuple[str, ...], history_from: str | None, **goodput) -> None:
+           json_out: str | None, history_files: tuple[str, ...], history_from: str | None, no_progress: bool,
+           **goodput) -> None:
     """Write the SLA review of CONTRACT for a quarter or a month from the INCIDENTS log.
 
     Cover with the inputs' SHA-256, executive summary (credits owed, targets met, termination
@@ -113,11 +115,15 @@ def review(contract: str, incidents: str, periods: tuple[str, ...], output: str,
     fmt = _format_for(output, fmt)
     as_of_dt = parse_as_of(as_of, zone_option=None)
     lc = load_or_exit(contract)
+    # a large fleet takes a while: a line on a terminal per finished stage
+    progress = Progress(f"review {label}", 4, enabled=progress_wanted(no_progress))
     try:
         log = load_incidents(incidents, lc, assume_tz=assume_tz, skip_bad_rows=skip_bad_rows)
     except InputError as e:
+        progress.close()
         emit_problems(e.problems, "table")
         sys.exit(1)
+    progress.step(note="incidents loaded")
     try:
         res = compute(lc, log, [label], as_of=as_of_dt, incidents=True)
     except PeriodError as e:
@@ -125,6 +131,7 @@ def review(contract: str, incidents: str, periods: tuple[str, ...], output: str,
     res = apply_history(lc, log, res, history_files, history_from)
     result = res.to_json()
     extras = review_extras(res)
+    progress.step(note="figures computed")
     out = Path(output)
     stem = out.name[: -len(out.suffix)] if out.suffix else out.name
     inputs = ReviewInputs(contract_file=Path(lc.file).name, contract_sha256=lc.sha256,
@@ -133,8 +140,10 @@ def review(contract: str, incidents: str, periods: tuple[str, ...], output: str,
     document, attachments = review_document(lc, result, extras, inputs, register_limit=register_limit,
                                             attachment_stem=stem,
                                             goodput=review_goodput_json(lc, log, res, goodput, skip_bad_rows))
+    progress.step(note="document built")
     data = render(document, fmt)
     write_atomic(out, data)
+    progress.step(note=f"{fmt} written")
     written = [f"{out} ({fmt}, {len(data):,} bytes)"]
     for a in attachments:
         path = out.with_name(stem + a.name)
