@@ -37,10 +37,17 @@ OUTPUT_HELP = "Write to FILE (atomically) instead of stdout; its extension must 
 
 
 def output_option(*, required: bool = False, dest: str = "output", help: str | None = None, default=None,
-                  show_default: bool = False):
-    """The `-o/--output FILE` option of every command that writes a file."""
+                  show_default: bool = False, fixed: str | None = None):
+    """The `-o/--output FILE` option of every command that writes a file. `fixed`: the one
+    format the command writes (`csv`), checked against the extension as the option is read."""
+    def check(ctx, param, value):
+        if fixed is not None and value is not None:
+            output_format(value, fixed, (fixed,))
+        return value
+
     return click.option("-o", "--output", dest, type=click.Path(dir_okay=False), required=required,
-                        default=default, show_default=show_default, metavar="FILE", help=help or OUTPUT_HELP)
+                        default=default, show_default=show_default, metavar="FILE", help=help or OUTPUT_HELP,
+                        callback=check)
 
 
 def _suffix(output: str) -> str:

@@ -266,3 +266,11 @@ def test_accept_run_piped_prints_a_line_per_finished_check(tmp_path):
                             str(tmp_path / "c"), "--no-progress"], capture_output=True, text=True, timeout=300,
                            env=env, cwd=REPO)
     assert quiet.returncode == 0 and "accept run:" not in quiet.stderr
+
+
+def test_single_format_writers_check_the_extension(tmp_path):
+    res = run("import", "csv", LOG, "--map", REPO / "examples" / "ticket-map.yaml", "-o", tmp_path / "log.json")
+    assert res.exit_code == 2 and "[output_extension]" in res.output
+    assert run("schema", "-o", tmp_path / "s.yaml").exit_code == 2
+    assert run("schema", "-o", tmp_path / "s.json").exit_code == 0 and json.loads((tmp_path / "s.json").read_text())
+    assert not (tmp_path / "log.json").exists() and not (tmp_path / "s.yaml").exists()
