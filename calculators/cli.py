@@ -127,7 +127,7 @@ def _check_zone(assume_tz: str | None) -> None:
 @click.option("--skip-bad-rows", is_flag=True, help="Compute without the bad rows (they are listed in the output).")
 @click.option("--accepted-on", type=click.DateTime(["%Y-%m-%d"]), metavar="DATE",
               help="Acceptance date: adds acceptance-delay credit and termination right.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table",
               help="Output format (default: from the -o extension, else table).")
 @output_option()
 @history_options
@@ -330,7 +330,7 @@ def _affected(sm):
 @click.option("--as-of", "as_of", metavar="TS", help="Open incidents end here (default: end of the month).")
 @click.option("--assume-tz", metavar="ZONE", help="Zone for timestamps written without an offset.")
 @click.option("--skip-bad-rows", is_flag=True, help="Compute without the bad rows.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               help="Output format (default: from the -o extension, else table).")
 @output_option()
 @click.pass_context

@@ -145,7 +145,7 @@ def _log_from_frame(frame, lc):
 @click.option("--include-jobs", is_flag=True,
               help="List the jobs ended by infrastructure (job ids and node lists are the customer's data; "
                    "without this only counts and GPU-hours are shown).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table",
               help="Output format (default: from the -o extension, else table).")
 @output_option()
 @click.pass_context

@@ -59,7 +59,7 @@ def render_table(data: dict, file=None) -> None:
 @click.option("--runs", type=click.IntRange(1, 1_000_000), default=1000, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--start", type=MONTH, default=None, help="First month (default: the contract's effective date).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               help="Output format (default: from the -o extension, else table).")
 @output_option()
 @click.option("--chart", type=click.Path(dir_okay=False), default=None,
