@@ -96,7 +96,8 @@ def _nodes(expr: str | None) -> list[str] | None:
 
 @click.command("run")
 @click.argument("contract", type=click.Path(dir_okay=False))
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="Evidence bundle folder.")
+@click.option("-o", "--output", "--out", "out", required=True, type=click.Path(file_okay=False), metavar="DIR",
+              help="Evidence bundle folder (--out is the older name).")
 @click.option("--only", multiple=True, metavar="ID|CHECK|AREA",
               help="Run only these criteria (criterion id, check name such as storage.fio, or area such as gpu). Repeatable.")
 @click.option("--nodes", "nodes_expr", metavar="EXPR", help="Nodes to test (hostlist, e.g. gpu[01-04]). "
@@ -113,7 +114,8 @@ def _nodes(expr: str | None) -> list[str] | None:
               help="YAML waiver file (criterion, nodes, reason, approved_by, expires); see docs/acceptance.md.")
 @click.option("--as-of", "as_of", metavar="DATE|TIME", help="When waivers are judged (default: now).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "junit"]), default="table", show_default=True)
-@click.option("--no-progress", is_flag=True, help="No live progress display.")
+@click.option("--no-progress", is_flag=True, help="No progress on stderr (a live display on a terminal, a line per "
+              "finished check when piped; also SLAKIT_NO_PROGRESS=1).")
 @click.option("--sign", "sign_key", type=click.Path(dir_okay=False), metavar="KEY",
               help="Sign the finished bundle's manifest with this SSH key (as `accept sign`).")
 @click.option("--as-incidents", "as_incidents", type=click.Path(dir_okay=False), metavar="LOG",
@@ -123,6 +125,7 @@ def run_cmd(contract, out, only, nodes_expr, executor_name, partition, timeout_s
             as_of, fmt, no_progress, sign_key, as_incidents) -> None:
     """Run the acceptance criteria of CONTRACT and write the evidence bundle to --out."""
     from acceptance.runner import Interrupted, RunOptions, default_nodes, failed, make_executor, parse_overrides, run_acceptance
+    from acceptance.runner import select
     from slaschema.cli import load_or_exit
     from slaschema.errors import InputError
 
@@ -137,7 +140,8 @@ def run_cmd(contract, out, only, nodes_expr, executor_name, partition, timeout_s
         executor = make_executor(executor_name, partition)
         opts = RunOptions(out=Path(out), nodes=nodes, executor_name=executor_name, only=tuple(only),
                           overrides=overrides, timeout_s=timeout_s, resume=resume, waivers=waivers, as_of=when)
-        with _progress(no_progress or fmt != "table") as on_event:
+        total = len(select(loaded.model.acceptance.criteria, tuple(only)))
+        with _progress(no_progress or fmt != "table", total) as on_event:
             doc = run_acceptance(loaded, opts, executor, on_event=on_event)
     except InputError as exc:
         _fail(exc)
@@ -200,16 +204,24 @@ def sign_cmd(bundle, key) -> None:
 
 
 class _progress:
-    """Live progress on stderr: one line per criterion with its status as it finishes."""
+    """Progress on stderr: on a terminal a live line per criterion with its status as it
+    finishes; piped, a plain line per finished check with the count and an ETA."""
 
-    def __init__(self, quiet: bool) -> None:
+    def __init__(self, quiet: bool, total: int = 0) -> None:
         self.quiet = quiet
+        self.total = total
         self.progress = None
+        self.lines = None
         self.tasks: dict[str, int] = {}
 
     def __enter__(self):
-        if self.quiet:
+        from slaschema.cliconv import Progress, progress_wanted
+
+        if self.quiet or not progress_wanted(piped=True):
             return None
+        if not sys.stderr.isatty():
+            self.lines = Progress("accept run", self.total, every_step=True)
+            return self.on_line
         from rich.console import Console
         from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
@@ -235,6 +247,11 @@ class _progress:
                 self.tasks[cid] = p.add_task(text, total=1, completed=1)
         elif kind == "interrupted" and cid in self.tasks:
             p.update(self.tasks[cid], description=f"{label} [magenta]interrupted[/]")
+
+    def on_line(self, kind, planned, info) -> None:
+        if kind in ("done", "resumed"):
+            note = f"{planned.criterion.id} ({planned.criterion.check}) {info['status']}"
+            self.lines.step(note=note + (" (from the earlier run)" if kind == "resumed" else ""))
 
     def __exit__(self, *exc) -> None:
         if self.progress is not None:

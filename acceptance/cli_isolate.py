@@ -17,8 +17,8 @@ import click
 @click.option("--criterion", "criterion", required=True, metavar="ID", help="The criterion to isolate.")
 @click.option("--nodes", "nodes_expr", metavar="EXPR",
               help="The failing node set (hostlist); default: every node of the contract's topology.")
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False),
-              help="Evidence bundle folder: every run is kept under isolation/run-NN/.")
+@click.option("-o", "--output", "--out", "out", required=True, type=click.Path(file_okay=False), metavar="DIR",
+              help="Evidence bundle folder: every run is kept under isolation/run-NN/ (--out is the older name).")
 @click.option("--executor", "executor_name", default="slurm", show_default=True,
               type=click.Choice(["slurm", "local"]), help="Where the runs go.")
 @click.option("--partition", help="Slurm partition.")

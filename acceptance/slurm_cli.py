@@ -13,6 +13,8 @@ from datetime import timedelta
 import click
 
 from acceptance.cli_group import get_accept_group
+from calculators.period_option import period_options
+from slaschema.cliconv import contract_argument, resolve_contract
 
 
 class DurationType(click.ParamType):
@@ -58,6 +60,7 @@ def _print_verdicts(verdicts, title: str) -> None:
 
 
 @click.command("drill")
+@contract_argument(required=False, alias="--contract")
 @click.option("--node", required=True, help="Node to take out of service (Slurm node name).")
 @click.option("--fault", type=click.Choice(["marker", "xid"]), default="marker", show_default=True,
               help="marker: create the file the provider's health check watches; xid: write a "
@@ -73,7 +76,6 @@ def _print_verdicts(verdicts, title: str) -> None:
 @click.option("--i-understand-this-drains-the-node", "confirmed", is_flag=True,
               help="Required for --fault xid: the Xid stays in the kernel log and the node stays "
                    "drained until resumed.")
-@click.option("--contract", type=click.Path(dir_okay=False), help="Judge against support.detection.")
 @click.option("--max", "max_detection", type=DURATION, help="Detection target; overrides the contract.")
 @click.option("--poll", "poll", type=click.FloatRange(min=0.05), default=1.0, show_default=True,
               help="Seconds between reads of the node state (the measurement's resolution).")
@@ -83,9 +85,10 @@ def _print_verdicts(verdicts, title: str) -> None:
               help="Resume the node with scontrol when it is still out of service this long after "
                    "the fault was cleared (as the provider would after a repair).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def drill(node, fault, marker, kmsg, via, confirmed, contract, max_detection, poll, detect_timeout,
+def drill(contract, contract_option, node, fault, marker, kmsg, via, confirmed, max_detection, poll, detect_timeout,
           return_timeout, resume_after, fmt) -> None:
-    """Inject a fault on NODE and time detection (DRAIN/DOWN) and return to service.
+    """Inject a fault on NODE and time detection (DRAIN/DOWN) and return to service; CONTRACT
+    (optional) gives the target, support.detection (`--contract FILE` is a deprecated alias).
 
     Exit 0 when detection is within the target, 1 when it is late or never happens.
     """
@@ -99,6 +102,7 @@ def drill(node, fault, marker, kmsg, via, confirmed, contract, max_detection, po
     from acceptance.executors.base import utc_now
     from acceptance.results import Status, worst
 
+    contract = resolve_contract(contract, contract_option)
     if fault == "xid" and not confirmed:
         raise click.UsageError("--fault xid writes to the kernel log and drains the node until it is "
                                "resumed; add --i-understand-this-drains-the-node")
@@ -226,9 +230,8 @@ def watch(use_slurm, interval, output, state_file, partition, once, max_polls) -
               "[default: the latest time in either log].")
 @click.option("--contract", type=click.Path(dir_okay=False),
               help="Contract for the credit difference the disagreements make.")
-@click.option("--period", "periods", multiple=True,
-              help="Month (YYYY-MM) or quarter (YYYY-Qn) for the credit difference; repeatable "
-                   "[default: every month from the first incident to --as-of].")
+@period_options(many=True, required=False,
+                help="For the credit difference [default: every month from the first incident to --as-of].")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def reconcile_cmd(ours, theirs, tolerance, as_of, contract, periods, fmt) -> None:
     """Compare our incident log OURS with the provider's THEIRS.
@@ -377,7 +380,7 @@ def _print_reconciliation(result, credit: dict) -> None:
 @click.option("--max-xid", type=click.IntRange(min=0), help="Xid events allowed [default: contract, else 0].")
 @click.option("--max-throttle", "max_throttle", type=click.FloatRange(0, 100),
               help="Percent of GPU samples allowed to be throttled [default: contract].")
-@click.option("-o", "--out", "out", default="evidence", show_default=True, type=click.Path(file_okay=False),
+@click.option("-o", "--output", "--out", "out", default="evidence", show_default=True, type=click.Path(file_okay=False),
               help="Evidence bundle folder; the burn-in writes under burn-in/.")
 @click.option("--resume", is_flag=True, help="Continue an interrupted burn-in in the same bundle.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)

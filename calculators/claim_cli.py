@@ -16,6 +16,9 @@ from pathlib import Path
 
 import click
 
+from calculators.period_option import period_options
+from slaschema.cliconv import output_option
+
 FORMATS = ("pdf", "md")
 
 
@@ -50,10 +53,10 @@ def _as_of(text: str | None) -> datetime:
 
 
 def _format_for(output: str, fmt: str | None) -> str:
-    if fmt:
-        return fmt
-    suffix = Path(output).suffix.lower().lstrip(".")
-    return "md" if suffix in ("md", "markdown") else "pdf"
+    """--format, else the -o extension (.pdf, .md; none: pdf); a mismatch is a usage error."""
+    from slaschema.cliconv import output_format
+
+    return output_format(output, fmt, FORMATS, explicit=fmt is not None, default="pdf")
 
 
 def _package_path(output: Path) -> Path:
@@ -64,14 +67,12 @@ def _package_path(output: Path) -> Path:
 @claim.command("letter")
 @click.argument("contract", type=click.Path(dir_okay=False))
 @click.argument("incidents", type=click.Path(dir_okay=False))
-@click.option("--month", help="The month to claim, e.g. 2027-02.")
-@click.option("--quarter", help="The three months of a quarter, e.g. 2027-Q1 (a letter per month).")
+@period_options(help="A quarter gives a letter per month.")
 @click.option("--as-of", "as_of", metavar="TS",
               help="The instant the claim is judged at (deadlines) and open incidents end; default: now.")
 @click.option("--assume-tz", metavar="ZONE", help="Zone for timestamps written without an offset.")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="The letter: .pdf or .md picks the format. The evidence package goes beside it "
-                   "(NAME.evidence.tar).")
+@output_option(required=True, help="The letter: .pdf or .md picks the format. The evidence package goes beside "
+                                   "it (NAME.evidence.tar).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help="Letter format (default: from -o).")
 @click.option("--monitor-log", "monitor_logs", multiple=True, type=click.Path(dir_okay=False, exists=True),
               metavar="FILE", help="The buyer's own monitor log (`slakit watch` output) for the package (repeatable).")
@@ -81,7 +82,7 @@ def _package_path(output: Path) -> Path:
               help="Sign the package manifest with this SSH key (ssh-keygen -Y sign -n slakit-evidence).")
 @click.option("--ledger", type=click.Path(dir_okay=False), metavar="FILE",
               help="Add the claimed months to this claims ledger (CSV; created when missing).")
-def letter(contract, incidents, month, quarter, as_of, assume_tz, output, fmt, monitor_logs, reconcile_reports,
+def letter(contract, incidents, periods, as_of, assume_tz, output, fmt, monitor_logs, reconcile_reports,
            key, ledger) -> None:
     """Write the claim letter for a month or a quarter, and its evidence package.
 
@@ -103,8 +104,7 @@ def letter(contract, incidents, month, quarter, as_of, assume_tz, output, fmt, m
     from slaschema.errors import InputError
     from slaschema.fileio import write_atomic
 
-    if (month is None) == (quarter is None):
-        raise click.UsageError("name exactly one of --month or --quarter")
+    fmt = _format_for(output, fmt)
     when = _as_of(as_of)
     lc = load_or_exit(contract)
     try:
@@ -112,15 +112,14 @@ def letter(contract, incidents, month, quarter, as_of, assume_tz, output, fmt, m
     except InputError as e:
         emit_problems(e.problems, "table")
         sys.exit(1)
-    label = (quarter or month).strip()
+    label = periods[0]
     try:
         run = claim_months(lc, log, [label], when)
     except PeriodError as e:
-        raise click.BadParameter(str(e), param_hint="--quarter" if quarter else "--month") from None
+        raise click.BadParameter(str(e), param_hint="--month/--quarter/--period") from None
     except ClaimError as e:
         raise click.BadParameter(str(e), param_hint="--as-of") from None
     out = Path(output)
-    fmt = _format_for(output, fmt)
     pkg = None
     try:
         if run.claimed:
@@ -136,7 +135,7 @@ def letter(contract, incidents, month, quarter, as_of, assume_tz, output, fmt, m
         sys.exit(1)
     package_path = _package_path(out)
     inputs = LetterInputs(contract_file=Path(lc.file).name, tool_version=__version__,
-                          label=label.upper() if quarter else label,
+                          label=label,
                           package_name=package_path.name if pkg else None,
                           package_files=pkg.files if pkg else (), manifest_sha256=pkg.manifest_sha256 if pkg else None,
                           signed_by=pkg.signed_by if pkg else None)

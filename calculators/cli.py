@@ -10,6 +10,9 @@ from datetime import datetime
 
 import click
 
+from calculators.period_option import period_options
+from slaschema.cliconv import emit_output, fmt_given, output_format, output_option
+
 REV11_COLUMNS = ("service_seconds", "charged_fee", "not_charged")     # contracts using revision 1.1 fields
 
 
@@ -44,18 +47,14 @@ def _load(contract: str, incidents: str, assume_tz: str | None, skip_bad_rows: b
 
 
 def _emit(text: str | bytes, output: str | None) -> None:
-    if output:
-        from slaschema.fileio import write_atomic
-
-        write_atomic(output, text)
-        click.echo(f"wrote {output}", err=True)
-    else:
-        click.echo(text, nl=False)
+    emit_output(text, output)
 
 
 def history_options(f):
     """`--history FILE` (repeatable) and `--history-from YYYY-MM` for the chronic-failure window."""
-    f = click.option("--history-from", "history_from", metavar="YYYY-MM",
+    from calculators.period_option import MONTH
+
+    f = click.option("--history-from", "history_from", type=MONTH,
                      help="Also compute the months from YYYY-MM up to the first reported month from the same log, "
                           "to judge the chronic-failure termination trigger on the contract's whole window.")(f)
     return click.option("--history", "history_files", multiple=True, type=click.Path(dir_okay=False),
@@ -151,17 +150,18 @@ def _check_zone(assume_tz: str | None) -> None:
 @click.command()
 @click.argument("contract", type=click.Path(dir_okay=False))
 @click.argument("incidents", type=click.Path(dir_okay=False))
-@click.option("--period", "periods", multiple=True, metavar="YYYY-MM", help="A month (repeatable).")
-@click.option("--quarter", metavar="YYYY-Qn", help="The three months of a quarter, each computed on its own.")
+@period_options(many=True)
 @click.option("--as-of", "as_of", metavar="TS", help="Open incidents end here (default: end of the last month).")
 @click.option("--assume-tz", metavar="ZONE", help="Zone for timestamps written without an offset.")
 @click.option("--skip-bad-rows", is_flag=True, help="Compute without the bad rows (they are listed in the output).")
 @click.option("--accepted-on", type=click.DateTime(["%Y-%m-%d"]), metavar="DATE",
               help="Acceptance date: adds acceptance-delay credit and termination right.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE instead of stdout.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table",
+              help="Output format (default: from the -o extension, else table).")
+@output_option()
 @history_options
-def credits(contract, incidents, periods, quarter, as_of, assume_tz, skip_bad_rows, accepted_on, fmt, output,
+@click.pass_context
+def credits(ctx, contract, incidents, periods, as_of, assume_tz, skip_bad_rows, accepted_on, fmt, output,
             history_files, history_from):
     """Availability and service credits per unit and month from an INCIDENTS log.
 
@@ -172,15 +172,14 @@ def credits(contract, incidents, periods, quarter, as_of, assume_tz, skip_bad_ro
     from calculators.engine import EngineError, compute
     from calculators.periods import PeriodError, parse_periods
 
-    if bool(periods) == bool(quarter):
-        raise click.UsageError("name the months: --period YYYY-MM (repeatable) or --quarter YYYY-Qn")
+    fmt = output_format(output, fmt, ("table", "json", "csv"), explicit=fmt_given(ctx))
     _check_zone(assume_tz)
     as_of_dt = parse_as_of(as_of, assume_tz)
     lc, log = _load(contract, incidents, assume_tz, skip_bad_rows, fmt)
     try:
-        plist = parse_periods(list(periods) or [quarter], lc.model.contract.timezone)
+        plist = parse_periods(list(periods), lc.model.contract.timezone)
     except PeriodError as e:
-        raise click.BadParameter(str(e), param_hint="--quarter" if quarter else "--period") from None
+        raise click.BadParameter(str(e), param_hint="--month/--quarter/--period") from None
     from calculators.performance import availability_log, performance_figures, render_performance
 
     full_log, log = log, availability_log(lc, log)
@@ -362,31 +361,35 @@ def _affected(sm):
 @click.argument("contract", type=click.Path(dir_okay=False))
 @click.argument("incidents", type=click.Path(dir_okay=False))
 @click.option("--unit", required=True, help="A node, rack, cluster or site id.")
-@click.option("--period", required=True, metavar="YYYY-MM")
+@period_options(quarter=False)
 @click.option("--as-of", "as_of", metavar="TS", help="Open incidents end here (default: end of the month).")
 @click.option("--assume-tz", metavar="ZONE", help="Zone for timestamps written without an offset.")
 @click.option("--skip-bad-rows", is_flag=True, help="Compute without the bad rows.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def explain(contract, incidents, unit, period, as_of, assume_tz, skip_bad_rows, fmt):
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+              help="Output format (default: from the -o extension, else table).")
+@output_option()
+@click.pass_context
+def explain(ctx, contract, incidents, unit, periods, as_of, assume_tz, skip_bad_rows, fmt, output):
     """How one unit's credit for one month comes about: timeline and arithmetic."""
     from calculators.engine import EngineError
     from calculators.explain import explain as build
     from calculators.periods import PeriodError
 
+    fmt = output_format(output, fmt, ("table", "json"), explicit=fmt_given(ctx))
     _check_zone(assume_tz)
     as_of_dt = parse_as_of(as_of, assume_tz)
     lc, log = _load(contract, incidents, assume_tz, skip_bad_rows, fmt)
     try:
-        doc = build(lc, log, unit, period, as_of_dt)
+        doc = build(lc, log, unit, periods[0], as_of_dt)
     except PeriodError as e:
-        raise click.BadParameter(str(e), param_hint="--period") from None
+        raise click.BadParameter(str(e), param_hint="--month/--period") from None
     except EngineError as e:
         click.echo(f"error: {e} [log_out_of_range]", err=True)
         sys.exit(1)
     if fmt == "json":
-        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        _emit(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", output)
     else:
-        click.echo(render_explanation(doc), nl=False)
+        _emit(render_explanation(doc), output)
 
 
 def render_explanation(doc: dict) -> str:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from slaschema.cliconv import Progress, no_progress_option, output_format, progress_wanted
+
 
 @click.command()
 @click.argument("contracts", nargs=-1, required=True, type=click.Path(dir_okay=False))
@@ -19,8 +21,9 @@ import click
               help="Monte Carlo runs per offer; 0 leaves the simulated rows out.")
 @click.option("--months", type=click.IntRange(1, 120), default=12, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
+@no_progress_option
 def compare(contracts: tuple[str, ...], output: str | None, fmt: str, model_name: str, runs: int, months: int,
-            seed: int) -> None:
+            seed: int, no_progress: bool) -> None:
     """Compare the terms of two or more offers side by side: price per GPU-hour, targets and
     credits per scope, downtime rules, exclusions, caps, support, acceptance and exit rights.
     Each row marks the best offer for the buyer and says how it judges. With --runs > 0 every
@@ -29,8 +32,9 @@ def compare(contracts: tuple[str, ...], output: str | None, fmt: str, model_name
     """
     if len(contracts) < 2:
         raise click.UsageError("compare needs at least two contracts")
-    if output and Path(output).suffix.lower() not in (".pdf", ".md", ".html"):
-        raise click.UsageError("-o must end in .pdf, .md or .html")
+    kind = output_format(output, None, ("pdf", "md", "html"), explicit=False) if output else None
+    if output and kind is None:
+        raise click.UsageError(f"-o {output}: name the report *.pdf, *.md or *.html [output_extension]")
     from calculators.reports.compare import comparison, render_html, render_markdown, render_pdf, render_table
     from slaschema.errors import InputError
     from slaschema.lint import lint
@@ -53,14 +57,17 @@ def compare(contracts: tuple[str, ...], output: str | None, fmt: str, model_name
         for lc in offers:
             if lc.model.contract.effective is None:
                 raise click.UsageError(f"{lc.file} has no effective date; the simulation needs a first month")
-        sims = [simulate(lc, model, months=months, runs=runs, seed=seed).to_json() for lc in offers]
+        progress = Progress("simulate offers", runs * len(offers), enabled=progress_wanted(no_progress))
+        try:
+            sims = [simulate(lc, model, months=months, runs=runs, seed=seed, on_run=progress.step).to_json()
+                    for lc in offers]
+        finally:
+            progress.close()
     doc = comparison(offers, sims, [lint(lc) for lc in offers])
     if output:
         from slaschema.fileio import write_atomic
 
-        suffix = Path(output).suffix.lower()
-        data = (render_pdf(doc) if suffix == ".pdf" else render_html(doc) if suffix == ".html"
-                else render_markdown(doc))
+        data = render_pdf(doc) if kind == "pdf" else render_html(doc) if kind == "html" else render_markdown(doc)
         write_atomic(Path(output), data)
     if fmt == "json":
         click.echo(json.dumps(doc, indent=2))

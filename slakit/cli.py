@@ -29,6 +29,7 @@ COMMAND_MODULES = [
     "calculators.reports.cli",
     "calculators.claim_cli",
     "calculators.goodput.cli",
+    "slakit.completion",
 ]
 
 

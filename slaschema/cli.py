@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from slaschema.cliconv import output_option
+
 
 def emit_problems(problems, fmt: str, stream=None) -> None:
     """Print problems as `file:line:col: path: message (got V) [code]` lines or JSON."""
@@ -103,11 +105,13 @@ def show(file: str, fmt: str) -> None:
 
 
 @click.command()
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE instead of stdout.")
+@output_option()
 def schema(output: str | None) -> None:
     """Print the contract JSON Schema (for editors and other tools)."""
+    from slaschema.cliconv import output_format
     from slaschema.schema import schema_text
 
+    output_format(output, "json", ("json",))
     text = schema_text()
     if output:
         from slaschema.fileio import write_atomic
@@ -136,13 +140,16 @@ def templates() -> None:
               "18 for NVL72, 8 for HGX).")
 @click.option("--id", "contract_id", default=None, help="Contract id (default: from the template name).")
 @click.option("--start", "start", default=None, help="Effective start date YYYY-MM-DD.")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
+@output_option(required=True, help="The contract to write (.yaml or .yml).")
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 def init(template: str, provider: str, customer: str, nodes: str, rack_size: int | None,
          contract_id: str | None, start: str | None, output: str, force: bool) -> None:
     """Write a valid starting contract from a template."""
     from slaschema.templates import render_template
 
+    from slaschema.cliconv import output_format
+
+    output_format(output, "yaml", ("yaml",))
     out = Path(output)
     if out.exists() and not force:
         raise click.UsageError(f"{output} exists; use --force to overwrite")

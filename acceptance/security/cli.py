@@ -9,6 +9,8 @@ from datetime import datetime, timezone
 
 import click
 
+from slaschema.cliconv import contract_argument, resolve_contract
+
 
 @click.group("security")
 def security() -> None:
@@ -16,8 +18,7 @@ def security() -> None:
 
 
 @security.command("audit")
-@click.option("--contract", "contract_file", type=click.Path(dir_okay=False),
-              help="Contract whose access lists and security criteria to apply.")
+@contract_argument(required=False, alias="--contract")
 @click.option("--only", multiple=True, type=click.Choice(["versions", "access", "isolation"]),
               help="Run only these checks (repeatable).")
 @click.option("--minimums", metavar="FILE|URL",
@@ -32,8 +33,12 @@ def security() -> None:
 @click.option("--root", default="/", show_default=True, type=click.Path(file_okay=False, exists=True),
               help="Audit a file tree mounted here instead of this host (no commands are run).")
 @click.option("--now", "now_text", metavar="ISO8601", help="Time to judge the table's age at (default: now).")
-def audit_cmd(contract_file, only, minimums, fmt, bmc_address, kubeconfig, shared_mounts, root, now_text) -> None:
-    """Audit this host read-only. Exit 1 when any finding fails (or could not be judged)."""
+def audit_cmd(contract, contract_option, only, minimums, fmt, bmc_address, kubeconfig, shared_mounts, root,
+              now_text) -> None:
+    """Audit this host read-only, against CONTRACT's access lists and security criteria when
+    given (`--contract FILE` is a deprecated alias). Exit 1 when any finding fails (or could
+    not be judged).
+    """
     from pathlib import Path
 
 
@@ -41,6 +46,7 @@ def audit_cmd(contract_file, only, minimums, fmt, bmc_address, kubeconfig, share
     from .host import Host
     from .minimums import load_minimums
 
+    contract_file = resolve_contract(contract, contract_option)
     now = datetime.fromisoformat(now_text.replace("Z", "+00:00")) if now_text else datetime.now(timezone.utc)
     if now.tzinfo is None:
         raise click.BadParameter("give an offset or Z", param_hint="--now")

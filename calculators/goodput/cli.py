@@ -11,6 +11,8 @@ import click
 
 from calculators.cli import check_zone_option as _check_zone     # shared with `import slurm-events`
 from calculators.cli import zone_option as _zone_option
+from calculators.period_option import period_options
+from slaschema.cliconv import output_option
 
 CSV_COLUMNS = ("period", "contracted_gpu_hours", "paid_gpu_hours", "available_gpu_hours", "allocated_gpu_hours",
                "completed_gpu_hours", "lost_gpu_hours", "useful_gpu_hours", "goodput_pct", "fee", "credit",
@@ -95,8 +97,7 @@ def _log_from_frame(frame, lc):
 @click.option("--live", is_flag=True, help="Run sacct (and, without --incidents, sacctmgr show event) now.")
 @click.option("--incidents", type=click.Path(dir_okay=False), metavar="LOG",
               help="Incident log for availability, credits and attribution.")
-@click.option("--month", help="Month, e.g. 2027-02.")
-@click.option("--quarter", help="Quarter, e.g. 2027-Q1 (each month on its own).")
+@period_options()
 @click.option("--checkpoint-interval", metavar="DURATION",
               help="Jobs checkpoint this often (e.g. 30m): work since the last checkpoint is lost. A job's "
                    "comment `checkpoint_interval=` or `last_checkpoint=` overrides it.")
@@ -113,9 +114,11 @@ def _log_from_frame(frame, lc):
 @click.option("--include-jobs", is_flag=True,
               help="List the jobs ended by infrastructure (job ids and node lists are the customer's data; "
                    "without this only counts and GPU-hours are shown).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE instead of stdout.")
-def goodput(contract, sacct_file, live, incidents, month, quarter, checkpoint_interval, window, train_logs, profiles,
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table",
+              help="Output format (default: from the -o extension, else table).")
+@output_option()
+@click.pass_context
+def goodput(ctx, contract, sacct_file, live, incidents, periods, checkpoint_interval, window, train_logs, profiles,
             tz, as_of, skip_bad_rows, include_jobs, fmt, output):
     """GPU-hours paid, available, allocated, completed and useful per month, and the work lost
     to infrastructure, from Slurm accounting (sacct) and an incident log.
@@ -135,8 +138,9 @@ def goodput(contract, sacct_file, live, incidents, month, quarter, checkpoint_in
 
     if bool(sacct_file) == bool(live):
         raise click.UsageError("name the job records: --sacct FILE or --live")
-    if (month is None) == (quarter is None):
-        raise click.UsageError("name exactly one of --month or --quarter")
+    from slaschema.cliconv import fmt_given, output_format
+
+    fmt = output_format(output, fmt, ("table", "json", "csv"), explicit=fmt_given(ctx))
 
     def dur(text, hint):
         if text is None:
@@ -157,9 +161,9 @@ def goodput(contract, sacct_file, live, incidents, month, quarter, checkpoint_in
     as_of_dt = parse_as_of(as_of, None)
     lc = load_or_exit(contract, "json" if fmt == "json" else "table")
     try:
-        plist = parse_periods([month or quarter], lc.model.contract.timezone)
+        plist = parse_periods(list(periods), lc.model.contract.timezone)
     except PeriodError as e:
-        raise click.BadParameter(str(e), param_hint="--month/--quarter") from None
+        raise click.BadParameter(str(e), param_hint="--month/--quarter/--period") from None
     start, end = min(p.start for p in plist), max(p.end for p in plist)
     now = int(datetime.now(timezone.utc).timestamp())
     if as_of_dt is not None:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from slaschema.cliconv import output_option
+
 
 def _read(path: str) -> str:
     from slaschema.errors import InputError
@@ -47,7 +49,7 @@ def import_group() -> None:
 
 @import_group.command("lanl")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
-@click.option("-o", "--output", "out", default="-", show_default=True, help="Incident-log CSV to write ('-': stdout)")
+@output_option(dest="out", default="-", show_default=True, fixed="csv", help="Incident-log CSV to write ('-': stdout)")
 @click.option("--inventory-out", type=click.Path(dir_okay=False), help="Also write the inventory CSV "
               "(node,rack,cluster,site,gpus) for a contract's `topology.inventory`")
 @click.option("--tz", "tz", default="America/Denver", show_default=True, help="Zone of the table's local times")
@@ -99,7 +101,7 @@ def import_lanl(file: str, out: str, inventory_out: str | None, tz: str, nodes_p
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--map", "map_file", required=True, type=click.Path(exists=True, dir_okay=False),
               help="Column-mapping YAML (see examples/ticket-map.yaml)")
-@click.option("-o", "--output", "out", default="-", show_default=True, help="Incident-log CSV to write ('-': stdout)")
+@output_option(dest="out", default="-", show_default=True, fixed="csv", help="Incident-log CSV to write ('-': stdout)")
 @click.option("--skip-bad-rows", is_flag=True, help="Leave bad rows out (listed on stderr) instead of failing")
 def import_csv(file: str, map_file: str, out: str, skip_bad_rows: bool) -> None:
     """Convert a ticket-system CSV export FILE using the column map --map."""
@@ -124,7 +126,7 @@ def import_csv(file: str, map_file: str, out: str, skip_bad_rows: bool) -> None:
 @click.option("--cluster", default=None, help="Only this cluster's events (the Cluster column).")
 @click.option("--tz", "tz", default=None, metavar="ZONE",
               help="Zone of Slurm's times (no offset in them). Default: this machine's zone, as for `slakit watch`.")
-@click.option("-o", "--output", "out", default="-", show_default=True, help="Incident-log CSV to write ('-': stdout)")
+@output_option(dest="out", default="-", show_default=True, fixed="csv", help="Incident-log CSV to write ('-': stdout)")
 def import_slurm_events(file: str | None, live: bool, since: str, cluster: str | None, tz: str | None,
                         out: str) -> None:
     """Convert Slurm's node events (`sacctmgr -P show event` output in FILE, or --live) into an

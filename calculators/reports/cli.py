@@ -8,15 +8,15 @@ import click
 
 from calculators.cli import history_options, parse_as_of
 from calculators.goodput.cli import goodput_options, review_goodput_json
+from calculators.period_option import period_options
+from slaschema.cliconv import Progress, no_progress_option, output_format, output_option, progress_wanted
 
 FORMATS = ("pdf", "md", "html")
 
 
 def _format_for(output: str, fmt: str | None) -> str:
-    if fmt:
-        return fmt
-    suffix = Path(output).suffix.lower().lstrip(".")
-    return {"markdown": "md", "htm": "html"}.get(suffix, suffix) if suffix in FORMATS + ("markdown", "htm") else "pdf"
+    """--format, else the -o extension (.pdf, .md, .html; none: pdf); a mismatch is a usage error."""
+    return output_format(output, fmt, FORMATS, explicit=fmt is not None, default="pdf")
 
 
 def write_atomic(path: str | Path, data: bytes) -> None:
@@ -39,8 +39,7 @@ def render(document, fmt: str) -> bytes:
 
 @click.command()
 @click.argument("contract", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Output file; .pdf, .md or .html picks the format.")
+@output_option(required=True, help="Output file; .pdf, .md or .html picks the format.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
               help="Output format (default: from the file name, else pdf).")
 def draft(contract: str, output: str, fmt: str | None) -> None:
@@ -68,10 +67,8 @@ def draft(contract: str, output: str, fmt: str | None) -> None:
 @click.command()
 @click.argument("contract", type=click.Path(dir_okay=False))
 @click.argument("incidents", type=click.Path(dir_okay=False))
-@click.option("--quarter", help="Quarter to review, e.g. 2027-Q1 (each month computed on its own).")
-@click.option("--month", help="Month to review, e.g. 2027-02.")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Output file; .pdf, .md or .html picks the format.")
+@period_options()
+@output_option(required=True, help="Output file; .pdf, .md or .html picks the format.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
               help="Output format (default: from the file name, else pdf).")
 @click.option("--as-of", "as_of", default=None,
@@ -84,9 +81,11 @@ def draft(contract: str, output: str, fmt: str | None) -> None:
               help="Also write the result document the report is built from (JSON).")
 @history_options
 @goodput_options
-def review(contract: str, incidents: str, quarter: str | None, month: str | None, output: str, fmt: str | None,
+@no_progress_option
+def review(contract: str, incidents: str, periods: tuple[str, ...], output: str, fmt: str | None,
            as_of: str | None, assume_tz: str | None, skip_bad_rows: bool, register_limit: int,
-           json_out: str | None, history_files: tuple[str, ...], history_from: str | None, **goodput) -> None:
+           json_out: str | None, history_files: tuple[str, ...], history_from: str | None, no_progress: bool,
+           **goodput) -> None:
     """Write the SLA review of CONTRACT for a quarter or a month from the INCIDENTS log.
 
     Cover with the inputs' SHA-256, executive summary (credits owed, targets met, termination
@@ -110,31 +109,40 @@ def review(contract: str, incidents: str, quarter: str | None, month: str | None
     from slaschema.cli import load_or_exit
     from slaschema.jsontext import dumps_indented_utf8
 
-    if (quarter is None) == (month is None):
-        raise click.UsageError("name exactly one of --quarter or --month")
-    label = quarter or month
-    assert label is not None
+    label = periods[0]
+    fmt = _format_for(output, fmt)
     as_of_dt = parse_as_of(as_of, zone_option=None)
     lc = load_or_exit(contract)
-    log = load_incidents(incidents, lc, assume_tz=assume_tz, skip_bad_rows=skip_bad_rows)   # bad log: exit 1
+    # a large fleet takes a while: a line on a terminal per finished stage
+    progress = Progress(f"review {label}", 4, enabled=progress_wanted(no_progress))
+    from slaschema.errors import InputError
+
+    try:
+        log = load_incidents(incidents, lc, assume_tz=assume_tz, skip_bad_rows=skip_bad_rows)
+    except InputError:
+        progress.close()
+        raise                                   # printed, exit 1 (slaschema.cli.report_input_errors)
+    progress.step(note="incidents loaded")
     try:
         res = compute(lc, log, [label], as_of=as_of_dt, incidents=True)
     except PeriodError as e:
-        raise click.BadParameter(str(e), param_hint="--quarter/--month") from None
+        raise click.BadParameter(str(e), param_hint="--month/--quarter/--period") from None
     res = apply_history(lc, log, res, history_files, history_from)
     result = res.to_json()
     extras = review_extras(res)
-    fmt = _format_for(output, fmt)
+    progress.step(note="figures computed")
     out = Path(output)
     stem = out.name[: -len(out.suffix)] if out.suffix else out.name
     inputs = ReviewInputs(contract_file=Path(lc.file).name, contract_sha256=lc.sha256,
                           incidents_file=Path(incidents).name, incidents_sha256=log.sha256 or "",
-                          tool_version=__version__, period_label=label.upper() if quarter else label)
+                          tool_version=__version__, period_label=label)
     document, attachments = review_document(lc, result, extras, inputs, register_limit=register_limit,
                                             attachment_stem=stem,
                                             goodput=review_goodput_json(lc, log, res, goodput, skip_bad_rows))
+    progress.step(note="document built")
     data = render(document, fmt)
     write_atomic(out, data)
+    progress.step(note=f"{fmt} written")
     written = [f"{out} ({fmt}, {len(data):,} bytes)"]
     for a in attachments:
         path = out.with_name(stem + a.name)

@@ -7,12 +7,16 @@ from pathlib import Path
 
 import click
 
+from calculators.period_option import MONTH
+from slaschema.cliconv import Progress, emit_output, fmt_given, no_progress_option, output_format, output_option, \
+    progress_wanted
 
-def render_table(data: dict) -> None:
+
+def render_table(data: dict, file=None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = Console(file=file) if file is None else Console(file=file, width=120, color_system=None)
     cur = data["currency"]
     console.print(f"[bold]{data['contract']}[/]: {data['runs']} runs x {data['months']} months "
                   f"({data['periods'][0]} to {data['periods'][1]}), model {data['model']['name']}, seed {data['seed']}",
@@ -53,13 +57,17 @@ def render_table(data: dict) -> None:
 @click.option("--months", type=click.IntRange(1, 120), default=12, show_default=True)
 @click.option("--runs", type=click.IntRange(1, 1_000_000), default=1000, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--start", default=None, help="First month YYYY-MM (default: the contract's effective date).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--start", type=MONTH, default=None, help="First month (default: the contract's effective date).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+              help="Output format (default: from the -o extension, else table).")
+@output_option()
 @click.option("--chart", type=click.Path(dir_okay=False), default=None,
-              help="Write a chart to FILE (.png or .pdf).")
+              help="Also write a chart to FILE (.png or .pdf).")
 @click.option("--show-model", is_flag=True, help="Print the failure model (every rate with its source) and exit.")
-def simulate(contract: str, model_name: str, months: int, runs: int, seed: int, start: str | None, fmt: str,
-             chart: str | None, show_model: bool) -> None:
+@no_progress_option
+@click.pass_context
+def simulate(ctx, contract: str, model_name: str, months: int, runs: int, seed: int, start: str | None, fmt: str,
+             output: str | None, chart: str | None, show_model: bool, no_progress: bool) -> None:
     """Monte Carlo of what CONTRACT pays: generate incident logs for its topology from a
     failure model, compute each run with the credits engine, and report availability per
     scope, credits (mean, P50, P95), the odds that each termination trigger fires, and the
@@ -68,12 +76,8 @@ def simulate(contract: str, model_name: str, months: int, runs: int, seed: int, 
     from slaschema.cli import load_or_exit
 
     if chart and Path(chart).suffix.lower() not in (".png", ".pdf"):
-        raise click.UsageError("--chart must end in .png or .pdf")
-    if start is not None:
-        import re
-
-        if not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", start):
-            raise click.UsageError("--start must be YYYY-MM")
+        raise click.UsageError("--chart must end in .png or .pdf [output_extension]")
+    fmt = output_format(output, fmt, ("table", "json"), explicit=fmt_given(ctx))
     from calculators.simulate.models import load_model
 
     model = load_model(model_name)        # a bad model: problems printed, exit 1 (report_input_errors)
@@ -85,7 +89,11 @@ def simulate(contract: str, model_name: str, months: int, runs: int, seed: int, 
         raise click.UsageError("the contract has no effective date; name the first month with --start YYYY-MM")
     from calculators.simulate.run import simulate as run_simulation
 
-    result = run_simulation(lc, model, months=months, runs=runs, seed=seed, start=start)
+    progress = Progress(f"simulate {lc.id}", runs, enabled=progress_wanted(no_progress))
+    try:
+        result = run_simulation(lc, model, months=months, runs=runs, seed=seed, start=start, on_run=progress.step)
+    finally:
+        progress.close()
     data = result.to_json()
     if chart:
         from calculators.simulate.chart import render_chart
@@ -93,11 +101,17 @@ def simulate(contract: str, model_name: str, months: int, runs: int, seed: int, 
 
         write_atomic(Path(chart), render_chart(result, Path(chart).suffix.lower().lstrip(".")))
     if fmt == "json":
-        click.echo(json.dumps(data, indent=2))
+        emit_output(json.dumps(data, indent=2) + "\n", output)
+    elif output:
+        import io
+
+        buf = io.StringIO()
+        render_table(data, buf)
+        emit_output(buf.getvalue(), output)
     else:
         render_table(data)
-        if chart:
-            click.echo(f"wrote {chart}")
+    if chart and fmt == "table" and not output:
+        click.echo(f"wrote {chart}")
 
 
 def register(group: click.Group) -> None:

@@ -155,7 +155,7 @@ def run_records(logs: SimLogs, topo, r: int, lo: int, hi: int) -> list[dict[str,
     return out
 
 
-def _evaluate(lc: LoadedContract, logs: SimLogs, periods: list[Period]) -> RunFigures:
+def _evaluate(lc: LoadedContract, logs: SimLogs, periods: list[Period], on_run=None) -> RunFigures:
     from calculators.engine import Tree, _chronic, compute
     from calculators.incidents import IncidentLog
 
@@ -199,13 +199,16 @@ def _evaluate(lc: LoadedContract, logs: SimLogs, periods: list[Period]) -> RunFi
                 fired.update(x["scope"] for x in t["triggered"])
             for scope in fired:
                 chronic[scope][r] = True
+        if on_run is not None:
+            on_run()
     return RunFigures(credits_month.sum(axis=1), credits_month, fee_cents, avail, worst, below, chronic,
                       logs.counts_per_run(), lost_gpu_hours(logs, topo))
 
 
 def simulate(lc: LoadedContract, model: FailureModel, *, months: int = 12, runs: int = 1000, seed: int = 0,
-             start: str | None = None) -> SimResult:
-    """Run the Monte Carlo; deterministic for a given contract, model, horizon and seed."""
+             start: str | None = None, on_run=None) -> SimResult:
+    """Run the Monte Carlo; deterministic for a given contract, model, horizon and seed.
+    `on_run()` is called after each run (progress)."""
     from slaschema.compare.terms import price_per_gpu_hour
 
     if runs < 1 or months < 1:
@@ -213,6 +216,6 @@ def simulate(lc: LoadedContract, model: FailureModel, *, months: int = 12, runs:
     periods = horizon(lc, months, start)
     rng = np.random.default_rng(seed)
     logs = generate(lc.topology, model, periods[0].start, periods[-1].end, runs, rng)
-    figures = _evaluate(lc, logs, periods)
+    figures = _evaluate(lc, logs, periods, on_run)
     return SimResult(lc.id, lc.file, lc.model.contract.currency, model, seed, runs, tuple(periods),
                      lc.topology.gpu_count, price_per_gpu_hour(lc), figures)

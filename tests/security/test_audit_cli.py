@@ -73,7 +73,7 @@ def run(*args):
 
 def test_contract_with_wrong_key_list_fails(tmp_path):
     root = node_tree(tmp_path / "node")
-    res = run("--contract", str(contract_file(tmp_path, [CUSTOMER])), "--only", "access", "--root", str(root),
+    res = run(str(contract_file(tmp_path, [CUSTOMER])), "--only", "access", "--root", str(root),
               "--format", "json")
     assert res.exit_code == 1, res.output
     doc = json.loads(res.output)
@@ -87,7 +87,7 @@ def test_contract_with_wrong_key_list_fails(tmp_path):
 
 def test_contract_with_right_key_list_passes(tmp_path):
     root = node_tree(tmp_path / "node")
-    res = run("--contract", str(contract_file(tmp_path, [CUSTOMER, LEFTOVER])), "--only", "access",
+    res = run(str(contract_file(tmp_path, [CUSTOMER, LEFTOVER])), "--only", "access",
               "--root", str(root), "--format", "json")
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
@@ -98,7 +98,7 @@ def test_contract_with_right_key_list_passes(tmp_path):
 
 def test_versions_with_a_clustermax_table_and_table_date(tmp_path):
     root = node_tree(tmp_path / "node")
-    res = run("--contract", str(contract_file(tmp_path, [CUSTOMER])), "--only", "versions", "--root", str(root),
+    res = run(str(contract_file(tmp_path, [CUSTOMER])), "--only", "versions", "--root", str(root),
               "--minimums", str(FIXTURES / "clustermax-minimums.json"), "--now", "2026-11-30T00:00:00Z",
               "--format", "json")
     doc = json.loads(res.output)
@@ -115,7 +115,7 @@ def test_table_older_than_the_contract_requires(tmp_path):
     root = node_tree(tmp_path / "node")
     old = tmp_path / "old.json"
     old.write_text('{"generated": "2026-08-01", "components": {"runc": {"branches": {"1.2": "1.2.8"}}}}')
-    res = run("--contract", str(contract_file(tmp_path, [CUSTOMER])), "--only", "versions", "--root", str(root),
+    res = run(str(contract_file(tmp_path, [CUSTOMER])), "--only", "versions", "--root", str(root),
               "--minimums", str(old), "--now", "2026-11-30T00:00:00Z", "--format", "json")
     assert res.exit_code == 1
     doc = json.loads(res.output)

@@ -172,7 +172,7 @@ def test_drill_judges_against_the_contract_detection_target(slurm_cluster, tmp_p
     # support.detection of 1 s is below one health-check period: the drill must fail
     contract = tmp_path / "contract.yaml"
     contract.write_text(CONTRACT.replace("DETECTION", "1s"))
-    res = CliRunner().invoke(main, ["accept", "drill", "--node", "gpu-04", "--contract", str(contract),
+    res = CliRunner().invoke(main, ["accept", "drill", "--node", "gpu-04", str(contract),
                                     "--poll", "0.5",
                                     "--detect-timeout", "60s", "--return-timeout", "60s", "--format", "json"])
     assert res.exit_code == 1, res.output

@@ -1,0 +1,243 @@
+"""Conventions every `slakit` command shares, in one place.
+
+- `output_option` / `output_format` / `write_output`: `-o/--output FILE`, written atomically
+  (temp file + rename), and refused (usage error, exit 2, `[output_extension]`) when the file's
+  extension belongs to another format than the one written.
+- `contract_argument`: the contract as the first positional argument; an older `--contract FILE`
+  option can stay as a deprecated alias that prints one notice line on stderr.
+- `Progress`: progress with an ETA on stderr (never stdout) for long work.
+
+The period options (`--month`, `--quarter`, `--period`) live in `calculators.period_option`,
+beside the period arithmetic they check against.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+# Format -> the file extensions that hold it (first: the one to suggest).
+FORMAT_EXTENSIONS: dict[str, tuple[str, ...]] = {
+    "table": (".txt", ".text"),
+    "json": (".json",),
+    "csv": (".csv",),
+    "pdf": (".pdf",),
+    "md": (".md", ".markdown"),
+    "html": (".html", ".htm"),
+    "junit": (".xml",),
+    "yaml": (".yaml", ".yml"),
+    "png": (".png",),
+}
+_FORMAT_OF = {ext: fmt for fmt, exts in FORMAT_EXTENSIONS.items() for ext in exts}
+
+OUTPUT_HELP = "Write to FILE (atomically) instead of stdout; its extension must match the format."
+
+
+def output_option(*, required: bool = False, dest: str = "output", help: str | None = None, default=None,
+                  show_default: bool = False, fixed: str | None = None):
+    """The `-o/--output FILE` option of every command that writes a file. `fixed`: the one
+    format the command writes (`csv`), checked against the extension as the option is read."""
+    def check(ctx, param, value):
+        if fixed is not None and value is not None:
+            output_format(value, fixed, (fixed,))
+        return value
+
+    return click.option("-o", "--output", dest, type=click.Path(dir_okay=False), required=required,
+                        default=default, show_default=show_default, metavar="FILE", help=help or OUTPUT_HELP,
+                        callback=check)
+
+
+def _suffix(output: str) -> str:
+    return Path(output).suffix.lower()
+
+
+def output_format(output: str | None, fmt: str | None, formats: tuple[str, ...] | list[str], *,
+                  explicit: bool = True, default: str | None = None) -> str | None:
+    """The format to write to `output`, checked against the file's extension.
+
+    `explicit`: the user named `fmt` (`--format`); otherwise the extension chooses among
+    `formats` and `default` is used for stdout. A usage error (exit 2) when the extension
+    belongs to another format, or, with the format inferred, to none this command writes.
+    A name without an extension (or `-`, stdout) takes the format as given.
+    """
+    if explicit and fmt is None:
+        explicit = False
+    if output is None or output == "-":
+        return fmt if explicit else (fmt or default)
+    suffix = _suffix(output)
+    known = _FORMAT_OF.get(suffix)
+    if explicit:
+        if suffix and known is not None and known != fmt:
+            want = FORMAT_EXTENSIONS.get(fmt, ("",))[0]
+            hint = f"name it *{want}" if want else "give another name"
+            if known in formats:
+                hint += f" or give --format {known}"
+            raise click.UsageError(f"-o {output}: a {suffix} file does not hold --format {fmt}; {hint} "
+                                   "[output_extension]")
+        return fmt
+    if not suffix or (known is None and (fmt or default) == "table"):
+        return fmt or default          # a text table may go to any name (.log, .out, ...)
+    if known in formats:
+        return known
+    exts = ", ".join(FORMAT_EXTENSIONS[f][0] for f in formats if f in FORMAT_EXTENSIONS)
+    raise click.UsageError(f"-o {output}: this command does not write {suffix} files; name the file with one of "
+                           f"{exts} [output_extension]")
+
+
+def fmt_given(ctx: click.Context, name: str = "fmt") -> bool:
+    """Whether the user named the option `name` (not its default)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source is not click.core.ParameterSource.DEFAULT
+
+
+def write_output(output: str | Path, data: str | bytes, *, announce: bool = False) -> None:
+    """Write `data` to `output` atomically; `announce` prints `wrote FILE` on stderr."""
+    from slaschema.fileio import write_atomic
+
+    write_atomic(output, data)
+    if announce:
+        click.echo(f"wrote {output}", err=True)
+
+
+def emit_output(text: str, output: str | None) -> None:
+    """`text` to stdout, or atomically to `output` with `wrote FILE` on stderr."""
+    if output and output != "-":
+        write_output(output, text, announce=True)
+    else:
+        click.echo(text, nl=False)
+
+
+CONTRACT_HELP = "The contract (YAML) as the first argument."
+
+
+def contract_argument(*, required: bool = True, alias: str | None = None):
+    """The contract as the first positional argument, `CONTRACT`.
+
+    `alias`: an older option name (`--contract`) kept working as a deprecated alias: it prints one
+    notice line on stderr; the command receives `contract` and `contract_option` and calls
+    `resolve_contract` (naming both is a usage error).
+    """
+    def decorate(f):
+        f = click.argument("contract", required=required and alias is None, type=click.Path(dir_okay=False),
+                           metavar="CONTRACT" if required and alias is None else "[CONTRACT]")(f)
+        if alias is None:
+            return f
+        return click.option(alias, "contract_option", type=click.Path(dir_okay=False), hidden=True,
+                            callback=_deprecated_contract(alias))(f)
+
+    return decorate
+
+
+def _deprecated_contract(alias: str):
+    def callback(ctx: click.Context, param: click.Parameter, value):
+        if value is not None:
+            click.echo(f"slakit: {alias} is deprecated; give the contract as the first argument "
+                       f"(slakit {ctx.command_path.split(' ', 1)[-1]} CONTRACT ...)", err=True)
+        return value
+
+    return callback
+
+
+def resolve_contract(contract: str | None, alias_value: str | None, alias: str = "--contract",
+                     required: bool = False) -> str | None:
+    """The contract from the argument or the deprecated alias (usage error when both or, if
+    `required`, neither is given)."""
+    if contract is not None and alias_value is not None:
+        raise click.UsageError(f"give the contract once: as the first argument, not also as {alias} "
+                               "[contract_twice]")
+    value = contract if contract is not None else alias_value
+    if value is None and required:
+        raise click.UsageError("name the contract as the first argument [contract_missing]")
+    return value
+
+
+def progress_wanted(no_progress: bool = False, *, piped: bool = False) -> bool:
+    """Progress on stderr unless `--no-progress` or SLAKIT_NO_PROGRESS=1; only when stderr is a
+    terminal, unless `piped` (a command whose progress lines are worth keeping in a log)."""
+    import os
+
+    if no_progress or os.environ.get("SLAKIT_NO_PROGRESS", "") not in ("", "0"):
+        return False
+    return piped or bool(getattr(sys.stderr, "isatty", lambda: False)())
+
+
+def no_progress_option(f):
+    """`--no-progress`: no progress lines on stderr (also SLAKIT_NO_PROGRESS=1)."""
+    return click.option("--no-progress", "no_progress", is_flag=True,
+                        help="No progress lines on stderr (also SLAKIT_NO_PROGRESS=1).")(f)
+
+
+class Progress:
+    """Progress of `total` steps with an ETA, on stderr only.
+
+    On a terminal one line is rewritten in place (at most a few times a second); elsewhere
+    (piped, a log file) a line is printed per finished step when `every_step` or else about
+    every 10 % and at the end, so logs stay short. Disabled, it does nothing.
+    """
+
+    def __init__(self, label: str, total: int, *, enabled: bool = True, every_step: bool = False,
+                 stream=None, clock=time.monotonic) -> None:
+        self.label = label
+        self.total = max(int(total), 0)
+        self.enabled = enabled and self.total > 0
+        self.stream = stream if stream is not None else sys.stderr
+        self.every_step = every_step
+        self.clock = clock
+        self.t0 = clock()
+        self.done = 0
+        self._last_draw = -1.0
+        self._last_tenth = -1
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+
+    def eta_seconds(self) -> float | None:
+        if self.done <= 0:
+            return None
+        elapsed = self.clock() - self.t0
+        return elapsed / self.done * (self.total - self.done)
+
+    def line(self, note: str = "") -> str:
+        elapsed = self.clock() - self.t0
+        eta = self.eta_seconds()
+        pct = 100 * self.done // self.total if self.total else 100
+        text = f"{self.label}: {self.done}/{self.total} ({pct}%), {_clock(elapsed)} elapsed"
+        if self.done < self.total and eta is not None:
+            text += f", ETA {_clock(eta)}"
+        return text + (f" - {note}" if note else "")
+
+    def step(self, n: int = 1, note: str = "") -> None:
+        if not self.enabled:
+            return
+        self.done = min(self.done + n, self.total)
+        finished = self.done >= self.total
+        if self.tty:
+            now = self.clock()
+            if finished or now - self._last_draw >= 0.25:
+                self._last_draw = now
+                self.stream.write("\r\x1b[2K" + self.line(note) + ("\n" if finished else ""))
+                self.stream.flush()
+            return
+        tenth = 10 * self.done // self.total
+        if self.every_step or finished or tenth > self._last_tenth:
+            self._last_tenth = tenth
+            self.stream.write(self.line(note) + "\n")
+            self.stream.flush()
+
+    def close(self) -> None:
+        """End a terminal line left open (an interrupted run)."""
+        if self.enabled and self.tty and 0 < self.done < self.total:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _clock(seconds: float) -> str:
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s}s"
+    m, s = divmod(s, 60)
+    if m < 60:
+        return f"{m}m{s:02d}s"
+    h, m = divmod(m, 60)
+    return f"{h}h{m:02d}m"
