@@ -503,6 +503,8 @@ class Criterion(Strict):
 def _plain_values(v: Any) -> Any:
     """Decimals from the YAML reader become int/float inside free-form maps."""
     if isinstance(v, Decimal):
+        if not v.is_finite() or abs(v.adjusted()) > 300:
+            return float(v)       # 1e999999999 would take forever as an int; the check's params refuse it
         return int(v) if v == v.to_integral_value() else float(v)
     if isinstance(v, dict):
         return {k: _plain_values(x) for k, x in v.items()}
