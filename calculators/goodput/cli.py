@@ -9,6 +9,13 @@ from datetime import datetime, timezone
 
 import click
 
+def _utc_year(t: datetime) -> int:
+    try:
+        return t.astimezone(timezone.utc).year
+    except OverflowError:                    # year 1 east of UTC, year 9999 west of it
+        return 0
+
+
 CSV_COLUMNS = ("period", "contracted_gpu_hours", "paid_gpu_hours", "available_gpu_hours", "allocated_gpu_hours",
                "completed_gpu_hours", "lost_gpu_hours", "useful_gpu_hours", "goodput_pct", "fee", "credit",
                "effective_price_per_useful_gpu_hour", "runs", "runs_completed", "runs_ended_by_infrastructure",
@@ -157,7 +164,7 @@ def goodput(contract, sacct_file, live, incidents, month, quarter, checkpoint_in
     """
     import json
 
-    from calculators.cli import _emit, _parse_as_of
+    from calculators.cli import _emit, parse_as_of
     from calculators.goodput.compute import compute_goodput
     from calculators.periods import PeriodError, parse_periods
     from slaschema.cli import load_or_exit
@@ -184,7 +191,10 @@ def goodput(contract, sacct_file, live, incidents, month, quarter, checkpoint_in
         raise click.BadParameter("a checkpoint interval is longer than 0", param_hint="--checkpoint-interval")
     win = dur(window, "--window")
     zone = _check_zone(tz)
-    as_of_dt = _parse_as_of(as_of, None)
+    as_of_dt = parse_as_of(as_of, None)
+    if as_of_dt is not None and not 1900 <= _utc_year(as_of_dt) <= 2200:
+        raise click.BadParameter(f"{as_of!r}: give an instant between the years 1900 and 2200 [as_of_out_of_range]",
+                                 param_hint="--as-of")
     lc = load_or_exit(contract, "json" if fmt == "json" else "table")
     try:
         plist = parse_periods([month or quarter], lc.model.contract.timezone)
