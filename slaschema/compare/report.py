@@ -111,10 +111,15 @@ def _labels(doc: dict[str, Any]) -> list[str]:
 
 
 def render_markdown(doc: dict[str, Any]) -> str:
-    labels = _labels(doc)
+    """Markdown of the comparison; every text from the offers (provider, title, ids, values)
+    goes through `md_text`, so an offer cannot put HTML or script links into the document."""
+    from slaschema.textsafe import md_text as md
+
+    labels = [md(lab) for lab in _labels(doc)]
     out = ["# Offer comparison", ""]
     for lab, o in zip(labels, doc["offers"]):
-        out.append(f"- **{lab}** — {o['provider']}, {o['title'] or ''} (`{o['file']}`, sha256 {o['sha256'][:12]})")
+        out.append(f"- **{lab}** — {md(o['provider'])}, {md(o['title'] or '')} (`{md(o['file']).replace('`', '')}`, "
+                   f"sha256 {o['sha256'][:12]})")
     out.append("")
     out.append("Best offer for the buyer per row is marked **bold ✓**; ties share the mark; the rule column says "
                "how the row is judged.")
@@ -131,8 +136,8 @@ def render_markdown(doc: dict[str, Any]) -> str:
             section = r["section"]
             out += ["", f"## {section}", "", "| term | " + " | ".join(labels) + " | rule |",
                     "|---|" + "---|" * len(labels) + "---|"]
-        cells = [(f"**{v}** ✓" if i in r["best"] else v).replace("|", "\\|") for i, v in enumerate(r["display"])]
-        out.append(f"| {r['term']} | " + " | ".join(cells) + f" | {r['rule']} |")
+        cells = [(f"**{md(v)}** ✓" if i in r["best"] else md(v)) for i, v in enumerate(r["display"])]
+        out.append(f"| {md(r['term'])} | " + " | ".join(cells) + f" | {md(r['rule'])} |")
     return "\n".join(out) + "\n"
 
 
