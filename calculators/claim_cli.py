@@ -135,7 +135,7 @@ def letter(contract, incidents, month, quarter, as_of, assume_tz, output, fmt, m
         if ledger:
             from calculators.claim_ledger import read_ledger
 
-            if Path(ledger).is_file():
+            if Path(ledger).exists():           # a FIFO or folder is refused too, not replaced
                 read_ledger(ledger)             # refuse a bad ledger before anything is written
     except InputError as e:
         emit_problems(e.problems, "table")

@@ -124,3 +124,11 @@ def test_letter_that_cannot_be_written_leaves_nothing(tmp_path):
     r = cli("claim", CONTRACT, LOG, "--month", "2027-01", "--as-of", "2027-02-05T00:00:00Z",
             "-o", "/proc/self/claim.md")
     assert_coded_failure(r, "output_unwritable")
+
+
+def test_ledger_given_to_a_letter_that_is_a_fifo_is_refused_before_anything_is_written(tmp_path):
+    fifo = tmp_path / "claims.csv"
+    os.mkfifo(fifo)
+    assert_coded_failure(_letter(tmp_path, "--ledger", fifo), "not_a_regular_file")
+    _nothing_written(tmp_path)
+    assert fifo.is_fifo()
