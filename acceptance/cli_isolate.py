@@ -59,6 +59,9 @@ def isolate_cmd(contract, criterion, nodes_expr, out, executor_name, partition, 
         doc = isolate_criterion(loaded, opts, executor, on_probe=on_probe)
     except InputError as exc:
         _fail(exc)
+    except OSError as exc:          # --out cannot be created or written (read-only, /proc, no space)
+        _fail(InputError([Problem("out_unwritable", f"--out {out}: cannot be written ({exc.strerror or exc})",
+                                  value=out, fix="name a folder this user can create and write")]))
     if fmt == "json":
         click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
     else:

@@ -49,6 +49,13 @@ def _as_of(text: str | None) -> datetime:
                                  param_hint="--as-of") from None
     if t.tzinfo is None:
         raise click.BadParameter("give an offset or Z, e.g. 2027-04-03T00:00:00Z", param_hint="--as-of")
+    try:
+        in_range = 1900 <= t.astimezone(timezone.utc).year <= 9998
+    except OverflowError:
+        in_range = False
+    if not in_range:
+        raise click.BadParameter(f"{text!r}: give an instant between the years 1900 and 9998 [as_of_out_of_range]",
+                                 param_hint="--as-of")
     return t
 
 
@@ -127,7 +134,7 @@ def letter(contract, incidents, periods, as_of, assume_tz, output, fmt, monitor_
         if ledger:
             from calculators.claim_ledger import read_ledger
 
-            if Path(ledger).is_file():
+            if Path(ledger).exists():           # a FIFO or folder is refused too, not replaced
                 read_ledger(ledger)             # refuse a bad ledger before anything is written
     except InputError as e:
         emit_problems(e.problems, "table")
@@ -140,9 +147,16 @@ def letter(contract, incidents, periods, as_of, assume_tz, output, fmt, monitor_
                           package_files=pkg.files if pkg else (), manifest_sha256=pkg.manifest_sha256 if pkg else None,
                           signed_by=pkg.signed_by if pkg else None)
     data = render(claim_document(lc, run, inputs), fmt)
-    if pkg:
-        write_atomic(package_path, pkg.data)
-    write_atomic(out, data)
+    try:
+        if pkg:
+            write_atomic(package_path, pkg.data)
+        write_atomic(out, data)
+    except OSError as exc:
+        if pkg and out.exists() is False and package_path.is_file():
+            package_path.unlink()               # no package without its letter
+        click.echo(f"error: {out}: cannot be written ({exc.strerror or type(exc).__name__}); nothing written "
+                   "[output_unwritable]", err=True)
+        sys.exit(1)
     cur = run.currency
     click.echo(f"claim {inputs.label} for {lc.id} as of {when.isoformat()}: {money(run.claimed_total, cur)} claimed")
     for m in run.months:
@@ -216,19 +230,21 @@ def render_status(rows, tot, as_of: str, ledger: str) -> str:
 
     buf = io.StringIO()
     con = Console(file=buf, width=140, force_terminal=False, color_system=None)
-    t = Table(title=f"Claims in {ledger} as of {as_of}")
+    from slaschema.textsafe import rich_text
+
+    t = Table(title=f"Claims in {rich_text(ledger)} as of {as_of}")
     for col in ("contract", "month", "claimed", "due before", "time left", "filed", "state", "outstanding", "flags"):
         t.add_column(col, justify="right" if col in ("claimed", "outstanding") else "left",
                      no_wrap=col in ("due before", "month"))
     for s in rows:
         due = local_instant(None if s.due is None else _iso(s.due), s.zone)
         left = time_left(_iso(s.due), as_of) if s.due is not None and s.state in ("to_file", "lapsed") else ""
-        t.add_row(s.contract, s.month, f"{money(s.amount_claimed)} {s.currency}".strip(), due, left,
+        t.add_row(rich_text(s.contract), s.month, rich_text(f"{money(s.amount_claimed)} {s.currency}".strip()), due, left,
                   s.filed.isoformat() if s.filed else "—", s.state.replace("_", " "),
                   money(s.outstanding), " ".join(s.flags).replace("_", " "))
     con.print(t)
     for cur, v in tot.items():
-        con.print(f"{cur}: outstanding {money(v['outstanding'])} (to file {money(v['to_file'])}, awaiting answer "
+        con.print(f"{rich_text(cur)}: outstanding {money(v['outstanding'])} (to file {money(v['to_file'])}, awaiting answer "
                   f"{money(v['awaiting'])}, accepted not paid {money(v['accepted_unpaid'])}); lost to lapsed windows "
                   f"{money(v['lost'])}; disputed {money(v['disputed'])}")
     if not rows:
@@ -251,23 +267,30 @@ def verify(package, allowed_signers, identity) -> None:
     """Check an evidence package: every file against the manifest, and the signature if present."""
     from calculators.claim_package import verify as check
 
-    problems = check(Path(package).read_bytes(), allowed_signers, identity, file=package)
+    from slaschema.cli import emit_problems
+    from slaschema.errors import InputError
+    from slaschema.safefiles import read_regular
+    from slaschema.textsafe import terminal_text
+
+    try:
+        data = read_regular(package, what="evidence package")
+    except InputError as e:
+        emit_problems(e.problems, "table")
+        sys.exit(1)
+    problems = check(data, allowed_signers, identity, file=package)
     if problems:
         for p in problems:
-            click.echo(p, err=True)
+            click.echo(terminal_text(p), err=True)
         click.echo(f"{package}: {len(problems)} problem(s)", err=True)
         sys.exit(1)
     click.echo(f"{package}: every file matches the manifest"
-               + (" and the signature verifies" if _signed(package) else " (not signed)"))
+               + (" and the signature verifies" if _signed(data) else " (not signed)"))
 
 
-def _signed(package: str) -> bool:
-    import tarfile
+def _signed(data: bytes) -> bool:
+    from calculators.claim_package import SIGNATURE, _members
 
-    from calculators.claim_package import SIGNATURE
-
-    with tarfile.open(package) as tar:
-        return SIGNATURE in tar.getnames()
+    return SIGNATURE in _members(data)
 
 
 def register(group: click.Group) -> None:

@@ -91,13 +91,19 @@ def read_ledger(path: str | Path) -> list[LedgerRow]:
 
     p = Path(path)
     file = str(path)
-    if not p.is_file():
+    if not p.exists():
         raise InputError([Problem("file_not_found", "no such claims ledger", file=file,
                                   fix="create it with `slakit claim ... --ledger FILE` or write the header "
                                       + ",".join(COLUMNS))])
-    text = p.read_text(encoding="utf-8-sig")
+    from slaschema.safefiles import decode_utf8, read_regular
+
+    text = decode_utf8(read_regular(p, shown=file, what="claims ledger"), shown=file, what="claims ledger")
     reader = csv.DictReader(io.StringIO(text, newline=""))
-    header = reader.fieldnames or []
+    try:
+        header = reader.fieldnames or []
+    except csv.Error as exc:
+        raise InputError([Problem("ledger_unreadable", f"not a CSV file ({exc})", file=file, line=1,
+                                  fix="the header is " + ",".join(COLUMNS))]) from None
     problems: list[Problem] = []
     missing = [c for c in REQUIRED if c not in header]
     if missing:
@@ -109,7 +115,7 @@ def read_ledger(path: str | Path) -> list[LedgerRow]:
                                     fix="columns are " + ", ".join(COLUMNS)))
     rows: list[LedgerRow] = []
     seen: dict[tuple[str, str], int] = {}
-    for line, raw in enumerate(reader, start=1):
+    for line, raw in _rows(reader, file):
         get = {c: (raw.get(c) or "").strip() for c in COLUMNS}
         bad = len(problems)
 
@@ -147,10 +153,12 @@ def read_ledger(path: str | Path) -> list[LedgerRow]:
                 t = datetime.fromisoformat(get["due"].replace("Z", "+00:00"))
                 if t.tzinfo is None:
                     raise ValueError
+                if not 1900 <= t.astimezone(timezone.utc).year <= 9998:     # shown in any zone later
+                    raise ValueError
                 due = int(t.timestamp())
-            except ValueError:
-                err("ledger_due_invalid", "due", "not an ISO 8601 instant with an offset",
-                    "write e.g. 2027-03-31T05:00:00Z (as `slakit claim --ledger` does)")
+            except (ValueError, OverflowError):
+                err("ledger_due_invalid", "due", "not an ISO 8601 instant with an offset between the years 1900 "
+                    "and 9998", "write e.g. 2027-03-31T05:00:00Z (as `slakit claim --ledger` does)")
         answer = get["answer"].lower()
         if answer and answer not in ANSWERS:
             err("ledger_answer_invalid", "answer", "unknown answer", "use one of " + ", ".join(ANSWERS))
@@ -182,6 +190,22 @@ def read_ledger(path: str | Path) -> list[LedgerRow]:
     if problems:
         raise InputError(problems)
     return rows
+
+
+def _rows(reader: csv.DictReader, file: str):
+    """(data row number, row) of the ledger; a row the csv module cannot read (a field over its
+    size limit, a stray quote at the end) is `ledger_unreadable` with its line."""
+    line = 0
+    while True:
+        try:
+            raw = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise InputError([Problem("ledger_unreadable", f"the CSV cannot be read ({exc})", file=file,
+                                      line=reader.line_num, fix="check the quoting and the length of that row")]) from None
+        line += 1
+        yield line, raw
 
 
 def write_ledger(path: str | Path, rows: list[LedgerRow]) -> None:
@@ -253,7 +277,10 @@ def _filed_late(filed: date, due: int, zone: str) -> bool:
     """Filed on a day that starts at or after the due instant (a date is filed at its local start)."""
     from zoneinfo import ZoneInfo
 
-    start = int(datetime(filed.year, filed.month, filed.day, tzinfo=ZoneInfo(zone)).timestamp())
+    try:
+        start = int(datetime(filed.year, filed.month, filed.day, tzinfo=ZoneInfo(zone)).timestamp())
+    except (OverflowError, ValueError):          # year 1 or 9999 in a zone off UTC
+        return filed.year >= 9999
     return start >= due
 
 

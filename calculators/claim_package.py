@@ -122,6 +122,37 @@ def _member_name(prefix: str, path: Path, taken: set[str]) -> str:
     return name
 
 
+def _evidence_file(path: str | Path, kind: str) -> bytes:
+    """A --monitor-log or --reconcile file, copied into the package handed to the provider only
+    when it is what it claims to be: a regular file outside /proc, /sys and /dev, within the size
+    limit, UTF-8, and an incident log (CSV with `id` and `start` columns, JSON or JSON Lines) or a
+    `slakit reconcile --format json` report. Anything else is refused, never copied."""
+    from slaschema.errors import InputError, Problem
+    from slaschema.safefiles import decode_utf8, read_named
+
+    what = "--monitor-log" if kind == "monitor" else "--reconcile"
+    data = read_named(str(path), base_dir=None, from_cli=True, what=what)
+    text = decode_utf8(data, shown=str(path), what=what)
+    ok = False
+    if kind == "monitor":
+        head = text.lstrip()[:1]
+        first = next((ln for ln in text.splitlines() if ln.strip()), "")
+        ok = head in ("[", "{") or {"id", "start"} <= {c.strip().strip('"') for c in first.split(",")}
+    else:
+        try:
+            doc = json.loads(text)
+            ok = isinstance(doc, dict) and isinstance(doc.get("findings"), list) and "agree" in doc
+        except (ValueError, RecursionError):
+            ok = False
+    if not ok:
+        fix = ("give the incident log `slakit watch` writes" if kind == "monitor"
+               else "give the report of `slakit reconcile ... --format json`")
+        raise InputError([Problem("evidence_file_invalid", f"{what}: not a "
+                                  + ("monitor log (incident log)" if kind == "monitor" else "slakit reconcile JSON report")
+                                  + "; it is not copied into the package", file=str(path), fix=fix)])
+    return data
+
+
 def build(run, contract_file: str | Path, incidents_file: str | Path, monitor_logs: list[str | Path] = (),
           reconcile_reports: list[str | Path] = (), key: str | Path | None = None) -> Package:
     """The package of `run` (a `ClaimRun`), signed with `key` when given."""
@@ -133,9 +164,9 @@ def build(run, contract_file: str | Path, incidents_file: str | Path, monitor_lo
     members["incidents/claimed.csv"] = claimed_csv(run)
     taken = set(members)
     for f in monitor_logs:
-        members[_member_name("monitor", Path(f), taken)] = Path(f).read_bytes()
+        members[_member_name("monitor", Path(f), taken)] = _evidence_file(f, "monitor")
     for f in reconcile_reports:
-        members[_member_name("reconcile", Path(f), taken)] = Path(f).read_bytes()
+        members[_member_name("reconcile", Path(f), taken)] = _evidence_file(f, "reconcile")
     files = {name: sha256(data) for name, data in sorted(members.items())}
     from calculators.result import iso
 
@@ -172,19 +203,27 @@ def verify(data: bytes, allowed_signers: str | Path | None = None, identity: str
     from slaschema.errors import InputError
 
     problems: list[str] = []
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r") as tar:
-        members = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+    try:
+        members = _members(data)
+    except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
+        return [f"{file}: not an evidence package (a tar file): {type(exc).__name__} [package_unreadable]"]
     if MANIFEST not in members:
-        return [f"{file}: no {MANIFEST}"]
-    manifest = json.loads(members[MANIFEST])
-    listed = manifest.get("files", {})
+        return [f"{file}: no {MANIFEST} [manifest_missing]"]
+    try:
+        manifest = json.loads(members[MANIFEST])
+        listed = manifest.get("files", {}) if isinstance(manifest, dict) else None
+        if not isinstance(listed, dict) or not all(isinstance(v, str) for v in listed.values()):
+            raise ValueError("no `files` object of SHA-256 strings")
+    except (ValueError, RecursionError) as exc:
+        return [f"{file}: {MANIFEST} is not a slakit manifest ({str(exc)[:80]}) [manifest_invalid]"]
     for name, digest in listed.items():
         if name not in members:
-            problems.append(f"{name}: listed in the manifest but missing")
+            problems.append(f"{name}: listed in the manifest but missing [member_missing]")
         elif sha256(members[name]) != digest:
-            problems.append(f"{name}: changed (SHA-256 {sha256(members[name])[:16]}…, manifest {digest[:16]}…)")
+            problems.append(f"{name}: changed (SHA-256 {sha256(members[name])[:16]}…, manifest {digest[:16]}…) "
+                            "[member_changed]")
     for name in sorted(set(members) - set(listed) - {MANIFEST, SIGNATURE}):
-        problems.append(f"{name}: not in the manifest")
+        problems.append(f"{name}: not in the manifest [member_unlisted]")
     if SIGNATURE in members:
         from slaschema import signing
 
@@ -194,5 +233,24 @@ def verify(data: bytes, allowed_signers: str | Path | None = None, identity: str
         except InputError as e:
             problems.extend(p.format() for p in e.problems)
     elif allowed_signers is not None:
-        problems.append(f"{file}: not signed, but a signer was expected")
+        problems.append(f"{file}: not signed, but a signer was expected [package_unsigned]")
     return problems
+
+
+def _members(data: bytes) -> dict[str, bytes]:
+    """Regular members of a package by name; a compressed one may not unpack past the file-size
+    limit (`--max-file-size`), so a small bomb cannot fill the memory."""
+    from slaschema.safefiles import max_file_bytes
+
+    budget = max_file_bytes()
+    out: dict[str, bytes] = {}
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r") as tar:
+        for m in tar:
+            if not m.isfile():
+                continue
+            if m.size > budget:
+                raise ValueError("a member larger than the file-size limit")
+            budget -= m.size
+            fh = tar.extractfile(m)
+            out[m.name] = fh.read() if fh is not None else b""
+    return out

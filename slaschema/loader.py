@@ -271,7 +271,11 @@ def load_contract(path: str | Path) -> LoadedContract:
         raise InputError([Problem("file_too_large", f"file is {size / 1e6:.1f} MB; the limit is "
                                   f"{MAX_BYTES / 1e6:.0f} MB", file=str(path), value=size,
                                   fix="list nodes with hostlist expressions (r01-n[01-18]) or an inventory CSV")])
-    return load_contract_text(p.read_bytes(), str(path), p.parent)
+    from slaschema.safefiles import read_regular
+
+    # a FIFO or a device (/dev/zero) as the contract would hang every command
+    return load_contract_text(read_regular(p, shown=str(path), what="contract", max_bytes=MAX_BYTES),
+                              str(path), p.parent)
 
 
 def dump_contract(model: Contract, schema_ref: str | None = None) -> str:

@@ -31,6 +31,7 @@ from acceptance.results import Status, Verdict
 from slaschema.models import Criterion
 
 MAX_SCAN = 1 << 20          # only the last MiB of output is searched for metrics
+MATCH_BUDGET_S = 2.0        # seconds all metric regexes of one output may take together
 _METRIC_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
 
@@ -67,19 +68,34 @@ class CustomParams(CheckParams):
         return v
 
 
-def extract_metrics(text: str, patterns: dict[str, str]) -> dict[str, list[float]]:
-    """Every numeric match of each named regex, in output order. Pure."""
+def extract_metrics(text: str, patterns: dict[str, str], timed_out: list[str] | None = None) -> dict[str, list[float]]:
+    """Every numeric match of each named regex, in output order. Pure.
+
+    The regexes come from a contract (the other party's file): a pattern with catastrophic
+    backtracking such as `(a+)+b` must not hang the run, so matching runs under a time budget
+    (`MATCH_BUDGET_S` for all patterns together, the `regex` module's timeout); a pattern that
+    runs out of it has no values and its name is appended to `timed_out`."""
+    import time
+
+    import regex
+
     tail = text[-MAX_SCAN:]
     out: dict[str, list[float]] = {}
+    deadline = time.monotonic() + MATCH_BUDGET_S
     for name, pattern in patterns.items():
-        rx = re.compile(pattern, re.M)
+        rx = regex.compile(pattern, regex.M)
         group: int | str = name if name in rx.groupindex else 1
         values = []
-        for m in rx.finditer(tail):
-            try:
-                values.append(float(m.group(group)))
-            except (TypeError, ValueError):
-                continue
+        try:
+            for m in rx.finditer(tail, timeout=max(deadline - time.monotonic(), 0.01)):
+                try:
+                    values.append(float(m.group(group)))
+                except (TypeError, ValueError):
+                    continue
+        except TimeoutError:
+            values = []
+            if timed_out is not None:
+                timed_out.append(name)
         out[name] = values
     return out
 
@@ -107,7 +123,9 @@ class CustomCommandCheck(Check):
 
     def parse_for(self, params: CustomParams, raw: RawOutput) -> dict[str, Any]:
         text = raw.stdout + ("\n" + raw.stderr if raw.stderr else "")
-        return {"exit_code": raw.rc, "values": extract_metrics(text, params.metrics),
+        timed_out: list[str] = []
+        values = extract_metrics(text, params.metrics, timed_out)
+        return {"exit_code": raw.rc, "values": values, "regex_timeout": timed_out,
                 "tail": text[-2000:], "node_set": raw.node}
 
     def evaluate(self, criterion: Criterion, params: CustomParams, metrics: dict[str, Any],
@@ -136,6 +154,11 @@ def judge_custom(criterion: Criterion, params: CustomParams, m: dict[str, Any], 
                         expected=f"one of: {', '.join(params.metrics) or 'none defined'}",
                         remediation="define the metric's regex under params.metrics")]
     values = list((m.get("values") or {}).get(name) or [])
+    if name in (m.get("regex_timeout") or ()):
+        return [verdict(cid, node, Status.ERROR, "metric_regex_timeout", measured=name,
+                        expected=f"params.metrics.{name} matched within {MATCH_BUDGET_S:g} s",
+                        remediation="the regex backtracks without end on this output (nested repeats such as "
+                                    "(a+)+): write it without nested quantifiers")]
     if not values:
         return [verdict(cid, node, Status.ERROR, "metric_not_found", expected=f"a match of params.metrics.{name}",
                         remediation="check the program's output format against the regex")]

@@ -36,8 +36,15 @@ _COLUMNS = {
 def _read(path: str) -> str:
     if path == "-":
         return sys.stdin.buffer.read().decode("utf-8", errors="replace")
-    with open(path, "rb") as fh:
-        return fh.read().decode("utf-8", errors="replace")
+    import errno
+    import os
+
+    from slaschema.safefiles import read_regular
+
+    if not os.path.exists(path):            # file_unreadable, as before
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+    # a regular file within the size limit: /dev/zero, /dev/urandom or a FIFO would never end
+    return read_regular(path, what="tool output").decode("utf-8", errors="replace")
 
 
 def _cell(value: Any) -> str:
@@ -120,8 +127,13 @@ def parse_command(args: tuple[str, ...], fmt: str, all_samples: bool) -> None:
     tool_name, file = (args[0], args[1]) if len(args) == 2 else (None, args[0])
     if tool_name is not None and tool_name not in TOOL_NAMES:
         raise click.BadParameter(f"{tool_name!r} is not one of: {', '.join(TOOL_NAMES)}", param_hint="TOOL")
+    from slaschema.errors import InputError
+
     try:
         text = _read(file)
+    except InputError as exc:
+        emit_problems(exc.problems, fmt)
+        sys.exit(1)
     except OSError as exc:
         emit_problems([Problem(code="file_unreadable", message=f"cannot read file: {exc.strerror}", file=file)], fmt)
         sys.exit(1)

@@ -14,6 +14,14 @@ from calculators.cli import zone_option as _zone_option
 from calculators.period_option import period_options
 from slaschema.cliconv import output_option
 
+
+def _utc_year(t: datetime) -> int:
+    try:
+        return t.astimezone(timezone.utc).year
+    except OverflowError:                    # year 1 east of UTC, year 9999 west of it
+        return 0
+
+
 CSV_COLUMNS = ("period", "contracted_gpu_hours", "paid_gpu_hours", "available_gpu_hours", "allocated_gpu_hours",
                "completed_gpu_hours", "lost_gpu_hours", "useful_gpu_hours", "goodput_pct", "fee", "credit",
                "effective_price_per_useful_gpu_hour", "runs", "runs_completed", "runs_ended_by_infrastructure",
@@ -159,6 +167,9 @@ def goodput(ctx, contract, sacct_file, live, incidents, periods, checkpoint_inte
     win = dur(window, "--window")
     zone = _check_zone(tz)
     as_of_dt = parse_as_of(as_of, None)
+    if as_of_dt is not None and not 1900 <= _utc_year(as_of_dt) <= 2200:
+        raise click.BadParameter(f"{as_of!r}: give an instant between the years 1900 and 2200 [as_of_out_of_range]",
+                                 param_hint="--as-of")
     lc = load_or_exit(contract, "json" if fmt == "json" else "table")
     try:
         plist = parse_periods(list(periods), lc.model.contract.timezone)

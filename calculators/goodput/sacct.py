@@ -88,10 +88,12 @@ class JobRuns:
 
 def read_sacct_file(path: str | Path, node_names, node_gpus, tz: str, skip_bad_rows: bool = False) -> JobRuns:
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise InputError([Problem("file_not_found", "no such sacct file", file=str(path),
                                   fix="save `" + " ".join(SACCT_ARGV) + "` output to a file, or use --live")])
-    data = p.read_bytes()
+    from slaschema.safefiles import read_regular
+
+    data = read_regular(p, shown=str(path), what="sacct file")
     return parse_sacct(data, node_names, node_gpus, tz, file=str(path),
                        skip_bad_rows=skip_bad_rows, sha256=hashlib.sha256(data).hexdigest())
 
@@ -202,7 +204,7 @@ def _byte_times(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarr
     d = m[:, _TIME_DIGITS].astype(np.int64) - 48
     two = d[:, 0::2] * 10 + d[:, 1::2]
     y, mo, dd, hh, mi, ss = two[:, 0] * 100 + two[:, 1], two[:, 2], two[:, 3], two[:, 4], two[:, 5], two[:, 6]
-    ok = shape_ok & (y >= 1900) & (mo >= 1) & (mo <= 12) & (dd >= 1) & (hh <= 23) & (mi <= 59) & (ss <= 59)
+    ok = shape_ok & (y >= 1900) & (y <= 2200) & (mo >= 1) & (mo <= 12) & (dd >= 1) & (hh <= 23) & (mi <= 59) & (ss <= 59)
     months = np.where(ok, (y - 1970) * 12 + mo - 1, 0)
     month0 = (np.datetime64("1970-01", "M") + months.astype("timedelta64[M]")).astype("datetime64[D]")
     month1 = (np.datetime64("1970-01", "M") + (months + 1).astype("timedelta64[M]")).astype("datetime64[D]")
@@ -400,13 +402,21 @@ def _expand(expr: str) -> list[str]:
     return hostlist.expand(expr)
 
 
+MAX_JOB_GPUS = 10_000_000      # more GPUs than any job holds: the count is not believed
+
+
 def _tres_gpus(tres: str) -> int | None:
-    """GPUs in one AllocTRES string: gres/gpu=N, else the sum of gres/gpu:TYPE=N, else None."""
+    """GPUs in one AllocTRES string: gres/gpu=N, else the sum of gres/gpu:TYPE=N, else None
+    (also for a count over MAX_JOB_GPUS, which no sacct writes)."""
     m = _GPU.search(str(tres))
     if m:
-        return int(m.group(1))
-    typed = _GPU_TYPED.findall(str(tres))
-    return sum(int(x) for x in typed) if typed else None
+        n = int(m.group(1)[:12])
+    else:
+        typed = _GPU_TYPED.findall(str(tres))
+        if not typed:
+            return None
+        n = sum(int(x[:12]) for x in typed)
+    return n if n <= MAX_JOB_GPUS else None
 
 
 _ELAPSED = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)$")

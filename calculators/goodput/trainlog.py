@@ -71,9 +71,11 @@ def load_profiles(path: str | Path | None) -> dict[str, LogProfile]:
     from slaschema.strict_yaml import read_yaml
 
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise InputError([Problem("file_not_found", "no such profiles file", file=str(path), fix="check the path")])
-    doc = read_yaml(p.read_bytes(), str(path))
+    from slaschema.safefiles import read_regular
+
+    doc = read_yaml(read_regular(p, shown=str(path), what="profiles file"), str(path))
     problems: list[Problem] = []
 
     def bad(where: tuple, msg: str, value: Any = None, fix: str | None = None) -> None:
@@ -249,7 +251,9 @@ def detect_profile(text: str, profiles: dict[str, LogProfile]) -> str | None:
 
 def productivity_from_file(job_id: str, path: str, profiles: dict[str, LogProfile], profile: str | None = None,
                            tz: str = "UTC", stall_factor: float = DEFAULT_STALL_FACTOR) -> JobProductivity:
-    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    from slaschema.safefiles import read_regular
+
+    text = read_regular(path, what=f"training log of job {job_id}").decode("utf-8", errors="replace")
     if profile is None:
         profile = detect_profile(text, profiles)
         if profile is None:

@@ -11,14 +11,11 @@ from slaschema.cliconv import output_option
 
 
 def _read(path: str) -> str:
-    from slaschema.errors import InputError
-    from slaschema.safefiles import check_cli_file
+    """The input file as text: a regular file only (a FIFO or device would hang), within the
+    size limit (`--max-file-size`); InputError otherwise."""
+    from slaschema.safefiles import read_regular
 
-    try:
-        check_cli_file(path, "export")              # no /proc, /sys, /dev, FIFO or device
-    except InputError as exc:
-        _fail(exc.problems)
-    return Path(path).read_bytes().decode("utf-8-sig", errors="replace")
+    return read_regular(path, what="input").decode("utf-8-sig", errors="replace")
 
 
 def _fail(problems) -> None:
@@ -150,7 +147,12 @@ def import_slurm_events(file: str | None, live: bool, since: str, cluster: str |
     if out == "-":
         click.echo(csv_text, nl=False)
     else:
-        write_atomic(out, csv_text)
+        try:
+            write_atomic(out, csv_text)
+        except OSError as exc:
+            click.echo(f"error: {out}: cannot be written ({exc.strerror or type(exc).__name__}); nothing written "
+                       "[output_unwritable]", err=True)
+            sys.exit(1)
     click.echo(f"{len(imp.incidents)} incidents from {imp.events_out} out-of-service events "
                f"({imp.events_read} node events read)", err=True)
 

@@ -38,8 +38,16 @@ class EventImport:
 
 
 def _time(text: str, zone: ZoneInfo) -> datetime:
+    """A sacctmgr time in UTC; ValueError also for one that leaves the calendar in UTC (year 1
+    east of it, 9999 west) or lies outside 1900-9998, which Slurm never writes."""
     t = datetime.fromisoformat(text)
-    return (t if t.tzinfo else t.replace(tzinfo=zone)).astimezone(timezone.utc)
+    try:
+        out = (t if t.tzinfo else t.replace(tzinfo=zone)).astimezone(timezone.utc)
+    except OverflowError:
+        raise ValueError(text) from None
+    if not 1900 <= out.year <= 9998:
+        raise ValueError(text)
+    return out
 
 
 def parse_events(text: str, tz: str = "UTC", file: str = "<sacctmgr>", cluster: str | None = None) -> EventImport:
