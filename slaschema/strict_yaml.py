@@ -168,10 +168,16 @@ class _Reader:
                 f"write true or false, or quote it (\"{text}\") if you mean the text",
             )
             return text
-        if _INT.match(text):
-            return int(text)
-        if _FLOAT.match(text):
-            return Decimal(text)
+        if _INT.match(text) or _FLOAT.match(text):
+            value = int(text) if _INT.match(text) else Decimal(text)
+            big = (len(text.lstrip("+-")) > 40) if isinstance(value, int) else \
+                (value.is_finite() and value != 0 and abs(value.adjusted()) > 40)
+            if big:
+                # 1e999999999 as a node count or a GPU count would take forever to build
+                self.problem("number_too_large", node, path, "number out of range (more than 40 digits)", text[:40],
+                             "write the number as it is meant, e.g. 4 or 3.25")
+                return text
+            return value
         if _LEADING_ZERO.match(text) or _OTHER_RADIX.match(text):
             self.problem(
                 "yaml_octal", node, path,

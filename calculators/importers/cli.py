@@ -13,8 +13,9 @@ from slaschema.cliconv import output_option
 def _read(path: str) -> str:
     """The input file as text: a regular file only (a FIFO or device would hang), within the
     size limit (`--max-file-size`); InputError otherwise."""
-    from slaschema.safefiles import read_regular
+    from slaschema.safefiles import check_cli_file, read_regular
 
+    check_cli_file(path, "export")                  # no /proc, /sys, /dev, FIFO or device
     return read_regular(path, what="input").decode("utf-8-sig", errors="replace")
 
 

@@ -25,7 +25,8 @@ def test_contract_that_is_no_regular_file(tmp_path, command, special):
     args = [command[0], special, *command[1:]]
     if command[0] == "draft":
         args = ["draft", special, "-o", tmp_path / "x.md"]
-    assert_coded_failure(cli(*args), "not_a_regular_file")
+    # a FIFO is no regular file; anything under /dev is refused by its place before it is opened
+    assert_coded_failure(cli(*args), "path_forbidden" if str(special).startswith("/dev/") else "not_a_regular_file")
     assert time.monotonic() - t0 < 10
 
 
@@ -33,4 +34,4 @@ def test_lint_sarif_lists_a_device_among_several_files(tmp_path):
     r = cli("lint", EXAMPLE, "/dev/zero", "--format", "sarif")
     assert r.exit_code == 1
     rules = [x.get("ruleId") for x in json.loads(r.stdout)["runs"][0]["results"]]
-    assert "not_a_regular_file" in rules
+    assert "path_forbidden" in rules or "not_a_regular_file" in rules
