@@ -39,9 +39,16 @@ def assert_coded_failure(result, code: str | None = None) -> None:
 
 def measured(argv: list[str], timeout: float = 60) -> tuple[subprocess.CompletedProcess, float, float]:
     """Run `python -m slakit ARGV` in a child; returns (process, seconds, peak RSS in MB)."""
-    code = ("import resource, runpy, sys; sys.argv = ['slakit'] + sys.argv[1:];\n"
+    # VmHWM is the peak of this process's own memory: getrusage's ru_maxrss is carried over from
+    # the parent at fork, so late in a long pytest run it would report pytest's size instead.
+    code = ("import runpy, sys; sys.argv = ['slakit'] + sys.argv[1:];\n"
+            "def hwm():\n"
+            "    for ln in open('/proc/self/status'):\n"
+            "        if ln.startswith('VmHWM:'):\n"
+            "            return int(ln.split()[1])\n"
+            "    import resource; return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
             "try:\n    runpy.run_module('slakit', run_name='__main__')\n"
-            "finally:\n    sys.stderr.write('\\nPEAK_KB=%d\\n' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+            "finally:\n    sys.stderr.write('\\nPEAK_KB=%d\\n' % hwm())")
     t0 = time.monotonic()
     proc = subprocess.run([sys.executable, "-c", code, *argv], cwd=REPO, capture_output=True, text=True,
                           timeout=timeout)
