@@ -93,7 +93,12 @@ def read_sacct_file(path: str | Path, node_names, node_gpus, tz: str, skip_bad_r
                                   fix="save `" + " ".join(SACCT_ARGV) + "` output to a file, or use --live")])
     from slaschema.safefiles import read_regular
 
-    data = read_regular(p, shown=str(path), what="sacct file")
+    # an accounting export of a large fleet is hundreds of MB: named on the command line, it has
+    # no size cap (like incident logs), but /proc, /sys, /dev, FIFOs and devices are refused
+    from slaschema.safefiles import check_cli_file
+
+    check_cli_file(str(p), "sacct file")
+    data = read_regular(p, shown=str(path), what="sacct file", max_bytes=p.stat().st_size + (1 << 20))
     return parse_sacct(data, node_names, node_gpus, tz, file=str(path),
                        skip_bad_rows=skip_bad_rows, sha256=hashlib.sha256(data).hexdigest())
 

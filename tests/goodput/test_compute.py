@@ -141,3 +141,18 @@ def test_training_log_of_a_job(inputs):
     assert doc["training_logs"][0]["job_id"] == "100"
     r = CliRunner().invoke(main, [*base[:-2], "--train-log", f"100={tmp / 'missing.log'}"])
     assert r.exit_code == 1 and "[file_not_found]" in r.output and "Traceback" not in r.output
+
+
+def test_a_sacct_export_larger_than_the_file_cap_is_read(inputs):
+    """Accounting exports of large fleets are hundreds of MB: named on the command line they are
+    not held to the cap for files a contract names (`--max-file-size`), like incident logs."""
+    lc, _, _, tmp = inputs
+    s = write(tmp, "jobs.txt", JOBS)
+    assert s.stat().st_size > 200
+    base = ["goodput", str(tmp / "contract.yaml"), "--sacct", str(s), "--incidents", str(tmp / "inc.csv"),
+            "--month", "2027-01", "--tz", "UTC", "--checkpoint-interval", "1h", "--format", "json"]
+    r = CliRunner().invoke(main, ["--max-file-size", "200", *base])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["total"]["useful_gpu_hours"] == "308.00"
+    r = CliRunner().invoke(main, [*base[:3], "/proc/self/environ", *base[4:]])
+    assert r.exit_code == 1 and "path_forbidden" in r.output and "PATH=" not in r.output
