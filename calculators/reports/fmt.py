@@ -96,3 +96,26 @@ def spaced_hostlist(expr: str) -> str:
         depth -= ch == "]"
         out.append(", " if ch == "," and depth == 0 else ch)
     return "".join(out)
+
+
+# --- chart axes (PDF charts and the HTML review's SVG charts) ---------------------------------
+
+def nice_step(span: float) -> float:
+    """An axis step of 1, 2, 2.5 or 5 times a power of ten giving about five ticks over `span`."""
+    if span <= 0:
+        return 1.0
+    raw = span / 5
+    mag = 10 ** int(f"{raw:e}".split("e")[1])
+    for m in (1, 2, 2.5, 5, 10):
+        if raw <= m * mag:
+            return m * mag
+    return 10 * mag
+
+
+def axis_label(v: float) -> str:
+    """A tick or value label: thousands grouped, no trailing zeros."""
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    if v == int(v):
+        return f"{int(v)}"
+    return f"{v:.2f}".rstrip("0").rstrip(".")

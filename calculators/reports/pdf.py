@@ -46,6 +46,7 @@ from reportlab.platypus.tableofcontents import TableOfContents
 
 from calculators.reports import doc as d
 from calculators.reports import fonts
+from calculators.reports.fmt import axis_label, nice_step
 from calculators.reports.fonts import Paragraph
 
 # --- palette and type -------------------------------------------------------------------
@@ -532,25 +533,6 @@ def key_values_flowable(kv: d.KeyValues, width: float) -> Flowable:
 
 # --- charts ------------------------------------------------------------------------------
 
-def _nice_step(span: float) -> float:
-    if span <= 0:
-        return 1.0
-    raw = span / 5
-    mag = 10 ** int(f"{raw:e}".split("e")[1])
-    for m in (1, 2, 2.5, 5, 10):
-        if raw <= m * mag:
-            return m * mag
-    return 10 * mag
-
-
-def _fmt_axis(v: float) -> str:
-    if abs(v) >= 1000:
-        return f"{v:,.0f}"
-    if v == int(v):
-        return f"{int(v)}"
-    return f"{v:.2f}".rstrip("0").rstrip(".")
-
-
 def bar_chart(c: d.BarChart, width: float) -> Drawing:
     """Grouped (or stacked) bars with optional reference lines and a legend."""
     n_series = len(c.series)
@@ -578,14 +560,14 @@ def bar_chart(c: d.BarChart, width: float) -> Drawing:
     hi = c.value_max if c.value_max is not None else max(values + refs)
     if hi <= lo:
         hi = lo + 1
-    step = _nice_step(hi - lo)
+    step = nice_step(hi - lo)
     axis = ch.valueAxis
     axis.valueMin = lo
     axis.valueMax = lo + step * (int((hi - lo) / step) + (0 if (hi - lo) % step == 0 else 1))
     axis.valueStep = step
     axis.labels.fontName = FONT
     axis.labels.fontSize = 7
-    axis.labelTextFormat = _fmt_axis
+    axis.labelTextFormat = axis_label
     axis.visibleGrid = 1
     axis.gridStrokeColor = RULE
     axis.gridStrokeWidth = 0.3
@@ -693,7 +675,7 @@ def heatmap(h: d.Heatmap, width: float) -> Drawing:
     for k, v in enumerate(steps):
         x = start + k * 52
         dr.add(Rect(x, sy, 10, 8, fillColor=_shade(v, vmax), strokeColor=RULE, strokeWidth=0.3))
-        dr.add(String(x + 13, sy + 1.5, _fmt_axis(round(v, 1)), fontName=FONT, fontSize=6.5, fillColor=MUTED))
+        dr.add(String(x + 13, sy + 1.5, axis_label(round(v, 1)), fontName=FONT, fontSize=6.5, fillColor=MUTED))
     return dr
 
 

@@ -11,31 +11,13 @@ from __future__ import annotations
 from html import escape
 
 from calculators.reports import doc as d
+from calculators.reports.fmt import axis_label, nice_step
 
 SERIES = ("#2f80ed", "#f2994a", "#27ae60", "#9b51e0", "#eb5757", "#56ccf2", "#828282", "#f2c94c")
 TARGET = "#c0392b"
 INK, MUTED, RULE = "#1f2933", "#616e7c", "#cbd2d9"
 WIDTH = 720.0
 FONT = "font-family:'DejaVu Sans',Helvetica,Arial,sans-serif"
-
-
-def _nice_step(span: float) -> float:
-    if span <= 0:
-        return 1.0
-    raw = span / 5
-    mag = 10 ** int(f"{raw:e}".split("e")[1])
-    for m in (1, 2, 2.5, 5, 10):
-        if raw <= m * mag:
-            return m * mag
-    return 10 * mag
-
-
-def _fmt(v: float) -> str:
-    if abs(v) >= 1000:
-        return f"{v:,.0f}"
-    if v == int(v):
-        return f"{int(v)}"
-    return f"{v:.2f}".rstrip("0").rstrip(".")
 
 
 def _text(x: float, y: float, text: str, size: float = 10, anchor: str = "start", fill: str = INK,
@@ -52,7 +34,7 @@ def _approx_width(text: str, size: float) -> float:
 def _axis(lo: float, hi: float) -> tuple[float, float, float]:
     if hi <= lo:
         hi = lo + 1
-    step = _nice_step(hi - lo)
+    step = nice_step(hi - lo)
     top = lo + step * (int((hi - lo) / step) + (0 if (hi - lo) % step == 0 else 1))
     return lo, top, step
 
@@ -102,12 +84,12 @@ def bar_chart_svg(c: d.BarChart) -> str:
             gx = px + pw * pos(v)
             out.append(f'<line x1="{gx:.1f}" y1="{py:.1f}" x2="{gx:.1f}" y2="{py + plot_h:.1f}" stroke="{RULE}" '
                        'stroke-width="0.6"/>')
-            out.append(_text(gx, py + plot_h + 12, _fmt(v), 9, "middle", MUTED))
+            out.append(_text(gx, py + plot_h + 12, axis_label(v), 9, "middle", MUTED))
         else:
             gy = py + plot_h * (1 - pos(v))
             out.append(f'<line x1="{px:.1f}" y1="{gy:.1f}" x2="{px + pw:.1f}" y2="{gy:.1f}" stroke="{RULE}" '
                        'stroke-width="0.6"/>')
-            out.append(_text(px - 4, gy + 3, _fmt(v), 9, "end", MUTED))
+            out.append(_text(px - 4, gy + 3, axis_label(v), 9, "end", MUTED))
         k += 1
     n = max(1, len(c.categories))
     band = (plot_h if c.horizontal else pw) / n
@@ -127,7 +109,7 @@ def bar_chart_svg(c: d.BarChart) -> str:
                 a, b = pos(max(lo, min(0.0, v))) if lo < 0 else 0.0, pos(v)
                 off = base + si * bar
             a, b = max(0.0, min(a, b)), min(1.0, max(a, b))
-            tip = f"<title>{escape(f'{cat} — {name}: {_fmt(v)}')}</title>"
+            tip = f"<title>{escape(f'{cat} — {name}: {axis_label(v)}')}</title>"
             if c.horizontal:
                 out.append(f'<rect x="{px + pw * a:.1f}" y="{py + off:.1f}" width="{pw * (b - a):.1f}" '
                            f'height="{bar - 1:.1f}" fill="{color}">{tip}</rect>')
@@ -186,7 +168,7 @@ def heatmap_svg(h: d.Heatmap) -> str:
         for j, v in enumerate(row):
             out.append(f'<rect x="{label_w + j * cell_w:.2f}" y="{y:.2f}" width="{cell_w:.2f}" height="{cell_h:.2f}" '
                        f'fill="{_shade(v, vmax)}" stroke="#ffffff" stroke-width="{0.4 if cell_w > 3 else 0}">'
-                       f"<title>{escape(f'{h.row_labels[i]} {h.col_labels[j]}: {_fmt(round(v, 1))}')}</title></rect>")
+                       f"<title>{escape(f'{h.row_labels[i]} {h.col_labels[j]}: {axis_label(round(v, 1))}')}</title></rect>")
     every = max(1, int(30 / cell_w + 0.999))
     base = top + n_r * cell_h
     for j, lab in enumerate(h.col_labels):
@@ -199,6 +181,6 @@ def heatmap_svg(h: d.Heatmap) -> str:
         x = start + k * 64
         out.append(f'<rect x="{x:.1f}" y="{sy:.1f}" width="12" height="10" fill="{_shade(v, vmax)}" '
                    f'stroke="{RULE}" stroke-width="0.5"/>')
-        out.append(_text(x + 16, sy + 9, _fmt(round(v, 1)), 9, fill=MUTED))
+        out.append(_text(x + 16, sy + 9, axis_label(round(v, 1)), 9, fill=MUTED))
     out.append("</svg>")
     return "".join(out)
