@@ -169,6 +169,9 @@ def credits(ctx, contract, incidents, periods, as_of, assume_tz, skip_bad_rows, 
     credit. Exit 1 if the contract or the log has errors (all are printed; pass
     --skip-bad-rows to compute without the bad rows).
     """
+    from calculators import log_prefetch
+
+    log_prefetch.start(incidents)           # the log is read while the modules below load
     from calculators.engine import EngineError, compute
     from calculators.periods import PeriodError, parse_periods
 
@@ -371,6 +374,9 @@ def _affected(sm):
 @click.pass_context
 def explain(ctx, contract, incidents, unit, periods, as_of, assume_tz, skip_bad_rows, fmt, output):
     """How one unit's credit for one month comes about: timeline and arithmetic."""
+    from calculators import log_prefetch
+
+    log_prefetch.start(incidents)
     from calculators.engine import EngineError
     from calculators.explain import explain as build
     from calculators.periods import PeriodError

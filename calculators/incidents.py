@@ -70,6 +70,8 @@ import pyarrow.csv as pa_csv
 
 from calculators.column_spec import Check, Column, Context, validate
 from calculators.incident_reasons import Reason
+from calculators import log_prefetch
+from calculators.log_csv import BLOCK_SIZE, COLUMNS, csv_header, detect_format, read_csv_arrow
 from slaschema import hostlist
 from slaschema.safefiles import check_cli_file
 from slaschema.errors import InputError, Problem
@@ -83,8 +85,6 @@ REQUIRED = ("id", "scope", "target", "start")
 TIME_COLUMNS = ("start", "end", "notice_at", "detected_at", "reported_at", "responded_at", "resolved_at")
 OPTIONAL_TIMES = TIME_COLUMNS[1:]
 TEXT_COLUMNS = ("cause", "ticket")
-COLUMNS = ("id", "scope", "target", "start", "end", "impact", "gpus_affected", "category", "notice_at",
-           "severity", "detected_at", "reported_at", "responded_at", "resolved_at", "cause", "ticket")
 FRAME_COLUMNS = ("id", "row", "scope", "target", "start", "end", "impact", "gpus_affected", "category",
                  "notice_at", "detected_at", "reported_at", "responded_at", "resolved_at", "severity",
                  "cause", "ticket")
@@ -200,8 +200,12 @@ def load_incidents(path: str | Path, lc: LoadedContract, assume_tz: str | None =
     check_cli_file(p, "incident log")          # no /proc, /sys, /dev, FIFO or device
     if not p.is_file():
         raise InputError([Problem(Reason.FILE_NOT_FOUND, "no such incident log", file=fname, fix="check the path")])
-    data = p.read_bytes()
-    digest = hashlib.sha256(data).hexdigest()
+    fetched = log_prefetch.take(p)          # read in the background while the command started
+    if fetched is not None:
+        data, digest = fetched.data, fetched.sha256
+    else:
+        data = p.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
     head = data[:4096].decode("utf-8-sig", errors="replace")
     if not head.strip() and not data.decode("utf-8-sig", errors="replace").strip():
         raise InputError([Problem(Reason.EMPTY_LOG, "the incident log is empty", file=fname,
@@ -209,7 +213,10 @@ def load_incidents(path: str | Path, lc: LoadedContract, assume_tz: str | None =
     fmt = detect_format(fname, head)
     source: _FrameSource | _ArrowSource | None
     if fmt == "csv":
-        source = _read_csv_arrow(data)
+        if fetched is not None and fetched.arrow is not None:
+            source = _ArrowSource(*fetched.arrow)
+        else:
+            source = _read_csv_arrow(data)
         if source is None:
             raw, rows = _read_csv(data, fname)
             source = _FrameSource(raw)
@@ -221,26 +228,9 @@ def load_incidents(path: str | Path, lc: LoadedContract, assume_tz: str | None =
     else:
         raw, rows = _read_json_array(data.decode("utf-8-sig", errors="replace"), fname)
         source = _FrameSource(raw)
-    del data                    # the file's bytes are not needed while the log is built
+    del data, fetched           # the file's bytes are not needed while the log is built
     return _build(source, rows, lc.topology, file=fname, sha256=digest, assume_tz=assume_tz,
                   skip_bad_rows=skip_bad_rows, gpus_required=lc.model.downtime.degraded == "proportional")
-
-
-def detect_format(name: str, text: str) -> str:
-    """csv, jsonl or json: by extension, then by the first non-blank character."""
-    lower = name.lower()
-    first = text.lstrip()[:1]
-    if lower.endswith((".jsonl", ".ndjson")):
-        return "jsonl"
-    if lower.endswith(".json"):
-        return "json" if first == "[" else "jsonl"
-    if lower.endswith((".csv", ".txt")):
-        return "csv"
-    if first == "[":
-        return "json"
-    if first == "{":
-        return "jsonl"
-    return "csv"
 
 
 # --- readers -----------------------------------------------------------------------------------
@@ -261,56 +251,14 @@ def _read_csv(data: bytes, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
     return raw, np.arange(1, len(raw) + 1, dtype=np.int64)
 
 
-_BLOCK_SIZE = 1 << 22     # bytes per block pyarrow parses (one block per thread at a time)
-
-
-def _csv_header(data: bytes) -> list[str] | None:
-    """The header's cells (after a byte-order mark), or None when the first line is blank."""
-    begin = 3 if data.startswith(b"\xef\xbb\xbf") else 0
-    ends = [i for i in (data.find(b"\n", begin), data.find(b"\r", begin)) if i >= 0]
-    line = data[begin:min(ends) if ends else len(data)]
-    if not line.strip():
-        return None
-    try:
-        return next(csv.reader([line.decode("utf-8")]))
-    except (UnicodeDecodeError, csv.Error, StopIteration):
-        return None
+_BLOCK_SIZE = BLOCK_SIZE
 
 
 def _read_csv_arrow(data: bytes) -> _ArrowSource | None:
-    """The CSV as an Arrow table of strings (the columns of the format only), or None when
-    pyarrow refuses the file or a row has another number of cells than the header: the
-    general reader then reads it (and describes what is wrong)."""
-    header = _csv_header(data)
-    if header is None:
-        return None
-    names = [c.strip() for c in header]
-    if any(not c for c in names) or len(set(names)) != len(names):
-        return None
-    wanted = [raw for raw, name in zip(header, names) if name in COLUMNS]
-    if not wanted:
-        return None
-    ragged: list[Any] = []
-
-    def invalid_row(row: Any) -> str:
-        ragged.append(row)
-        return "skip"
-
-    try:
-        table = pa_csv.read_csv(
-            pa.py_buffer(data),
-            read_options=pa_csv.ReadOptions(use_threads=True, block_size=_BLOCK_SIZE),
-            # a newline can only be inside a value when a value is quoted; without any quote
-            # character Arrow splits blocks at newlines, which is faster
-            parse_options=pa_csv.ParseOptions(newlines_in_values=b'"' in data, invalid_row_handler=invalid_row),
-            convert_options=pa_csv.ConvertOptions(column_types={c: pa.string() for c in wanted},
-                                                  include_columns=wanted, null_values=[],
-                                                  strings_can_be_null=False, quoted_strings_can_be_null=False))
-    except (pa.ArrowException, ValueError):
-        return None
-    if ragged or table.column_names != wanted:
-        return None
-    return _ArrowSource(table, dict(zip(names, header)), names)
+    """The CSV as an Arrow table of strings (`calculators.log_csv.read_csv_arrow`), or None
+    when the general reader must read it."""
+    got = read_csv_arrow(data, _BLOCK_SIZE)
+    return _ArrowSource(*got) if got is not None else None
 
 
 def _read_jsonl(text: str, fname: str) -> tuple[pd.DataFrame, np.ndarray]:

@@ -98,6 +98,9 @@ def review(contract: str, incidents: str, periods: tuple[str, ...], output: str,
     """
     from decimal import Decimal
 
+    from calculators import log_prefetch
+
+    log_prefetch.start(incidents)           # the log is read while the modules below load
     from calculators.cli import apply_history
     from calculators.engine import compute
     from calculators.incidents import load_incidents

@@ -1,0 +1,87 @@
+"""The background reading of an incident log (`calculators.log_prefetch`): the log it hands
+over is the one the loader would read itself, a file changed after the reading is read
+again, and FIFOs, devices and missing files are left to the loader's own errors."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+
+import calculators.incidents as inc
+from calculators import log_prefetch
+from slaschema.errors import InputError
+
+from .test_arrow_reader import HEADER, ROWS, same
+
+
+def test_prefetched_log_is_the_log_read_directly(write, lc):
+    path = write("log.csv", HEADER + "\n".join(ROWS) + "\n")
+    direct = inc.load_incidents(path, lc)
+    log_prefetch.start(path)
+    fetched = log_prefetch.take(path)
+    assert fetched is not None and fetched.arrow is not None
+    assert fetched.sha256 == direct.sha256
+    log_prefetch.start(path)
+    pre = inc.load_incidents(path, lc)
+    same(pre, direct)
+    assert pre.sha256 == direct.sha256
+    assert log_prefetch.take(path) is None             # handed out once
+
+
+def test_a_file_changed_after_the_reading_is_read_again(write, lc):
+    path = write("log.csv", HEADER + ROWS[0] + "\n")
+    log_prefetch.start(path)
+    fetched = log_prefetch.take(path)
+    assert fetched is not None
+    log_prefetch.start(path)
+    time.sleep(0.05)
+    path.write_text(HEADER + "\n".join(ROWS[:3]) + "\n", encoding="utf-8")
+    os.utime(path, ns=(time.time_ns(), time.time_ns() + 10_000_000))
+    log = inc.load_incidents(path, lc)
+    assert len(log.frame) == 3
+    assert log.sha256 == inc.load_incidents(path, lc).sha256
+
+
+def test_json_logs_are_read_but_not_parsed_by_arrow(write, lc):
+    path = write("log.jsonl", '{"id": "A1", "scope": "node", "target": "r01-n01", "start": "2027-02-03T10:00:00Z"}\n')
+    log_prefetch.start(path)
+    fetched = log_prefetch.take(path)
+    assert fetched is not None and fetched.arrow is None
+    log_prefetch.start(path)
+    assert list(inc.load_incidents(path, lc).frame["id"]) == ["A1"]
+
+
+def test_missing_file_leaves_the_error_to_the_loader(tmp_path, lc):
+    path = tmp_path / "absent.csv"
+    log_prefetch.start(path)
+    with pytest.raises(InputError) as exc:
+        inc.load_incidents(path, lc)
+    assert exc.value.problems[0].code == "file_not_found"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_never_hangs_the_reading(tmp_path, lc):
+    fifo = tmp_path / "log.csv"
+    os.mkfifo(fifo)
+    log_prefetch.start(fifo)
+    done = threading.Event()
+    got: list = []
+
+    def take() -> None:
+        got.append(log_prefetch.take(fifo))
+        done.set()
+
+    threading.Thread(target=take, daemon=True).start()
+    assert done.wait(5), "the prefetch thread blocked on a FIFO"
+    assert got == [None]
+    with pytest.raises(InputError) as exc:
+        inc.load_incidents(fifo, lc)
+    assert exc.value.problems[0].code == "not_a_regular_file"
+
+
+def test_proc_is_not_read_in_the_background(lc):
+    log_prefetch.start("/proc/self/environ")
+    assert log_prefetch.take("/proc/self/environ") is None
