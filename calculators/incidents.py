@@ -333,6 +333,7 @@ class _ArrowSource:
         self.names = names
         self.n = table.num_rows
         self._text: dict[str, _Text] = {}
+        self._times: dict[str, np.ndarray | None] = {}
 
     def _column(self, c: str) -> pa.ChunkedArray | None:
         raw = self.raw_names.get(c)
@@ -365,18 +366,35 @@ class _ArrowSource:
                               arrow=dictionary)
         return self._text[c]
 
-    def times(self, c: str, ctx: Context) -> np.ndarray:
+    def prepare(self, text_columns: tuple[str, ...], time_columns: tuple[str, ...]) -> None:
+        """Convert the columns present in parallel threads: Arrow's dictionary encoding and
+        casts release the GIL, and after the parse the command's other core would be idle.
+        What `text` and `times` return is the same; only when it is computed changes."""
+        jobs = [(self.text, c) for c in text_columns if self._column(c) is not None]
+        jobs += [(self._fast_times, c) for c in time_columns if self._column(c) is not None]
+        if len(jobs) < 2 or self.n < 50_000:
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="slakit-columns") as pool:
+            for f in [pool.submit(fn, c) for fn, c in jobs]:
+                f.result()
+
+    def _fast_times(self, c: str) -> np.ndarray | None:
+        """`times` of the usual ISO 8601 forms, by Arrow; None when the general parser must
+        read the column."""
+        if c in self._times:
+            return self._times[c]
         col = self._column(c)
-        if col is None:
-            return np.full(self.n, NA, dtype=np.int64)
         lengths = pc.binary_length(col)
         empty = pc.equal(lengths, 0)
+        out = None
         if pc.all(empty).as_py():
-            return np.full(self.n, NA, dtype=np.int64)
+            out = np.full(self.n, NA, dtype=np.int64)
         # cells of the forms 2027-02-03T10:00:00Z and 2027-02-03T04:00:00-06:00 (20 and 25
         # characters) or empty: Arrow casts them, and reads them as pandas does; any other
         # length, or a cell Arrow refuses, sends the column to the general parser
-        if pc.all(pc.is_in(lengths, pa.array([0, 20, 25], lengths.type))).as_py():
+        elif pc.all(pc.is_in(lengths, pa.array([0, 20, 25], lengths.type))).as_py():
             try:
                 ns = pc.cast(pc.if_else(empty, pa.scalar(None, pa.string()), col),
                              pa.timestamp("ns", tz="UTC")).cast(pa.int64())
@@ -386,7 +404,16 @@ class _ArrowSource:
                 out = np.floor_divide(ns.fill_null(0).to_numpy(), 1_000_000_000)
                 if ns.null_count:
                     out[ns.is_null().to_numpy(zero_copy_only=False)] = NA
-                return out
+        self._times[c] = out
+        return out
+
+    def times(self, c: str, ctx: Context) -> np.ndarray:
+        col = self._column(c)
+        if col is None:
+            return np.full(self.n, NA, dtype=np.int64)
+        fast = self._fast_times(c)
+        if fast is not None:
+            return fast
         cells = pd.Series(np.asarray(col.to_numpy(zero_copy_only=False), dtype=object), dtype=object)
         return _parse_times(cells, c, ctx, ctx.options.get("assume_tz"))
 
@@ -891,7 +918,8 @@ def _gpus(ctx: Context, c: str) -> _Text:
     num = g_text.per_row(pd.to_numeric(pd.Series(g_text.uniques, dtype=object), errors="coerce").to_numpy(
         dtype=float, na_value=np.nan), np.nan)
     not_int = present & (np.isnan(num) | (np.floor(np.nan_to_num(num)) != np.nan_to_num(num)))
-    values = np.where(present & ~not_int, np.nan_to_num(num), 0).astype(np.int64)
+    # huge counts (1e400 reads as inf) stay huge, and out of range, without an invalid cast
+    values = np.clip(np.where(present & ~not_int, np.nan_to_num(num), 0), -2.0**62, 2.0**62).astype(np.int64)
     limit = np.full(ctx.n, np.iinfo(np.int64).max, dtype=np.int64)
     check = present & ~not_int
     scope_code, unit_pos = ctx.derived["scope_code"], ctx.derived["unit_pos"]
@@ -1054,6 +1082,8 @@ def _build(source: _FrameSource | _ArrowSource, rows: np.ndarray, topo: Resolved
                                  severity="warning"))
         return IncidentLog(empty_frame(), [], file, sha256, warns)
 
+    if isinstance(source, _ArrowSource):
+        source.prepare(tuple(c for c in COLUMNS if c not in TIME_COLUMNS), TIME_COLUMNS)
     ctx = validate(SPEC, Context(source, rows, file=file, options={
         "assume_tz": assume_tz, "gpus_required": gpus_required, "index": _target_index(topo)}))
     v = ctx.values

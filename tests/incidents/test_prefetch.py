@@ -85,3 +85,31 @@ def test_a_fifo_never_hangs_the_reading(tmp_path, lc):
 def test_proc_is_not_read_in_the_background(lc):
     log_prefetch.start("/proc/self/environ")
     assert log_prefetch.take("/proc/self/environ") is None
+
+
+def test_columns_converted_in_parallel_give_the_same_log(tmp_path, lc, monkeypatch):
+    """Above 50,000 rows the Arrow columns are converted in threads (`_ArrowSource.prepare`):
+    the log is the one converted column by column, problems included."""
+    nodes = [f"r{r:02d}-n{n:02d}" for r in range(1, 3) for n in range(1, 4)]
+    lines = [HEADER.rstrip("\n")]
+    for i in range(60_000):
+        day, sec = 1 + i % 27, i % 86_000
+        start = f"2027-02-{day:02d}T{sec // 3600:02d}:{sec // 60 % 60:02d}:{sec % 60:02d}Z"
+        end = "" if i % 997 == 0 else f"2027-02-{day:02d}T23:59:59Z"
+        impact = "degraded" if i % 5 == 0 else ""
+        gpus = "1" if impact else ""
+        lines.append(f"P{i},node,{nodes[i % len(nodes)]},{start},{end},{impact},{gpus},,,,,")
+    lines.append("P1,node,r01-n01,2027-02-03T10:00:00Z,2027-02-03T09:00:00Z,,,,,,,")   # duplicate id, end < start
+    path = tmp_path / "big.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as parallel:
+        inc.load_incidents(path, lc)
+    ok = tmp_path / "ok.csv"
+    ok.write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")
+    fast = inc.load_incidents(ok, lc)
+    monkeypatch.setattr(inc._ArrowSource, "prepare", lambda self, *a: None)
+    with pytest.raises(InputError) as serial:
+        inc.load_incidents(path, lc)
+    assert [p.to_json() for p in parallel.value.problems] == [p.to_json() for p in serial.value.problems]
+    assert {p.code for p in serial.value.problems} >= {"duplicate_id", "end_before_start"}
+    same(fast, inc.load_incidents(ok, lc))
