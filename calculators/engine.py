@@ -623,6 +623,46 @@ class IdIndex:
         self.extra = extra           # (ptr, children, parent index)
         self._pairs: tuple[np.ndarray, np.ndarray] | None = None
         self._lists: list[list[str]] | None = None
+        self._some: dict[int, tuple[str, ...]] = {}      # `preload`ed units
+
+    def _pairs_of(self, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`pairs()` restricted to `units` (sorted, distinct), without sorting everyone's."""
+        codes, names = self._codes.get()
+        unit, rows = self._raw
+        wanted = np.zeros(self.n_units + 1, dtype=bool)
+        wanted[units] = True
+        m = wanted[unit]
+        us, cs = [unit[m]], [codes[rows[m]]]
+        for ptr, kids, parent in self.extra:
+            owner = np.full(self.n_units, -1, dtype=I64)     # the parent unit of each child
+            owner[kids] = np.repeat(np.arange(len(ptr) - 1, dtype=I64), np.diff(ptr))
+            parents = np.unique(owner[units])
+            parents = parents[parents >= 0]
+            if not len(parents):
+                continue
+            pu, pc = parent._pairs_of(parents)
+            at, child = expand(pu, ptr, kids)
+            keep = wanted[child]
+            us.append(child[keep])
+            cs.append(pc[at][keep])
+        k = np.sort(np.concatenate(us).astype(I64) * (len(names) + 1) + np.concatenate(cs))
+        if len(k):
+            k = k[np.concatenate([[True], k[1:] != k[:-1]])]
+        return k // (len(names) + 1), k % (len(names) + 1)
+
+    def preload(self, units) -> None:
+        """Work out the ids of a few units at once (the rows a table shows), so that `get`
+        on them does not sort out the pairs of every unit."""
+        if self._lists is not None or self._pairs is not None:
+            return
+        todo = np.unique(np.asarray([int(i) for i in units if int(i) not in self._some], dtype=I64))
+        if not len(todo):
+            return
+        unit, code = self._pairs_of(todo)
+        names = self._codes.get()[1]
+        b = np.searchsorted(unit, np.append(todo, todo[-1] + 1)).tolist()
+        for n, i in enumerate(todo.tolist()):
+            self._some[i] = tuple(names[code[b[n]:b[n + 1]]].tolist())
 
     def pairs(self) -> tuple[np.ndarray, np.ndarray]:
         """Sorted unique (unit, id code)."""
@@ -663,6 +703,8 @@ class IdIndex:
     def get(self, i: int, default=()) -> tuple[str, ...]:
         if self._lists is not None:
             got = self._lists[i]
+        elif i in self._some:
+            got = self._some[i]
         else:                        # one unit (a table's few rows): no lists for all the others
             unit, code = self.pairs()
             a, b = np.searchsorted(unit, [i, i + 1])

@@ -110,3 +110,24 @@ def test_ids_and_flags_match_their_definition(scenario):
                 ids, flags = want[(scope, uid)]
                 assert rows[i]["incidents"] == ids, (pr.period.label, scope, uid)
                 assert int(sm.flags[i]) == flags, (pr.period.label, scope, uid)
+
+
+@settings(max_examples=120, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(scenarios(max_incidents=14))
+def test_preloaded_ids_are_the_full_lists(scenario):
+    """`IdIndex.preload` (a table's shown rows) works out a few units' ids without sorting
+    every unit's: they are the ids the full lists give, followed ids included."""
+    spec, incidents, periods, as_of = scenario
+    lc = load_contract_text(contract_yaml(spec))
+    log = IncidentLog.from_records(records(incidents), lc.topology)
+    full = run(lc, log, periods, as_of, support=False)[0]
+    few = run(lc, log, periods, as_of, support=False)[0]
+    for pf, pp in zip(full.periods, few.periods):
+        for scope, sm in pp.scopes.items():
+            want = [tuple(x) for x in pf.scopes[scope].incidents.lists()]
+            n = len(sm.ids)
+            sm.incidents.preload(range(0, n, 2))
+            sm.incidents.preload(range(n))
+            assert sm.incidents._pairs is None            # no unit's pairs were sorted out
+            assert [sm.incidents.get(i, ()) for i in range(n)] == want, (pp.period.label, scope)
