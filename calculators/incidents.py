@@ -71,7 +71,8 @@ import pyarrow.csv as pa_csv
 from calculators.column_spec import Check, Column, Context, validate
 from calculators.incident_reasons import Reason
 from calculators import log_prefetch
-from calculators.log_csv import BLOCK_SIZE, COLUMNS, csv_header, detect_format, read_csv_arrow
+from calculators.log_csv import (BLOCK_SIZE, COLUMNS, NA, TEXT_CONVERTED, TIME_COLUMNS, convert_columns, detect_format,
+                                 fast_times, read_csv_arrow, text_column)
 from slaschema import hostlist
 from slaschema.safefiles import check_cli_file
 from slaschema.errors import InputError, Problem
@@ -82,7 +83,6 @@ if TYPE_CHECKING:
     from slaschema.topology import ResolvedTopology
 
 REQUIRED = ("id", "scope", "target", "start")
-TIME_COLUMNS = ("start", "end", "notice_at", "detected_at", "reported_at", "responded_at", "resolved_at")
 OPTIONAL_TIMES = TIME_COLUMNS[1:]
 TEXT_COLUMNS = ("cause", "ticket")
 FRAME_COLUMNS = ("id", "row", "scope", "target", "start", "end", "impact", "gpus_affected", "category",
@@ -93,7 +93,6 @@ _FEW = frozenset({"scope", "target", "impact", "gpus_affected", "category", "sev
 IMPACTS = ("down", "degraded")
 SEVERITIES = ("sev1", "sev2", "sev3", "sev4")
 DEFAULT_CATEGORY = "unplanned"
-NA = np.iinfo(np.int64).min          # a missing time in the int64 columns while they are built
 
 _NS_PER_UNIT = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 
@@ -214,7 +213,7 @@ def load_incidents(path: str | Path, lc: LoadedContract, assume_tz: str | None =
     source: _FrameSource | _ArrowSource | None
     if fmt == "csv":
         if fetched is not None and fetched.arrow is not None:
-            source = _ArrowSource(*fetched.arrow)
+            source = _ArrowSource(*fetched.arrow, converted=fetched.converted)
         else:
             source = _read_csv_arrow(data)
         if source is None:
@@ -317,101 +316,51 @@ def _records_frame(records: list[dict]) -> pd.DataFrame:
 
 # --- where the cells come from: an Arrow table (CSV) or a pandas frame (JSON, records) ----------
 
-# the characters str.strip() removes (Arrow's own whitespace trimming knows fewer of them)
-_WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
-               "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
-
-
 class _ArrowSource:
     """Cells of a CSV read by pyarrow: text columns are dictionary-encoded in Arrow (one
     pass in C; the distinct values become Python strings once); time columns of the usual
     ISO 8601 forms are cast by Arrow, others parsed the general way."""
 
-    def __init__(self, table: pa.Table, raw_names: dict[str, str], names: list[str]) -> None:
+    def __init__(self, table: pa.Table, raw_names: dict[str, str], names: list[str],
+                 converted: dict[tuple[str, str], Any] | None = None) -> None:
         self.table = table
         self.raw_names = raw_names        # stripped header name -> the header cell as written
         self.names = names
         self.n = table.num_rows
         self._text: dict[str, _Text] = {}
-        self._times: dict[str, np.ndarray | None] = {}
+        self.converted: dict[tuple[str, str], Any] = dict(converted or {})
 
     def _column(self, c: str) -> pa.ChunkedArray | None:
         raw = self.raw_names.get(c)
         return self.table.column(raw) if raw is not None and raw in self.table.column_names else None
 
     def text(self, c: str) -> _Text:
-        """The column as codes into its distinct cells, stripped, empty ones missing. The
-        cells are dictionary-encoded as read; stripping and dropping the empty cell then
-        work on the distinct values only (a value's first appearance is that of the
-        earliest cell that strips to it, so the order of first appearance stays)."""
-        if c in self._text:
-            return self._text[c]
+        """The column as codes into its distinct cells, stripped, empty ones missing
+        (`calculators.log_csv.text_column`)."""
+        got = self._text.get(c)
+        if got is not None:
+            return got
         col = self._column(c)
         if col is None or len(col) == 0:
-            self._text[c] = _Text.missing(self.n)
-            return self._text[c]
-        enc = pc.dictionary_encode(col)
-        dictionary = enc.chunk(0).dictionary
-        codes = np.concatenate([ch.indices.to_numpy() for ch in enc.chunks]).astype(np.int64, copy=False)
-        trimmed = pc.utf8_trim(dictionary, characters=_WHITESPACE)
-        if not trimmed.equals(dictionary):
-            again = pc.dictionary_encode(trimmed)
-            codes = again.indices.to_numpy().astype(np.int64)[codes]
-            dictionary = again.dictionary
-        empty = pc.index(dictionary, "").as_py()
-        if empty >= 0:
-            codes = np.where(codes == empty, -1, codes - (codes > empty))
-            dictionary = pa.concat_arrays([dictionary[:empty], dictionary[empty + 1:]])
-        self._text[c] = _Text(codes, np.asarray(dictionary.to_numpy(zero_copy_only=False), dtype=object), True,
-                              arrow=dictionary)
-        return self._text[c]
+            got = _Text.missing(self.n)
+        else:
+            conv = self.converted.get(("text", c)) or text_column(col)
+            got = _Text(conv.codes, conv.uniques, True, arrow=conv.dictionary)
+        self._text[c] = got
+        return got
 
     def prepare(self, text_columns: tuple[str, ...], time_columns: tuple[str, ...]) -> None:
-        """Convert the columns present in parallel threads: Arrow's dictionary encoding and
-        casts release the GIL, and after the parse the command's other core would be idle.
-        What `text` and `times` return is the same; only when it is computed changes."""
-        jobs = [(self.text, c) for c in text_columns if self._column(c) is not None]
-        jobs += [(self._fast_times, c) for c in time_columns if self._column(c) is not None]
-        if len(jobs) < 2 or self.n < 50_000:
-            return
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="slakit-columns") as pool:
-            for f in [pool.submit(fn, c) for fn, c in jobs]:
-                f.result()
-
-    def _fast_times(self, c: str) -> np.ndarray | None:
-        """`times` of the usual ISO 8601 forms, by Arrow; None when the general parser must
-        read the column."""
-        if c in self._times:
-            return self._times[c]
-        col = self._column(c)
-        lengths = pc.binary_length(col)
-        empty = pc.equal(lengths, 0)
-        out = None
-        if pc.all(empty).as_py():
-            out = np.full(self.n, NA, dtype=np.int64)
-        # cells of the forms 2027-02-03T10:00:00Z and 2027-02-03T04:00:00-06:00 (20 and 25
-        # characters) or empty: Arrow casts them, and reads them as pandas does; any other
-        # length, or a cell Arrow refuses, sends the column to the general parser
-        elif pc.all(pc.is_in(lengths, pa.array([0, 20, 25], lengths.type))).as_py():
-            try:
-                ns = pc.cast(pc.if_else(empty, pa.scalar(None, pa.string()), col),
-                             pa.timestamp("ns", tz="UTC")).cast(pa.int64())
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                ns = None
-            if ns is not None:
-                out = np.floor_divide(ns.fill_null(0).to_numpy(), 1_000_000_000)
-                if ns.null_count:
-                    out[ns.is_null().to_numpy(zero_copy_only=False)] = NA
-        self._times[c] = out
-        return out
+        """Convert the columns present in two threads (`calculators.log_csv.convert_columns`),
+        unless the background reading did already."""
+        if not self.converted:
+            self.converted = convert_columns(self.table, self.raw_names, text_columns, time_columns)
 
     def times(self, c: str, ctx: Context) -> np.ndarray:
         col = self._column(c)
         if col is None:
             return np.full(self.n, NA, dtype=np.int64)
-        fast = self._fast_times(c)
+        key = ("times", c)
+        fast = self.converted[key] if key in self.converted else fast_times(col)
         if fast is not None:
             return fast
         cells = pd.Series(np.asarray(col.to_numpy(zero_copy_only=False), dtype=object), dtype=object)
@@ -1083,7 +1032,7 @@ def _build(source: _FrameSource | _ArrowSource, rows: np.ndarray, topo: Resolved
         return IncidentLog(empty_frame(), [], file, sha256, warns)
 
     if isinstance(source, _ArrowSource):
-        source.prepare(tuple(c for c in COLUMNS if c not in TIME_COLUMNS), TIME_COLUMNS)
+        source.prepare(TEXT_CONVERTED, TIME_COLUMNS)
     ctx = validate(SPEC, Context(source, rows, file=file, options={
         "assume_tz": assume_tz, "gpus_required": gpus_required, "index": _target_index(topo)}))
     v = ctx.values

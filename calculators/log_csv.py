@@ -8,9 +8,12 @@ reading in a thread while the command starts.
 from __future__ import annotations
 
 import csv
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 COLUMNS = ("id", "scope", "target", "start", "end", "impact", "gpus_affected", "category", "notice_at",
@@ -89,3 +92,85 @@ def read_csv_arrow(data: bytes, block_size: int = BLOCK_SIZE) -> tuple[pa.Table,
     if ragged or table.column_names != wanted:
         return None
     return table, dict(zip(names, header)), names
+
+
+# --- the columns, converted by Arrow ---------------------------------------------------------
+
+NA = np.iinfo(np.int64).min          # a missing time in the int64 columns while they are built
+TIME_COLUMNS = ("start", "end", "notice_at", "detected_at", "reported_at", "responded_at", "resolved_at")
+TEXT_CONVERTED = tuple(c for c in COLUMNS if c not in TIME_COLUMNS)
+
+# the characters str.strip() removes (Arrow's own whitespace trimming knows fewer of them)
+_WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+               "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+
+
+@dataclass(frozen=True)
+class TextColumn:
+    """A text column as `codes` (int64, -1 where the cell is empty or blank) into its
+    distinct stripped cells, in order of first appearance: `dictionary` (Arrow) and
+    `uniques` (the same as Python strings)."""
+
+    codes: np.ndarray
+    dictionary: pa.Array
+    uniques: np.ndarray
+
+
+def text_column(col: pa.ChunkedArray) -> TextColumn:
+    """The cells are dictionary-encoded as read; stripping and dropping the empty cell then
+    work on the distinct values only (a value's first appearance is that of the earliest cell
+    that strips to it, so the order of first appearance stays)."""
+    enc = pc.dictionary_encode(col)
+    dictionary = enc.chunk(0).dictionary
+    codes = np.concatenate([ch.indices.to_numpy() for ch in enc.chunks]).astype(np.int64, copy=False)
+    trimmed = pc.utf8_trim(dictionary, characters=_WHITESPACE)
+    if not trimmed.equals(dictionary):
+        again = pc.dictionary_encode(trimmed)
+        codes = again.indices.to_numpy().astype(np.int64)[codes]
+        dictionary = again.dictionary
+    empty = pc.index(dictionary, "").as_py()
+    if empty >= 0:
+        codes = np.where(codes == empty, -1, codes - (codes > empty))
+        dictionary = pa.concat_arrays([dictionary[:empty], dictionary[empty + 1:]])
+    return TextColumn(codes, dictionary, np.asarray(dictionary.to_numpy(zero_copy_only=False), dtype=object))
+
+
+def fast_times(col: pa.ChunkedArray) -> np.ndarray | None:
+    """Epoch seconds (NA where empty) of a time column whose cells are all of the forms
+    2027-02-03T10:00:00Z or 2027-02-03T04:00:00-06:00 (20 and 25 characters) or empty: Arrow
+    casts them and reads them as pandas does. None for any other length, or a cell Arrow
+    refuses: the general parser then reads the column."""
+    lengths = pc.binary_length(col)
+    empty = pc.equal(lengths, 0)
+    if pc.all(empty).as_py():
+        return np.full(len(col), NA, dtype=np.int64)
+    if not pc.all(pc.is_in(lengths, pa.array([0, 20, 25], lengths.type))).as_py():
+        return None
+    try:
+        ns = pc.cast(pc.if_else(empty, pa.scalar(None, pa.string()), col),
+                     pa.timestamp("ns", tz="UTC")).cast(pa.int64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    out = np.floor_divide(ns.fill_null(0).to_numpy(), 1_000_000_000)
+    if ns.null_count:
+        out[ns.is_null().to_numpy(zero_copy_only=False)] = NA
+    return out
+
+
+def convert_columns(table: pa.Table, raw_names: dict[str, str], text_columns: tuple[str, ...],
+                    time_columns: tuple[str, ...]) -> dict[tuple[str, str], Any]:
+    """`{("text", c): TextColumn, ("times", c): array or None}` for the columns present,
+    converted in two threads above 50,000 rows: Arrow's dictionary encoding and casts release
+    the GIL, and after the parse a command's other core would be idle. Empty below that (each
+    column is converted when first asked for)."""
+    present = [c for c in (*text_columns, *time_columns)
+               if raw_names.get(c) in table.column_names and table.num_rows]
+    if len(present) < 2 or table.num_rows < 50_000:
+        return {}
+    jobs = [(("text", c), text_column) for c in text_columns if c in present]
+    jobs += [(("times", c), fast_times) for c in time_columns if c in present]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="slakit-columns") as pool:
+        futures = [(key, pool.submit(fn, table.column(raw_names[key[1]]))) for key, fn in jobs]
+        return {key: f.result() for key, f in futures}

@@ -20,7 +20,7 @@ import hashlib
 import os
 import stat
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ class Fetched:
     data: bytes
     sha256: str
     arrow: Any
+    converted: dict = field(default_factory=dict)     # `log_csv.convert_columns` of `arrow`
 
 
 _lock = threading.Lock()
@@ -74,7 +75,7 @@ def _read_regular(path: str) -> tuple[bytes, tuple[int, int, int, int]] | None:
 
 
 def _work(path: str, out: list) -> None:
-    from calculators.log_csv import looks_like_csv, read_csv_arrow
+    from calculators.log_csv import TEXT_CONVERTED, TIME_COLUMNS, convert_columns, looks_like_csv, read_csv_arrow
     from slaschema.errors import InputError
     from slaschema.safefiles import check_cli_file
 
@@ -90,14 +91,16 @@ def _work(path: str, out: list) -> None:
     # hashing releases the GIL: it runs beside the Arrow parse (which uses its own threads)
     hasher = threading.Thread(target=lambda: digest.append(hashlib.sha256(data).hexdigest()), daemon=True)
     hasher.start()
-    arrow = None
+    arrow, converted = None, {}
     try:
         if looks_like_csv(path, data):
             arrow = read_csv_arrow(data)
+        if arrow is not None:           # the columns' conversions need neither pandas nor the contract
+            converted = convert_columns(arrow[0], arrow[1], TEXT_CONVERTED, TIME_COLUMNS)
     except Exception:  # noqa: BLE001 - the loader reads the file again and reports what is wrong
-        arrow = None
+        arrow, converted = None, {}
     hasher.join()
-    out.append(Fetched(key=ident, data=data, sha256=digest[0], arrow=arrow))
+    out.append(Fetched(key=ident, data=data, sha256=digest[0], arrow=arrow, converted=converted))
 
 
 def start(path: str | Path) -> None:

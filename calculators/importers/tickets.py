@@ -36,10 +36,10 @@ import pandas as pd
 
 from calculators.incidents import has_utc_offset
 from calculators.importers.common import OUTPUT_COLUMNS, ImportResult, utc_text
+from calculators.log_csv import TIME_COLUMNS
 from slaschema.errors import InputError, Problem
 from slaschema.strict_yaml import read_yaml
 
-TIME_COLUMNS = ("start", "end", "notice_at", "detected_at", "reported_at", "responded_at", "resolved_at")
 REQUIRED = ("id", "scope", "target", "start")
 _KEYS = ("columns", "constants", "values", "unmapped", "time")
 _TIME_KEYS = ("format", "timezone")

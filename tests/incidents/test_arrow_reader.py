@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 import calculators.incidents as inc
+from calculators import log_csv
 from slaschema.errors import InputError
 
 HEADER = "id,scope,target,start,end,impact,gpus_affected,category,severity,notice_at,detected_at,cause\n"
@@ -175,7 +176,7 @@ def test_bytes_that_are_not_utf8_are_read_by_pandas_with_replacement(tmp_path, l
 
 
 def test_whitespace_is_what_str_strip_removes():
-    assert set(inc._WHITESPACE) == {chr(c) for c in range(0x110000) if chr(c).isspace()}
+    assert set(log_csv._WHITESPACE) == {chr(c) for c in range(0x110000) if chr(c).isspace()}
 
 
 def test_a_repeated_column_is_reported_by_the_general_reader(write, lc):

@@ -107,6 +107,11 @@ def test_columns_converted_in_parallel_give_the_same_log(tmp_path, lc, monkeypat
     ok = tmp_path / "ok.csv"
     ok.write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")
     fast = inc.load_incidents(ok, lc)
+    log_prefetch.start(ok)                  # converted in the background reading's threads
+    fetched = log_prefetch.take(ok)
+    assert fetched is not None and ("text", "id") in fetched.converted and ("times", "start") in fetched.converted
+    log_prefetch.start(ok)
+    same(fast, inc.load_incidents(ok, lc))
     monkeypatch.setattr(inc._ArrowSource, "prepare", lambda self, *a: None)
     with pytest.raises(InputError) as serial:
         inc.load_incidents(path, lc)
