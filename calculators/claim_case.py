@@ -20,9 +20,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from calculators.reports.fmt import dec
+
+if TYPE_CHECKING:
+    from calculators.incidents import IncidentLog
+    from slaschema.loader import LoadedContract
 
 NOT_CHARGED_KEYS = ("not_charged_total", "not_charged")
 
@@ -148,7 +152,7 @@ def _amounts(p: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _tickets_rows_nodes(lc, log, ids) -> tuple[dict[str, str], dict[str, list[int]],
+def _tickets_rows_nodes(lc: LoadedContract, log: IncidentLog, ids) -> tuple[dict[str, str], dict[str, list[int]],
                                                dict[str, tuple[str, tuple[str, ...]]]]:
     """Per incident id of `ids`: its ticket, its log rows, and (scope, affected nodes in topology order)."""
     f = log.frame
@@ -175,7 +179,7 @@ def _tickets_rows_nodes(lc, log, ids) -> tuple[dict[str, str], dict[str, list[in
     return tickets, rows, nodes
 
 
-def claim_months(lc, log, labels: list[str], as_of: datetime) -> ClaimRun:
+def claim_months(lc: LoadedContract, log: IncidentLog, labels: list[str], as_of: datetime) -> ClaimRun:
     """Each month of `labels` (YYYY-MM / YYYY-Qn) computed on its own, arranged for a claim."""
     from calculators.engine import compute
     from calculators.periods import parse_periods

@@ -34,6 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -77,6 +78,10 @@ from calculators.vocabulary import (  # noqa: F401  (scopes and flags: calculato
     SITE,
 )
 from slaschema.errors import SlakitError
+
+if TYPE_CHECKING:
+    from calculators.incidents import IncidentLog
+    from slaschema.loader import LoadedContract
 
 I64 = np.int64
 
@@ -397,7 +402,7 @@ def _views(pieces: Pieces, scope: np.ndarray, tree: Tree,
     return tuple(out), tuple(own)
 
 
-def trace(lc, log, periods: list[Period], as_of: int | None = None) -> Trace:
+def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: int | None = None) -> Trace:
     """Run steps 1-7 for the whole log; the intervals every figure is computed from."""
     contract = lc.model
     tree = Tree(lc.topology)
@@ -784,7 +789,7 @@ def _share_stack(shares: list[tuple[str, np.ndarray, np.ndarray]], stacking: str
     return best_n, best_d, basis
 
 
-def _period_figures(lc, tr: Trace, tree: Tree, period: Period, ids: IdCodes, att_pairs,
+def _period_figures(lc: LoadedContract, tr: Trace, tree: Tree, period: Period, ids: IdCodes, att_pairs,
                     excluded_sets: tuple[tuple[Intervals, Intervals], ...],
                     degraded_sets: list[tuple[int, Intervals, Intervals]], flagged: tuple[Pieces, ...]):
     from calculators.result import NodeMonth, PeriodResult, ScopeMonth
@@ -934,7 +939,7 @@ def _sum_by(values: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
-def _chronic(lc, periods: list, tree: Tree) -> dict:
+def _chronic(lc: LoadedContract, periods: list, tree: Tree) -> dict:
     chronic = lc.model.termination.chronic
     if chronic is None:
         return {"chronic": None}
@@ -969,8 +974,9 @@ def _chronic(lc, periods: list, tree: Tree) -> dict:
     }}
 
 
-def compute(lc, log, periods: list[str] | list[Period], as_of: datetime | int | None = None,
-            accepted_on: date | None = None, support: bool = True, incidents: bool = False):
+def compute(lc: LoadedContract, log: IncidentLog, periods: list[str] | list[Period],
+            as_of: datetime | int | None = None, accepted_on: date | None = None, support: bool = True,
+            incidents: bool = False):
     """Downtime, availability and credits for each month in `periods` (labels `YYYY-MM`,
     `YYYY-Qn`, or `Period`s). Returns a frozen `calculators.result.Result`.
 
@@ -982,7 +988,9 @@ def compute(lc, log, periods: list[str] | list[Period], as_of: datetime | int | 
     return run(lc, log, periods, as_of, accepted_on, support, incidents)[0]
 
 
-def run(lc, log, periods, as_of=None, accepted_on=None, support=True, incidents=False):
+def run(lc: LoadedContract, log: IncidentLog, periods: list[str] | list[Period],
+        as_of: datetime | int | None = None, accepted_on: date | None = None, support: bool = True,
+        incidents: bool = False):
     """`compute`, also returning the `Trace` and `Tree` (for explanations)."""
     from calculators import support as support_mod
     from calculators.result import Result
@@ -1080,7 +1088,7 @@ def _open_ids(frame: pd.DataFrame) -> tuple[str, ...]:
     return tuple(dict.fromkeys(frame.loc[frame["end"].isna(), "id"].astype(str).tolist()))
 
 
-def _deadline_month_fee(lc, tree: Tree):
+def _deadline_month_fee(lc: LoadedContract, tree: Tree):
     """Monthly fee for acceptance-delay credits: all nodes, in the deadline's month."""
     from decimal import Decimal
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -26,6 +26,10 @@ from calculators.intervals import Intervals, merge
 from calculators.periods import parse_month
 from calculators.result import iso
 from calculators.service import bucket_counted, not_charged_buckets
+
+if TYPE_CHECKING:
+    from calculators.incidents import IncidentLog
+    from slaschema.loader import LoadedContract
 
 
 def find_unit(topology, unit_id: str) -> str:
@@ -69,7 +73,7 @@ def _pieces(p: Pieces, unit: int, frame, base: int, lo: int, hi: int, kind: str)
     return sorted(out, key=lambda d: (d["start"], d["id"]))
 
 
-def explain(lc, log, unit_id: str, period: str, as_of: datetime | int | None = None) -> dict[str, Any]:
+def explain(lc: LoadedContract, log: IncidentLog, unit_id: str, period: str, as_of: datetime | int | None = None) -> dict[str, Any]:
     zone = lc.model.contract.timezone
     per = parse_month(period, zone)
     scope = find_unit(lc.topology, unit_id)
@@ -213,7 +217,7 @@ def explain(lc, log, unit_id: str, period: str, as_of: datetime | int | None = N
     return out
 
 
-def _money(lc, pr, tree: Tree, scope: str, u: int) -> dict[str, Any]:
+def _money(lc: LoadedContract, pr, tree: Tree, scope: str, u: int) -> dict[str, Any]:
     pricing = lc.model.pricing
     c = SCOPES.index(scope)
     nodes = np.flatnonzero(tree.owner(NODE, c) == u) if c != NODE else np.array([u])
@@ -282,7 +286,7 @@ def _money(lc, pr, tree: Tree, scope: str, u: int) -> dict[str, Any]:
     return money
 
 
-def _rev11(lc, tr, c: int, u: int, frame, base: int, ps: int, pe: int, lo: int, hi: int) -> dict[str, Any]:
+def _rev11(lc: LoadedContract, tr, c: int, u: int, frame, base: int, ps: int, pe: int, lo: int, hi: int) -> dict[str, Any]:
     """Revision 1.1 parts of an explanation: when the clock starts, the service window."""
     out: dict[str, Any] = {"clock": None, "service": None}
     if lc.model.downtime.counts_from == "report":

@@ -29,13 +29,16 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from slaschema.errors import InputError, Problem
 from slaschema.models import SCOPES
 from slaschema.safefiles import read_named
+
+if TYPE_CHECKING:
+    from slaschema.loader import LoadedContract
 
 Below = dict[str, frozenset[tuple[str, str]]]      # month label -> (scope, id) below target
 
@@ -123,7 +126,7 @@ def _month_labels(last: str, n: int) -> list[str]:
     return [shift_label(last, -k) for k in range(n - 1, -1, -1)]
 
 
-def chronic_with_history(lc, result, history: Below) -> dict[str, Any] | None:
+def chronic_with_history(lc: LoadedContract, result, history: Below) -> dict[str, Any] | None:
     """`termination.chronic` judged on the contract's window from the computed months and `history`."""
     chronic = lc.model.termination.chronic
     if chronic is None or not result.periods:
@@ -165,7 +168,7 @@ def chronic_with_history(lc, result, history: Below) -> dict[str, Any] | None:
     }
 
 
-def _unit_order(lc) -> dict[tuple[str, str], tuple[int, int, str]]:
+def _unit_order(lc: LoadedContract) -> dict[tuple[str, str], tuple[int, int, str]]:
     topo = lc.topology
     out = {}
     for s, names in enumerate((topo.nodes, topo.racks, topo.clusters, topo.sites)):
@@ -174,7 +177,7 @@ def _unit_order(lc) -> dict[tuple[str, str], tuple[int, int, str]]:
     return out
 
 
-def with_history(lc, result, history: Below):
+def with_history(lc: LoadedContract, result, history: Below):
     """`result` with `termination.chronic` judged on its months and `history` (a new frozen Result)."""
     ch = chronic_with_history(lc, result, history)
     if ch is None:

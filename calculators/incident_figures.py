@@ -26,11 +26,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from calculators.incidents import IncidentLog
+    from slaschema.loader import LoadedContract
 
 I64 = np.int64
 OPEN_BIT = 8
@@ -187,7 +191,7 @@ def day_edges(start: int, end: int, zone: str) -> tuple[list[int], list[str]]:
     return edges, labels
 
 
-def _rack_days(lc, tr, tree, periods, zone: str) -> RackDays:
+def _rack_days(lc: LoadedContract, tr, tree, periods, zone: str) -> RackDays:
     from calculators.vocabulary import NODE, RACK
 
     n_racks = tree.size[RACK]
@@ -218,7 +222,7 @@ def _rack_days(lc, tr, tree, periods, zone: str) -> RackDays:
     return RackDays(tuple(tree.names[RACK]), tuple(days), seconds)
 
 
-def incident_figures(lc, log, tr, tree, periods) -> IncidentFigures:
+def incident_figures(lc: LoadedContract, log: IncidentLog, tr, tree, periods) -> IncidentFigures:
     """The per-incident register, the breakdowns per month and the rack x day downtime of a run."""
     from calculators.vocabulary import SCOPES
 

@@ -33,13 +33,16 @@ import re
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from calculators.goodput.sacct import JobRuns
 from calculators.periods import Period
+
+if TYPE_CHECKING:
+    from slaschema.loader import LoadedContract
 
 VERSION = 1
 INFRA_STATES = ("NODE_FAIL", "BOOT_FAIL")
@@ -298,7 +301,7 @@ def _checkpoints(runs: JobRuns, idx: np.ndarray, end: np.ndarray, interval_s: in
     return out
 
 
-def compute_goodput(lc, runs: JobRuns, periods: list[Period], log=None, as_of: int | None = None,
+def compute_goodput(lc: LoadedContract, runs: JobRuns, periods: list[Period], log=None, as_of: int | None = None,
                     checkpoint_interval_s: int | None = None, window_s: int = DEFAULT_WINDOW_S,
                     credits_result=None, training=()) -> GoodputResult:
     from calculators.engine import Tree, compute
