@@ -60,6 +60,27 @@ def key(unit: np.ndarray, t: np.ndarray) -> np.ndarray:
     return (unit.astype(I64, copy=False) << SHIFT) | t.astype(I64, copy=False)
 
 
+def order_by(unit: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """The positions that sort `(unit, t)` (ties in position order): `argsort(key(unit, t))`.
+
+    numpy sorts plain int64 arrays several times faster than it argsorts them, so when the
+    unit, the time and the position fit in 63 bits together (a quarter's times from the run's
+    origin take 24 bits, 12,600 units 14, a few million positions 22) they are packed into
+    one key, sorted, and the positions read back from the low bits."""
+    n = len(t)
+    if n < 2:
+        return np.arange(n, dtype=I64)
+    ub = max(int(unit.max()), 0).bit_length()
+    tb = max(int(t.max()), 0).bit_length()
+    ib = (n - 1).bit_length()
+    if ub + tb + ib > 63 or int(unit.min()) < 0 or int(t.min()) < 0:
+        return np.argsort(key(unit, t), kind="stable")
+    packed = (((unit.astype(I64, copy=False) << tb) | t.astype(I64, copy=False)) << ib) | np.arange(n, dtype=I64)
+    packed.sort()
+    packed &= (1 << ib) - 1
+    return packed
+
+
 def merge_labels(iv: Intervals) -> tuple[np.ndarray, np.ndarray, Intervals]:
     """Merge overlapping or touching intervals per unit.
 
@@ -77,9 +98,8 @@ def merge_labels(iv: Intervals) -> tuple[np.ndarray, np.ndarray, Intervals]:
         sub = iv.take(ok)
     if len(ok) == 0:
         return ok, ok.copy(), Intervals.empty()
-    ks = key(sub.unit, sub.start)
-    o = np.argsort(ks)
-    ks = ks[o]
+    o = order_by(sub.unit, sub.start)
+    ks = key(sub.unit[o], sub.start[o])
     order = ok[o]
     # running maximum of the end keys: a start key above it opens a new interval (a new
     # unit's keys are above all of the previous unit's, so units never merge)
@@ -259,9 +279,8 @@ def overlap_pairs(a: Intervals, b: Intervals) -> tuple[np.ndarray, np.ndarray]:
         return z, z.copy()
     b_start = key(b.unit, b.start)
     b_end = key(b.unit, b.end)
-    a_start = key(a.unit, a.start)
-    o = np.argsort(a_start)                      # sorted needles: much faster searches
-    lo = np.searchsorted(b_end, a_start[o], side="right")
+    o = order_by(a.unit, a.start)               # sorted needles: much faster searches
+    lo = np.searchsorted(b_end, key(a.unit[o], a.start[o]), side="right")
     hi = np.searchsorted(b_start, key(a.unit[o], a.end[o]), side="left")
     cnt = np.maximum(hi - lo, 0)
     total = int(cnt.sum())
