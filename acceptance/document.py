@@ -294,6 +294,25 @@ class RunDocument(_Optional):
         return self.run.finished or self.run.started
 
 
+class EvidenceManifest(Record):
+    """What the certificate names of a bundle's manifest.json: the digest and the files with
+    their SHA-256 (`acceptance.evidence` writes and verifies the manifest itself)."""
+
+    digest: str | None = None
+    files: dict[str, str] = Field(default_factory=dict)
+
+    @classmethod
+    def of(cls, data: Any) -> EvidenceManifest | None:
+        """From manifest.json's data; None when it holds no digest and file list of strings."""
+        if not isinstance(data, Mapping):
+            return None
+        digest, files = data.get("digest"), data.get("files")
+        if not isinstance(files, Mapping) or not all(isinstance(k, str) and isinstance(v, str)
+                                                      for k, v in files.items()):
+            files = {}
+        return cls(digest=digest if isinstance(digest, str) else None, files=dict(files))
+
+
 # --------------------------------------------------------------------------- reading
 
 _FIX = "rerun `slakit accept evaluate CONTRACT BUNDLE --write` to write the run document afresh"
