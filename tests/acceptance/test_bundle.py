@@ -16,9 +16,9 @@ from xml.etree import ElementTree as ET
 import pytest
 from click.testing import CliRunner
 
+from acceptance.document import read_run_document
 from acceptance.evidence import dumps, verify
 from acceptance.executors.local import LocalExecutor
-from acceptance.document import read_run_document
 from acceptance.runner import RunOptions, evaluate_bundle, run_acceptance
 from slakit.cli import main
 from slaschema.errors import InputError
