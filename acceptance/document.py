@@ -316,6 +316,7 @@ class EvidenceManifest(Record):
 # --------------------------------------------------------------------------- reading
 
 _FIX = "rerun `slakit accept evaluate CONTRACT BUNDLE --write` to write the run document afresh"
+_UNION_TAGS = frozenset({"float", "str", "int", "bool"})
 _CODES = {
     "missing": "results_missing_field",
     "extra_forbidden": "results_unknown_field",
@@ -381,9 +382,22 @@ def _problems(exc: ValidationError, file: str) -> list[Any]:
             return [Problem("results_unknown_format", "not a run document format this slakit reads", file=file,
                             path="format", value=None if err.get("type") == "missing" else _short(found),
                             fix=f"use a run document of format {' or '.join(FORMATS)}; " + _FIX)]
-    for err in errors[:MAX_PROBLEMS]:
-        loc = err.get("loc") or ()
+    seen: set[str] = set()
+    for err in errors:
+        loc = tuple(err.get("loc") or ())
+        key = bool(loc) and loc[-1] == "[key]"
+        if key:
+            loc = loc[:-1]
+        if loc and loc[-1] in _UNION_TAGS:
+            # `measured` is a number, a text or null: one problem, not one per kind it is not
+            loc = loc[:-1]
+            err = {**err, "msg": "Input should be a number, a text or null"}
         path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".") or "(document)"
+        if path in seen:
+            continue
+        seen.add(path)
+        if len(out) >= MAX_PROBLEMS:
+            continue
         kind = err.get("type", "")
         if kind == "json_invalid":
             out.append(Problem("results_invalid", f"not a readable JSON document: {err.get('msg')}", file=file,
@@ -399,11 +413,11 @@ def _problems(exc: ValidationError, file: str) -> list[Any]:
         elif kind == "missing":
             message, fix = "a field a run document must have is missing", _FIX
         else:
-            message, fix = err.get("msg", "not valid"), _FIX
+            message, fix = ("a key: " if key else "") + err.get("msg", "not valid"), _FIX
         out.append(Problem(code, message, file=file, path=path,
                            value=None if kind == "missing" else _short(err.get("input")), fix=fix))
-    if len(errors) > MAX_PROBLEMS:
-        out.append(Problem("results_invalid", f"{len(errors) - MAX_PROBLEMS} more problems in the run document",
+    if len(seen) > MAX_PROBLEMS:
+        out.append(Problem("results_invalid", f"{len(seen) - MAX_PROBLEMS} more problems in the run document",
                            file=file, fix=_FIX))
     return out
 
