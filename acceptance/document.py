@@ -41,13 +41,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Final, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, PlainSerializer, ValidationError, model_serializer
 
 from acceptance.results import PRECEDENCE, Status, Verdict
 
-RUN_FORMAT = "slakit-acceptance-run/2"
+RUN_FORMAT: Final = "slakit-acceptance-run/2"
 FORMATS = ("slakit-acceptance-run/1", RUN_FORMAT)      # /1: written before coverage judging
 
 # Bounds on what a document read back may hold: a results.json comes from the other party.
@@ -373,7 +373,7 @@ def parse_run_document(doc: Any, file: str = "<run document>") -> RunDocument:
 def _problems(exc: ValidationError, file: str) -> list[Any]:
     from slaschema.errors import Problem
 
-    out = []
+    out: list[Any] = []
     errors = exc.errors(include_url=False)
     for err in errors:
         if tuple(err.get("loc") or ()) == ("format",):

@@ -73,6 +73,7 @@ from acceptance.document import (
     ContractInfo,
     Counts,
     CriterionOutcome,
+    CriterionState,
     NodeRollup,
     OverallRollup,
     RackRollup,
@@ -252,7 +253,7 @@ class CriterionResult:
     planned: Planned
     verdicts: list[Verdict]
     metrics: dict[str, dict[str, Any] | None] = field(default_factory=dict)
-    state: str = "done"                   # done | interrupted | pending
+    state: CriterionState = "done"
     duration_s: float | None = None
     nodes: list[str] = field(default_factory=list)
     _outcome: CriterionOutcome | None = field(default=None, repr=False)
@@ -271,7 +272,7 @@ class Judging:
     scope: Scope
     gpus_per_node: Mapping[str, int] = field(default_factory=dict)
     waivers: tuple[Waiver, ...] = ()
-    as_of: datetime | None = None
+    as_of: datetime = field(default_factory=utc_now)
 
     @classmethod
     def of(cls, contract: LoadedContract, nodes: Sequence[str] | None, only: Sequence[str],
@@ -546,7 +547,6 @@ def run_document(contract: LoadedContract, run_meta: Mapping[str, Any], results:
     info = contract.model.contract
     scope = judging.scope.info()
     run = run_info(run_meta)
-    assert judging.as_of is not None
     return RunDocument(
         format=RUN_FORMAT,
         contract=ContractInfo(id=info.id, title=info.title, provider=info.provider, customer=info.customer,
@@ -670,7 +670,7 @@ def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executo
         bundle.adopt_existing()
     judging = Judging.of(contract, opts.nodes, opts.only, [p.criterion.id for p in planned], opts.waivers,
                          opts.as_of or clock())
-    states: dict[str, str] = {p.criterion.id: "pending" for p in planned}
+    states: dict[str, CriterionState] = {p.criterion.id: "pending" for p in planned}
     done_before = {cid for cid, s in (previous or {}).get("criteria", {}).items() if s.get("state") == "done"}
     run_meta = {
         "mode": "run",
@@ -771,7 +771,7 @@ def _restore_sigterm(old: Any) -> None:
 
 def _run_one(p: Planned, opts: RunOptions, contract: LoadedContract, executor: Executor, bundle: Bundle,
              previous: dict[str, Any] | None, done_before: set[str], results: dict[str, CriterionResult],
-             states: dict[str, str], event: Event, keep: frozenset[int] = frozenset(), *,
+             states: dict[str, CriterionState], event: Event, keep: frozenset[int] = frozenset(), *,
              judging: Judging) -> None:
     cid = p.criterion.id
     if cid in done_before and previous is not None:

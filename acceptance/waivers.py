@@ -206,9 +206,9 @@ def waiver_report(waivers: Sequence[Waiver], criteria: Sequence[CriterionOutcome
     used: dict[int, int] = {}
     for c in criteria:
         for v in c.verdicts:
-            w = v.waived
-            if w is not None:
-                used[w["waiver"]] = used.get(w["waiver"], 0) + 1
+            given = v.waived
+            if given is not None:
+                used[given["waiver"]] = used.get(given["waiver"], 0) + 1
     out = []
     for w in waivers:
         state: WaiverState = "expired" if not w.active(as_of) else "applied" if used.get(w.index) else "unused"

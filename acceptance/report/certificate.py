@@ -117,9 +117,9 @@ def certificate_document(doc: RunDocument, manifest: EvidenceManifest | None, *,
         wr = _Rows()
         for w in waivers:
             state = w.state + (f" ({w.verdicts_waived} verdicts)" if w.state == "applied" else "")
-            shown = "waived" if w.state == "applied" else "error" if w.state == "expired" else "skip"
+            look = "waived" if w.state == "applied" else "error" if w.state == "expired" else "skip"
             wr.add(w.index, _ident(w.criterion, w.nodes or "all nodes"), w.reason, w.approved_by,
-                   w.expires.isoformat(), _status(shown, state), status={5: shown})
+                   w.expires.isoformat(), _status(look, state), status={5: look})
         blocks.append(wr.table(("#", "Criterion / nodes", "Reason", "Approved by", "Expires", "State"),
                                (8, 36, 56, 30, 20, 20)))
 
@@ -144,9 +144,9 @@ def certificate_document(doc: RunDocument, manifest: EvidenceManifest | None, *,
                              if any(o.cluster_counts.values()) else "")
                           + ". A node's status is the worst of its verdicts, a rack's the worst of its nodes'.")]
         rr = _Rows()
-        for r in agg.racks[:MAX_DETAIL_ROWS]:
-            rr.add(r.rack, _status(r.status), r.nodes, status_counts_text(r.node_counts),
-                   status_counts_text(r.counts), status={1: r.status})
+        for rack in agg.racks[:MAX_DETAIL_ROWS]:
+            rr.add(rack.rack, _status(rack.status), rack.nodes, status_counts_text(rack.node_counts),
+                   status_counts_text(rack.counts), status={1: rack.status})
         if len(agg.racks) > MAX_DETAIL_ROWS:
             rr.add("…", "", "", f"{len(agg.racks) - MAX_DETAIL_ROWS} more in results.json", "")
         blocks.append(rr.table(("Rack", "Status", "Nodes", "Nodes by status", "Verdicts by status"),

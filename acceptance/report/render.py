@@ -111,8 +111,8 @@ def render_junit(doc: RunDocument) -> str:
                 ET.SubElement(case, "skipped", message=message)
             elif v.status == Status.WARN:
                 ET.SubElement(case, "system-out").text = f"WARN {message}. {body}".strip()
-    for k, v in totals.items():
-        suites.set(k, str(v))
+    for key, n in totals.items():
+        suites.set(key, str(n))
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 
@@ -147,9 +147,9 @@ MAX_TABLE_NODES = 20
 MAX_TABLE_REMEDIATIONS = 40
 
 
-def status_counts_text(counts: Mapping[str, int]) -> str:
+def status_counts_text(counts: Mapping[Status, int]) -> str:
     """{"pass": 3, "error": 1} -> "error 1, pass 3" (worst first, zero counts left out)."""
-    return ", ".join(f"{s} {counts[s]}" for s in ORDER if counts.get(s))
+    return ", ".join(f"{s} {counts[s]}" for s in PRECEDENCE if counts.get(s))
 
 
 def aggregate_lines(doc: RunDocument) -> list[tuple[str, str]]:
@@ -213,9 +213,9 @@ def render_table(doc: RunDocument, console: Any) -> None:
     console.print(f"criteria: {counts}")
     for text in lines[1:]:
         console.print(clean(text), highlight=False)
-    for status, text in aggregate_lines(doc):
-        style = STYLE.get(status)
-        console.print(f"[{style}]{clean(text)}[/]" if style else clean(text), highlight=False)
+    for line_status, text in aggregate_lines(doc):
+        line_style = STYLE.get(line_status)
+        console.print(f"[{line_style}]{clean(text)}[/]" if line_style else clean(text), highlight=False)
     shown = hidden = 0
     for crit in doc.criteria:
         missing = [v for v in crit.verdicts if v.status == Status.NOT_RUN]
