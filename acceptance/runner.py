@@ -7,7 +7,8 @@ metrics, run.json, results.json, junit.xml, manifest.json) is complete and consi
 an interrupted run leaves evidence that verifies, and `--resume` continues it.
 
 The run document (results.json, format `slakit-acceptance-run/2`) is the one input of
-every renderer:
+every renderer; it is built here as the typed records of `acceptance.document` (a
+`RunDocument`), whose JSON form is:
 
     {"format", "contract": {id, title, provider, customer, file, sha256},
      "run": {mode (run | evaluate), state (complete | interrupted), started, finished,
