@@ -11,10 +11,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from acceptance.cli_group import get_accept_group
+
+if TYPE_CHECKING:
+    from acceptance.document import EvidenceManifest, RunDocument
+    from acceptance.waivers import Waiver
+    from slaschema.loader import LoadedContract
 
 USAGE_CODES = {"unknown_selection", "bad_param_override", "unknown_criterion", "unknown_executor", "bad_nodes",
                "bad_as_of"}
@@ -40,7 +46,7 @@ def _as_of(text: str | None):
     return dt
 
 
-def _waivers(path: str | None, loaded):
+def _waivers(path: str | None, loaded: LoadedContract) -> tuple[Waiver, ...]:
     if not path:
         return ()
     from zoneinfo import ZoneInfo
@@ -66,7 +72,7 @@ def _fail(exc) -> None:
     sys.exit(2 if all(p.code in USAGE_CODES for p in exc.problems) else 1)
 
 
-def _emit(doc: dict, fmt: str) -> None:
+def _emit(doc: RunDocument, fmt: str) -> None:
     from acceptance.report.render import render_json, render_junit, render_table
 
     if fmt == "json":
@@ -381,7 +387,9 @@ def report_cmd(bundle, output, fmt, allowed_signers) -> None:
         click.echo(f"{bundle}: the bundle does not verify ({'; '.join(reasons[:8]) or 'see accept verify'}); "
                    "no certificate is made from it; fix: run `slakit accept verify` [bundle_not_verified]", err=True)
         sys.exit(1)
-    doc, manifest = _read_results(path), _read_manifest(Path(bundle))
+    from acceptance.document import read_run_document
+
+    doc, manifest = read_run_document(path), _read_manifest(Path(bundle))
     if fmt not in FORMATS.values():
         _emit(doc, fmt)
         return
@@ -396,33 +404,14 @@ def report_cmd(bundle, output, fmt, allowed_signers) -> None:
                                     " (UNSIGNED: sign with `slakit accept sign`)"), err=True)
 
 
-def _read_results(path: Path) -> dict:
+def _read_manifest(bundle: Path) -> EvidenceManifest | None:
     import json
 
-    from acceptance.runner import RUN_FORMAT
+    from acceptance.document import EvidenceManifest
 
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        click.echo(f"{path}: not a readable run document ({type(exc).__name__}); fix: rerun "
-                   "`slakit accept evaluate CONTRACT BUNDLE --write` [results_invalid]", err=True)
-        sys.exit(1)
-    from acceptance.report.check_document import document_problems
-
-    problems = document_problems(doc)
-    if problems:
-        click.echo(f"{path}: not a {RUN_FORMAT} document ({'; '.join(problems)}); fix: rerun "
-                   "`slakit accept evaluate CONTRACT BUNDLE --write` [results_invalid]", err=True)
-        sys.exit(1)
-    return doc
-
-
-def _read_manifest(bundle: Path) -> dict | None:
-    import json
-
-    try:
-        return json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return EvidenceManifest.of(json.loads((bundle / "manifest.json").read_text(encoding="utf-8")))
+    except (OSError, ValueError, RecursionError):
         return None
 
 

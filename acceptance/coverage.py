@@ -42,10 +42,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from acceptance.checks.base import CLUSTER, Check, CheckParams, judge_output
+from acceptance.document import ScopeInfo
 from acceptance.executors.base import RawOutput
 from acceptance.judge import verdict
 from acceptance.parsers._common import close_truncated_json
 from acceptance.results import Status, Verdict
+from slaschema.loader import LoadedContract
 from slaschema.models import Criterion
 
 NODE, RACK, WHOLE = "node", "rack", "cluster"
@@ -71,7 +73,7 @@ class Scope:
     only: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, contract: Any, nodes: Sequence[str] | None = None, *, only: Sequence[str] = (),
+    def of(cls, contract: LoadedContract, nodes: Sequence[str] | None = None, *, only: Sequence[str] = (),
            selected: Sequence[str] | None = None) -> Scope:
         topo = contract.topology
         contract_nodes = tuple(topo.nodes)
@@ -128,7 +130,8 @@ class Scope:
             object.__setattr__(self, "_known", known)
         return key in known
 
-    def to_json(self) -> dict[str, Any]:
+    def info(self) -> ScopeInfo:
+        """The run document's record of the scope."""
         from slaschema.hostlist import compress
 
         def hl(items: Sequence[str]) -> str:
@@ -137,43 +140,45 @@ class Scope:
             except Exception:  # noqa: BLE001 - names that do not compress are listed as they are
                 return ",".join(items)
 
-        return {
-            "partial": self.partial,
-            "nodes": list(self.nodes),
-            "nodes_expr": hl(self.nodes),
-            "contract_nodes": len(self.contract_nodes),
-            "nodes_not_covered": hl(self.outside()),
-            "nodes_not_covered_count": len(self.outside()),
-            "nodes_not_in_contract": self.foreign(),
-            "only": list(self.only),
-            "criteria": list(self.selected),
-            "criteria_not_covered": list(self.not_selected),
-        }
+        outside = self.outside()
+        return ScopeInfo(
+            partial=self.partial,
+            nodes=self.nodes,
+            nodes_expr=hl(self.nodes),
+            contract_nodes=len(self.contract_nodes),
+            nodes_not_covered=hl(outside),
+            nodes_not_covered_count=len(outside),
+            nodes_not_in_contract=tuple(self.foreign()),
+            only=self.only,
+            criteria=self.selected,
+            criteria_not_covered=self.not_selected,
+        )
 
 
-def scope_text(scope: Mapping[str, Any]) -> str:
+def scope_text(scope: ScopeInfo | None) -> str:
     """One line naming the subset of a partial run (empty for a full one)."""
-    if not scope or not scope.get("partial"):
+    if scope is None or not scope.partial:
         return ""
     parts = []
-    if scope.get("criteria_not_covered"):
-        parts.append(f"criteria {', '.join(scope['criteria'])} only (--only {' '.join(scope.get('only') or [])})"
+    if scope.criteria_not_covered:
+        parts.append(f"criteria {', '.join(scope.criteria)} only (--only {' '.join(scope.only)})"
                      .replace(" (--only )", ""))
-    if scope.get("nodes_not_covered_count") or scope.get("nodes_not_in_contract"):
-        n = len(scope.get("nodes") or [])
-        parts.append(f"{n} of the contract's {scope.get('contract_nodes')} nodes ({scope.get('nodes_expr') or 'none'})")
+    if scope.nodes_not_covered_count or scope.nodes_not_in_contract:
+        parts.append(f"{len(scope.nodes)} of the contract's {scope.contract_nodes} nodes ({scope.nodes_expr or 'none'})")
     return "; ".join(parts)
 
 
-def not_covered_lines(scope: Mapping[str, Any]) -> list[str]:
+def not_covered_lines(scope: ScopeInfo | None) -> list[str]:
     """What a partial run did not cover, one line each."""
-    out = []
-    if scope.get("criteria_not_covered"):
-        out.append("criteria not run: " + ", ".join(scope["criteria_not_covered"]))
-    if scope.get("nodes_not_covered_count"):
-        out.append(f"nodes not covered ({scope['nodes_not_covered_count']}): {scope['nodes_not_covered']}")
-    if scope.get("nodes_not_in_contract"):
-        out.append("nodes in the run that the contract does not list: " + ", ".join(scope["nodes_not_in_contract"]))
+    out: list[str] = []
+    if scope is None:
+        return out
+    if scope.criteria_not_covered:
+        out.append("criteria not run: " + ", ".join(scope.criteria_not_covered))
+    if scope.nodes_not_covered_count:
+        out.append(f"nodes not covered ({scope.nodes_not_covered_count}): {scope.nodes_not_covered}")
+    if scope.nodes_not_in_contract:
+        out.append("nodes in the run that the contract does not list: " + ", ".join(scope.nodes_not_in_contract))
     return out
 
 

@@ -14,13 +14,13 @@ passed), 1 otherwise, also when there was nothing to judge. Pure.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from acceptance.results import ACCEPTING, PRECEDENCE, Status
+from acceptance.document import CriterionOutcome, Decision, Result, ScopeInfo, zero_counts
+from acceptance.results import ACCEPTING, Status
 
 BLOCKING = (Status.FAIL, Status.ERROR, Status.NOT_RUN, Status.SKIP)
-HEADLINES = {
+HEADLINES: dict[Result, str] = {
     "accepted": "ACCEPTED",
     "accepted_with_warnings": "ACCEPTED WITH WARNINGS",
     "accepted_with_waivers": "ACCEPTED WITH WAIVERS",
@@ -39,31 +39,33 @@ SUBSET = {
 }
 
 
-def decide(criteria: Sequence[Mapping[str, Any]], scope: Mapping[str, Any] | None, state: str | None) -> dict[str, Any]:
-    counts = {str(s): 0 for s in PRECEDENCE}
+def decide(criteria: Sequence[CriterionOutcome], scope: ScopeInfo | None, state: str | None) -> Decision:
+    counts = zero_counts()
     for c in criteria:
-        for v in c.get("verdicts", []):
-            counts[v["status"]] += 1
-    blocking = {str(s): counts[str(s)] for s in BLOCKING if counts[str(s)]}
-    partial = bool((scope or {}).get("partial"))
+        for v in c.verdicts:
+            counts[v.status] += 1
+    blocking = {s: counts[s] for s in BLOCKING if counts[s]}
+    partial = bool(scope is not None and scope.partial)
     interrupted = state not in (None, "complete")
+    inner: str
     if not criteria or not any(counts.values()):
         inner = "empty"
-    elif counts["fail"]:
+    elif counts[Status.FAIL]:
         inner = "rejected"
-    elif counts["error"]:
+    elif counts[Status.ERROR]:
         inner = "unjudged"
     elif blocking or interrupted:
         inner = "incomplete"
     else:
         inner = "pass"
+    result: Result
     if partial:
         result = "partial"
     elif inner != "pass":
-        result = inner
-    elif counts["waived"]:
+        result = inner  # type: ignore[assignment]  # one of rejected, unjudged, incomplete, empty
+    elif counts[Status.WAIVED]:
         result = "accepted_with_waivers"
-    elif counts["warn"]:
+    elif counts[Status.WARN]:
         result = "accepted_with_warnings"
     else:
         result = "accepted"
@@ -71,14 +73,14 @@ def decide(criteria: Sequence[Mapping[str, Any]], scope: Mapping[str, Any] | Non
     if interrupted and not partial:
         headline = "INCOMPLETE RUN — " + headline
     accepted = result.startswith("accepted")
-    ok = inner == "pass" and all(Status(s) in ACCEPTING for s, k in counts.items() if k)
-    return {
-        "result": result,
-        "accepted": accepted,
-        "partial": partial,
-        "headline": headline,
-        "subset_result": SUBSET["pass" if inner == "pass" else inner] if partial else None,
-        "blocking": blocking,
-        "verdict_counts": counts,
-        "exit_status": 0 if ok else 1,
-    }
+    ok = inner == "pass" and all(s in ACCEPTING for s, k in counts.items() if k)
+    return Decision(
+        result=result,
+        accepted=accepted,
+        partial=partial,
+        headline=headline,
+        subset_result=SUBSET["pass" if inner == "pass" else inner] if partial else None,
+        blocking=blocking,
+        verdict_counts=counts,
+        exit_status=0 if ok else 1,
+    )

@@ -34,8 +34,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from acceptance.executors.base import utc_now
+from acceptance.executors.base import Executor, utc_now
 from slaschema.errors import InputError, Problem
+from slaschema.loader import LoadedContract
 
 ISOLATION_FORMAT = "slakit-isolation/1"
 
@@ -212,7 +213,7 @@ class IsolateOptions:
     python: str = sys.executable
 
 
-def isolate_criterion(contract: Any, opts: IsolateOptions, executor: Any, *,
+def isolate_criterion(contract: LoadedContract, opts: IsolateOptions, executor: Executor, *,
                       on_probe: Callable[[Probe], None] | None = None,
                       clock: Callable[[], datetime] = utc_now) -> dict[str, Any]:
     """Run the search for one criterion on the cluster; write the bundle; the isolation document."""
@@ -323,7 +324,7 @@ def isolate_criterion(contract: Any, opts: IsolateOptions, executor: Any, *,
     res = CriterionResult(base_plan, vs, {}, "done", None, sorted({v.node for v in vs if v.node}))
     scope_judging = Judging.of(contract, nodes, (opts.criterion,), [opts.criterion], (), clock())
     run_doc = run_document(contract, run_meta, [res], (), scope_judging)
-    bundle.write_json("results.json", run_doc, pretty=False)
+    bundle.write_json("results.json", run_doc.to_json(), pretty=False)
     bundle.write("junit.xml", render_junit(run_doc))
     bundle.write_manifest()
     return doc

@@ -27,9 +27,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
+from acceptance.document import RunDocument
 from slaschema.errors import InputError, Problem
+from slaschema.models import Contract
 
 CATEGORY = "performance"
 COLUMNS = ("id", "scope", "target", "start", "end", "impact", "category", "cause")
@@ -55,10 +56,10 @@ class Change:
     value: float | None
 
 
-def measurements(contract: Any, doc: Mapping[str, Any], at: datetime) -> list[Measurement]:
+def measurements(contract: Contract, doc: RunDocument, at: datetime) -> list[Measurement]:
     """Per performance level and node, the measured value of the level's metric. Pure."""
     crit_by_id = {c.id: c for c in contract.acceptance.criteria}
-    entries = {c.get("id"): c for c in doc.get("criteria", [])}
+    entries = {c.id: c for c in doc.criteria}
     out: list[Measurement] = []
     for level in contract.performance:
         crit = crit_by_id.get(level.criterion)
@@ -67,13 +68,13 @@ def measurements(contract: Any, doc: Mapping[str, Any], at: datetime) -> list[Me
             continue
         metric = level.metric or crit.metric
         seen: dict[str, float | None] = {}
-        for v in entry.get("verdicts", []):
-            node = v.get("node")
-            if not node or (v.get("details") or {}).get("metric") != metric:
+        for v in entry.verdicts:
+            node = v.node
+            if not node or v.details.get("metric") != metric:
                 continue
-            if v.get("reason") == "fleet_outlier":
+            if v.reason == "fleet_outlier":
                 continue
-            m = v.get("measured")
+            m = v.measured
             value = float(m) if isinstance(m, (int, float)) and not isinstance(m, bool) else None
             if node not in seen or (value is not None and (seen[node] is None or value < seen[node])):
                 seen[node] = value
@@ -159,7 +160,7 @@ def write_rows(path: Path, header: Sequence[str], rows: Sequence[Mapping[str, st
         raise
 
 
-def update_log(contract: Any, doc: Mapping[str, Any], path: Path, at: datetime) -> list[Change]:
+def update_log(contract: Contract, doc: RunDocument, path: Path, at: datetime) -> list[Change]:
     """Read LOG, apply this run's measurements, write it back. Returns the changes."""
     if not contract.performance:
         raise InputError([Problem("no_performance_levels", "--as-incidents: the contract has no `performance:` levels",
@@ -171,11 +172,6 @@ def update_log(contract: Any, doc: Mapping[str, Any], path: Path, at: datetime) 
     return changes
 
 
-def run_time(doc: Mapping[str, Any]) -> datetime:
-    """When the run's measurements were taken: its finish time (aware)."""
-    text = (doc.get("run") or {}).get("finished") or (doc.get("run") or {}).get("started")
-    try:
-        at = datetime.fromisoformat(str(text))
-    except ValueError:
-        at = datetime.now(timezone.utc)
-    return at if at.tzinfo else at.replace(tzinfo=timezone.utc)
+def run_time(doc: RunDocument) -> datetime:
+    """When the run's measurements were taken: its finish time, else its start, else now (aware)."""
+    return doc.finished_at or datetime.now(timezone.utc)

@@ -7,7 +7,8 @@ metrics, run.json, results.json, junit.xml, manifest.json) is complete and consi
 an interrupted run leaves evidence that verifies, and `--resume` continues it.
 
 The run document (results.json, format `slakit-acceptance-run/2`) is the one input of
-every renderer:
+every renderer; it is built here as the typed records of `acceptance.document` (a
+`RunDocument`), whose JSON form is:
 
     {"format", "contract": {id, title, provider, customer, file, sha256},
      "run": {mode (run | evaluate), state (complete | interrupted), started, finished,
@@ -59,6 +60,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +68,22 @@ from acceptance.checks import get_check
 from acceptance.checks.base import CLUSTER, Check, CheckParams, CollectContext
 from acceptance.coverage import Scope, judge_criterion
 from acceptance.decision import decide
+from acceptance.document import (
+    RUN_FORMAT,
+    Aggregate,
+    ContractInfo,
+    Counts,
+    CriterionOutcome,
+    CriterionState,
+    NodeRollup,
+    OverallRollup,
+    RackRollup,
+    RunDocument,
+    RunInfo,
+    Thresholds,
+    VerdictEntry,
+    zero_counts,
+)
 from acceptance.evidence import Bundle, dumps, read_raw_dir, verify
 from acceptance.executors.base import Clock, Executor, RawOutput, utc_now
 from acceptance.judge import Bounds, verdict
@@ -75,9 +93,7 @@ from acceptance.waivers import Waiver, apply_waivers, waiver_report
 from slaschema.checks import AREAS, KNOWN_CHECKS
 from slaschema.errors import InputError, Problem
 from slaschema.loader import LoadedContract
-from slaschema.models import Criterion
-
-RUN_FORMAT = "slakit-acceptance-run/2"
+from slaschema.models import Contract, Criterion
 
 
 # --------------------------------------------------------------------------- executors
@@ -171,7 +187,8 @@ def _scalar(text: str) -> Any:
 
 
 def plan(criteria: Sequence[Criterion], overrides: Mapping[str, Mapping[str, Any]] | None = None,
-         timeout_s: float | None = None, contract: Any = None, base_dir: Path | None = None) -> list[Planned]:
+         timeout_s: float | None = None, contract: Contract | None = None,
+         base_dir: Path | None = None) -> list[Planned]:
     """Validate every criterion's params up front; all problems at once. `contract` (the model)
     supplies params some checks take from other sections (the security checks: `access`).
     `base_dir`: the contract's folder; file params the contract names must lie inside it."""
@@ -237,16 +254,16 @@ class CriterionResult:
     planned: Planned
     verdicts: list[Verdict]
     metrics: dict[str, dict[str, Any] | None] = field(default_factory=dict)
-    state: str = "done"                   # done | interrupted | pending
+    state: CriterionState = "done"
     duration_s: float | None = None
     nodes: list[str] = field(default_factory=list)
-    _json: dict[str, Any] | None = field(default=None, repr=False)
+    _outcome: CriterionOutcome | None = field(default=None, repr=False)
 
-    def as_json(self) -> dict[str, Any]:
+    def outcome(self) -> CriterionOutcome:
         """The criterion's entry of the run document (computed once: results do not change)."""
-        if self._json is None:
-            self._json = criterion_json(self)
-        return self._json
+        if self._outcome is None:
+            self._outcome = criterion_outcome(self)
+        return self._outcome
 
 
 @dataclass(frozen=True)
@@ -256,11 +273,11 @@ class Judging:
     scope: Scope
     gpus_per_node: Mapping[str, int] = field(default_factory=dict)
     waivers: tuple[Waiver, ...] = ()
-    as_of: Any = None
+    as_of: datetime = field(default_factory=utc_now)
 
     @classmethod
     def of(cls, contract: LoadedContract, nodes: Sequence[str] | None, only: Sequence[str],
-           selected: Sequence[str], waivers: Sequence[Waiver] = (), as_of: Any = None) -> Judging:
+           selected: Sequence[str], waivers: Sequence[Waiver] = (), as_of: datetime | None = None) -> Judging:
         topo = contract.topology
         return cls(Scope.of(contract, nodes, only=only, selected=selected),
                    {n: g for n, g in zip(topo.nodes, topo.node_gpus)}, tuple(waivers), as_of or utc_now())
@@ -284,9 +301,8 @@ def _outliers(p: Planned, metrics: Mapping[str, Any]) -> list[Verdict]:
                                   known=KNOWN_CHECKS.get(p.criterion.check, ("", (), ""))[1])
 
 
-def verdict_json(v: Verdict) -> dict[str, Any]:
-    return {"criterion": v.criterion, "node": v.node, "status": str(v.status), "measured": v.measured,
-            "expected": v.expected, "reason": v.reason, "remediation": v.remediation, "details": dict(v.details)}
+def verdict_entry(v: Verdict) -> VerdictEntry:
+    return VerdictEntry.of(v)
 
 
 def expected_text(c: Criterion, check: Check) -> str:
@@ -346,39 +362,40 @@ def _not_run_text(first: Verdict | None, verdicts: Sequence[Verdict]) -> str | N
     return f"{first.reason}: {len(missing)} of {len(units)} {kind} not run (e.g. {first.expected})"
 
 
-def criterion_json(r: CriterionResult) -> dict[str, Any]:
+def criterion_outcome(r: CriterionResult) -> CriterionOutcome:
     c, check = r.planned.criterion, r.planned.check
     if not r.verdicts:                       # nothing judged is never a pass
         r.verdicts = [verdict(c.id, None, Status.NOT_RUN, "no_evidence", expected="raw outputs of the check",
                               remediation="run the check or hand over its raw outputs")]
     status = worst(v.status for v in r.verdicts)
     first = decisive(r.verdicts)
-    return {
-        "id": c.id,
-        "check": c.check,
-        "area": _area(c.check),
-        "metric": check.judged_metric(c),
-        "severity": c.severity,
-        "source": c.source,
-        "description": c.description,
-        "params": r.planned.params.model_dump(mode="json", exclude_none=True),
-        "thresholds": {**Bounds.of(c).to_json(), "expect": c.expect},
-        "expected": expected_text(c, check),
-        "unit": check.units.get(check.judged_metric(c) or "", ""),
-        "status": str(status),
-        "reason": first.reason if first else None,
-        "reason_text": _not_run_text(first, r.verdicts) or reason_text(first, check.units.get(check.judged_metric(c) or "", "")),
-        "state": r.state,
-        "duration_s": r.duration_s,
-        "nodes": r.nodes,
+    unit = check.units.get(check.judged_metric(c) or "", "")
+    return CriterionOutcome(
+        id=c.id,
+        check=c.check,
+        area=_area(c.check),
+        metric=check.judged_metric(c),
+        severity=c.severity,
+        source=c.source,
+        description=c.description,
+        params=r.planned.params.model_dump(mode="json", exclude_none=True),
+        thresholds=Thresholds(**Bounds.of(c).to_json(), expect=c.expect),
+        expected=expected_text(c, check),
+        unit=unit,
+        status=status,
+        reason=first.reason if first else None,
+        reason_text=_not_run_text(first, r.verdicts) or reason_text(first, unit),
+        state=r.state,
+        duration_s=r.duration_s,
+        nodes=tuple(r.nodes),
         # evidence in the bundle about contract nodes or racks outside the scope: not judged
-        "evidence_outside_scope": sorted(set(r.nodes) - set(r.metrics)) if r.metrics or r.nodes else [],
-        "verdicts": [verdict_json(v) for v in r.verdicts],
-    }
+        evidence_outside_scope=tuple(sorted(set(r.nodes) - set(r.metrics)) if r.metrics or r.nodes else ()),
+        verdicts=tuple(VerdictEntry.of(v) for v in r.verdicts),
+    )
 
 
 def node_list_entry(verdicts: Sequence[Verdict], executor: str | None, contract: LoadedContract,
-                    duration_s: float | None = None) -> dict[str, Any]:
+                    duration_s: float | None = None) -> CriterionOutcome:
     """The run document entry of the scheduler's node list against the contract's topology."""
     from acceptance.executors.slurm import NODE_LIST_ID
     from slaschema.hostlist import compress
@@ -390,53 +407,51 @@ def node_list_entry(verdicts: Sequence[Verdict], executor: str | None, contract:
         listed = compress(nodes)
     except Exception:  # noqa: BLE001 - names that do not compress are counted only
         listed = f"{len(nodes)} nodes"
-    return {
-        "id": NODE_LIST_ID,
-        "check": f"{executor or 'scheduler'}.node_list",
-        "area": "topology",
-        "metric": None,
-        "severity": "major",
-        "source": "contract topology",
-        "description": "The scheduler's node list matches the contract's topology",
-        "params": {},
-        "thresholds": {"min": None, "max": None, "warn_below": None, "warn_above": None,
-                       "expect": {"nodes": listed}},
-        "expected": f"the contract's {len(nodes)} nodes ({listed.replace(',', ', ')}), and no others",
-        "unit": "",
-        "status": str(status),
-        "reason": first.reason if first else None,
-        "reason_text": reason_text(first),
-        "state": "done",
-        "duration_s": duration_s,
-        "nodes": [CLUSTER],
-        "verdicts": [verdict_json(v) for v in verdicts],
-    }
+    return CriterionOutcome(
+        id=NODE_LIST_ID,
+        check=f"{executor or 'scheduler'}.node_list",
+        area="topology",
+        metric=None,
+        severity="major",
+        source="contract topology",
+        description="The scheduler's node list matches the contract's topology",
+        params={},
+        thresholds=Thresholds(expect={"nodes": listed}),
+        expected=f"the contract's {len(nodes)} nodes ({listed.replace(',', ', ')}), and no others",
+        unit="",
+        status=status,
+        reason=first.reason if first else None,
+        reason_text=reason_text(first),
+        state="done",
+        duration_s=duration_s,
+        nodes=(CLUSTER,),
+        verdicts=tuple(VerdictEntry.of(v) for v in verdicts),
+    )
 
 
-def aggregate(criteria: Sequence[Mapping[str, Any]], contract: LoadedContract) -> dict[str, Any]:
+def aggregate(criteria: Sequence[CriterionOutcome], contract: LoadedContract) -> Aggregate:
     """Verdicts rolled up per node, per rack of the contract topology, and overall. Pure."""
     topo = contract.topology
     rank = {s: i for i, s in enumerate(PRECEDENCE)}
-    zero = {str(s): 0 for s in PRECEDENCE}
-    per_node: dict[str, dict[str, int]] = {}
-    node_criteria: dict[str, dict[str, str]] = {}
-    cluster_counts = dict(zero)
-    per_rack: dict[str, dict[str, int]] = {}          # verdicts about a whole rack (a rack-scoped run)
+    per_node: dict[str, Counts] = {}
+    node_criteria: dict[str, dict[str, Status]] = {}
+    cluster_counts = zero_counts()
+    per_rack: dict[str, Counts] = {}          # verdicts about a whole rack (a rack-scoped run)
     rack_ids = topo.rack_index
     for c in criteria:
-        cid = c["id"]
-        for v in c["verdicts"]:
-            node, status = v.get("node"), v["status"]
+        cid = c.id
+        for v in c.verdicts:
+            node, status = v.node, v.status
             if node is None or node == CLUSTER:
-                unit = (v.get("details") or {}).get("unit")
-                if unit in rack_ids:
-                    per_rack.setdefault(unit, dict(zero))[status] += 1
+                unit = v.details.get("unit")
+                if isinstance(unit, str) and unit in rack_ids:
+                    per_rack.setdefault(unit, zero_counts())[status] += 1
                 else:
                     cluster_counts[status] += 1
                 continue
-            per_node.setdefault(node, dict(zero))[status] += 1
+            per_node.setdefault(node, zero_counts())[status] += 1
             seen = node_criteria.setdefault(node, {})
-            if cid not in seen or rank[Status(status)] < rank[Status(seen[cid])]:
+            if cid not in seen or rank[status] < rank[seen[cid]]:
                 seen[cid] = status
 
     def rack_of(node: str) -> str:
@@ -447,85 +462,112 @@ def aggregate(criteria: Sequence[Mapping[str, Any]], contract: LoadedContract) -
     nodes = []
     for node in sorted(per_node, key=lambda n: (order.get(n, len(order)), n)):
         counts = per_node[node]
-        nodes.append({
-            "node": node,
-            "rack": rack_of(node),
-            "status": str(worst(s for s, k in counts.items() if k)),
-            "counts": counts,
-            "criteria": {cid: s for cid, s in node_criteria[node].items() if s != str(Status.PASS)},
-        })
-    racks: dict[str, dict[str, Any]] = {}
+        nodes.append(NodeRollup(
+            node=node,
+            rack=rack_of(node),
+            status=worst(s for s, k in counts.items() if k),
+            counts=counts,
+            criteria={cid: s for cid, s in node_criteria[node].items() if s != Status.PASS},
+        ))
+    # rack -> (nodes, nodes per status, verdicts per status)
+    racks: dict[str, tuple[list[int], Counts, Counts]] = {}
     for n in nodes:
-        r = racks.setdefault(n["rack"], {"rack": n["rack"], "status": str(Status.PASS), "nodes": 0,
-                                         "node_counts": dict(zero), "counts": dict(zero)})
-        r["nodes"] += 1
-        r["node_counts"][n["status"]] += 1
-        for s, k in n["counts"].items():
-            r["counts"][s] += k
+        tally, node_counts, counts = racks.setdefault(n.rack, ([0], zero_counts(), zero_counts()))
+        tally[0] += 1
+        node_counts[n.status] += 1
+        for s, k in n.counts.items():
+            counts[s] += k
     for rack, extra in per_rack.items():
-        r = racks.setdefault(rack, {"rack": rack, "status": str(Status.PASS), "nodes": 0,
-                                    "node_counts": dict(zero), "counts": dict(zero)})
+        _, _, counts = racks.setdefault(rack, ([0], zero_counts(), zero_counts()))
         for s, k in extra.items():
-            r["counts"][s] += k
-    for r in racks.values():
-        r["status"] = str(worst([*(s for s, k in r["node_counts"].items() if k),
-                                 *(s for s, k in per_rack.get(r["rack"], {}).items() if k)]))
+            counts[s] += k
     rack_order = topo.rack_index
-    rack_list = sorted(racks.values(), key=lambda r: (rack_order.get(r["rack"], len(rack_order)), r["rack"]))
-    node_counts = dict(zero)
+    rack_list = [
+        RackRollup(rack=rack, status=worst([*(s for s, k in node_counts.items() if k),
+                                            *(s for s, k in per_rack.get(rack, {}).items() if k)]),
+                   nodes=tally[0], node_counts=node_counts, counts=counts)
+        for rack, (tally, node_counts, counts) in sorted(racks.items(),
+                                                         key=lambda kv: (rack_order.get(kv[0], len(rack_order)), kv[0]))]
+    node_counts = zero_counts()
     counts = dict(cluster_counts)
     for extra in per_rack.values():
         for s, k in extra.items():
             counts[s] += k
     for n in nodes:
-        node_counts[n["status"]] += 1
-        for s, k in n["counts"].items():
+        node_counts[n.status] += 1
+        for s, k in n.counts.items():
             counts[s] += k
-    overall = {
-        "status": str(worst(Status(c["status"]) for c in criteria)) if criteria else str(Status.SKIP),
-        "nodes": len(nodes),
-        "node_counts": node_counts,
-        "counts": counts,
-        "cluster_counts": cluster_counts,
-    }
-    return {"overall": overall, "racks": rack_list, "nodes": nodes}
+    overall = OverallRollup(
+        status=worst(c.status for c in criteria) if criteria else Status.SKIP,
+        nodes=len(nodes),
+        node_counts=node_counts,
+        counts=counts,
+        cluster_counts=cluster_counts,
+    )
+    return Aggregate(overall=overall, racks=tuple(rack_list), nodes=tuple(nodes))
 
 
-def run_document(contract: LoadedContract, run_meta: dict[str, Any], results: Sequence[CriterionResult],
-                 extra: Sequence[dict[str, Any]], judging: Judging) -> dict[str, Any]:
+def run_info(meta: Mapping[str, Any]) -> RunInfo:
+    """The run document's `run` record from the runner's metadata (as run.json holds it). A
+    value run.json may hold that is no aware time, known state or name is left out: run.json
+    comes with the bundle (`accept evaluate` reads another party's)."""
+    from acceptance.document import IsolationInfo
+
+    def when(value: Any) -> datetime | None:
+        if isinstance(value, datetime):
+            return value if value.tzinfo is not None else None
+        try:
+            at = datetime.fromisoformat(value) if isinstance(value, str) else None
+        except ValueError:
+            return None
+        return at if at is not None and at.tzinfo is not None else None
+
+    state = meta.get("state")
+    iso = meta.get("isolation")
+    return RunInfo(
+        mode=meta.get("mode"),
+        state=state if state is None or state in ("running", "complete", "interrupted") else "interrupted",
+        started=when(meta.get("started")),
+        finished=when(meta.get("finished")),
+        executor=meta.get("executor") if isinstance(meta.get("executor"), str) else None,
+        nodes=tuple(meta.get("nodes") or ()),
+        only=tuple(meta.get("only") or ()),
+        overrides={k: dict(v) for k, v in (meta.get("overrides") or {}).items()},
+        resumed=bool(meta.get("resumed")),
+        isolation=IsolationInfo(runs=iso["runs"], isolated=tuple(iso["isolated"]), unit=iso["unit"]) if iso else None,
+    )
+
+
+def run_document(contract: LoadedContract, run_meta: Mapping[str, Any], results: Sequence[CriterionResult],
+                 extra: Sequence[CriterionOutcome], judging: Judging) -> RunDocument:
     """`extra`: entries that are no contract criterion (the scheduler's node list), listed first."""
-    criteria = [*extra, *(r.as_json() for r in results)]
-    counts = {str(s): 0 for s in PRECEDENCE}
+    criteria = (*extra, *(r.outcome() for r in results))
+    counts = zero_counts()
     for c in criteria:
-        counts[c["status"]] += 1
+        counts[c.status] += 1
     info = contract.model.contract
-    scope = judging.scope.to_json()
-    covered = {
-        "scope": scope,
-        "as_of": judging.as_of.isoformat(),
-        "waivers": waiver_report(judging.waivers, criteria, judging.as_of),
-    }
-    return {
-        "format": RUN_FORMAT,
-        "contract": {"id": info.id, "title": info.title, "provider": info.provider, "customer": info.customer,
-                     "file": contract.file, "sha256": contract.sha256},
-        "run": run_meta,
-        "status": str(worst(Status(c["status"]) for c in criteria)) if criteria else str(Status.SKIP),
-        "counts": counts,
-        "criteria": criteria,
-        "aggregate": aggregate(criteria, contract),
-        **covered,
-        "decision": decide(criteria, scope, run_meta.get("state")),
-    }
+    scope = judging.scope.info()
+    run = run_info(run_meta)
+    return RunDocument(
+        format=RUN_FORMAT,
+        contract=ContractInfo(id=info.id, title=info.title, provider=info.provider, customer=info.customer,
+                              file=contract.file, sha256=contract.sha256),
+        run=run,
+        status=worst(c.status for c in criteria) if criteria else Status.SKIP,
+        counts=counts,
+        criteria=criteria,
+        aggregate=aggregate(criteria, contract),
+        scope=scope,
+        as_of=judging.as_of,
+        waivers=waiver_report(judging.waivers, criteria, judging.as_of),
+        decision=decide(criteria, scope, run.state),
+    )
 
 
-def failed(doc: Mapping[str, Any]) -> bool:
+def failed(doc: RunDocument) -> bool:
     """Exit status 1: not accepted (a fail, error, not_run or skip in scope, or nothing judged);
     see `acceptance.decision`."""
-    decision = doc.get("decision")
-    if isinstance(decision, Mapping):
-        return decision.get("exit_status") != 0
-    return doc.get("status") in (str(Status.FAIL), str(Status.ERROR))
+    return doc.failed
 
 
 # --------------------------------------------------------------------------- running
@@ -533,7 +575,7 @@ def failed(doc: Mapping[str, Any]) -> bool:
 class Interrupted(Exception):
     """The run was stopped with Ctrl-C; the bundle is consistent and resumable."""
 
-    def __init__(self, document: dict[str, Any]) -> None:
+    def __init__(self, document: RunDocument) -> None:
         super().__init__("interrupted")
         self.document = document
 
@@ -612,11 +654,11 @@ class RunOptions:
     python: str = sys.executable
     durable: bool = True
     waivers: tuple[Waiver, ...] = ()
-    as_of: Any = None                    # aware datetime waivers are judged at; default: now
+    as_of: datetime | None = None        # aware datetime waivers are judged at; default: now
 
 
 def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executor, *,
-                   on_event: Event | None = None, clock: Clock = utc_now) -> dict[str, Any]:
+                   on_event: Event | None = None, clock: Clock = utc_now) -> RunDocument:
     """Run the selected criteria; returns the run document. Raises Interrupted on Ctrl-C."""
     event = on_event or (lambda kind, p, info: None)
     # Every write is atomic (temp file + rename), so the bundle is consistent at every moment;
@@ -629,7 +671,7 @@ def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executo
         bundle.adopt_existing()
     judging = Judging.of(contract, opts.nodes, opts.only, [p.criterion.id for p in planned], opts.waivers,
                          opts.as_of or clock())
-    states: dict[str, str] = {p.criterion.id: "pending" for p in planned}
+    states: dict[str, CriterionState] = {p.criterion.id: "pending" for p in planned}
     done_before = {cid for cid, s in (previous or {}).get("criteria", {}).items() if s.get("state") == "done"}
     run_meta = {
         "mode": "run",
@@ -643,14 +685,14 @@ def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executo
         "resumed": previous is not None,
     }
     results: dict[str, CriterionResult] = {}
-    extra: list[dict[str, Any]] = []        # the scheduler's node list, when the executor has one
+    extra: list[CriterionOutcome] = []      # the scheduler's node list, when the executor has one
 
-    def save(final_state: str | None = None) -> dict[str, Any]:
+    def save(final_state: str | None = None) -> RunDocument:
         # Ctrl-C waits until the bundle files and their manifest agree again.
         with _sigint_deferred():
             return _save(final_state)
 
-    def _save(final_state: str | None) -> dict[str, Any]:
+    def _save(final_state: str | None) -> RunDocument:
         if final_state:
             run_meta["state"] = final_state
             run_meta["finished"] = clock().isoformat()
@@ -675,7 +717,7 @@ def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executo
         })
         from acceptance.report.render import render_junit
 
-        bundle.write_json("results.json", doc, pretty=False)
+        bundle.write_json("results.json", doc.to_json(), pretty=False)
         bundle.write("junit.xml", render_junit(doc))
         bundle.write_manifest()
         if final_state and opts.durable:
@@ -730,7 +772,7 @@ def _restore_sigterm(old: Any) -> None:
 
 def _run_one(p: Planned, opts: RunOptions, contract: LoadedContract, executor: Executor, bundle: Bundle,
              previous: dict[str, Any] | None, done_before: set[str], results: dict[str, CriterionResult],
-             states: dict[str, str], event: Event, keep: frozenset[int] = frozenset(), *,
+             states: dict[str, CriterionState], event: Event, keep: frozenset[int] = frozenset(), *,
              judging: Judging) -> None:
     cid = p.criterion.id
     if cid in done_before and previous is not None:
@@ -807,7 +849,7 @@ def node_list_judge(executor_name: str | None) -> Callable[[RawOutput, Sequence[
 
 def _check_node_list(executor: Executor, judge_list: Callable[[RawOutput, Sequence[str]], list[Verdict]],
                      opts: RunOptions, contract: LoadedContract, bundle: Bundle,
-                     judging: Judging) -> dict[str, Any]:
+                     judging: Judging) -> CriterionOutcome:
     from acceptance.executors.slurm import NODE_LIST_ID
 
     _clear(bundle, NODE_LIST_ID)
@@ -884,7 +926,7 @@ def _previous_run(opts: RunOptions, contract: LoadedContract) -> dict[str, Any] 
 
 def evaluate_bundle(contract: LoadedContract, root: Path, *, only: Sequence[str] = (),
                     overrides: Mapping[str, Mapping[str, Any]] | None = None, nodes: Sequence[str] | None = None,
-                    waivers: Sequence[Waiver] = (), as_of: Any = None) -> dict[str, Any]:
+                    waivers: Sequence[Waiver] = (), as_of: datetime | None = None) -> RunDocument:
     """Judge the raw outputs in `root` against the contract, running nothing. The scope is
     `nodes` when given, else the nodes recorded in run.json, else the contract's topology."""
     import json
@@ -947,12 +989,12 @@ def evaluate_bundle(contract: LoadedContract, root: Path, *, only: Sequence[str]
     return run_document(contract, run_meta, results, extra, judging)
 
 
-def write_evaluation(root: Path, doc: dict[str, Any]) -> None:
+def write_evaluation(root: Path, doc: RunDocument) -> None:
     """Store an evaluation's results.json and junit.xml in the bundle and refresh the manifest."""
     from acceptance.report.render import render_junit
 
     bundle = Bundle(root)
     bundle.adopt_existing()
-    bundle.write("results.json", dumps(doc, pretty=False))
+    bundle.write("results.json", dumps(doc.to_json(), pretty=False))
     bundle.write("junit.xml", render_junit(doc))
     bundle.write_manifest()

@@ -24,6 +24,7 @@ from datetime import date, datetime, time, timezone, tzinfo
 from pathlib import Path
 from typing import Any
 
+from acceptance.document import CriterionOutcome, WaiverState, WaiverUse
 from acceptance.results import Status, Verdict
 from slaschema.errors import InputError, Problem
 
@@ -199,16 +200,19 @@ def apply_waivers(verdicts: Sequence[Verdict], waivers: Sequence[Waiver], as_of:
     return out
 
 
-def waiver_report(waivers: Sequence[Waiver], criteria: Sequence[Mapping[str, Any]], as_of: datetime) -> list[dict[str, Any]]:
+def waiver_report(waivers: Sequence[Waiver], criteria: Sequence[CriterionOutcome],
+                  as_of: datetime) -> tuple[WaiverUse, ...]:
     """Each waiver with its state (applied | unused | expired) and the verdicts it waived."""
     used: dict[int, int] = {}
     for c in criteria:
-        for v in c.get("verdicts", []):
-            w = (v.get("details") or {}).get("waived")
-            if isinstance(w, Mapping):
-                used[w["waiver"]] = used.get(w["waiver"], 0) + 1
+        for v in c.verdicts:
+            given = v.waived
+            if given is not None:
+                used[given["waiver"]] = used.get(given["waiver"], 0) + 1
     out = []
     for w in waivers:
-        state = "expired" if not w.active(as_of) else "applied" if used.get(w.index) else "unused"
-        out.append({**w.to_json(), "state": state, "verdicts_waived": used.get(w.index, 0)})
-    return out
+        state: WaiverState = "expired" if not w.active(as_of) else "applied" if used.get(w.index) else "unused"
+        out.append(WaiverUse(index=w.index, criterion=w.criterion, nodes=w.nodes_expr, reason=w.reason,
+                             approved_by=w.approved_by, expires=w.expires, state=state,
+                             verdicts_waived=used.get(w.index, 0)))
+    return tuple(out)

@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from slaschema.cliconv import output_option
+
+if TYPE_CHECKING:
+    from slaschema.loader import LoadedContract
 
 
 def emit_problems(problems, fmt: str, stream=None) -> None:
@@ -45,7 +49,7 @@ def report_input_errors(callback):
     return run
 
 
-def load_or_exit(path: str, fmt: str = "table"):
+def load_or_exit(path: str, fmt: str = "table") -> LoadedContract:
     """Load a contract or print every problem and exit 1."""
     from slaschema.errors import InputError
     from slaschema.loader import load_contract

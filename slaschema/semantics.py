@@ -106,7 +106,7 @@ def check_contract(c: Contract, topo: ResolvedTopology | None) -> list[Finding]:
     return out
 
 
-def performance_findings(c) -> list[Finding]:
+def performance_findings(c: Contract) -> list[Finding]:
     """A performance level names a criterion of the contract and a metric it measures."""
     out: list[Finding] = []
     by_id = {crit.id: crit for crit in c.acceptance.criteria}

@@ -28,7 +28,7 @@ from acceptance.parsers._common import ParseError
 from acceptance.results import Status, Verdict
 from slaschema.checks import KNOWN_CHECKS
 from slaschema.errors import InputError, Problem
-from slaschema.models import Criterion
+from slaschema.models import Contract, Criterion
 
 CLUSTER = "_cluster"   # node key of a check that runs once across nodes (NCCL) or on the runner host
 
@@ -176,7 +176,7 @@ class Check:
                 for err in exc.errors()
             ]) from None
 
-    def contract_params(self, contract: Any) -> dict[str, Any]:
+    def contract_params(self, contract: Contract) -> dict[str, Any]:
         """Params the check takes from other sections of the contract (e.g. `access`).
 
         A check module may define `contract_overrides(contract) -> dict`; the criterion's own

@@ -5,12 +5,12 @@ inputs give the same bytes (reportlab's `invariant=1`)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
+from acceptance.document import EvidenceManifest, RunDocument
 from acceptance.report.certificate import certificate_document, render_certificate
 
 
-def render_pdf(doc: dict[str, Any], manifest: dict[str, Any] | None, out: Path, *, bundle_ok: bool = True,
+def render_pdf(doc: RunDocument, manifest: EvidenceManifest | None, out: Path, *, bundle_ok: bool = True,
                mark: str | None = None, signers: list[str] | None = None) -> None:
     """Write the certificate PDF to `out` (atomically). `mark` (e.g. UNSIGNED) is printed at the
     top of every page; `signers` (who signed the manifest, checked) go into every page's footer."""

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acceptance.results import Status, Verdict, worst
 
@@ -30,6 +30,9 @@ from . import audit_access, audit_isolation, audit_versions
 from .host import Host
 from .minimums import MAX_AGE_DAYS, MinimumTable, load_minimums
 from .serial import raw_from_json
+
+if TYPE_CHECKING:
+    from .audit_access import ContractData
 
 CHECKS = ("security.versions", "security.access", "security.isolation")
 SHORT = {"versions": "security.versions", "access": "security.access", "isolation": "security.isolation"}
@@ -87,13 +90,13 @@ def evaluate_versions(raw: audit_versions.VersionsRaw, *, table: MinimumTable, n
     return out
 
 
-def run_access(host: Host, contract: Any = None, *, criterion: str = "security.access", node: str | None = None,
+def run_access(host: Host, contract: ContractData | None = None, *, criterion: str = "security.access", node: str | None = None,
                params: Mapping[str, Any] | None = None) -> list[Verdict]:
     p = audit_access.params_from_contract(contract, params)
     return audit_access.evaluate(audit_access.collect(host, p), p, criterion, node)
 
 
-def run_isolation(host: Host, contract: Any = None, *, criterion: str = "security.isolation",
+def run_isolation(host: Host, contract: ContractData | None = None, *, criterion: str = "security.isolation",
                   node: str | None = None, params: Mapping[str, Any] | None = None) -> list[Verdict]:
     p = dict(params or {})
     bmc = _get(_get(contract, "access"), "bmc_address")
@@ -118,7 +121,7 @@ def probe_argv(check: str, params: Mapping[str, Any] | None = None, python: str 
     return [python, str(Path(__file__).resolve().parent / "probe.py"), short, json.dumps(node_params, sort_keys=True)]
 
 
-def evaluate_probe(doc: Mapping[str, Any], check: str, *, contract: Any = None, criterion: str | None = None,
+def evaluate_probe(doc: Mapping[str, Any], check: str, *, contract: ContractData | None = None, criterion: str | None = None,
                    node: str | None = None, params: Mapping[str, Any] | None = None,
                    expect: Mapping[str, Any] | None = None, table: MinimumTable | None = None) -> list[Verdict]:
     """Pure: one node's probe document -> verdicts. The table's age is judged at the probe's
@@ -136,7 +139,7 @@ def evaluate_probe(doc: Mapping[str, Any], check: str, *, contract: Any = None, 
     return audit_isolation.evaluate(raw, cid, node)
 
 
-def run_criterion(host: Host, check: str, contract: Any = None, *, criterion_id: str | None = None,
+def run_criterion(host: Host, check: str, contract: ContractData | None = None, *, criterion_id: str | None = None,
                   params: Mapping[str, Any] | None = None, expect: Mapping[str, Any] | None = None,
                   now: datetime | date, table: MinimumTable | None = None, node: str | None = None) -> list[Verdict]:
     """One contract criterion (`check` is security.versions/access/isolation)."""
@@ -153,7 +156,7 @@ def run_criterion(host: Host, check: str, contract: Any = None, *, criterion_id:
     raise ValueError(f"not a security check: {check}")
 
 
-def security_criteria(contract: Any) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
+def security_criteria(contract: ContractData | None) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
     """(criterion id, check, params, expect) for each security criterion in the contract."""
     out = []
     for c in _get(_get(contract, "acceptance"), "criteria") or []:
@@ -203,7 +206,7 @@ def verdict_json(v: Verdict) -> dict[str, Any]:
     }
 
 
-def audit(host: Host, contract: Any = None, *, only: Iterable[str] | None = None,
+def audit(host: Host, contract: ContractData | None = None, *, only: Iterable[str] | None = None,
           table: MinimumTable | None = None, now: datetime, node: str | None = None) -> AuditResult:
     """Run the contract's security criteria (all three checks when it has none, or without a
     contract); `only` narrows to some of versions/access/isolation."""

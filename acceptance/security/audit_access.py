@@ -22,12 +22,21 @@ import stat as st
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acceptance.results import Status, Verdict
 
 from .host import CommandResult, FileStat, Host
 from .sshkeys import BadLine, FoundKey, KeyError_, PublicKey, key_text, parse_authorized_keys, parse_key
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from slaschema.models import Contract
+
+    # The contract the security checks read: the loaded model, or the plain data `security
+    # audit` builds when command-line options add params to every security criterion.
+    ContractData: TypeAlias = Contract | Mapping[str, Any]
 
 CHECK = "security.access"
 SSHD_CONFIG = "/etc/ssh/sshd_config"
@@ -77,7 +86,7 @@ def _get(obj: Any, name: str) -> Any:
     return getattr(obj, name, None)
 
 
-def params_from_contract(contract: Any, criterion_params: Mapping[str, Any] | None = None) -> AccessParams:
+def params_from_contract(contract: ContractData | None, criterion_params: Mapping[str, Any] | None = None) -> AccessParams:
     """Read `access.{provider_staff_keys, customer_keys, allowed_ports}` from a contract
     (model or plain dict); criterion params may add `shared_mounts`, `walk_max_depth`."""
     access = _get(contract, "access")

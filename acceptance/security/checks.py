@@ -11,7 +11,7 @@ The contract's `access` section reaches the checks as params: the runner passes
 from __future__ import annotations
 
 from datetime import date
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field, PrivateAttr
 
@@ -26,8 +26,11 @@ from .audit_access import _get
 from .minimums import MinimumTable, load_minimums
 from .serial import FORMAT, ProbeError
 
+if TYPE_CHECKING:
+    from .audit_access import ContractData
 
-def contract_overrides(contract: Any) -> dict[str, Any]:
+
+def contract_overrides(contract: ContractData | None) -> dict[str, Any]:
     """Params taken from the contract's `access` section (only the fields written in it)."""
     access = _get(contract, "access")
     out: dict[str, Any] = {}

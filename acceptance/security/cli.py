@@ -6,10 +6,14 @@ import json
 import socket
 import sys
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from slaschema.cliconv import contract_argument, resolve_contract
+
+if TYPE_CHECKING:
+    from .audit_access import ContractData
 
 
 @click.group("security")
@@ -77,7 +81,7 @@ def audit_cmd(contract, contract_option, only, minimums, fmt, bmc_address, kubec
         sys.exit(1)
 
 
-def _with_params(contract, extra: dict) -> dict:
+def _with_params(contract: ContractData | None, extra: dict[str, Any]) -> dict[str, Any]:
     """Command-line options become params of every security criterion (a plain-dict contract)."""
     from .audit import CHECKS, _get, security_criteria
 

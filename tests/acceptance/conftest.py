@@ -43,3 +43,20 @@ def realdata(name: str) -> Path:
     if not p.is_file():
         pytest.skip(f"real tool output {name} not available (../shared/realdata is absent)")
     return p
+
+
+def typed_doc(**parts):
+    """A run document (`acceptance.document.RunDocument`) from plain data, the parts not given
+    filled with an empty run: for renderer tests that need only some sections."""
+    from acceptance.document import RUN_FORMAT, RunDocument
+
+    base = {"format": RUN_FORMAT, "contract": {"id": "c"}, "run": {}, "status": "pass", "counts": {},
+            "criteria": [], "aggregate": {"overall": {"status": "pass"}, "racks": [], "nodes": []}}
+    return RunDocument.model_validate({**base, **parts})
+
+
+def outcome(data):
+    """A criterion's entry of the run document from plain data (check and expected filled in)."""
+    from acceptance.document import CriterionOutcome
+
+    return CriterionOutcome.model_validate({"check": "x.y", "expected": "", **data})

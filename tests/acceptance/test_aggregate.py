@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
+from acceptance.document import parse_run_document
 from acceptance.executors.base import RawOutput
 from acceptance.executors.slurm import judge_node_list
 from acceptance.report.render import aggregate_lines, render_table
@@ -19,7 +20,7 @@ from slakit.cli import main
 from slaschema.loader import load_contract_text
 from tests.contracts import small_contract
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, outcome, typed_doc
 
 CONTRACT = small_contract("agg-test", {"r1": "n[1-2]", "r2": "n[3-4]", "r3": "n[5-6]"}, """\
 acceptance:
@@ -40,7 +41,7 @@ def _v(node, status, cid="c"):
 def _crit(cid, *verdicts):
     from acceptance.results import worst
 
-    return {"id": cid, "status": str(worst(v["status"] for v in verdicts)), "verdicts": list(verdicts)}
+    return outcome({"id": cid, "status": str(worst(v["status"] for v in verdicts)), "verdicts": list(verdicts)})
 
 
 @pytest.mark.parametrize(("statuses", "expected"), [
@@ -56,7 +57,7 @@ def _crit(cid, *verdicts):
 def test_node_status_is_the_worst_of_its_verdicts(statuses, expected):
     contract = load_contract_text(CONTRACT)
     crits = [_crit(f"c{i}", _v("n1", s)) for i, s in enumerate(statuses)]
-    agg = aggregate(crits, contract)
+    agg = aggregate(crits, contract).model_dump()
     (node,) = agg["nodes"]
     assert node["status"] == expected and node["rack"] == "r1"
     assert sum(node["counts"].values()) == len(statuses)
@@ -70,7 +71,7 @@ def test_racks_follow_the_topology_and_unknown_nodes_are_grouped_apart():
         _crit("a", _v("n3", "pass"), _v("n1", "pass"), _v("zz", "warn"), _v("n4", "fail"), _v(None, "skip")),
         _crit("b", _v("n1", "skip"), _v("n3", "pass"), _v("n4", "pass"), _v("_cluster", "pass")),
     ]
-    agg = aggregate(crits, contract)
+    agg = aggregate(crits, contract).model_dump()
     assert [n["node"] for n in agg["nodes"]] == ["n1", "n3", "n4", "zz"]         # topology order, then the rest
     assert [(r["rack"], r["status"], r["nodes"]) for r in agg["racks"]] == [
         ("r1", "skip", 1), ("r2", "fail", 2), ("(not in contract)", "warn", 1)]   # r3 had no verdicts
@@ -139,7 +140,7 @@ def test_handed_over_slurm_bundle_reports_the_node_list_and_rolls_up(tmp_path):
 
     # Every renderer shows it: table (summary lines), JUnit, PDF certificate.
     buf = io.StringIO()
-    render_table(doc, Console(file=buf, width=200, color_system=None))
+    render_table(parse_run_document(doc), Console(file=buf, width=200, color_system=None))
     text = buf.getvalue()
     assert "topology.node-list" in text and "node_missing_in_scheduler" in text
     assert "rack r2 fail: 2 node(s) — fail 1, pass 1" in text
@@ -175,8 +176,8 @@ def test_summary_lines_are_capped_for_large_fleets():
               "node_counts": {"fail": 1, "pass": 17} if i % 50 == 0 else {"pass": 18}, "counts": {}} for i in range(200)]
     nodes = [{"node": f"n{i}", "rack": "r000", "status": "fail", "counts": {}, "criteria": {"a": "fail"}}
              for i in range(30)]
-    doc = {"aggregate": {"overall": {"status": "fail", "nodes": 3600, "node_counts": {"fail": 30, "pass": 3570},
-                                     "counts": {}, "cluster_counts": {}}, "racks": racks, "nodes": nodes}}
+    doc = typed_doc(aggregate={"overall": {"status": "fail", "nodes": 3600, "node_counts": {"fail": 30, "pass": 3570},
+                                           "counts": {}, "cluster_counts": {}}, "racks": racks, "nodes": nodes})
     lines = [t for _, t in aggregate_lines(doc)]
     assert lines[1].startswith("rack r000 fail") and lines[4].startswith("rack r150 fail")   # bad racks first
     assert "… 180 more rack(s), 180 of them pass" in lines[21]
@@ -186,9 +187,9 @@ def test_summary_lines_are_capped_for_large_fleets():
 
 def test_table_caps_the_remediation_lines():
     verdicts = [{**_v(f"n{i}", "fail", "a"), "reason": "below_min", "remediation": f"fix n{i}"} for i in range(50)]
-    doc = {"contract": {"id": "c"}, "run": {"state": "complete"}, "status": "fail",
-           "counts": {"fail": 1}, "criteria": [{"id": "a", "check": "storage.fio", "status": "fail",
-                                                "reason": "below_min", "expected": "", "verdicts": verdicts}]}
+    doc = typed_doc(run={"state": "complete"}, status="fail", counts={"fail": 1},
+                    criteria=[{"id": "a", "check": "storage.fio", "status": "fail", "reason": "below_min",
+                               "expected": "", "verdicts": verdicts}])
     buf = io.StringIO()
     render_table(doc, Console(file=buf, width=200, color_system=None))
     text = buf.getvalue()

@@ -16,7 +16,8 @@ from xml.etree import ElementTree as ET
 import pytest
 from click.testing import CliRunner
 
-from acceptance.evidence import verify
+from acceptance.document import read_run_document
+from acceptance.evidence import dumps, verify
 from acceptance.executors.local import LocalExecutor
 from acceptance.runner import RunOptions, evaluate_bundle, run_acceptance
 from slakit.cli import main
@@ -68,14 +69,15 @@ def bundle(contract, tmp_path):
 
 def test_run_writes_a_complete_verifiable_bundle(bundle):
     _, out, doc = bundle
-    by_id = {c["id"]: c for c in doc["criteria"]}
-    assert by_id["fs-write"]["status"] == "pass"
-    assert by_id["fs-impossible"]["status"] == "fail" and by_id["fs-impossible"]["reason"] == "below_min"
-    assert by_id["sw"]["status"] == "pass"
-    assert doc["status"] == "fail" and doc["run"]["state"] == "complete"
+    by_id = {c.id: c for c in doc.criteria}
+    assert by_id["fs-write"].status == "pass"
+    assert by_id["fs-impossible"].status == "fail" and by_id["fs-impossible"].reason == "below_min"
+    assert by_id["sw"].status == "pass"
+    assert doc.status == "fail" and doc.run.state == "complete"
     assert (out / "raw" / "fs-write" / f"{HOST}.json").is_file()
     assert (out / "metrics" / "fs-write" / f"{HOST}.json").is_file()
-    assert json.loads((out / "results.json").read_text()) == json.loads(json.dumps(doc))
+    assert (out / "results.json").read_text() == dumps(doc.to_json(), pretty=False)
+    assert read_run_document(out / "results.json") == doc
     res = verify(out)
     assert res.ok and res.checked == len([p for p in out.rglob("*") if p.is_file()]) - 1
     manifest = json.loads((out / "manifest.json").read_text())
@@ -83,7 +85,7 @@ def test_run_writes_a_complete_verifiable_bundle(bundle):
     # JUnit parses and counts what results.json says.
     root = ET.parse(out / "junit.xml").getroot()
     assert root.tag == "testsuites"
-    assert int(root.get("failures")) == sum(1 for c in doc["criteria"] for v in c["verdicts"] if v["status"] == "fail")
+    assert int(root.get("failures")) == sum(1 for c in doc.criteria for v in c.verdicts if v.status == "fail")
     assert int(root.get("skipped")) >= 1          # gpu.inventory: no GPU here (or a GPU host: passes/fails)
     suites = {s.get("name"): s for s in root.iter("testsuite")}
     assert suites["fs-impossible"].find("testcase/failure").get("type") == "below_min"
@@ -134,7 +136,7 @@ def test_resume_keeps_finished_checks_and_refuses_tampering_or_another_contract(
                          on_event=lambda kind, p, info: events.append((kind, p.criterion.id)))
     assert {k for k, _ in events} == {"resumed"}
     assert (out / "raw" / "fs-write" / f"{HOST}.json").read_bytes() == raw_before
-    assert [c["status"] for c in doc["criteria"]] == [c["status"] for c in first["criteria"]]
+    assert [c.status for c in doc.criteria] == [c.status for c in first.criteria]
     assert verify(out).ok
     other = contract_with(tmp_path, CRITERIA.replace("TMP", str(tmp_path)).replace("100000", "99999"), "other.yaml")
     with pytest.raises(InputError) as e:
@@ -149,8 +151,8 @@ def test_resume_keeps_finished_checks_and_refuses_tampering_or_another_contract(
 def test_evaluate_judges_an_existing_bundle_without_running(bundle, tmp_path):
     contract, out, doc = bundle
     again = evaluate_bundle(load(contract), out)
-    assert [(c["id"], c["status"]) for c in again["criteria"]] == [(c["id"], c["status"]) for c in doc["criteria"]]
-    assert again["run"]["mode"] == "evaluate"
+    assert [(c.id, c.status) for c in again.criteria] == [(c.id, c.status) for c in doc.criteria]
+    assert again.run.mode == "evaluate"
     r = CliRunner().invoke(main, ["accept", "evaluate", str(contract), str(out), "--format", "json"])
     assert r.exit_code == 1                       # fs-impossible fails
     assert json.loads(r.output)["status"] == "fail"
@@ -311,7 +313,7 @@ def test_security_checks_run_through_the_same_runner(tmp_path):
 """)
     out = tmp_path / "b"
     doc = run(contract, out)
-    (crit,) = doc["criteria"]
-    assert crit["check"] == "security.isolation" and crit["verdicts"]
-    assert all(v["reason"] not in ("unknown_check", "unparseable_output", "tool_missing") for v in crit["verdicts"])
+    (crit,) = doc.criteria
+    assert crit.check == "security.isolation" and crit.verdicts
+    assert all(v.reason not in ("unknown_check", "unparseable_output", "tool_missing") for v in crit.verdicts)
     assert any((out / "raw" / "sec-isolation").iterdir()) and verify(out).ok

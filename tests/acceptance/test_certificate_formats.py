@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 from pypdf import PdfReader
 
+from acceptance.document import EvidenceManifest, RunDocument, parse_run_document
 from acceptance.report.certificate import certificate_document, render_certificate
 from slakit.cli import main
 from tests.acceptance.test_coverage import WAIVERS, contract, evaluate, failing_bundle, full_bundle, waiver_file
@@ -108,7 +109,7 @@ def test_format_follows_the_extension_and_a_mismatch_is_refused(partial):
     assert r.exit_code == 0 and (tmp / "explicit.md").read_text(encoding="utf-8").startswith("# Acceptance")
 
 
-def run_doc(remediation: str = "", decision: dict | None = None) -> dict:
+def run_doc(remediation: str = "", decision: dict | None = None) -> RunDocument:
     doc = {"format": "slakit-acceptance-run/1",
            "contract": {"id": "c-1", "title": "Cluster C", "provider": "Prov", "customer": "Cust", "file": "c.yaml",
                         "sha256": "cd" * 32},
@@ -119,15 +120,16 @@ def run_doc(remediation: str = "", decision: dict | None = None) -> dict:
                          "unit": "", "status": "fail", "reason": "constraint_not_met", "duration_s": 0.1,
                          "verdicts": [{"criterion": "inv", "node": "n01", "status": "fail", "measured": 7,
                                        "expected": "8", "reason": "constraint_not_met", "remediation": remediation,
-                                       "details": {}}]}]}
+                                       "details": {}}]}],
+           "aggregate": {"overall": {"status": "fail", "nodes": 1}, "racks": [], "nodes": []}}
     if decision is not None:
         doc["decision"] = decision
-    return doc
+    return parse_run_document(doc)
 
 
 def test_signed_certificate_has_the_signers_line_on_every_page_and_no_mark():
-    document = certificate_document(run_doc("x " * 40), {"digest": "ab" * 32, "files": {f"raw/f{i}.txt": "0" * 64
-                                                                                        for i in range(120)}},
+    document = certificate_document(run_doc("x " * 40), EvidenceManifest(digest="ab" * 32, files={
+                                        f"raw/f{i}.txt": "0" * 64 for i in range(120)}),
                                     signers=["ops@prov (ED25519 SHA256:abc)", "buyer@cust"])
     data = render_certificate(document, "pdf")
     text = [" ".join(p.extract_text().split()) for p in PdfReader(io.BytesIO(data)).pages]
@@ -142,8 +144,8 @@ def test_signed_certificate_has_the_signers_line_on_every_page_and_no_mark():
 def test_an_over_long_cell_is_cut_in_the_pdf_and_kept_in_the_text_formats():
     long = "reseat the riser and " * 200
     decision = {"result": "rejected", "accepted": False, "partial": False, "subset_result": None,
-                "blocking": {"fail": 1}, "headline": "REJECTED"}
-    document = certificate_document(run_doc(long, decision), {"digest": "ab" * 32, "files": {}}, mark="UNSIGNED")
+                "blocking": {"fail": 1}, "headline": "REJECTED", "exit_status": 1}
+    document = certificate_document(run_doc(long, decision), EvidenceManifest(digest="ab" * 32), mark="UNSIGNED")
     text = " ".join(" ".join(p.extract_text().split()) for p in PdfReader(io.BytesIO(render_certificate(document, "pdf"))).pages)
     assert "REJECTED" in text and "[cut:" in text and "more characters]" in text
     assert "Verdicts that block an acceptance: " in text

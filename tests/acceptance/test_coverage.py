@@ -606,13 +606,14 @@ def test_the_runner_runs_a_rack_scoped_criterion_once_per_rack_in_scope(tmp_path
 
     c = contract(tmp_path, NCCL_ONLY)
     ex = RackExecutor()
-    doc = run_acceptance(load(c), RunOptions(out=tmp_path / "run", nodes=list(NODES), durable=False), ex)
+    doc = run_acceptance(load(c), RunOptions(out=tmp_path / "run", nodes=list(NODES), durable=False), ex).to_json()
     assert ex.jobs == [["n1", "n2"], ["n3", "n4"]]
     assert sorted(p.name for p in (tmp_path / "run" / "raw" / "nccl").iterdir()) == ["r1.json", "r2.json"]
     assert doc["decision"]["result"] == "accepted"
     # Three nodes in scope: rack r2 has one, too few for a 2-node run, so it is not run (and the run is partial).
     ex = RackExecutor()
-    doc = run_acceptance(load(c), RunOptions(out=tmp_path / "run3", nodes=["n1", "n2", "n3"], durable=False), ex)
+    doc = run_acceptance(load(c), RunOptions(out=tmp_path / "run3", nodes=["n1", "n2", "n3"], durable=False),
+                         ex).to_json()
     assert ex.jobs == [["n1", "n2"]]
     assert verdicts(doc, "nccl") == [("r1", "pass", "within_bounds"), ("r2", "not_run", "no_evidence")]
     assert doc["decision"]["result"] == "partial" and doc["decision"]["exit_status"] == 1

@@ -10,11 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
+from acceptance.document import parse_run_document
 from acceptance.judge import Bounds, judge_value
 from acceptance.report.render import criterion_rows, render_json, render_junit, render_table
 from acceptance.results import Status
 
-DOC = {
+DATA = {
     "format": "slakit-acceptance-run/1",
     "contract": {"id": "c-1", "title": "T", "provider": "P", "customer": "C", "file": "c.yaml", "sha256": "ab" * 32},
     "run": {"mode": "run", "state": "complete", "started": "2027-01-10T10:00:00+00:00",
@@ -34,11 +35,16 @@ DOC = {
          "verdicts": [{"criterion": "inv", "node": "n1", "status": "skip", "measured": None, "expected": "the tool runs",
                        "reason": "no_gpu", "remediation": "no GPU", "details": {}}]},
     ],
+    "aggregate": {"overall": {"status": "fail", "nodes": 2}, "racks": [], "nodes": []},
 }
+DOC = parse_run_document(DATA)
 
 
 def test_json_round_trips():
-    assert json.loads(render_json(DOC)) == DOC
+    text = render_json(DOC)
+    again = parse_run_document(json.loads(text))
+    assert again == DOC and render_json(again) == text
+    assert json.loads(text)["criteria"][0]["verdicts"] == DATA["criteria"][0]["verdicts"]
 
 
 def test_junit_counts_and_cases():

@@ -1,0 +1,217 @@
+"""The run document is a typed model: built by keyword, frozen, its JSON one serializer of it
+(dump -> parse -> equal, byte for byte), and a results.json that comes with a bundle is parsed
+strictly: wrong types, unknown fields, huge lists, naive times and another version are each a
+coded problem with the field path, all of them at once, and never a traceback."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import pytest
+from click.testing import CliRunner
+from pydantic import ValidationError
+
+from acceptance import document as rd
+from acceptance.document import (
+    RUN_FORMAT,
+    CriterionOutcome,
+    RunDocument,
+    VerdictEntry,
+    parse_run_document,
+    read_run_document,
+)
+from acceptance.evidence import Bundle, dumps
+from acceptance.results import Status
+from slakit.cli import main
+from slaschema.errors import InputError
+from tests.acceptance.test_aggregate import _handover
+from tests.acceptance.test_coverage import WAIVERS, contract, evaluate, failing_bundle, full_bundle, waiver_file
+
+
+@pytest.fixture(scope="module")
+def documents(tmp_path_factory):
+    """results.json of bundles judged by `accept evaluate --write`: whole, partial, waived, Slurm."""
+    out = {}
+    tmp = tmp_path_factory.mktemp("full")
+    c, b = contract(tmp), full_bundle(tmp)
+    evaluate(c, b, "--as-of", "2027-01-20")
+    out["full"] = b / "results.json"
+    tmp = tmp_path_factory.mktemp("partial")
+    c, b = contract(tmp), full_bundle(tmp)
+    evaluate(c, b, "--nodes", "n[1-2]", "--only", "sw")
+    out["partial"] = b / "results.json"
+    tmp = tmp_path_factory.mktemp("waived")
+    c, b = contract(tmp), failing_bundle(tmp)
+    evaluate(c, b, "--waivers", str(waiver_file(tmp, WAIVERS)), "--as-of", "2027-01-20")
+    out["waived"] = b / "results.json"
+    tmp = tmp_path_factory.mktemp("slurm")
+    c, b = _handover(tmp)
+    evaluate(c, b)
+    out["slurm"] = b / "results.json"
+    return out
+
+
+@pytest.mark.parametrize("name", ["full", "partial", "waived", "slurm"])
+def test_dump_parse_is_equal_and_byte_identical(documents, name):
+    path = documents[name]
+    doc = read_run_document(path)
+    assert doc.format == RUN_FORMAT
+    written = path.read_bytes()
+    assert dumps(doc.to_json(), pretty=False).encode("utf-8") == written        # JSON is one serializer of it
+    again = read_run_document(path, dumps(doc.to_json()).encode("utf-8"))         # indented: same data
+    assert again == doc
+    assert parse_run_document(json.loads(written)) == doc
+
+
+def test_the_records_are_typed_and_frozen(documents):
+    doc = read_run_document(documents["waived"])
+    assert doc.status is Status.WAIVED and doc.decision is not None and doc.decision.result == "accepted_with_waivers"
+    assert isinstance(doc.as_of, datetime) and doc.as_of.utcoffset() is not None
+    (w1, w2) = doc.waivers
+    assert w1.expires.utcoffset() is not None and (w1.state, w1.verdicts_waived) == ("applied", 1)
+    sw = next(c for c in doc.criteria if c.id == "sw")
+    waived = [v for v in sw.verdicts if v.status is Status.WAIVED]
+    assert [v.waived["reason"] for v in waived] == ["constraint_not_met"]
+    assert all(isinstance(k, Status) for k in doc.counts)
+    with pytest.raises(ValidationError):
+        doc.status = Status.PASS                                                # frozen
+    with pytest.raises(TypeError):
+        VerdictEntry("sw", "n1", Status.PASS)                                   # keywords only
+    slurm = read_run_document(documents["slurm"])
+    node_list = slurm.criteria[0]
+    assert node_list.id == "topology.node-list" and node_list.evidence_outside_scope is None
+    assert "evidence_outside_scope" not in slurm.to_json()["criteria"][0]     # absent stays absent
+    assert slurm.criteria[1].evidence_outside_scope == ()
+
+
+def test_a_document_written_before_coverage_judging_is_read_without_a_decision(documents):
+    data = json.loads(documents["full"].read_text())
+    for key in ("decision", "scope", "waivers", "as_of"):
+        del data[key]
+    data["format"] = "slakit-acceptance-run/1"
+    doc = parse_run_document(data)
+    assert doc.decision is None and doc.scope is None and doc.failed is False
+    assert list(doc.to_json()) == ["format", "contract", "run", "status", "counts", "criteria", "aggregate"]
+
+
+def _problems(data, tmp_path=None) -> list:
+    with pytest.raises(InputError) as e:
+        if isinstance(data, bytes):
+            read_run_document("results.json", data)
+        else:
+            parse_run_document(data, "results.json")
+    return e.value.problems
+
+
+def test_wrong_types_unknown_fields_and_bad_values_are_all_reported_at_once(documents):
+    data = json.loads(documents["full"].read_text())
+    data["status"] = "great"
+    data["criteria"][0]["verdicts"][1]["node"] = 5
+    data["criteria"][1]["verdicts"][0]["measured"] = {"x": 1}
+    data["run"]["nodes"] = "n1"
+    data["aggregate"]["nodes"][0]["counts"]["sideways"] = 1
+    data["criteria"][2]["injected"] = "<script>"
+    data["contract"].pop("id")
+    data["as_of"] = "2027-01-20T00:00:00"
+    got = {(p.code, p.path) for p in _problems(data)}
+    assert {("results_bad_value", "status"), ("results_wrong_type", "criteria[0].verdicts[1].node"),
+            ("results_unknown_field", "criteria[2].injected"), ("results_wrong_type", "run.nodes"),
+            ("results_bad_value", "aggregate.nodes[0].counts.sideways"),
+            ("results_missing_field", "contract.id"), ("results_naive_time", "as_of")} <= got
+    measured = [p for p in _problems(data) if p.path == "criteria[1].verdicts[0].measured"]
+    assert [(p.code, p.message) for p in measured] == [("results_wrong_type", "Input should be a number, a text or null")]
+    for p in _problems(data):
+        assert p.file == "results.json" and p.fix and p.code.startswith("results_")
+
+
+def test_a_value_is_shown_and_a_whole_list_is_summarised(documents):
+    data = json.loads(documents["full"].read_text())
+    data["criteria"][0]["status"] = "x" * 500
+    data["criteria"][1]["nodes"] = {"a": [1] * 1000}
+    by_path = {p.path: p for p in _problems(data)}
+    assert len(str(by_path["criteria[0].status"].value)) <= 80
+    assert by_path["criteria[1].nodes"].value == "an object with 1 fields"
+
+
+def test_another_version_is_one_problem_naming_the_formats_read(documents):
+    data = json.loads(documents["full"].read_text())
+    data["format"] = "slakit-acceptance-run/9"
+    data["criteria"] = "whatever the new version holds"
+    (p,) = _problems(data)
+    assert (p.code, p.path, p.value) == ("results_unknown_format", "format", "slakit-acceptance-run/9")
+    assert "slakit-acceptance-run/2" in p.fix
+    del data["format"]
+    (p,) = _problems(data)
+    assert p.code == "results_unknown_format"
+
+
+def test_huge_lists_are_refused_by_count(documents, monkeypatch):
+    data = json.loads(documents["full"].read_text())
+    entry = {"id": "c", "check": "x.y", "status": "pass", "expected": "", "verdicts": []}
+    data["criteria"] = [entry] * (rd.MAX_CRITERIA + 1)
+    (p,) = _problems(data)
+    assert (p.code, p.path, p.value) == ("results_too_many", "criteria", f"a list of {rd.MAX_CRITERIA + 1}")
+
+
+def test_a_file_over_the_size_limit_is_refused_before_it_is_parsed(tmp_path, monkeypatch):
+    monkeypatch.setattr(rd, "MAX_BYTES", 1000)
+    path = tmp_path / "results.json"
+    path.write_text("[" + "0," * 2000 + "0]")
+    with pytest.raises(InputError) as e:
+        read_run_document(path)
+    (p,) = e.value.problems
+    assert p.code == "results_too_large" and p.value == path.stat().st_size
+
+
+@pytest.mark.parametrize(("data", "code"), [
+    (b"\xff\xfe{}", "results_invalid"),                         # not UTF-8
+    (b'{"format": "slakit-acceptance-run/2", "criteria": [', "results_invalid"),   # cut off
+    (b"[1, 2]", "results_invalid"),                             # not an object
+    (b'{"format": "slakit-acceptance-run/2", "run": ' + b"[" * 5000 + b"]" * 5000 + b"}", "results_invalid"),
+])
+def test_broken_json_is_one_coded_problem(data, code):
+    problems = _problems(data)
+    assert problems and all(p.code.startswith("results_") for p in problems)
+    assert problems[0].code == code
+
+
+def test_thousands_of_problems_are_listed_up_to_a_cap(documents):
+    data = json.loads(documents["full"].read_text())
+    v = data["criteria"][0]["verdicts"][0]
+    data["criteria"][0]["verdicts"] = [{**v, "status": "nope"} for _ in range(300)]
+    problems = _problems(data)
+    assert len(problems) == rd.MAX_PROBLEMS + 1
+    assert problems[-1].message.startswith("250 more problems")
+
+
+def test_accept_report_on_a_hostile_document_prints_every_problem_and_exits_1(documents, tmp_path):
+    b = tmp_path / "b"
+    data = json.loads(documents["full"].read_text())
+    data["status"] = "great"
+    data["criteria"][0]["evil"] = 1
+    bundle = Bundle(b)
+    bundle.write("results.json", json.dumps(data))
+    bundle.write_manifest()
+    r = CliRunner().invoke(main, ["accept", "report", str(b), "-o", str(tmp_path / "cert.pdf")])
+    assert r.exit_code == 1 and "Traceback" not in r.output
+    assert f"{b / 'results.json'}: status: " in r.output and "[results_bad_value]" in r.output
+    assert "criteria[0].evil: unknown field 'evil'" in r.output and "[results_unknown_field]" in r.output
+    assert "fix: " in r.output and "2 error(s)" in r.output
+    assert not (tmp_path / "cert.pdf").exists()
+    r = CliRunner().invoke(main, ["accept", "report", str(b), "--format", "json"])
+    assert r.exit_code == 1
+    problems = json.loads(r.stdout)["problems"]
+    assert {(p["code"], p["path"]) for p in problems} == {("results_bad_value", "status"),
+                                                          ("results_unknown_field", "criteria[0].evil")}
+
+
+def test_a_criterion_entry_is_built_by_keyword_with_its_statuses_as_enums():
+    c = CriterionOutcome(id="a", check="storage.fio", expected="read_gbps >= 20 GB/s", status=Status.FAIL,
+                         verdicts=(VerdictEntry(node="n1", status=Status.FAIL, measured=3.25),))
+    doc = RunDocument(format=RUN_FORMAT, contract={"id": "k"}, run={}, status=Status.FAIL, counts={Status.FAIL: 1},
+                      criteria=(c,), aggregate={"overall": {"status": "fail"}, "racks": (), "nodes": ()})
+    assert doc.criteria[0].verdicts[0].status is Status.FAIL
+    assert parse_run_document(json.loads(dumps(doc.to_json()))) == doc
+    with pytest.raises(ValidationError):
+        CriterionOutcome(id="a", check="x", expected="", status="great", verdicts=())
