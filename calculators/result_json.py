@@ -1,0 +1,312 @@
+"""The one JSON serializer of a credits `Result` (`slakit credits --format json`).
+
+The document is written as text straight from the result's columns: per unit and node
+record the figures are formatted column by column and joined, and the long incident-id
+lists are joined in one piece, with no dict per record in between (a 12,600-node quarter
+with a million incidents writes about 230 MB). The text is exactly what
+`json.dumps(doc, indent=2, ensure_ascii=False) + "\\n"` writes for the same document (two
+spaces of indentation, non-ASCII characters as they are); tests/calculators/
+test_result_json.py holds the document built as Python values next to it.
+
+The first member is `"format": "slakit-credits/2"` (`FORMAT`): the name and version of this
+document. Version 2 is version 1 (the documents written before the field existed) with that
+member added; every other member is unchanged. The fields are described in
+`calculators.result`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import orjson
+
+from calculators import credits as cr
+from calculators import settle
+from calculators.vocabulary import FLAG_LISTS, FLAG_MASK
+from slaschema.jsontext import dumps_indented
+
+FORMAT = "slakit-credits/2"
+
+_ESCAPE = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')       # what JSON text must escape (and lone surrogates)
+
+
+def _ind(depth: int) -> str:
+    return "  " * depth
+
+
+def quote(text: str) -> str:
+    """One JSON string, as `json.dumps(text, ensure_ascii=False)` writes it."""
+    if not _ESCAPE.search(text):
+        return f'"{text}"'
+    try:
+        return orjson.dumps(text).decode("utf-8")
+    except TypeError:                       # a lone surrogate: orjson refuses it
+        return json.dumps(text, ensure_ascii=False)
+
+
+def quote_all(texts: list[str]) -> list[str]:
+    """`quote` of each (one scan of all of them when none needs escaping)."""
+    if not _ESCAPE.search("".join(texts)):
+        return [f'"{t}"' for t in texts]
+    return [quote(t) for t in texts]
+
+
+def value(v: Any, depth: int) -> str:
+    """Any JSON value as indented text for a place `depth` levels deep (its first line is
+    not indented, the following lines are)."""
+    text = dumps_indented(v)[:-1]
+    return text.replace("\n", "\n" + _ind(depth)) if depth and "\n" in text else text
+
+
+def strings(items: list[str] | tuple[str, ...], depth: int) -> str:
+    """A list of strings as the value of a member `depth` levels deep."""
+    if not items:
+        return "[]"
+    inner = "\n" + _ind(depth + 1)
+    if not _ESCAPE.search("".join(items)):
+        return "[" + inner + '"' + ('",' + inner + '"').join(items) + '"\n' + _ind(depth) + "]"
+    return "[" + inner + ("," + inner).join(quote(x) for x in items) + "\n" + _ind(depth) + "]"
+
+
+def obj(members: list[tuple[str, str]], depth: int) -> str:
+    """An object from (key, value text) pairs; keys are quoted here."""
+    if not members:
+        return "{}"
+    ind = "\n" + _ind(depth + 1)
+    return "{" + ind + ("," + ind).join(f"{quote(k)}: {v}" for k, v in members) + "\n" + _ind(depth) + "}"
+
+
+def array(items: list[str], depth: int) -> str:
+    """A list from the texts of its items (each already indented for depth + 1)."""
+    if not items:
+        return "[]"
+    ind = "\n" + _ind(depth + 1)
+    return "[" + ind + ("," + ind).join(items) + "\n" + _ind(depth) + "]"
+
+
+def _number(v: int | float | Any) -> str:
+    """An int as written; a Decimal or float as Python's float repr (what json.dumps writes)."""
+    if isinstance(v, int):
+        return str(v)
+    return repr(float(v))
+
+
+def _cached_money(cents: list[int]) -> list[str]:
+    seen: dict[int, str] = {}
+    out = []
+    for c in cents:
+        t = seen.get(c)
+        if t is None:
+            t = seen[c] = f'"{cr.money(c)}"'
+        out.append(t)
+    return out
+
+
+# the depths inside the document: {periods: [ {units: [ {incidents: [...]} ]} ]}
+_PERIOD = 2            # a period object is an item of the top-level "periods" list
+_RECORD = 4            # a unit or node object is an item of a period's "units" / "nodes" list
+_M = "\n" + _ind(_RECORD + 1)             # before a member of a unit or node record
+_END = "\n" + _ind(_RECORD) + "}"
+_FLAG_TEXT = [strings(FLAG_LISTS[b], _RECORD + 1) for b in range(FLAG_MASK + 1)]
+
+
+def _pct(value: Any) -> str:
+    return format(value.normalize(), "f")
+
+
+def unit_records(sm: Any, pr: Any) -> list[str]:
+    """The texts of a scope's unit records in one month (`calculators.result.ScopeMonth`)."""
+    n = len(sm.ids)
+    if not n:
+        return []
+    ids = quote_all(list(sm.ids))
+    lnum = sm.lnum.tolist()
+    dn = sm.dn.tolist()
+    if all(int(d) == 1 for d in dn):
+        down = [str(int(x)) for x in lnum]
+    else:
+        down = [_number(sm.downtime_value(i)) for i in range(n)]
+    avail_cache: dict[int, str] = {}
+    avail = []
+    for e4 in sm.avail_e4.tolist():
+        t = avail_cache.get(e4)
+        if t is None:
+            t = avail_cache[e4] = f'"{cr.pct_text(int(e4))}"'
+        avail.append(t)
+    pct_cache: dict[Any, str] = {}
+    credit_pct = []
+    for i, v in enumerate(sm.credit_pct):
+        if v is None:
+            credit_pct.append(f'"{format(sm.credit_pct_value(i), "f")}"')
+        else:
+            t = pct_cache.get(v)
+            if t is None:
+                t = pct_cache[v] = f'"{_pct(v)}"'
+            credit_pct.append(t)
+    fee_cents = [int(x) for x in cr.cents_half_up(sm.fee_num, sm.fee_den).tolist()]
+    fees = _cached_money(fee_cents)
+    credit_cents = [int(x) for x in sm.credit_cents.tolist()]
+    credits = _cached_money(credit_cents)
+    after_cache: dict[int, str] = {}
+    after = []
+    for c in credit_cents:
+        t = after_cache.get(c)
+        if t is None:
+            t = after_cache[c] = f'"{cr.money(settle.scaled_cents(c, pr))}"'
+        after.append(t)
+    if hasattr(sm.incidents, "take_lists"):
+        lists = sm.incidents.take_lists()
+    else:
+        lists = [list(sm.incidents.get(i, ())) for i in range(n)]
+    flags = [_FLAG_TEXT[int(b) & FLAG_MASK] for b in sm.flags.tolist()]
+    excluded = [str(int(x)) for x in sm.excluded.tolist()]
+    met = ["true" if x else "false" for x in sm.met.tolist()]
+    head = "{" + _M + '"scope": ' + quote(sm.scope) + "," + _M + '"id": '
+    target = f'"{_pct(sm.target)}"'
+    service = sm.service.tolist() if sm.service is not None else None
+    charged = _cached_money([int(x) for x in cr.cents_half_up(sm.charged_num, sm.fee_den).tolist()]) \
+        if sm.charged_num is not None else fees
+    inner = _RECORD + 1
+    out = []
+    for i in range(n):
+        if service is not None and service[i] == 0:
+            continue            # not in service this month: no unit-month (revision 1.1, 8.1)
+        text = (f'{head}{ids[i]},{_M}"downtime_seconds": {down[i]},{_M}"excluded_seconds": {excluded[i]},'
+                f'{_M}"availability_pct": {avail[i]},{_M}"target_pct": {target},{_M}"met": {met[i]},'
+                f'{_M}"credit_pct": {credit_pct[i]},{_M}"fee": {fees[i]},{_M}"credit": {credits[i]},'
+                f'{_M}"incidents": {strings(lists[i], inner)},{_M}"flags": {flags[i]},')
+        if sm.proportional:
+            text += f'{_M}"lost_gpu_seconds": {int(lnum[i])},'
+        if service is not None:
+            text += f'{_M}"service_seconds": {int(service[i])},{_M}"charged_fee": {charged[i]},'
+        out.append(f'{text}{_M}"credit_before_cap": {credits[i]},{_M}"credit_after_cap_and_minimum": {after[i]}{_END}')
+    return out
+
+
+def node_records(pr: Any) -> list[str]:
+    """The texts of a month's node records (`calculators.result.NodeMonth`)."""
+    nm = pr.nodes
+    if not len(nm.ids):
+        return []
+    ids = quote_all(list(nm.ids))
+    fees = _cached_money([int(x) for x in nm.fee_cents.tolist()])
+    credits = _cached_money([int(x) for x in nm.credit_cents.tolist()])
+    settled = _cached_money([int(x) for x in settle.settled_node_cents(pr).tolist()])
+    basis_cache: dict[str, str] = {}
+    basis = []
+    for b in nm.basis.tolist():
+        t = basis_cache.get(b)
+        if t is None:
+            t = basis_cache[b] = quote(str(b) or "none")
+        basis.append(t)
+    service = nm.service.tolist() if nm.service is not None else None
+    nc = _cached_money([int(x) for x in nm.not_charged_cents.tolist()]) if service is not None else None
+    out = []
+    for i in range(len(ids)):
+        if service is not None and service[i] <= 0:
+            continue
+        text = f'{{{_M}"id": {ids[i]},{_M}"fee": {fees[i]},{_M}"credit": {credits[i]},{_M}"basis": {basis[i]},'
+        if service is not None:
+            text += f'{_M}"service_seconds": {int(service[i])},{_M}"not_charged": {nc[i]},'
+        out.append(f'{text}{_M}"credit_before_cap": {credits[i]},{_M}"credit_after_cap_and_minimum": {settled[i]}{_END}')
+    return out
+
+
+def _money_or_null(cents: int | None) -> str:
+    return f'"{cr.money(cents)}"' if cents is not None else "null"
+
+
+def period_members(pr: Any, include_units: bool, claim: Any) -> list[tuple[str, str]]:
+    from calculators.result import iso
+
+    d = _PERIOD + 1
+    members = [("period", quote(pr.period.label)), ("start", quote(iso(pr.period.start))),
+               ("end", quote(iso(pr.period.end))), ("hours", quote(_pct(pr.period.hours))),
+               ("fee_total", _money_or_null(pr.fee_total_cents)),
+               ("credit_uncapped", _money_or_null(pr.credit_uncapped_cents)),
+               ("credit_total", _money_or_null(pr.credit_total_cents))]
+    rev11 = pr.not_charged_cents is not None
+    if rev11:
+        members += [("not_charged_total", _money_or_null(pr.not_charged_cents)),
+                    ("remedy_total", _money_or_null(pr.remedy_cents))]
+    members += [("cap_amount", _money_or_null(pr.cap_cents)), ("cap_applied", value(pr.cap_applied, d)),
+                ("minimum", quote(_pct(pr.minimum_cents))), ("minimum_applied", value(pr.minimum_applied, d))]
+    if rev11:
+        members.append(("minimum_rule", quote("more_than" if pr.minimum_strict else "at_least")))
+    units: list[str] = []
+    nodes: list[str] = []
+    if include_units:
+        for sm in pr.scopes.values():
+            units.extend(unit_records(sm, pr))
+        nodes = node_records(pr)
+    members += [("units", array(units, d)), ("nodes", array(nodes, d))]
+    if claim is not None:
+        members.append(("claim", value({"due": iso(claim.due) if claim.due is not None else None,
+                                        "status": claim.status}, d)))
+    return members
+
+
+def _quarters(result: Any) -> list[dict[str, Any]]:
+    out = []
+    for q in result.quarter_totals():
+        d: dict[str, Any] = {"quarter": q.quarter, "months": list(q.months), "fee_total": format(q.fee_total, "f"),
+                             "credit_total": format(q.credit_total, "f")}
+        if q.not_charged_total is not None:
+            d["not_charged_total"] = format(q.not_charged_total, "f")
+            d["remedy_total"] = format(q.remedy_total, "f")
+        out.append(d)
+    return out
+
+
+def document_text(result: Any, include_units: bool = True, include_incidents: bool = False,
+                  extra: dict[str, Any] | None = None) -> str:
+    """The document as text (ends with a newline). `include_incidents` (the result computed
+    with `incidents=True`) adds per month `downtime_by_category` and `downtime_by_cause`
+    and at the end `incidents` (one record per incident id) and `rack_day_downtime`."""
+    from calculators.result import gc_paused, iso
+
+    if include_incidents and result.figures is None:
+        raise ValueError("per-incident figures were not computed; pass incidents=True to compute()")
+    with gc_paused():
+        claims = {m.period: m for m in result.claims.months} if result.claims is not None else {}
+        f = result.figures if include_incidents else None
+        periods = []
+        for pr in result.periods:
+            members = period_members(pr, include_units, claims.get(pr.period.label))
+            if f is not None:
+                members += [("downtime_by_category", value(f.breakdown_json(f.by_category[pr.period.label]),
+                                                           _PERIOD + 1)),
+                            ("downtime_by_cause", value(f.breakdown_json(f.by_cause[pr.period.label]), _PERIOD + 1))]
+            periods.append(obj(members, _PERIOD))
+        top: list[tuple[str, str]] = [
+            ("format", quote(FORMAT)),
+            ("contract", value(result.contract, 1)),
+            ("contract_sha256", value(result.contract_sha256, 1)),
+            ("incidents_file", value(result.incidents_file, 1)),
+            ("incidents_sha256", value(result.incidents_sha256, 1)),
+            ("currency", value(result.currency, 1)),
+            ("timezone", value(result.timezone, 1)),
+            ("as_of", quote(iso(result.as_of))),
+            ("skipped_rows", value(list(result.skipped_rows), 1)),
+            ("open_incidents", value(list(result.open_incidents), 1)),
+            ("periods", array(periods, 1)),
+            ("quarters", value(_quarters(result), 1)),
+            ("support", value(result.support, 1)),
+            ("termination", value(result.termination, 1)),
+        ]
+        if result.claims is not None:
+            top += [("claims_as_of", quote(iso(result.claims.as_of))), ("claim_window", value(result.claims.window, 1)),
+                    ("claimable_total", quote(cr.money(result.claims.claimable_cents)))]
+        if f is not None:
+            top += [("incidents", value(f.records(), 1)), ("rack_day_downtime", value(f.rack_days.to_json(), 1))]
+        for k, v in (extra or {}).items():
+            top.append((k, value(v, 1)))
+        return obj(top, 0) + "\n"
+
+
+def document_bytes(result: Any, include_units: bool = True, include_incidents: bool = False,
+                   extra: dict[str, Any] | None = None) -> bytes:
+    """`document_text` as UTF-8 (what the credits command writes)."""
+    return document_text(result, include_units, include_incidents, extra).encode("utf-8")
