@@ -128,6 +128,49 @@ def _pct(value: Decimal | None) -> str:
     return format(value.normalize(), "f") if value is not None else "0"
 
 
+def _pairs_of(index: Any, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(unit, id code) pairs of an engine `IdIndex` restricted to `units` (sorted unique unit
+    indices), without sorting out the pairs of every other unit: its own (unit, row) pairs
+    and, through each `extra` link, the pairs of the parent units that those units follow."""
+    codes = index._codes.get()[0]
+    unit, rows = index._raw
+    keep = np.isin(unit, units, kind="table") if len(unit) and len(units) else np.zeros(len(unit), dtype=bool)
+    us, cs = [np.asarray(unit)[keep]], [codes[np.asarray(rows)[keep]]]
+    for ptr, kids, parent in index.extra:
+        owner = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))          # the parent of each kid
+        wanted = np.unique(owner[np.isin(kids, units)]) if len(kids) else owner[:0]
+        if not len(wanted):
+            continue
+        pu, pc = _pairs_of(parent, wanted)
+        from calculators.intervals import expand
+
+        at, child = expand(pu, ptr, kids)
+        sel = np.isin(child, units)
+        us.append(child[sel])
+        cs.append(pc[at][sel])
+    return np.concatenate(us).astype(np.int64), np.concatenate(cs).astype(np.int64)
+
+
+def incident_ids(incidents: Any, indices: list[int]) -> dict[int, tuple[str, ...]]:
+    """Incident ids (log order) of a few units of a `ScopeMonth` (a table's shown rows):
+    from the engine's index without building the lists of all units where it can."""
+    if not indices:
+        return {}
+    try:
+        names = incidents._codes.get()[1]
+        want = np.unique(np.asarray(indices, dtype=np.int64))
+        unit, code = _pairs_of(incidents, want)
+    except AttributeError:                       # a plain {unit index: ids} mapping
+        return {i: tuple(incidents.get(i, ())) for i in indices}
+    n = len(names) + 1
+    key = np.unique(unit * n + code)
+    unit, code = key // n, key % n
+    bounds = np.searchsorted(unit, want).tolist() + [len(unit)]
+    flat = names[code].tolist() if len(code) else []
+    got = {int(u): tuple(flat[bounds[k]:bounds[k + 1]]) for k, u in enumerate(want.tolist())}
+    return {i: got[i] for i in indices}
+
+
 @dataclass(frozen=True)
 class ScopeMonth:
     """One scope's figures for one month, one array entry per unit of the scope."""
@@ -244,7 +287,8 @@ class ScopeMonth:
             lists = self.incidents.take_lists()
             incidents = lambda i: tuple(lists[i])           # noqa: E731
         else:
-            incidents = lambda i: tuple(self.incidents.get(i, ()))     # noqa: E731
+            some = incident_ids(self.incidents, [i for i in idx if self.in_service(i)])
+            incidents = some.__getitem__
         fees = cr.cents_half_up(self.fee_num, self.fee_den)
         charged = cr.cents_half_up(self.charged_num, self.fee_den) if self.charged_num is not None else None
         scaled: dict[int, Decimal] = {}

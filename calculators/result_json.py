@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import chain
 from typing import Any
 
 import orjson
@@ -34,6 +35,11 @@ _ESCAPE = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')       # what JSON text mus
 
 def _ind(depth: int) -> str:
     return "  " * depth
+
+
+def _plain(text: str) -> bool:
+    """Whether `text` needs no escaping in JSON (fast: C loops over the text)."""
+    return text.isprintable() and '"' not in text and "\\" not in text
 
 
 def quote(text: str) -> str:
@@ -68,22 +74,6 @@ def strings(items: list[str] | tuple[str, ...], depth: int) -> str:
     if not _ESCAPE.search("".join(items)):
         return "[" + inner + '"' + ('",' + inner + '"').join(items) + '"\n' + _ind(depth) + "]"
     return "[" + inner + ("," + inner).join(quote(x) for x in items) + "\n" + _ind(depth) + "]"
-
-
-def obj(members: list[tuple[str, str]], depth: int) -> str:
-    """An object from (key, value text) pairs; keys are quoted here."""
-    if not members:
-        return "{}"
-    ind = "\n" + _ind(depth + 1)
-    return "{" + ind + ("," + ind).join(f"{quote(k)}: {v}" for k, v in members) + "\n" + _ind(depth) + "}"
-
-
-def array(items: list[str], depth: int) -> str:
-    """A list from the texts of its items (each already indented for depth + 1)."""
-    if not items:
-        return "[]"
-    ind = "\n" + _ind(depth + 1)
-    return "[" + ind + ("," + ind).join(items) + "\n" + _ind(depth) + "]"
 
 
 def _number(v: int | float | Any) -> str:
@@ -160,6 +150,14 @@ def unit_records(sm: Any, pr: Any) -> list[str]:
         lists = sm.incidents.take_lists()
     else:
         lists = [list(sm.incidents.get(i, ())) for i in range(n)]
+    inner = _RECORD + 1
+    if _plain("".join(chain.from_iterable(lists))):
+        sep, close = '",' + "\n" + _ind(inner + 1) + '"', '"\n' + _ind(inner) + "]"
+        open_ = "[\n" + _ind(inner + 1) + '"'
+        incidents = [open_ + sep.join(x) + close if x else "[]" for x in lists]
+    else:
+        incidents = [strings(x, inner) for x in lists]
+    del lists
     flags = [_FLAG_TEXT[int(b) & FLAG_MASK] for b in sm.flags.tolist()]
     excluded = [str(int(x)) for x in sm.excluded.tolist()]
     met = ["true" if x else "false" for x in sm.met.tolist()]
@@ -168,7 +166,6 @@ def unit_records(sm: Any, pr: Any) -> list[str]:
     service = sm.service.tolist() if sm.service is not None else None
     charged = _cached_money([int(x) for x in cr.cents_half_up(sm.charged_num, sm.fee_den).tolist()]) \
         if sm.charged_num is not None else fees
-    inner = _RECORD + 1
     out = []
     for i in range(n):
         if service is not None and service[i] == 0:
@@ -176,7 +173,7 @@ def unit_records(sm: Any, pr: Any) -> list[str]:
         text = (f'{head}{ids[i]},{_M}"downtime_seconds": {down[i]},{_M}"excluded_seconds": {excluded[i]},'
                 f'{_M}"availability_pct": {avail[i]},{_M}"target_pct": {target},{_M}"met": {met[i]},'
                 f'{_M}"credit_pct": {credit_pct[i]},{_M}"fee": {fees[i]},{_M}"credit": {credits[i]},'
-                f'{_M}"incidents": {strings(lists[i], inner)},{_M}"flags": {flags[i]},')
+                f'{_M}"incidents": {incidents[i]},{_M}"flags": {flags[i]},')
         if sm.proportional:
             text += f'{_M}"lost_gpu_seconds": {int(lnum[i])},'
         if service is not None:
@@ -218,15 +215,69 @@ def _money_or_null(cents: int | None) -> str:
     return f'"{cr.money(cents)}"' if cents is not None else "null"
 
 
-def period_members(pr: Any, include_units: bool, claim: Any) -> list[tuple[str, str]]:
+class _Out:
+    """The document as UTF-8 chunks: small pieces of text gathered, long lists encoded as
+    they come (one copy of the text, not one per level of nesting)."""
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+        self.pieces: list[str] = []
+
+    def add(self, text: str) -> None:
+        self.pieces.append(text)
+
+    def add_long(self, data: bytes) -> None:
+        if self.pieces:
+            self.chunks.append("".join(self.pieces).encode("utf-8"))
+            self.pieces = []
+        self.chunks.append(data)
+
+    def data(self) -> bytes:
+        self.add_long(b"")
+        return b"".join(self.chunks)
+
+
+def _write_obj(out: _Out, members: list[tuple[str, Any]], depth: int) -> None:
+    """An object from (key, value) pairs: a value is its text, or a function writing it."""
+    if not members:
+        out.add("{}")
+        return
+    ind = "\n" + _ind(depth + 1)
+    out.add("{")
+    for k, (key, v) in enumerate(members):
+        out.add(("," if k else "") + ind + quote(key) + ": ")
+        if callable(v):
+            v(out)
+        else:
+            out.add(v)
+    out.add("\n" + _ind(depth) + "}")
+
+
+def _write_records(out: _Out, groups: list[list[str]], depth: int) -> None:
+    """One list of the records of several groups (each a list of record texts)."""
+    groups = [g for g in groups if g]
+    if not groups:
+        out.add("[]")
+        return
+    ind = ",\n" + _ind(depth + 1)
+    out.add("[\n" + _ind(depth + 1))
+    for k, g in enumerate(groups):
+        if k:
+            out.add(ind)
+        out.add_long(ind.join(g).encode("utf-8"))
+    out.add("\n" + _ind(depth) + "]")
+
+
+def period_members(pr: Any, include_units: bool, claim: Any) -> list[tuple[str, Any]]:
     from calculators.result import iso
 
     d = _PERIOD + 1
-    members = [("period", quote(pr.period.label)), ("start", quote(iso(pr.period.start))),
-               ("end", quote(iso(pr.period.end))), ("hours", quote(_pct(pr.period.hours))),
-               ("fee_total", _money_or_null(pr.fee_total_cents)),
-               ("credit_uncapped", _money_or_null(pr.credit_uncapped_cents)),
-               ("credit_total", _money_or_null(pr.credit_total_cents))]
+    members: list[tuple[str, Any]] = [
+        ("period", quote(pr.period.label)), ("start", quote(iso(pr.period.start))),
+        ("end", quote(iso(pr.period.end))), ("hours", quote(_pct(pr.period.hours))),
+        ("fee_total", _money_or_null(pr.fee_total_cents)),
+        ("credit_uncapped", _money_or_null(pr.credit_uncapped_cents)),
+        ("credit_total", _money_or_null(pr.credit_total_cents))]
     rev11 = pr.not_charged_cents is not None
     if rev11:
         members += [("not_charged_total", _money_or_null(pr.not_charged_cents)),
@@ -235,13 +286,15 @@ def period_members(pr: Any, include_units: bool, claim: Any) -> list[tuple[str, 
                 ("minimum", quote(_pct(pr.minimum_cents))), ("minimum_applied", value(pr.minimum_applied, d))]
     if rev11:
         members.append(("minimum_rule", quote("more_than" if pr.minimum_strict else "at_least")))
-    units: list[str] = []
-    nodes: list[str] = []
-    if include_units:
-        for sm in pr.scopes.values():
-            units.extend(unit_records(sm, pr))
-        nodes = node_records(pr)
-    members += [("units", array(units, d)), ("nodes", array(nodes, d))]
+
+    def units(out: _Out) -> None:
+        groups = [unit_records(sm, pr) for sm in pr.scopes.values()] if include_units else []
+        _write_records(out, groups, d)
+
+    def nodes(out: _Out) -> None:
+        _write_records(out, [node_records(pr)] if include_units else [], d)
+
+    members += [("units", units), ("nodes", nodes)]
     if claim is not None:
         members.append(("claim", value({"due": iso(claim.due) if claim.due is not None else None,
                                         "status": claim.status}, d)))
@@ -260,11 +313,12 @@ def _quarters(result: Any) -> list[dict[str, Any]]:
     return out
 
 
-def document_text(result: Any, include_units: bool = True, include_incidents: bool = False,
-                  extra: dict[str, Any] | None = None) -> str:
-    """The document as text (ends with a newline). `include_incidents` (the result computed
+def document_bytes(result: Any, include_units: bool = True, include_incidents: bool = False,
+                   extra: dict[str, Any] | None = None) -> bytes:
+    """The document as UTF-8 (ends with a newline). `include_incidents` (the result computed
     with `incidents=True`) adds per month `downtime_by_category` and `downtime_by_cause`
-    and at the end `incidents` (one record per incident id) and `rack_day_downtime`."""
+    and at the end `incidents` (one record per incident id) and `rack_day_downtime`;
+    `extra` adds top-level members after all others."""
     from calculators.result import gc_paused, iso
 
     if include_incidents and result.figures is None:
@@ -272,15 +326,25 @@ def document_text(result: Any, include_units: bool = True, include_incidents: bo
     with gc_paused():
         claims = {m.period: m for m in result.claims.months} if result.claims is not None else {}
         f = result.figures if include_incidents else None
-        periods = []
-        for pr in result.periods:
-            members = period_members(pr, include_units, claims.get(pr.period.label))
-            if f is not None:
-                members += [("downtime_by_category", value(f.breakdown_json(f.by_category[pr.period.label]),
-                                                           _PERIOD + 1)),
-                            ("downtime_by_cause", value(f.breakdown_json(f.by_cause[pr.period.label]), _PERIOD + 1))]
-            periods.append(obj(members, _PERIOD))
-        top: list[tuple[str, str]] = [
+
+        def periods(out: _Out) -> None:
+            if not result.periods:
+                out.add("[]")
+                return
+            ind = "\n" + _ind(_PERIOD)
+            out.add("[")
+            for k, pr in enumerate(result.periods):
+                members = period_members(pr, include_units, claims.get(pr.period.label))
+                if f is not None:
+                    members += [("downtime_by_category", value(f.breakdown_json(f.by_category[pr.period.label]),
+                                                               _PERIOD + 1)),
+                                ("downtime_by_cause", value(f.breakdown_json(f.by_cause[pr.period.label]),
+                                                            _PERIOD + 1))]
+                out.add(("," if k else "") + ind)
+                _write_obj(out, members, _PERIOD)
+            out.add("\n" + _ind(1) + "]")
+
+        top: list[tuple[str, Any]] = [
             ("format", quote(FORMAT)),
             ("contract", value(result.contract, 1)),
             ("contract_sha256", value(result.contract_sha256, 1)),
@@ -291,7 +355,7 @@ def document_text(result: Any, include_units: bool = True, include_incidents: bo
             ("as_of", quote(iso(result.as_of))),
             ("skipped_rows", value(list(result.skipped_rows), 1)),
             ("open_incidents", value(list(result.open_incidents), 1)),
-            ("periods", array(periods, 1)),
+            ("periods", periods),
             ("quarters", value(_quarters(result), 1)),
             ("support", value(result.support, 1)),
             ("termination", value(result.termination, 1)),
@@ -303,10 +367,13 @@ def document_text(result: Any, include_units: bool = True, include_incidents: bo
             top += [("incidents", value(f.records(), 1)), ("rack_day_downtime", value(f.rack_days.to_json(), 1))]
         for k, v in (extra or {}).items():
             top.append((k, value(v, 1)))
-        return obj(top, 0) + "\n"
+        out = _Out()
+        _write_obj(out, top, 0)
+        out.add("\n")
+        return out.data()
 
 
-def document_bytes(result: Any, include_units: bool = True, include_incidents: bool = False,
-                   extra: dict[str, Any] | None = None) -> bytes:
-    """`document_text` as UTF-8 (what the credits command writes)."""
-    return document_text(result, include_units, include_incidents, extra).encode("utf-8")
+def document_text(result: Any, include_units: bool = True, include_incidents: bool = False,
+                  extra: dict[str, Any] | None = None) -> str:
+    """`document_bytes` as text."""
+    return document_bytes(result, include_units, include_incidents, extra).decode("utf-8")

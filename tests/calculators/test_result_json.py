@@ -219,3 +219,30 @@ def test_to_json_is_the_document_parsed():
     lc, lg = example()
     res = compute(lc, lg, ["2027-Q1"])
     assert res.to_json() == json.loads(res.dumps()) and res.to_json()["format"] == FORMAT
+
+
+def test_incidents_of_a_few_units_are_those_of_all_units():
+    """The table's rows look up their incident ids without the lists of every unit."""
+    lc, lg = example()
+    text = HEAD + topo({"r1": "n[1-4]", "r2": "n[5-8]"}, {"c1": ["r1"], "c2": ["r2"]}) + """
+downtime:
+  rack: {down_when_nodes_down: 2, nodes_follow_rack: true}
+  cluster: {down_when_available_below: 60%, nodes_follow_cluster: true}
+service_levels:
+  node: {credits: [{below: 99.5%, credit: 10%}]}
+  rack: {credits: [{below: 99.5%, credit: 10%}]}
+  cluster: {credits: [{below: 99.5%, credit: 10%}]}
+"""
+    lc2 = contract(text)
+    small = compute(lc2, log(lc2, [inc("r", "r1", t(3, 0), t(3, 6), scope="rack"),
+                                   inc("c", "c2", t(4, 0), t(4, 2), scope="cluster"),
+                                   inc("a", "n5", t(5, 0), t(5, 9)), inc("b", "n6", t(5, 1), t(5, 3)),
+                                   inc("a2", "n2", t(6, 0), t(6, 1))]), ["2027-02"])
+    for res in (compute(lc, lg, ["2027-Q1"]), small):
+        for pr in res.periods:
+            for sm in pr.scopes.values():
+                every = {u.id: u.incidents for u in sm.records(pr)}
+                some = list(range(len(sm.ids)))[::-1][:7] + [0]
+                assert {u.id: u.incidents for u in sm.records(pr, some)} == {sm.ids[i]: every[sm.ids[i]] for i in some}
+                assert all(sm.incidents.get(i, ()) == every[sm.ids[i]] for i in range(len(sm.ids)))
+    assert small.unit_month("2027-02", "node", "n1").incidents == ("r",)
