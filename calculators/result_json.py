@@ -99,6 +99,7 @@ _PERIOD = 2            # a period object is an item of the top-level "periods" l
 _RECORD = 4            # a unit or node object is an item of a period's "units" / "nodes" list
 _M = "\n" + _ind(_RECORD + 1)             # before a member of a unit or node record
 _END = "\n" + _ind(_RECORD) + "}"
+_RECORD_SEP = ",\n" + _ind(_RECORD)      # between two records of a list
 _FLAG_TEXT = [strings(FLAG_LISTS[b], _RECORD + 1) for b in range(FLAG_MASK + 1)]
 
 
@@ -106,8 +107,10 @@ def _pct(value: Any) -> str:
     return format(value.normalize(), "f")
 
 
-def unit_records(sm: Any, pr: Any) -> list[str]:
-    """The texts of a scope's unit records in one month (`calculators.result.ScopeMonth`)."""
+def unit_records(sm: Any, pr: Any, names_info: NamesInfo | None = None) -> list[bytes | memoryview]:
+    """A scope's unit records in one month (`calculators.result.ScopeMonth`) as UTF-8 pieces,
+    the records separated as items of a list."""
+    names_info = names_info or NamesInfo()
     n = len(sm.ids)
     if not n:
         return []
@@ -146,18 +149,13 @@ def unit_records(sm: Any, pr: Any) -> list[str]:
         if t is None:
             t = after_cache[c] = f'"{cr.money(settle.scaled_cents(c, pr))}"'
         after.append(t)
-    if hasattr(sm.incidents, "take_lists"):
-        lists = sm.incidents.take_lists()
-    else:
-        lists = [list(sm.incidents.get(i, ())) for i in range(n)]
     inner = _RECORD + 1
-    if _plain("".join(chain.from_iterable(lists))):
-        sep, close = '",' + "\n" + _ind(inner + 1) + '"', '"\n' + _ind(inner) + "]"
-        open_ = "[\n" + _ind(inner + 1) + '"'
-        incidents = [open_ + sep.join(x) + close if x else "[]" for x in lists]
-    else:
+    bulk = _incident_text(sm, inner, names_info)
+    if bulk is None:
+        lists = sm.incidents.take_lists() if hasattr(sm.incidents, "take_lists") else \
+            [list(sm.incidents.get(i, ())) for i in range(n)]
         incidents = [strings(x, inner) for x in lists]
-    del lists
+        del lists
     flags = [_FLAG_TEXT[int(b) & FLAG_MASK] for b in sm.flags.tolist()]
     excluded = [str(int(x)) for x in sm.excluded.tolist()]
     met = ["true" if x else "false" for x in sm.met.tolist()]
@@ -166,20 +164,82 @@ def unit_records(sm: Any, pr: Any) -> list[str]:
     service = sm.service.tolist() if sm.service is not None else None
     charged = _cached_money([int(x) for x in cr.cents_half_up(sm.charged_num, sm.fee_den).tolist()]) \
         if sm.charged_num is not None else fees
-    out = []
+    open_, close = "[\n" + _ind(inner + 1) + '"', '"\n' + _ind(inner) + "]"
+    out: list[bytes | memoryview] = []
+    sep = ""
     for i in range(n):
         if service is not None and service[i] == 0:
             continue            # not in service this month: no unit-month (revision 1.1, 8.1)
-        text = (f'{head}{ids[i]},{_M}"downtime_seconds": {down[i]},{_M}"excluded_seconds": {excluded[i]},'
+        text = (f'{sep}{head}{ids[i]},{_M}"downtime_seconds": {down[i]},{_M}"excluded_seconds": {excluded[i]},'
                 f'{_M}"availability_pct": {avail[i]},{_M}"target_pct": {target},{_M}"met": {met[i]},'
                 f'{_M}"credit_pct": {credit_pct[i]},{_M}"fee": {fees[i]},{_M}"credit": {credits[i]},'
-                f'{_M}"incidents": {incidents[i]},{_M}"flags": {flags[i]},')
+                f'{_M}"incidents": ')
+        sep = _RECORD_SEP
+        tail = f',{_M}"flags": {flags[i]},'
         if sm.proportional:
-            text += f'{_M}"lost_gpu_seconds": {int(lnum[i])},'
+            tail += f'{_M}"lost_gpu_seconds": {int(lnum[i])},'
         if service is not None:
-            text += f'{_M}"service_seconds": {int(service[i])},{_M}"charged_fee": {charged[i]},'
-        out.append(f'{text}{_M}"credit_before_cap": {credits[i]},{_M}"credit_after_cap_and_minimum": {after[i]}{_END}')
+            tail += f'{_M}"service_seconds": {int(service[i])},{_M}"charged_fee": {charged[i]},'
+        tail += f'{_M}"credit_before_cap": {credits[i]},{_M}"credit_after_cap_and_minimum": {after[i]}{_END}'
+        if bulk is None:
+            out.append((text + incidents[i] + tail).encode("utf-8"))
+        elif bulk[2][i]:
+            data, starts = bulk[0], bulk[1]
+            out += [(text + open_).encode("utf-8"), data[starts[i]:starts[i + 1]],
+                    (close + tail).encode("utf-8")]
+        else:
+            out.append((text + "[]" + tail).encode("utf-8"))
     return out
+
+
+def _id_sep(depth: int) -> str:
+    """Between two strings of a list that is the value of a member `depth` levels deep."""
+    return '",\n' + _ind(depth + 1) + '"'
+
+
+class NamesInfo:
+    """The engine's incident-id table (`IdCodes` names) as an Arrow string array, made once
+    per document; None when an id needs JSON escaping (the ids are then quoted one by one)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[Any, Any]] = {}
+
+    def get(self, names: Any) -> Any:
+        import pyarrow as pa
+
+        got = self._seen.get(id(names))
+        if got is None or got[0] is not names:
+            listed = names.tolist()
+            arrow = pa.array(listed, type=pa.large_string()) if _plain("".join(listed)) else None
+            got = self._seen[id(names)] = (names, arrow)
+        return got[1]
+
+
+def _incident_text(sm: Any, depth: int, info: NamesInfo) -> tuple[memoryview, list[int], list[int]] | None:
+    """Every unit's incident ids of a scope, each unit's joined by the list separator, in one
+    UTF-8 buffer (Arrow gathers and joins them without a Python string per id): (buffer,
+    offsets: unit i is buffer[offsets[i]:offsets[i + 1]], id count per unit). None where the
+    engine's index offers no id codes or an id needs escaping."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    index = sm.incidents
+    try:
+        unit, code = index.pairs()
+        names = index._codes.get()[1]
+    except AttributeError:
+        return None
+    arrow = info.get(names)
+    if arrow is None:
+        return None
+    bounds = np.searchsorted(unit, np.arange(len(sm.ids) + 1))
+    lists = pa.LargeListArray.from_arrays(pa.array(bounds, pa.int64()), arrow.take(pa.array(code)))
+    joined = pc.binary_join(lists, pa.scalar(_id_sep(depth), pa.large_string()))
+    buffers = joined.buffers()
+    offsets = np.frombuffer(buffers[1], dtype=np.int64)[joined.offset:joined.offset + len(joined) + 1]
+    data = memoryview(buffers[2]) if buffers[2] is not None else memoryview(b"")
+    return data, offsets.tolist(), np.diff(bounds).tolist()
 
 
 def node_records(pr: Any) -> list[str]:
@@ -226,14 +286,14 @@ class _Out:
     def add(self, text: str) -> None:
         self.pieces.append(text)
 
-    def add_long(self, data: bytes) -> None:
+    def add_pieces(self, data: list[bytes | memoryview]) -> None:
         if self.pieces:
             self.chunks.append("".join(self.pieces).encode("utf-8"))
             self.pieces = []
-        self.chunks.append(data)
+        self.chunks.extend(data)
 
     def data(self) -> bytes:
-        self.add_long(b"")
+        self.add_pieces([])
         return b"".join(self.chunks)
 
 
@@ -253,22 +313,22 @@ def _write_obj(out: _Out, members: list[tuple[str, Any]], depth: int) -> None:
     out.add("\n" + _ind(depth) + "}")
 
 
-def _write_records(out: _Out, groups: list[list[str]], depth: int) -> None:
-    """One list of the records of several groups (each a list of record texts)."""
+def _write_records(out: _Out, groups: list[list[bytes | memoryview]], depth: int) -> None:
+    """One list of the records of several groups (each the UTF-8 pieces of its records)."""
     groups = [g for g in groups if g]
     if not groups:
         out.add("[]")
         return
-    ind = ",\n" + _ind(depth + 1)
     out.add("[\n" + _ind(depth + 1))
     for k, g in enumerate(groups):
         if k:
-            out.add(ind)
-        out.add_long(ind.join(g).encode("utf-8"))
+            out.add(",\n" + _ind(depth + 1))
+        out.add_pieces(g)
     out.add("\n" + _ind(depth) + "]")
 
 
-def period_members(pr: Any, include_units: bool, claim: Any) -> list[tuple[str, Any]]:
+def period_members(pr: Any, include_units: bool, claim: Any, names_info: NamesInfo | None = None
+                   ) -> list[tuple[str, Any]]:
     from calculators.result import iso
 
     d = _PERIOD + 1
@@ -288,11 +348,12 @@ def period_members(pr: Any, include_units: bool, claim: Any) -> list[tuple[str, 
         members.append(("minimum_rule", quote("more_than" if pr.minimum_strict else "at_least")))
 
     def units(out: _Out) -> None:
-        groups = [unit_records(sm, pr) for sm in pr.scopes.values()] if include_units else []
+        groups = [unit_records(sm, pr, names_info) for sm in pr.scopes.values()] if include_units else []
         _write_records(out, groups, d)
 
     def nodes(out: _Out) -> None:
-        _write_records(out, [node_records(pr)] if include_units else [], d)
+        nodes = node_records(pr) if include_units else []
+        _write_records(out, [[_RECORD_SEP.join(nodes).encode("utf-8")]] if nodes else [], d)
 
     members += [("units", units), ("nodes", nodes)]
     if claim is not None:
@@ -326,6 +387,7 @@ def document_bytes(result: Any, include_units: bool = True, include_incidents: b
     with gc_paused():
         claims = {m.period: m for m in result.claims.months} if result.claims is not None else {}
         f = result.figures if include_incidents else None
+        names_info = NamesInfo()
 
         def periods(out: _Out) -> None:
             if not result.periods:
@@ -334,7 +396,7 @@ def document_bytes(result: Any, include_units: bool = True, include_incidents: b
             ind = "\n" + _ind(_PERIOD)
             out.add("[")
             for k, pr in enumerate(result.periods):
-                members = period_members(pr, include_units, claims.get(pr.period.label))
+                members = period_members(pr, include_units, claims.get(pr.period.label), names_info)
                 if f is not None:
                     members += [("downtime_by_category", value(f.breakdown_json(f.by_category[pr.period.label]),
                                                                _PERIOD + 1)),
