@@ -67,7 +67,7 @@ def review_pdf(lc, tmp_path, cause: str) -> bytes:
     log = load_incidents(log_path, lc)
     res = compute(lc, log, ["2027-02"], incidents=True)
     inputs = ReviewInputs("c.yaml", lc.sha256, "log.csv", log.sha256, "9.9.9", "2027-02")
-    doc, _ = review_document(lc, res.to_json(), review_extras(res), inputs)
+    doc, _ = review_document(lc, res, review_extras(res), inputs)
     return render_pdf(doc)
 
 

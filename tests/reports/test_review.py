@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import re
@@ -32,8 +33,8 @@ def run(example_contract):
     result = res.to_json()
     extras = review_extras(res)
     inputs = ReviewInputs(EXAMPLE.name, lc.sha256, LOG.name, log.sha256, "9.9.9", "2027-Q1")
-    doc, attachments = review_document(lc, result, extras, inputs)
-    return lc, log, result, extras, doc, attachments
+    doc, attachments = review_document(lc, res, extras, inputs)
+    return lc, log, result, extras, doc, attachments, res
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +48,8 @@ def text(pdf):
 
 
 def test_byte_identical_and_bounded(run, pdf):
-    lc, log, result, extras, _, _ = run
-    again, _ = review_document(lc, result, extras,
+    lc, log, result, extras, _, _, res = run
+    again, _ = review_document(lc, res, extras,
                                ReviewInputs(EXAMPLE.name, lc.sha256, LOG.name, log.sha256, "9.9.9", "2027-Q1"))
     assert render_pdf(again) == pdf
     assert 6 <= pdf_pages(pdf) <= 25
@@ -177,9 +178,9 @@ def test_markdown_and_html_carry_the_same_figures(run, text):
 
 
 def test_register_is_cut_with_a_full_csv_attachment(run):
-    lc, log, result, extras, _, _ = run
+    lc, log, result, extras, _, _, res = run
     inputs = ReviewInputs(EXAMPLE.name, lc.sha256, LOG.name, log.sha256, "1", "2027-Q1")
-    doc, attachments = review_document(lc, result, extras, inputs, register_limit=5, attachment_stem="rev")
+    doc, attachments = review_document(lc, res, extras, inputs, register_limit=5, attachment_stem="rev")
     t = render_markdown(doc)
     n = len(extras["incidents"])
     assert f"the first 5 are printed here and all {n} are in the attached file rev.incidents.csv" in t
@@ -192,12 +193,12 @@ def test_register_is_cut_with_a_full_csv_attachment(run):
     assert attachments[0].data == register_csv(extras)
 
 
-def test_renderer_needs_only_the_documented_json_shape(run):
+def test_renderer_needs_no_support_or_termination_figures(run):
     """A result with no support or termination figures still renders."""
-    lc, log, result, extras, _, _ = run
-    slim = {**result, "support": {}, "termination": {}}
+    lc, log, result, extras, _, _, res = run
+    slim = dataclasses.replace(res, support={}, termination={})
     inputs = ReviewInputs(EXAMPLE.name, lc.sha256, LOG.name, log.sha256, "1", "2027-Q1")
-    doc, _ = review_document(lc, json.loads(json.dumps(slim)), extras, inputs)
+    doc, _ = review_document(lc, slim, extras, inputs)
     assert "The result carries no support figures." in render_markdown(doc)
 
 
@@ -253,10 +254,10 @@ def test_contents_and_bookmarks_match_the_pages(pdf):
 def test_long_register_goes_to_an_appendix(run, monkeypatch):
     from calculators.reports import review as rv
 
-    lc, log, result, extras, _, _ = run
+    lc, log, result, extras, _, _, res = run
     monkeypatch.setattr(rv, "INLINE_REGISTER", 10)
     inputs = ReviewInputs(EXAMPLE.name, lc.sha256, LOG.name, log.sha256, "1", "2027-Q1")
-    doc, attachments = review_document(lc, result, extras, inputs, register_limit=30, attachment_stem="rev")
+    doc, attachments = review_document(lc, res, extras, inputs, register_limit=30, attachment_stem="rev")
     md = render_markdown(doc)
     n = len(extras["incidents"])
     assert "The 25 with the most counted time are below; the first 30 in order of start are in Appendix A" in md
