@@ -24,6 +24,7 @@ from typing import Any
 
 from calculators.reports.fmt import dec
 from calculators.result_records import MonthTotals
+from slaschema.loader import LoadedContract
 
 @dataclass(frozen=True)
 class CreditedUnit:
@@ -148,7 +149,7 @@ def _amounts(m: MonthTotals) -> dict[str, Any]:
     return out
 
 
-def _tickets_rows_nodes(lc, log, ids) -> tuple[dict[str, str], dict[str, list[int]],
+def _tickets_rows_nodes(lc: LoadedContract, log, ids) -> tuple[dict[str, str], dict[str, list[int]],
                                                dict[str, tuple[str, tuple[str, ...]]]]:
     """Per incident id of `ids`: its ticket, its log rows, and (scope, affected nodes in topology order)."""
     f = log.frame
@@ -175,7 +176,7 @@ def _tickets_rows_nodes(lc, log, ids) -> tuple[dict[str, str], dict[str, list[in
     return tickets, rows, nodes
 
 
-def claim_months(lc, log, labels: list[str], as_of: datetime) -> ClaimRun:
+def claim_months(lc: LoadedContract, log, labels: list[str], as_of: datetime) -> ClaimRun:
     """Each month of `labels` (YYYY-MM / YYYY-Qn) computed on its own, arranged for a claim."""
     from calculators.engine import compute
     from calculators.periods import parse_periods

@@ -7,11 +7,16 @@ import io
 import json
 import sys
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import click
 
 from calculators.period_option import period_options
 from slaschema.cliconv import emit_output, fmt_given, output_format, output_option
+
+if TYPE_CHECKING:
+    from calculators.result import Result
+    from slaschema.loader import LoadedContract
 
 REV11_COLUMNS = ("service_seconds", "charged_fee", "not_charged")     # contracts using revision 1.1 fields
 
@@ -62,7 +67,8 @@ def history_options(f):
                                              "(repeatable), for the chronic-failure window.")(f)
 
 
-def apply_history(lc, log, result, history_files, history_from: str | None, fmt: str = "table"):
+def apply_history(lc: LoadedContract, log, result: Result, history_files, history_from: str | None,
+                  fmt: str = "table") -> Result:
     """`result` with the chronic-failure trigger judged on earlier months too (unchanged without history).
     Exits 1 on unreadable history files, 2 on a bad --history-from."""
     if not history_files and not history_from:
@@ -214,7 +220,7 @@ def credits(ctx, contract, incidents, periods, as_of, assume_tz, skip_bad_rows, 
         _emit(render_table(result), output)
 
 
-def render_table(result, max_rows: int = 25) -> str:
+def render_table(result: Result, max_rows: int = 25) -> str:
     """Terminal tables: per month the totals, then the units with downtime or credit (as plain
     text, laid out as Rich lays out its tables: `calculators.plain_table`)."""
     from rich.console import Console

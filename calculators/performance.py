@@ -20,9 +20,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from slaschema.loader import LoadedContract
 
 CATEGORY = "performance"
 FORMAT = "slakit-performance/1"
@@ -81,7 +84,7 @@ def _seconds(value: int | Decimal) -> int | float:
     return value if isinstance(value, int) else float(value)
 
 
-def performance_figures(lc: Any, log: Any, periods: list[Any], as_of: Any = None) -> list[dict[str, Any]]:
+def performance_figures(lc: LoadedContract, log: Any, periods: list[Any], as_of: Any = None) -> list[dict[str, Any]]:
     """Per level and month: each node's performance level and credit. Pure over its inputs."""
     from calculators.engine import compute
 

@@ -1,11 +1,16 @@
-"""The frozen result of a credits computation and its stable JSON form.
+"""The frozen result of a credits computation.
 
 Figures are held column-wise (one numpy array per field, one entry per unit), so computing
-a 12,600-node fleet stays fast; `to_json()` and `unit_rows()` build the per-unit records.
+a 12,600-node fleet stays fast. Renderers read typed records built from the columns on
+demand (`calculators.result_records`: `Result.month_totals()`, `quarter_totals()`,
+`unit_months(label)`, `node_credits(label)`); the JSON document is written by one
+serializer straight from the columns (`calculators.result_json`, `Result.dumps_utf8()`);
+`unit_rows()` and `ScopeMonth.rows()` give the flat per-unit rows of the CSV form (the
+fields of the JSON unit records, as text).
 
 JSON shape (stable; money and percentages as decimal strings):
 
-    {"contract", "contract_sha256", "incidents_file", "incidents_sha256", "currency",
+    {"format": "slakit-credits/2", "contract", "contract_sha256", "incidents_file", "incidents_sha256", "currency",
      "timezone", "as_of", "skipped_rows", "open_incidents",
      "periods": [{"period", "start", "end", "hours", "fee_total", "credit_uncapped",
                   "credit_total", "cap_amount", "cap_applied", "minimum", "minimum_applied", "claim": {"due", "status"},
@@ -64,10 +69,7 @@ no record that month. Revision 1 results carry none of these fields.
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any
 
@@ -76,39 +78,25 @@ import numpy as np
 from calculators import credits as cr
 from calculators import settle
 from calculators.periods import Period
-from calculators.result_records import MonthTotals, NodeCredit, QuarterTotals, UnitMonth, money, percent_e4, utc
+from calculators.result_records import (  # noqa: F401  (iso and gc_paused: used from here by other modules)
+    MonthTotals,
+    NodeCredit,
+    QuarterTotals,
+    UnitMonth,
+    gc_paused,
+    iso,
+    money,
+    percent_e4,
+    utc,
+)
 from calculators.vocabulary import FLAG_LISTS, FLAG_MASK, FLAG_NAMES
 
 FLAG_BITS = FLAG_NAMES          # (bit, name), calculators/vocabulary.py
 _FLAG_LISTS = FLAG_LISTS
 
 
-def iso(epoch: int) -> str:
-    return datetime.fromtimestamp(int(epoch), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-
 def _flags(bits: int) -> list[str]:
     return list(_FLAG_LISTS[bits & FLAG_MASK])
-
-
-@contextmanager
-def gc_paused():
-    """Pause the cyclic garbage collector while tens of thousands of small records are built
-    next to a million-row log: every few hundred new dicts would trigger a collection that
-    rescans the whole live heap (a second of the 1M-incident benchmark). Nothing built here
-    forms reference cycles, so no garbage waits for the collector."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            # the new records go straight to the oldest generation instead of being scanned
-            # at the next allocation (freeze/unfreeze only move objects between generations)
-            gc.freeze()
-            gc.enable()
-            gc.unfreeze()
 
 
 def _money_list(cents: np.ndarray) -> list[str]:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import chain
 from typing import Any
 
 import orjson
@@ -329,7 +328,7 @@ def _write_records(out: _Out, groups: list[list[bytes | memoryview]], depth: int
 
 def period_members(pr: Any, include_units: bool, claim: Any, names_info: NamesInfo | None = None
                    ) -> list[tuple[str, Any]]:
-    from calculators.result import iso
+    from calculators.result_records import iso
 
     d = _PERIOD + 1
     members: list[tuple[str, Any]] = [
@@ -380,7 +379,7 @@ def document_bytes(result: Any, include_units: bool = True, include_incidents: b
     with `incidents=True`) adds per month `downtime_by_category` and `downtime_by_cause`
     and at the end `incidents` (one record per incident id) and `rack_day_downtime`;
     `extra` adds top-level members after all others."""
-    from calculators.result import gc_paused, iso
+    from calculators.result_records import gc_paused, iso
 
     if include_incidents and result.figures is None:
         raise ValueError("per-incident figures were not computed; pass incidents=True to compute()")
