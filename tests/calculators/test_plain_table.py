@@ -64,3 +64,44 @@ def test_markup_and_emoji_codes_are_left_to_rich():
     t.add_column("claim due")
     t.add_row("2027-03-31 00:00 CDT")
     assert t.plain() and t.text() == rich_text(t)
+
+
+def _both(result, monkeypatch):
+    """render_table as written (plain text) and with every table laid out by Rich."""
+    from calculators.cli import render_table
+    from calculators.plain_table import PlainTable as P
+
+    fast = render_table(result)
+    with monkeypatch.context() as m:
+        m.setattr(P, "print", lambda self, console: console.print(self.rich()))
+        slow = render_table(result)
+    return fast, slow
+
+
+def test_credits_tables_are_rich_s_layout(monkeypatch):
+    """On the example (claims columns), the revision 1.1 fixture (service and not-charged
+    columns) and a small fleet with unicode incident ids and long incident and flag cells."""
+    from pathlib import Path
+
+    from calculators.engine import compute
+    from calculators.incidents import load_incidents
+    from slaschema.loader import load_contract
+    from tests.calculators.helpers import contract, inc, log
+    from tests.calculators.test_rules import HEAD, NODE_TIERS, t, topo
+
+    root = Path(__file__).resolve().parents[2]
+    results = []
+    for c, lg in (("examples/gb200-contract.yaml", "examples/gb200-incidents-2027Q1.csv"),
+                  ("tests/fixtures/rev11-contract.yaml", "tests/fixtures/rev11-incidents.csv")):
+        lc = load_contract(str(root / c))
+        results.append(compute(lc, load_incidents(str(root / lg), lc), ["2027-Q1"]))
+    lc = contract(HEAD + topo({"r1": "n[1-9]", "r2": "m[1-9]"}) + NODE_TIERS)
+    recs = [inc(f"障害-{k:03d}-ÉVÉNEMENT-très-long-identifiant", f"n{k % 9 + 1}", t(k % 20 + 1, k % 23), t(k % 20 + 1, 23))
+            for k in range(60)]
+    recs += [inc("late", "m1", t(2, 0), t(2, 9), category="maintenance", notice_at=t(1, 23))]
+    results.append(compute(lc, log(lc, recs), ["2027-02"]))
+    for res in results:
+        fast, slow = _both(res, monkeypatch)
+        assert fast == slow
+    assert "claim due" in _both(results[0], monkeypatch)[0] and "not charged" in _both(results[1], monkeypatch)[0]
+    assert "障害-" in _both(results[2], monkeypatch)[0]
