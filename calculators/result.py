@@ -144,6 +144,10 @@ def incident_ids(incidents: Any, indices: list[int]) -> dict[int, tuple[str, ...
     from the engine's index without building the lists of all units where it can."""
     if not indices:
         return {}
+    preload = getattr(incidents, "preload", None)
+    if preload is not None:                      # the engine's own few-units lookup, where it has one
+        preload(indices)
+        return {i: tuple(incidents.get(i, ())) for i in indices}
     try:
         names = incidents._codes.get()[1]
         want = np.unique(np.asarray(indices, dtype=np.int64))
