@@ -80,7 +80,7 @@ def main() -> None:
         print(f"  {k:<42} {w:7.2f} s {cp:7.2f} s")
     print(f"  {'total':<42} {total:7.2f} s {cpu:7.2f} s   (target <= 60 s)")
     print(f"PDF: {len(pdf) / 1e6:.2f} MB, {pages:,} pages (target <= 20 MB); register rows in the PDF: "
-          f"{min(len(extras['incidents']), REGISTER_LIMIT):,} of {len(extras['incidents']):,}; attachments: "
+          f"{min(len(extras.incidents), REGISTER_LIMIT):,} of {len(extras.incidents):,}; attachments: "
           + ", ".join(f"review{a.name} {len(a.data) / 1e6:.1f} MB" for a in attachments))
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from calculators.reports import rev11_terms
 from calculators.reports import doc as d
 from calculators.reports.claims_text import cover_claim_item, month_claim_blocks, review_claim_blocks
-from calculators.reports.review_model import Register
+from calculators.reports.review_model import Register, ReviewExtras
 from calculators.reports.fmt import count, dec, duration, hours, minutes, money, pct, plural, spaced_hostlist
 from calculators.result_records import MonthTotals, NodeCredit, UnitMonth
 from slaschema.loader import LoadedContract
@@ -101,7 +101,7 @@ def _ids(ids: list[str], limit: int = 8) -> str:
 
 # --- sections ---------------------------------------------------------------------------
 
-def _summary(lc: LoadedContract, result: Result, periods: list[_Month], extras, months: list[str],
+def _summary(lc: LoadedContract, result: Result, periods: list[_Month], extras: ReviewExtras, months: list[str],
              app: dict[str, str]) -> list[d.Block]:
     cur = result.currency
     cp = lc.model.credits
@@ -182,7 +182,8 @@ def _summary(lc: LoadedContract, result: Result, periods: list[_Month], extras, 
             near = ch["near"]
             where = "one more month below target would reach it"
         else:
-            near = [u for u in extras["chronic"]["units"] if near_n >= 1 and len(u["months_below_target"]) == near_n]
+            near = [{"scope": u.scope, "id": u.id} for u in extras.chronic
+                    if near_n >= 1 and len(u.months_below_target) == near_n]
             where = f"{near_n} of {ch['months_below_target']} months below target within the months reviewed"
         if near:
             names = [f"{u['scope']} {u['id']}" for u in near]
@@ -208,7 +209,7 @@ def _summary(lc: LoadedContract, result: Result, periods: list[_Month], extras, 
         out.append(d.Heading("Termination rights", 3))
         out.append(d.Bullets(tuple(items)))
     # incidents needing attention
-    reg = extras["incidents"]
+    reg = extras.incidents
     n_open = reg.count("open_incident")
     att = [f"{plural(len(reg), 'incident')} touch the period; {plural(n_open, 'is', 'are')} still open"
            + (f": {_more(reg.ids('open_incident', 8), n_open)}." if n_open else ".")]
@@ -286,38 +287,38 @@ def _availability(periods: list[_Month], months: list[str]) -> list[d.Block]:
     return out
 
 
-def _downtime(extras) -> list[d.Block]:
+def _downtime(extras: ReviewExtras) -> list[d.Block]:
     out: list[d.Block] = [d.Heading("3. Downtime by category and cause", 1)]
-    cats = extras["by_category"]
-    tot_c = sum(x["counted_node_seconds"] for x in cats)
-    tot_d = sum(x["downtime_node_seconds"] for x in cats)
-    tot_e = sum(x["excluded_node_seconds"] for x in cats)
+    cats = extras.by_category
+    tot_c = sum(x.counted_node_seconds for x in cats)
+    tot_d = sum(x.downtime_node_seconds for x in cats)
+    tot_e = sum(x.excluded_node_seconds for x in cats)
     out.append(d.Para(f"Incident time inside the period, in node-hours (an hour of a rack incident costs as many "
                       f"node-hours as the rack has nodes): {hours(tot_c)} node-hours counted after the contract's "
                       f"exclusions, of which {hours(tot_d)} node-hours are downtime after the minimum-outage rule "
                       f"(the rest were outages too short to count), and {hours(tot_e)} node-hours excluded. Time the "
                       "rack and cluster rules add to nodes is not in these figures (see the fleet view)."))
     if cats:
-        rows = tuple((x["key"], hours(x["counted_node_seconds"]), hours(x["downtime_node_seconds"]),
-                      hours(x["excluded_node_seconds"])) for x in cats)
+        rows = tuple((x.key, hours(x.counted_node_seconds), hours(x.downtime_node_seconds),
+                      hours(x.excluded_node_seconds)) for x in cats)
         header = ("Category", "Counted node-hours", "Downtime node-hours", "Excluded node-hours")
         out.append(d.BarChart(title="Node-hours by category: counted vs excluded",
-                              categories=tuple(x["key"].replace("_", " ") for x in cats),
-                              series=(("counted", tuple(x["counted_node_seconds"] / 3600 for x in cats)),
-                                      ("excluded", tuple(x["excluded_node_seconds"] / 3600 for x in cats))),
+                              categories=tuple(x.key.replace("_", " ") for x in cats),
+                              series=(("counted", tuple(x.counted_node_seconds / 3600 for x in cats)),
+                                      ("excluded", tuple(x.excluded_node_seconds / 3600 for x in cats))),
                               value_label="node-hours", stacked=True, horizontal=True,
                               fallback=d.Table(header, rows, align=("l", "r", "r", "r"))))
         out.append(d.Table(header, rows, align=("l", "r", "r", "r"), widths=(2, 1, 1, 1), width_fraction=0.9,
                            caption="Counted: after exclusions, before the minimum-outage rule. Downtime: the "
                                    "counted time that is downtime after the minimum-outage rule."))
-    causes = extras["by_cause"]
+    causes = extras.by_cause
     if causes:
-        rows = tuple((x["key"], hours(x["counted_node_seconds"]), hours(x["downtime_node_seconds"]),
-                      hours(x["excluded_node_seconds"])) for x in causes)
+        rows = tuple((x.key, hours(x.counted_node_seconds), hours(x.downtime_node_seconds),
+                      hours(x.excluded_node_seconds)) for x in causes)
         out.append(d.BarChart(title="Node-hours by cause (largest first)",
-                              categories=tuple(_short(x["key"], 48) for x in causes),
-                              series=(("counted", tuple(x["counted_node_seconds"] / 3600 for x in causes)),
-                                      ("excluded", tuple(x["excluded_node_seconds"] / 3600 for x in causes))),
+                              categories=tuple(_short(x.key, 48) for x in causes),
+                              series=(("counted", tuple(x.counted_node_seconds / 3600 for x in causes)),
+                                      ("excluded", tuple(x.excluded_node_seconds / 3600 for x in causes))),
                               value_label="node-hours", stacked=True, horizontal=True,
                               fallback=d.Table(("Cause", "Counted node-hours", "Downtime node-hours",
                                                 "Excluded node-hours"), rows, align=("l", "r", "r", "r"))))
@@ -328,24 +329,24 @@ def _short(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 3].rstrip() + "..."
 
 
-def _fleet(periods: list[_Month], extras, months: list[str]) -> list[d.Block]:
-    hm = extras["heatmap"]
+def _fleet(periods: list[_Month], extras: ReviewExtras, months: list[str]) -> list[d.Block]:
+    hm = extras.heatmap
     out: list[d.Block] = [d.Heading("4. Fleet view", 1)]
     out.append(d.Para("Where and when capacity was lost: node-hours down per rack and local calendar day, after "
                       "the rack and cluster rules (a rack that is down counts all its nodes when nodes follow the "
                       "rack). Darker is more."))
-    days = hm["days"]
+    days = hm.days
     col_labels = tuple(x[5:] for x in days)
     fb_rows = tuple((r, hours(Decimal(str(sum(v))) * 3600), ", ".join(f"{days[j]}: {v[j]}" for j in range(len(v))
                                                                     if v[j] > 0) or "—")
-                    for r, v in zip(hm["racks"], hm["node_hours"]))
-    out.append(d.Heatmap(title="Node-hours down per rack and day", row_labels=tuple(hm["racks"]),
-                         col_labels=col_labels, values=tuple(tuple(v) for v in hm["node_hours"]),
-                         value_label="node-hours per day", row_note=hm.get("note"),
+                    for r, v in zip(hm.racks, hm.node_hours))
+    out.append(d.Heatmap(title="Node-hours down per rack and day", row_labels=tuple(hm.racks),
+                         col_labels=col_labels, values=tuple(tuple(v) for v in hm.node_hours),
+                         value_label="node-hours per day", row_note=hm.note,
                          fallback=d.Table(("Rack", "Node-hours", "Days with downtime (node-hours)"), fb_rows,
                                           align=("l", "r", "l"))))
-    if hm.get("note"):
-        out.append(d.Para(hm["note"], "note"))
+    if hm.note:
+        out.append(d.Para(hm.note, "note"))
     # worst nodes with their incidents
     per_node: dict[str, dict[str, Any]] = {}
     for k, p in enumerate(periods):
@@ -365,7 +366,7 @@ def _fleet(periods: list[_Month], extras, months: list[str]) -> list[d.Block]:
         out.append(d.Table(("Node", "Down (h)", *months, "Incidents"), rows,
                            align=("l", "r") + ("r",) * len(months) + ("l",),
                            widths=(1.1, 0.8) + (1,) * len(months) + (3,), font_size=7.5))
-    totals = hm.get("rack_totals", {})
+    totals = hm.rack_totals
     top_racks = sorted(totals, key=lambda r: (-totals[r], r))[:WORST]
     if top_racks and totals[top_racks[0]] > 0:
         rack_units: dict[str, dict[str, None]] = {}
@@ -486,8 +487,8 @@ def _register_row(r: dict[str, Any]) -> tuple[str, ...]:
             minutes(r["downtime_seconds"]), minutes(r["excluded_seconds"]), "; ".join(FLAG_WORDS.get(f, f) for f in r["flags"]) or "—", r["cause"])
 
 
-def register_csv(extras) -> bytes:
-    return extras["incidents"].to_csv()
+def register_csv(extras: ReviewExtras) -> bytes:
+    return extras.incidents.to_csv()
 
 
 def csv_rows_one(row):
@@ -517,13 +518,13 @@ def _register_table(rows: list[dict[str, Any]], caption: str) -> d.Table:
                    caption=caption, nowrap=(0, 1, 6, 7, 8))
 
 
-def _register(extras, limit: int, attachment_name: str | None, app: dict[str, str]
+def _register(extras: ReviewExtras, limit: int, attachment_name: str | None, app: dict[str, str]
               ) -> tuple[list[d.Block], list[d.Block]]:
     """Section 7 and, for long registers, the appendix that lists them."""
-    reg = extras["incidents"]
+    reg = extras.incidents
     where = f"the attached file {attachment_name}" if attachment_name else "the CSV form of the register"
     out: list[d.Block] = [d.Heading("7. Incident register", 1)]
-    out.append(d.Para(f"Every incident that touches the period, in order of start (times in {extras['zone']}). "
+    out.append(d.Para(f"Every incident that touches the period, in order of start (times in {extras.zone}). "
                       "Minutes are summed over the units an incident names and limited to the period. Counted: "
                       "after the contract's exclusions, before the minimum-outage rule; Down: the part of the "
                       "counted time that is downtime after merging and the minimum-outage rule (0 for an outage too "
@@ -631,7 +632,7 @@ def _grouped_units(trig: list[dict[str, Any]], per_row: int = 120) -> list[tuple
     return rows
 
 
-def review_document(lc: LoadedContract, result: Result, extras: dict[str, Any], inputs: ReviewInputs,
+def review_document(lc: LoadedContract, result: Result, extras: ReviewExtras, inputs: ReviewInputs,
                     register_limit: int = REGISTER_LIMIT, attachment_stem: str | None = None,
                     goodput: dict[str, Any] | None = None) -> tuple[d.Document, list[Attachment]]:
     """The review of a credits `Result` and its attachments (the full register when it is
@@ -643,14 +644,14 @@ def review_document(lc: LoadedContract, result: Result, extras: dict[str, Any], 
     months = [p.label for p in periods]
     reg_name = f"{attachment_stem}.incidents.csv" if attachment_stem else None
     attachments: list[Attachment] = []
-    if len(extras["incidents"]) > register_limit:
+    if len(extras.incidents) > register_limit:
         attachments.append(Attachment(".incidents.csv", register_csv(extras), "full incident register"))
     if sum(len(p.nodes) for p in periods) > register_limit:
         attachments.append(Attachment(".node-credits.csv", node_credits_csv(periods), "every node's fee and credit"))
     trig = ((result.termination or {}).get("chronic") or {}).get("triggered") or []
     skipped = list(result.skipped_rows)
     present = [k for k, on in (("chronic", len(trig) > 5), ("skipped", bool(skipped)),
-                               ("register", len(extras["incidents"]) > INLINE_REGISTER and register_limit > 0),
+                               ("register", len(extras.incidents) > INLINE_REGISTER and register_limit > 0),
                                ("nodes", True)) if on]
     app = {k: "ABCDEFGH"[i] for i, k in enumerate(present)}
     section7, register_appendix = _register(extras, register_limit, reg_name, app)

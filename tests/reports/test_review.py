@@ -116,7 +116,7 @@ def test_availability_values_equal_the_result(run, text):
 
 
 def test_register_figures_come_from_the_engine_trace(run):
-    reg = {r["id"]: r for r in run[3]["incidents"].rows()}
+    reg = {r["id"]: r for r in run[3].incidents.rows()}
     # maintenance past the 8h monthly cap on r01-n02 (6h used earlier in March): 2h excluded, 2h counted
     assert reg["CHG-27058"]["excluded_seconds"] == 7200
     assert reg["CHG-27058"]["counted_seconds"] == 7200
@@ -133,18 +133,18 @@ def test_register_figures_come_from_the_engine_trace(run):
 
 def test_breakdowns_and_heatmap_add_up(run):
     extras = run[3]
-    f = extras["incidents"].frame
+    f = extras.incidents.frame
     node_rows = f[f["scope"] == "node"]
-    cats = {x["key"]: x for x in extras["by_category"]}
+    cats = {x.key: x for x in extras.by_category}
     unplanned = node_rows[node_rows["category"] == "unplanned"]
     # node incidents alone are a lower bound of each category's node-seconds; rack incidents add rack x nodes
-    assert cats["unplanned"]["counted_node_seconds"] >= int(unplanned["counted_seconds"].sum())
-    for x in extras["by_category"]:
-        assert 0 <= x["downtime_node_seconds"] <= x["counted_node_seconds"]
-    assert sum(x["counted_node_seconds"] for x in extras["by_cause"]) == sum(
-        x["counted_node_seconds"] for x in extras["by_category"])
-    hm = extras["heatmap"]
-    assert len(hm["days"]) == 31 + 28 + 31 and all(len(v) == len(hm["days"]) for v in hm["node_hours"])
+    assert cats["unplanned"].counted_node_seconds >= int(unplanned["counted_seconds"].sum())
+    for x in extras.by_category:
+        assert 0 <= x.downtime_node_seconds <= x.counted_node_seconds
+    assert sum(x.counted_node_seconds for x in extras.by_cause) == sum(
+        x.counted_node_seconds for x in extras.by_category)
+    hm = extras.heatmap
+    assert len(hm.days) == 31 + 28 + 31 and all(len(v) == len(hm.days) for v in hm.node_hours)
 
 
 def test_review_needs_the_per_incident_figures(example_contract):
@@ -157,7 +157,7 @@ def test_review_needs_the_per_incident_figures(example_contract):
 
 
 def test_register_rows_in_pdf(run, text):
-    for r in run[3]["incidents"].rows():
+    for r in run[3].incidents.rows():
         assert r["id"] in text
 
 
@@ -182,11 +182,11 @@ def test_register_is_cut_with_a_full_csv_attachment(run):
     inputs = ReviewInputs(EXAMPLE.name, lc.sha256, LOG.name, log.sha256, "1", "2027-Q1")
     doc, attachments = review_document(lc, res, extras, inputs, register_limit=5, attachment_stem="rev")
     t = render_markdown(doc)
-    n = len(extras["incidents"])
+    n = len(extras.incidents)
     assert f"the first 5 are printed here and all {n} are in the attached file rev.incidents.csv" in t
     assert [a.name for a in attachments] == [".incidents.csv", ".node-credits.csv"]
     rows = list(csv.DictReader(io.StringIO(attachments[0].data.decode())))
-    first = extras["incidents"].rows(1)[0]
+    first = extras.incidents.rows(1)[0]
     assert len(rows) == n and rows[0]["id"] == first["id"] and rows[0]["start"] == first["start"]
     chg = next(r for r in rows if r["id"] == "CHG-27058")
     assert (chg["counted_seconds"], chg["excluded_seconds"], chg["flags"]) == ("7200", "7200", "exclusion_cap_exceeded")
@@ -259,15 +259,15 @@ def test_long_register_goes_to_an_appendix(run, monkeypatch):
     inputs = ReviewInputs(EXAMPLE.name, lc.sha256, LOG.name, log.sha256, "1", "2027-Q1")
     doc, attachments = review_document(lc, res, extras, inputs, register_limit=30, attachment_stem="rev")
     md = render_markdown(doc)
-    n = len(extras["incidents"])
+    n = len(extras.incidents)
     assert "The 25 with the most counted time are below; the first 30 in order of start are in Appendix A" in md
     assert f"and all {n} are in the attached file rev.incidents.csv" in md
     assert "## Appendix A. Incident register" in md and "## Appendix B. Node credits" in md
     section7 = md.split("## 7. Incident register", 1)[1].split("## Appendix A", 1)[0]
-    top = sorted(extras["incidents"].rows(), key=lambda r: -r["counted_seconds"])[:25]
+    top = sorted(extras.incidents.rows(), key=lambda r: -r["counted_seconds"])[:25]
     assert all(r["id"] in section7 for r in top)
     appendix = md.split("## Appendix A. Incident register", 1)[1].split("## Appendix B", 1)[0]
-    assert [r["id"] for r in extras["incidents"].rows(30)] == re.findall(r"^\| ((?:INC|CHG)-\d+) \|", appendix,
+    assert [r["id"] for r in extras.incidents.rows(30)] == re.findall(r"^\| ((?:INC|CHG)-\d+) \|", appendix,
                                                                         flags=re.M)
     assert [a.name for a in attachments][0] == ".incidents.csv"
 
@@ -291,7 +291,7 @@ def test_register_shows_the_provider_ticket_and_ids_stay_whole(run, pdf):
 
     from pypdf import PdfReader
 
-    rows = run[3]["incidents"].rows()
+    rows = run[3].incidents.rows()
     assert rows[0]["ticket"] == "ND-49886"
     lines = {ln.strip() for p in PdfReader(BytesIO(pdf)).pages for ln in (p.extract_text() or "").splitlines()}
     words = {w for ln in lines for w in ln.split()}
@@ -299,7 +299,7 @@ def test_register_shows_the_provider_ticket_and_ids_stay_whole(run, pdf):
         assert r["id"] in words, r["id"]                   # never cut across two lines
         if r["ticket"]:
             assert r["ticket"] in words, r["ticket"]
-    assert b"ND-49886" in run[3]["incidents"].to_csv()
+    assert b"ND-49886" in run[3].incidents.to_csv()
 def test_a_bad_log_is_printed_by_the_one_input_error_handler(tmp_path):
     """review lets the loader's InputError propagate; the `slakit` command prints every
     problem with its code and exits 1, without a traceback and without writing the PDF."""
