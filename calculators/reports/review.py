@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from calculators.reports import rev11_terms
 from calculators.reports import doc as d
 from calculators.reports.claims_text import cover_claim_item, month_claim_blocks, review_claim_blocks
-from calculators.reports.review_model import Register, ReviewExtras
+from calculators.reports.review_model import Register, RegisterRow, ReviewExtras
 from calculators.reports.fmt import count, dec, duration, hours, minutes, money, pct, plural, spaced_hostlist
 from calculators.result_records import MonthTotals, NodeCredit, UnitMonth
 from slaschema.loader import LoadedContract
@@ -480,11 +480,12 @@ REGISTER_HEADER = ("ID", "Ticket", "Scope: target", "Category", "Start", "End", 
                    "Excl. (min)", "Flags", "Cause")
 
 
-def _register_row(r: dict[str, Any]) -> tuple[str, ...]:
-    target = r["target"] + (f" ({r['units']} units)" if r["units"] > 1 else "")
-    cat = r["category"].replace("_", " ") + (" (degraded)" if r.get("impact") == "degraded" else "")
-    return (r["id"], r.get("ticket") or "—", f"{r['scope']}: {target}", cat, r["start"], r["end"] or "open", minutes(r["counted_seconds"]),
-            minutes(r["downtime_seconds"]), minutes(r["excluded_seconds"]), "; ".join(FLAG_WORDS.get(f, f) for f in r["flags"]) or "—", r["cause"])
+def _register_row(r: RegisterRow) -> tuple[str, ...]:
+    target = r.target + (f" ({r.units} units)" if r.units > 1 else "")
+    cat = r.category.replace("_", " ") + (" (degraded)" if r.impact == "degraded" else "")
+    return (r.id, r.ticket or "—", f"{r.scope}: {target}", cat, r.start, r.end or "open", minutes(r.counted_seconds),
+            minutes(r.downtime_seconds), minutes(r.excluded_seconds),
+            "; ".join(FLAG_WORDS.get(f, f) for f in r.flags) or "—", r.cause)
 
 
 def register_csv(extras: ReviewExtras) -> bytes:
@@ -510,8 +511,8 @@ def node_credits_csv(periods: list[_Month]) -> bytes:
 INLINE_REGISTER = 100       # registers up to this size are printed in section 7 itself
 
 
-def _register_table(rows: list[dict[str, Any]], caption: str) -> d.Table:
-    hl = tuple(i for i, r in enumerate(rows) if set(r["flags"]) - {"open_incident"})
+def _register_table(rows: list[RegisterRow], caption: str) -> d.Table:
+    hl = tuple(i for i, r in enumerate(rows) if set(r.flags) - {"open_incident"})
     return d.Table(REGISTER_HEADER, tuple(_register_row(r) for r in rows),
                    align=("l", "l", "l", "l", "l", "l", "r", "r", "r", "l", "l"),
                    widths=(1.0, 0.9, 1.4, 1.1, 1.15, 1.15, 0.75, 0.7, 0.7, 1.35, 1.4), font_size=6.5, highlight=hl,

@@ -96,6 +96,27 @@ def review_extras(result: Result, heatmap_racks: int = 40) -> ReviewExtras:
 _FLAG_TEXT = tuple(", ".join(_flag_names(b)) for b in range(FLAG_MASK + 1))
 
 
+@dataclass(frozen=True, kw_only=True)
+class RegisterRow:
+    """One incident of the register: times as `YYYY-MM-DD HH:MM` in the contract's zone
+    (`end` empty while open), seconds summed over the units it names inside the period."""
+    id: str
+    scope: str
+    target: str
+    units: int
+    category: str
+    impact: str
+    severity: object
+    start: str
+    end: str
+    counted_seconds: int
+    downtime_seconds: int
+    excluded_seconds: int
+    flags: tuple[str, ...]
+    cause: object
+    ticket: object
+
+
 @dataclass(frozen=True)
 class Register:
     """The incident register: one row per incident id, ordered by start (then id).
@@ -134,17 +155,16 @@ class Register:
         out[v < 0] = ""
         return out.tolist()
 
-    def rows(self, limit: int | None = None) -> list[dict[str, Any]]:
+    def rows(self, limit: int | None = None) -> list[RegisterRow]:
         f = self.frame if limit is None else self.frame.head(limit)
         starts, ends = self._times("start", f), self._times("end", f)
         out = []
         for k, r in enumerate(f.itertuples(index=False)):
-            out.append({"id": r.id, "scope": r.scope, "target": r.target, "units": int(r.units),
-                        "category": r.category, "impact": r.impact, "severity": r.severity, "start": starts[k],
-                        "end": ends[k], "counted_seconds": int(r.counted_seconds),
-                        "downtime_seconds": int(r.downtime_seconds),
-                        "excluded_seconds": int(r.excluded_seconds), "flags": _flag_names(int(r.flags)),
-                        "cause": r.cause, "ticket": r.ticket})
+            out.append(RegisterRow(id=r.id, scope=r.scope, target=r.target, units=int(r.units), category=r.category,
+                                   impact=r.impact, severity=r.severity, start=starts[k], end=ends[k],
+                                   counted_seconds=int(r.counted_seconds), downtime_seconds=int(r.downtime_seconds),
+                                   excluded_seconds=int(r.excluded_seconds),
+                                   flags=tuple(_flag_names(int(r.flags))), cause=r.cause, ticket=r.ticket))
         return out
 
     def to_csv(self) -> bytes:
