@@ -23,12 +23,11 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from calculators.reports.fmt import dec
+from calculators.result_records import MonthTotals
 
 if TYPE_CHECKING:
     from calculators.incidents import IncidentLog
     from slaschema.loader import LoadedContract
-
-NOT_CHARGED_KEYS = ("not_charged_total", "not_charged")
 
 
 @dataclass(frozen=True)
@@ -140,15 +139,17 @@ class ClaimError(ValueError):
     """A month that cannot be claimed yet (it has not ended as of the instant named)."""
 
 
-def _amounts(p: dict[str, Any]) -> dict[str, Any]:
-    out = {k: p.get(k) for k in ("fee_total", "credit_uncapped", "cap_amount", "cap_applied", "minimum",
-                                 "minimum_applied", "credit_total")}
-    nc = next((p[k] for k in NOT_CHARGED_KEYS if isinstance(p.get(k), str)), None)
-    out["not_charged"] = nc
-    remedy = p.get("remedy")
-    if remedy is None and nc is not None:
-        remedy = f"{dec(p['credit_total']) + dec(nc):.2f}"
-    out["remedy"] = remedy if nc is not None else None
+def _amounts(m: MonthTotals) -> dict[str, Any]:
+    """The month's amounts as the claim document writes them (decimal strings, two places)."""
+    def text(v: Decimal | None) -> str | None:
+        return format(v, "f") if v is not None else None
+
+    out: dict[str, Any] = {"fee_total": text(m.fee_total), "credit_uncapped": text(m.credit_uncapped),
+                           "cap_amount": text(m.cap_amount), "cap_applied": m.cap_applied,
+                           "minimum": format(m.minimum.normalize(), "f"), "minimum_applied": m.minimum_applied,
+                           "credit_total": text(m.credit_total)}
+    out["not_charged"] = text(m.not_charged_total)
+    out["remedy"] = text(m.remedy_total)
     return out
 
 
@@ -195,17 +196,16 @@ def claim_months(lc: LoadedContract, log: IncidentLog, labels: list[str], as_of:
     window = None
     for p in periods:
         res = compute(lc, log, [p], as_of=as_of_s, incidents=True)
-        doc = res.to_json()
-        pj = doc["periods"][0]
-        window = doc.get("claim_window")
+        window = res.claims.window
         deadline = res.claims.months[0]
-        credited = [u for u in pj["units"] if dec(u["credit"]) > 0]
-        units = tuple(CreditedUnit(u["scope"], u["id"], u["availability_pct"], u["target_pct"], u["credit_pct"],
-                                   u["credit"], tuple(u["incidents"]), bool(u["met"])) for u in credited)
+        credited = [u for u in res.unit_months(p.label) if u.credit > 0]
+        units = tuple(CreditedUnit(u.scope, u.id, format(u.availability, "f"), format(u.target.normalize(), "f"),
+                                   format(u.credit_pct, "f"), format(u.credit, "f"), u.incidents, u.met)
+                      for u in credited)
         counts_in: dict[str, list[tuple[str, str, str]]] = {}
         for u in credited:
-            for i in u["incidents"]:
-                counts_in.setdefault(i, []).append((u["scope"], u["id"], u["credit"]))
+            for i in u.incidents:
+                counts_in.setdefault(i, []).append((u.scope, u.id, format(u.credit, "f")))
         table = res.figures.table
         tickets, rows, nodes = _tickets_rows_nodes(lc, log, table["id"].tolist())
         lines, others = [], []
@@ -223,7 +223,8 @@ def claim_months(lc: LoadedContract, log: IncidentLog, labels: list[str], as_of:
         touching = [str(i) for i in table["id"].tolist()]
         row_numbers = sorted({n for i in touching for n in rows.get(i, [])})
         months.append(MonthClaim(period=p.label, start=p.start, end=p.end, due=deadline.due,
-                                 status=deadline.status, seconds_left=deadline.seconds_left, amounts=_amounts(pj),
+                                 status=deadline.status, seconds_left=deadline.seconds_left,
+                                 amounts=_amounts(res.month_totals()[0]),
                                  units=units, incidents=tuple(lines), other_incidents=tuple(others),
                                  row_numbers=tuple(row_numbers)))
     from pathlib import Path

@@ -7,11 +7,16 @@ import io
 import json
 import sys
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import click
 
 from calculators.period_option import period_options
 from slaschema.cliconv import emit_output, fmt_given, output_format, output_option
+
+if TYPE_CHECKING:
+    from calculators.result import Result
+    from slaschema.loader import LoadedContract
 
 REV11_COLUMNS = ("service_seconds", "charged_fee", "not_charged")     # contracts using revision 1.1 fields
 
@@ -62,7 +67,8 @@ def history_options(f):
                                              "(repeatable), for the chronic-failure window.")(f)
 
 
-def apply_history(lc, log, result, history_files, history_from: str | None, fmt: str = "table"):
+def apply_history(lc: LoadedContract, log, result: Result, history_files, history_from: str | None,
+                  fmt: str = "table") -> Result:
     """`result` with the chronic-failure trigger judged on earlier months too (unchanged without history).
     Exits 1 on unreadable history files, 2 on a bad --history-from."""
     if not history_files and not history_from:
@@ -196,11 +202,7 @@ def credits(ctx, contract, incidents, periods, as_of, assume_tz, skip_bad_rows, 
         sys.exit(1)
     result = apply_history(lc, log, result, history_files, history_from, fmt)
     if fmt == "json" and perf is not None:
-        import json
-
-        doc = json.loads(result.dumps())
-        doc["performance"] = perf
-        _emit(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", output)
+        _emit(result.dumps_utf8(extra={"performance": perf}), output)
     elif fmt == "table" and perf is not None:
         _emit(render_table(result) + "\n" + render_performance(perf, lc.model.contract.currency) + "\n", output)
     elif fmt == "json":
@@ -221,19 +223,19 @@ def credits(ctx, contract, incidents, periods, as_of, assume_tz, skip_bad_rows, 
         _emit(render_table(result), output)
 
 
-def render_table(result, max_rows: int = 25) -> str:
-    """Terminal tables: per month the totals, then the units with downtime or credit."""
+def render_table(result: Result, max_rows: int = 25) -> str:
+    """Terminal tables: per month the totals, then the units with downtime or credit (as plain
+    text, laid out as Rich lays out its tables: `calculators.plain_table`)."""
     from rich.console import Console
-    from rich.table import Table
 
-    from calculators import credits as cr
-
-    from slaschema.textsafe import rich_text
+    from calculators.plain_table import PlainTable
+    from calculators.result import iso
+    from slaschema.textsafe import rich_text, terminal_text
 
     buf = io.StringIO()
     con = Console(file=buf, width=120, force_terminal=False, color_system=None)
     con.print(f"[bold]{result.contract}[/] — credits in {result.currency}, months in {result.timezone}, "
-              f"open incidents end at {result.to_json(include_units=False)['as_of']}")
+              f"open incidents end at {iso(result.as_of)}")
     if result.open_incidents:
         ids = list(result.open_incidents)
         con.print(rich_text(f"open incidents, counted until as_of: {', '.join(ids[:10])}")
@@ -243,57 +245,53 @@ def render_table(result, max_rows: int = 25) -> str:
         for p in result.skipped_rows:
             con.print(rich_text(f"  row {p.get('row')}, column {p.get('column')}: {p.get('message')} [{p.get('code')}]"))
     rev11 = result.revision_1_1
-    totals = Table(title="Months")
+    totals = PlainTable(title="Months")
     cols = ["period", "hours", "fee total", "credit uncapped", "cap", "credit total"]
     cols += ["not charged", "remedy"] if rev11 else []
-    claims = {m.period: m for m in result.claims.months} if result.claims is not None else {}
+    claims = result.claims is not None
     claim_cols = ["claim due", "claim"] if claims else []
     for col in cols + claim_cols + ["note"]:
         totals.add_column(col, justify="right" if col not in ("period", "note", "claim") else "left",
                           no_wrap=col in ("period", "claim due", "claim"))
-    for p in result.periods:
+    for m in result.month_totals():
         note = []
-        if p.cap_applied:
+        if m.cap_applied:
             note.append("cap applied")
-        if p.minimum_applied:
-            note.append(f"{'not more than' if p.minimum_strict else 'below'} minimum {p.minimum_cents}")
-        extra = [cr.money(p.not_charged_cents), cr.money(p.remedy_cents)] if rev11 else []
-        cells = []
-        if claims:
-            m = claims[p.period.label]
-            cells = [_claim_due_text(m.due, result.timezone), m.status.replace("_", " ")]
-        totals.add_row(p.period.label, format(p.period.hours.normalize(), "f"), cr.money(p.fee_total_cents),
-                       cr.money(p.credit_uncapped_cents), cr.money(p.cap_cents) if p.cap_cents is not None else "-",
-                       cr.money(p.credit_total_cents), *extra, *cells, ", ".join(note))
-    for q in result.quarters():
-        if len(q["months"]) > 1:
-            extra = [q["not_charged_total"], q["remedy_total"]] if rev11 else []
-            totals.add_row(q["quarter"], "", q["fee_total"], "", "", q["credit_total"], *extra,
+        if m.minimum_applied:
+            note.append(f"{'not more than' if m.minimum_rule == 'more_than' else 'below'} minimum {m.minimum}")
+        extra = [_amount(m.not_charged_total), _amount(m.remedy_total)] if rev11 else []
+        cells = [_claim_due_text(m.claim_due, result.timezone), m.claim_status.replace("_", " ")] if claims else []
+        totals.add_row(m.period, format(m.hours.normalize(), "f"), _amount(m.fee_total),
+                       _amount(m.credit_uncapped), _amount(m.cap_amount) if m.cap_amount is not None else "-",
+                       _amount(m.credit_total), *extra, *cells, ", ".join(note))
+    for q in result.quarter_totals():
+        if len(q.months) > 1:
+            extra = [_amount(q.not_charged_total), _amount(q.remedy_total)] if rev11 else []
+            totals.add_row(q.quarter, "", _amount(q.fee_total), "", "", _amount(q.credit_total), *extra,
                            *("",) * len(claim_cols), "sum of the months")
-    con.print(totals)
+    totals.print(con)
     if result.claims is not None:
         con.print(claims_line(result.claims, result.currency, result.timezone))
     for p in result.periods:
         for name, sm in p.scopes.items():
             hit = [i for i in _affected(sm)]
             n_down = sum(1 for x in sm.lnum if int(x) > 0)
-            t = Table(title=f"{p.period.label} — {name}: {n_down} of {len(sm.ids)} with downtime, {len(hit)} with "
+            t = PlainTable(title=f"{p.period.label} — {name}: {n_down} of {len(sm.ids)} with downtime, {len(hit)} with "
                             f"downtime, excluded time or flags; {int((~sm.met).sum())} below target {sm.target}%")
             for col in ("id", "downtime s", *(("service s",) if rev11 else ()), "excluded s", "availability %",
                         "met", "credit %", "credit", "incidents", "flags"):
                 t.add_column(col, justify="right" if col.endswith(("s", "%", "credit")) else "left")
             order = sorted(hit, key=lambda i: (-int(sm.credit_cents[i]), sm.ids[i]))
-            for i in order[:max_rows]:
-                r = sm.row(i)
-                ids = r["incidents"]
-                t.add_row(rich_text(r["id"]), str(r["downtime_seconds"]),
-                          *((str(r["service_seconds"]),) if rev11 else ()),
-                          str(r["excluded_seconds"]), r["availability_pct"],
-                          "yes" if r["met"] else "NO", r["credit_pct"], r["credit"],
-                          rich_text(", ".join(ids[:4])) + (f" +{len(ids) - 4}" if len(ids) > 4 else ""),
-                          " ".join(r["flags"]))
+            for u in sm.records(p, order[:max_rows]):
+                ids = u.incidents
+                t.add_row(terminal_text(u.id), seconds_text(u.downtime_seconds),
+                          *((str(u.service_seconds),) if rev11 else ()),
+                          str(u.excluded_seconds), format(u.availability, "f"),
+                          "yes" if u.met else "NO", format(u.credit_pct, "f"), _amount(u.credit),
+                          terminal_text(", ".join(ids[:4])) + (f" +{len(ids) - 4}" if len(ids) > 4 else ""),
+                          " ".join(u.flags))
             if hit:
-                con.print(t)
+                t.print(con)
                 if len(order) > max_rows:
                     con.print(f"  … {len(order) - max_rows} more {name} unit(s) (see --format json or csv)")
             else:
@@ -322,12 +320,25 @@ def render_table(result, max_rows: int = 25) -> str:
     return buf.getvalue()
 
 
-def _claim_due_text(due: int | None, zone: str) -> str:
+def _amount(value) -> str:
+    """A money Decimal of the typed result as the tables show it: `1234.50`."""
+    return format(value, "f")
+
+
+def seconds_text(value) -> str:
+    """A `downtime_seconds` value as the document writes it: an int, or a proportional
+    downtime (a Decimal with 3 decimals) as the float the JSON document holds."""
+    return str(value) if isinstance(value, int) else repr(float(value))
+
+
+def _claim_due_text(due: int | datetime | None, zone: str) -> str:
     """The due instant in the contract's zone (`2027-03-31 00:00 CDT`), `none` without a window."""
     if due is None:
         return "none"
     from zoneinfo import ZoneInfo
 
+    if isinstance(due, datetime):
+        return due.astimezone(ZoneInfo(zone)).strftime("%Y-%m-%d %H:%M %Z")
     return datetime.fromtimestamp(due, ZoneInfo(zone)).strftime("%Y-%m-%d %H:%M %Z")
 
 

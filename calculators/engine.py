@@ -687,6 +687,10 @@ class IdIndex:
             self._pairs = (k // (len(names) + 1), k % (len(names) + 1))
         return self._pairs
 
+    def names(self) -> np.ndarray:
+        """The incident ids the codes of `pairs()` index (object array, first-appearance order)."""
+        return self._codes.get()[1]
+
     def lists(self) -> list[list[str]]:
         if self._lists is None:
             self._lists = self._make_lists()

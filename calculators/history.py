@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from calculators.result_json import FORMAT
 from slaschema.errors import InputError, Problem
 from slaschema.models import SCOPES
 from slaschema.safefiles import read_named
@@ -59,6 +60,11 @@ def _from_json(doc: Any, file: str, contract_id: str) -> tuple[Below, list[Probl
     if not isinstance(doc, dict) or not isinstance(doc.get("periods"), list):
         return {}, [Problem("history_invalid", "not a `slakit credits --format json` result (no periods list)",
                             file=file, path="periods")]
+    fmt = doc.get("format")
+    if fmt is not None and fmt != FORMAT:
+        return {}, [Problem("history_invalid", f"the result's format is {fmt!r}; this slakit reads {FORMAT!r} "
+                            "(and results written before the field existed)", file=file, path="format", value=fmt,
+                            fix="pass a `slakit credits --format json` output of this version")]
     if doc.get("contract") != contract_id:
         return {}, [Problem("history_contract_mismatch", f"the result is for contract {doc.get('contract')!r}, "
                             f"not {contract_id!r}", file=file, path="contract", value=doc.get("contract"),

@@ -20,9 +20,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from slaschema.loader import LoadedContract
 
 CATEGORY = "performance"
 FORMAT = "slakit-performance/1"
@@ -76,7 +79,12 @@ def _level_log(lc: Any, log: Any, level_id: str) -> Any:
     return IncidentLog.from_records(records, lc.topology)
 
 
-def performance_figures(lc: Any, log: Any, periods: list[Any], as_of: Any = None) -> list[dict[str, Any]]:
+def _seconds(value: int | Decimal) -> int | float:
+    """A downtime figure as the JSON documents write it (a proportional one as a float)."""
+    return value if isinstance(value, int) else float(value)
+
+
+def performance_figures(lc: LoadedContract, log: Any, periods: list[Any], as_of: Any = None) -> list[dict[str, Any]]:
     """Per level and month: each node's performance level and credit. Pure over its inputs."""
     from calculators.engine import compute
 
@@ -84,21 +92,19 @@ def performance_figures(lc: Any, log: Any, periods: list[Any], as_of: Any = None
     for level in lc.model.performance:
         sub = _level_log(lc, log, level.id)
         result = compute(_level_contract(lc, level), sub, periods, as_of=as_of, support=False)
-        doc = result.to_json() if hasattr(result, "to_json") else result
         months = []
-        for p in doc["periods"]:
-            units = [u for u in p["units"] if u["scope"] == "node"]
-            below = [u for u in units if not u.get("met", True)]
+        for m in result.month_totals():
+            units = result.unit_months(m.period, "node")
             months.append({
-                "period": p["period"],
-                "fee_total": p["fee_total"],
-                "credit_total": p["credit_total"],
+                "period": m.period,
+                "fee_total": format(m.fee_total, "f"),
+                "credit_total": format(m.credit_total, "f"),
                 "nodes": len(units),
-                "nodes_below_target": len(below),
-                "units": [{"node": u["id"], "seconds_below_floor": u["downtime_seconds"],
-                           "level_pct": u["availability_pct"], "target_pct": u["target_pct"], "met": u["met"],
-                           "credit": u["credit"], "incidents": u.get("incidents", [])}
-                          for u in units if u["downtime_seconds"] or u.get("incidents")],
+                "nodes_below_target": sum(1 for u in units if not u.met),
+                "units": [{"node": u.id, "seconds_below_floor": _seconds(u.downtime_seconds),
+                           "level_pct": format(u.availability, "f"), "target_pct": format(u.target.normalize(), "f"),
+                           "met": u.met, "credit": format(u.credit, "f"), "incidents": list(u.incidents)}
+                          for u in units if u.downtime_seconds or u.incidents],
             })
         out.append({
             "id": level.id,

@@ -1,11 +1,16 @@
-"""The frozen result of a credits computation and its stable JSON form.
+"""The frozen result of a credits computation.
 
 Figures are held column-wise (one numpy array per field, one entry per unit), so computing
-a 12,600-node fleet stays fast; `to_json()` and `unit_rows()` build the per-unit records.
+a 12,600-node fleet stays fast. Renderers read typed records built from the columns on
+demand (`calculators.result_records`: `Result.month_totals()`, `quarter_totals()`,
+`unit_months(label)`, `node_credits(label)`); the JSON document is written by one
+serializer straight from the columns (`calculators.result_json`, `Result.dumps_utf8()`);
+`unit_rows()` and `ScopeMonth.rows()` give the flat per-unit rows of the CSV form (the
+fields of the JSON unit records, as text).
 
 JSON shape (stable; money and percentages as decimal strings):
 
-    {"contract", "contract_sha256", "incidents_file", "incidents_sha256", "currency",
+    {"format": "slakit-credits/2", "contract", "contract_sha256", "incidents_file", "incidents_sha256", "currency",
      "timezone", "as_of", "skipped_rows", "open_incidents",
      "periods": [{"period", "start", "end", "hours", "fee_total", "credit_uncapped",
                   "credit_total", "cap_amount", "cap_applied", "minimum", "minimum_applied", "claim": {"due", "status"},
@@ -64,10 +69,7 @@ no record that month. Revision 1 results carry none of these fields.
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any
 
@@ -76,39 +78,25 @@ import numpy as np
 from calculators import credits as cr
 from calculators import settle
 from calculators.periods import Period
+from calculators.result_records import (  # noqa: F401  (iso and gc_paused: used from here by other modules)
+    MonthTotals,
+    NodeCredit,
+    QuarterTotals,
+    UnitMonth,
+    gc_paused,
+    iso,
+    money,
+    percent_e4,
+    utc,
+)
 from calculators.vocabulary import FLAG_LISTS, FLAG_MASK, FLAG_NAMES
-from slaschema.jsontext import dumps_indented, dumps_indented_utf8
 
 FLAG_BITS = FLAG_NAMES          # (bit, name), calculators/vocabulary.py
 _FLAG_LISTS = FLAG_LISTS
 
 
-def iso(epoch: int) -> str:
-    return datetime.fromtimestamp(int(epoch), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-
 def _flags(bits: int) -> list[str]:
     return list(_FLAG_LISTS[bits & FLAG_MASK])
-
-
-@contextmanager
-def gc_paused():
-    """Pause the cyclic garbage collector while tens of thousands of small records are built
-    next to a million-row log: every few hundred new dicts would trigger a collection that
-    rescans the whole live heap (a second of the 1M-incident benchmark). Nothing built here
-    forms reference cycles, so no garbage waits for the collector."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            # the new records go straight to the oldest generation instead of being scanned
-            # at the next allocation (freeze/unfreeze only move objects between generations)
-            gc.freeze()
-            gc.enable()
-            gc.unfreeze()
 
 
 def _money_list(cents: np.ndarray) -> list[str]:
@@ -128,16 +116,15 @@ def _pct(value: Decimal | None) -> str:
     return format(value.normalize(), "f") if value is not None else "0"
 
 
-def claims_json(claims, doc: dict[str, Any]) -> None:
-    """Per month `claim: {due, status}` and the top-level `claimable_total` (sla-semantics 8.7)."""
-    by = {m.period: m for m in claims.months}
-    for p in doc["periods"]:
-        m = by.get(p["period"])
-        if m is not None:
-            p["claim"] = {"due": iso(m.due) if m.due is not None else None, "status": m.status}
-    doc["claims_as_of"] = iso(claims.as_of)
-    doc["claim_window"] = claims.window
-    doc["claimable_total"] = cr.money(claims.claimable_cents)
+def incident_ids(incidents: Any, indices: list[int]) -> dict[int, tuple[str, ...]]:
+    """Incident ids (log order) of a few units of a `ScopeMonth` (a table's shown rows):
+    from the engine's index without building the lists of all units where it can."""
+    if not indices:
+        return {}
+    preload = getattr(incidents, "preload", None)
+    if preload is not None:                      # the engine's index: only these units are worked out
+        preload(indices)
+    return {i: tuple(incidents.get(i, ())) for i in indices}
 
 
 @dataclass(frozen=True)
@@ -226,6 +213,61 @@ class ScopeMonth:
             out.append(r)
         return out
 
+    def downtime_value(self, i: int) -> int | Decimal:
+        """`downtime_seconds` of unit i as a number: an int, or (proportional degraded time
+        not a whole number of seconds) lost GPU-seconds / GPUs rounded to 3 decimals."""
+        lnum, dn = int(self.lnum[i]), int(self.dn[i])
+        if dn == 1:
+            return lnum
+        if lnum % dn == 0:
+            return lnum // dn
+        return round(Decimal(lnum) / Decimal(dn), 3)
+
+    def credit_pct_value(self, i: int) -> Decimal:
+        """The unit's credit in percent: the tier's (as written, normalised) or, pro rata, the
+        share of the fee with four decimals; `format(value, "f")` is the document's text."""
+        v = self.credit_pct[i]
+        if v is not None:
+            return v.normalize()
+        num, den = int(self.share_num[i]), int(self.share_den[i])
+        return percent_e4((2 * 10**6 * num + den) // (2 * den))
+
+    def records(self, pr: PeriodResult, indices: list[int] | None = None) -> list[UnitMonth]:
+        """`UnitMonth` records of the units in service this month (all of them, in topology
+        order, or those at `indices`); `pr` is the month they belong to (for the label and
+        the cap's scaling)."""
+        label = pr.period.label
+        every = indices is None
+        idx = range(len(self.ids)) if every else indices
+        if every and hasattr(self.incidents, "take_lists"):
+            lists = self.incidents.take_lists()
+            incidents = lambda i: tuple(lists[i])           # noqa: E731
+        else:
+            some = incident_ids(self.incidents, [i for i in idx if self.in_service(i)])
+            incidents = some.__getitem__
+        fees = cr.cents_half_up(self.fee_num, self.fee_den)
+        charged = cr.cents_half_up(self.charged_num, self.fee_den) if self.charged_num is not None else None
+        scaled: dict[int, Decimal] = {}
+        out = []
+        for i in idx:
+            if not self.in_service(i):
+                continue            # not in service this month: no unit-month (revision 1.1, 8.1)
+            credit = int(self.credit_cents[i])
+            after = scaled.get(credit)
+            if after is None:
+                after = scaled[credit] = money(settle.scaled_cents(credit, pr))
+            service = int(self.service[i]) if self.service is not None else None
+            out.append(UnitMonth(
+                period=label, scope=self.scope, id=self.ids[i], downtime_seconds=self.downtime_value(i),
+                excluded_seconds=int(self.excluded[i]), availability=percent_e4(int(self.avail_e4[i])),
+                target=self.target, met=bool(self.met[i]), credit_pct=self.credit_pct_value(i),
+                fee=money(int(fees[i])), credit=money(credit), credit_after_cap_and_minimum=after,
+                incidents=incidents(i), flags=tuple(_FLAG_LISTS[int(self.flags[i]) & FLAG_MASK]),
+                lost_gpu_seconds=int(self.lnum[i]) if self.proportional else None,
+                service_seconds=service,
+                charged_fee=None if service is None else money(int(charged[i] if charged is not None else fees[i]))))
+        return out
+
     def row(self, i: int) -> dict[str, Any]:
         out: dict[str, Any] = {
             "scope": self.scope,
@@ -277,6 +319,22 @@ class NodeMonth:
         return [{"id": i, "fee": f, "credit": c, "basis": b, "service_seconds": s, "not_charged": x}
                 for i, f, c, b, s, x in zip(self.ids, fees, credits, basis, self.service.tolist(), nc) if s > 0]
 
+    def records(self, pr: PeriodResult) -> list[NodeCredit]:
+        """`NodeCredit` records of the nodes in service this month, in topology order."""
+        label = pr.period.label
+        settled = settle.settled_node_cents(pr).tolist()
+        out = []
+        for i, node in enumerate(self.ids):
+            service = int(self.service[i]) if self.service is not None else None
+            if service == 0:
+                continue
+            out.append(NodeCredit(
+                period=label, id=node, fee=money(int(self.fee_cents[i])), credit=money(int(self.credit_cents[i])),
+                basis=str(self.basis[i]) or "none", credit_after_cap_and_minimum=money(int(settled[i])),
+                service_seconds=service,
+                not_charged=money(int(self.not_charged_cents[i])) if service is not None else None))
+        return out
+
     def row(self, i: int) -> dict[str, Any]:
         out = {"id": self.ids[i], "fee": cr.money(int(self.fee_cents[i])),
                "credit": cr.money(int(self.credit_cents[i])), "basis": str(self.basis[i]) or "none"}
@@ -306,43 +364,32 @@ class PeriodResult:
         """Credit owed plus hours not charged (revision 1.1, 8.5)."""
         return self.credit_total_cents + (self.not_charged_cents or 0)
 
-    def to_json(self, include_units: bool = True) -> dict[str, Any]:
-        units = []
-        nodes = self.nodes.rows() if include_units else []
-        if include_units:
-            for sm in self.scopes.values():
-                units.extend(sm.rows())
-            settle.annotate_json(self, units, nodes)
-        out = self._json(units, nodes)
-        if self.not_charged_cents is None:
-            return out
-        # revision 1.1: hours not charged and the remedy next to the credit total
-        rev: dict[str, Any] = {}
-        for k, v in out.items():
-            rev[k] = v
-            if k == "credit_total":
-                rev["not_charged_total"] = cr.money(self.not_charged_cents)
-                rev["remedy_total"] = cr.money(self.remedy_cents)
-            elif k == "minimum_applied":
-                rev["minimum_rule"] = "more_than" if self.minimum_strict else "at_least"
-        return rev
+    def totals(self, claim: Any = None) -> MonthTotals:
+        """The month's `MonthTotals`; `claim` is its `calculators.claims.ClaimDeadline` (if judged)."""
+        p = self.period
+        rev11 = self.not_charged_cents is not None
+        return MonthTotals(
+            period=p.label, start=utc(p.start), end=utc(p.end), hours=p.hours,
+            fee_total=money(self.fee_total_cents), credit_uncapped=money(self.credit_uncapped_cents),
+            credit_total=money(self.credit_total_cents),
+            cap_amount=money(self.cap_cents) if self.cap_cents is not None else None, cap_applied=self.cap_applied,
+            minimum=self.minimum_cents, minimum_applied=self.minimum_applied,
+            minimum_rule="more_than" if self.minimum_strict else "at_least",
+            not_charged_total=money(self.not_charged_cents) if rev11 else None,
+            remedy_total=money(self.remedy_cents) if rev11 else None,
+            claim_due=utc(claim.due) if claim is not None and claim.due is not None else None,
+            claim_status=claim.status if claim is not None else None)
 
-    def _json(self, units: list, nodes: list) -> dict[str, Any]:
-        return {
-            "period": self.period.label,
-            "start": iso(self.period.start),
-            "end": iso(self.period.end),
-            "hours": _pct(self.period.hours),
-            "fee_total": cr.money(self.fee_total_cents),
-            "credit_uncapped": cr.money(self.credit_uncapped_cents),
-            "credit_total": cr.money(self.credit_total_cents),
-            "cap_amount": cr.money(self.cap_cents) if self.cap_cents is not None else None,
-            "cap_applied": self.cap_applied,
-            "minimum": _pct(self.minimum_cents),
-            "minimum_applied": self.minimum_applied,
-            "units": units,
-            "nodes": nodes,
-        }
+    def unit_months(self, scope: str | None = None) -> list[UnitMonth]:
+        """The month's `UnitMonth` records, scope by scope (or of one scope), topology order."""
+        out: list[UnitMonth] = []
+        for name, sm in self.scopes.items():
+            if scope is None or name == scope:
+                out.extend(sm.records(self))
+        return out
+
+    def node_credits(self) -> list[NodeCredit]:
+        return self.nodes.records(self)
 
 
 @dataclass(frozen=True)
@@ -383,71 +430,62 @@ class Result:
         nm = self.period(label).nodes
         return nm.row(nm.ids.index(node_id))
 
-    def quarters(self) -> list[dict[str, Any]]:
+    def month_totals(self) -> tuple[MonthTotals, ...]:
+        """Each computed month's totals (with its claim deadline when the run judged claims)."""
+        claims = {m.period: m for m in self.claims.months} if self.claims is not None else {}
+        return tuple(p.totals(claims.get(p.period.label)) for p in self.periods)
+
+    def quarter_totals(self) -> tuple[QuarterTotals, ...]:
         """Sums over each quarter whose three months were all computed (shown next to the
         months); a quarter with a month missing has no sum, it would be no quarter's figure."""
-        out: dict[str, dict[str, Any]] = {}
+        acc: dict[str, dict[str, Any]] = {}
         for p in self.periods:
             q = f"{p.period.year}-Q{(p.period.month - 1) // 3 + 1}"
-            d = out.setdefault(q, {"quarter": q, "months": [], "fee_total": 0, "credit_total": 0})
+            d = acc.setdefault(q, {"months": [], "fee": 0, "credit": 0, "nc": None, "remedy": None})
             d["months"].append(p.period.label)
-            d["fee_total"] += p.fee_total_cents
-            d["credit_total"] += p.credit_total_cents
+            d["fee"] += p.fee_total_cents
+            d["credit"] += p.credit_total_cents
             if p.not_charged_cents is not None:
-                d["not_charged_total"] = d.get("not_charged_total", 0) + p.not_charged_cents
-                d["remedy_total"] = d.get("remedy_total", 0) + p.remedy_cents
-        return [{**d, **{k: cr.money(d[k]) for k in ("fee_total", "credit_total", "not_charged_total", "remedy_total")
-                         if k in d}} for d in out.values() if len(set(d["months"])) == 3]
+                d["nc"] = (d["nc"] or 0) + p.not_charged_cents
+                d["remedy"] = (d["remedy"] or 0) + p.remedy_cents
+        return tuple(QuarterTotals(quarter=q, months=tuple(d["months"]), fee_total=money(d["fee"]),
+                                   credit_total=money(d["credit"]),
+                                   not_charged_total=money(d["nc"]) if d["nc"] is not None else None,
+                                   remedy_total=money(d["remedy"]) if d["remedy"] is not None else None)
+                     for q, d in acc.items() if len(set(d["months"])) == 3)
+
+    def unit_months(self, label: str, scope: str | None = None) -> list[UnitMonth]:
+        """The `UnitMonth` records of month `label` (all scopes, or one)."""
+        return self.period(label).unit_months(scope)
+
+    def unit_month(self, label: str, scope: str, unit_id: str) -> UnitMonth:
+        pr = self.period(label)
+        sm = pr.scopes[scope]
+        return sm.records(pr, [sm.ids.index(unit_id)])[0]
+
+    def node_credits(self, label: str) -> list[NodeCredit]:
+        return self.period(label).node_credits()
 
     def to_json(self, include_units: bool = True, include_incidents: bool = False) -> dict[str, Any]:
-        """The stable JSON form. `include_incidents` (needs `incidents=True` in `compute`) adds
-        "incidents" (one record per incident id: id, scope, target, units, category, impact,
-        severity, cause, ticket, start, end, counted_seconds, downtime_seconds, excluded_seconds,
-        flags), per month "downtime_by_category" and "downtime_by_cause" (lists of {key,
-        counted_node_seconds, downtime_node_seconds, excluded_node_seconds}) and
-        "rack_day_downtime" ({days, racks, node_seconds: rack x day})."""
-        if include_incidents and self.figures is None:
-            raise ValueError("per-incident figures were not computed; pass incidents=True to compute()")
-        with gc_paused():
-            out = self._json(include_units)
-            if include_incidents:
-                f = self.figures
-                for p in out["periods"]:
-                    p["downtime_by_category"] = f.breakdown_json(f.by_category[p["period"]])
-                    p["downtime_by_cause"] = f.breakdown_json(f.by_cause[p["period"]])
-                out["incidents"] = f.records()
-                out["rack_day_downtime"] = f.rack_days.to_json()
-        return out
+        """The JSON document (`calculators.result_json`) parsed back into Python values, for
+        callers that want the machine form. Renderers read the typed records instead.
+        `include_incidents` (needs `incidents=True` in `compute`) adds the per-incident
+        parts (see `calculators.result_json`)."""
+        import orjson
 
-    def _json(self, include_units: bool) -> dict[str, Any]:
-        out = self._json_figures(include_units)
-        if self.claims is not None:
-            claims_json(self.claims, out)
-        return out
+        from calculators.result_json import document_bytes
 
-    def _json_figures(self, include_units: bool) -> dict[str, Any]:
-        return {
-            "contract": self.contract,
-            "contract_sha256": self.contract_sha256,
-            "incidents_file": self.incidents_file,
-            "incidents_sha256": self.incidents_sha256,
-            "currency": self.currency,
-            "timezone": self.timezone,
-            "as_of": iso(self.as_of),
-            "skipped_rows": list(self.skipped_rows),
-            "open_incidents": list(self.open_incidents),
-            "periods": [p.to_json(include_units) for p in self.periods],
-            "quarters": self.quarters(),
-            "support": self.support,
-            "termination": self.termination,
-        }
+        return orjson.loads(document_bytes(self, include_units=include_units, include_incidents=include_incidents))
 
     def dumps(self) -> str:
-        return dumps_indented(self.to_json())
+        return self.dumps_utf8().decode("utf-8")
 
-    def dumps_utf8(self) -> bytes:
-        """`dumps()` as UTF-8 bytes (what the credits command writes)."""
-        return dumps_indented_utf8(self.to_json())
+    def dumps_utf8(self, extra: dict[str, Any] | None = None) -> bytes:
+        """The JSON document as UTF-8 bytes (what the credits command writes); `extra` adds
+        top-level members after the others (the credits command's `performance`)."""
+        from calculators.result_json import document_bytes
+
+        return document_bytes(self, extra=extra)
 
     @property
     def revision_1_1(self) -> bool:

@@ -62,27 +62,6 @@ def hours(seconds: int | float) -> str:
     return format((Decimal(str(seconds)) / 3600).quantize(HOURS, ROUND_HALF_UP), "f")
 
 
-def annotate_json(pr: Any, units: list[dict[str, Any]], nodes: list[dict[str, Any]]) -> None:
-    """Add `credit_before_cap` and `credit_after_cap_and_minimum` to the JSON records of a month."""
-    cache: dict[str, str] = {}
-    for u in units:
-        before = u["credit"]
-        after = cache.get(before)
-        if after is None:
-            after = cache[before] = cr.money(scaled_cents(_cents(before), pr))
-        u["credit_before_cap"] = before
-        u["credit_after_cap_and_minimum"] = after
-    if nodes:
-        settled = settled_node_cents(pr).tolist()
-        for n, s in zip(nodes, settled):
-            n["credit_before_cap"] = n["credit"]
-            n["credit_after_cap_and_minimum"] = cr.money(int(s))
-
-
-def _cents(text: str) -> int:
-    return int((Decimal(text) * 100).to_integral_value(ROUND_HALF_UP))
-
-
 CSV_COLUMNS = ("period", "row", "scope", "id", "downtime_seconds", "downtime_hours", "excluded_seconds",
                "excluded_hours", "availability_pct", "target_pct", "met", "credit_pct", "fee", "credit",
                "settled_credit", "credit_owed", "basis", "incidents", "flags")

@@ -369,8 +369,8 @@ def compute_goodput(lc: LoadedContract, runs: JobRuns, periods: list[Period], lo
             pr = res.period(p.label)
             from calculators import credits as cr
 
-            fee = Decimal(cr.money(pr.fee_total_cents))
-            credit = Decimal(cr.money(pr.credit_total_cents))
+            fee = cr.money_decimal(pr.fee_total_cents)
+            credit = cr.money_decimal(pr.credit_total_cents)
             sm = pr.scopes.get("node")
             if sm is not None:
                 lnum = sm.lnum.tolist()

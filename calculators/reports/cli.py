@@ -110,7 +110,6 @@ def review(contract: str, incidents: str, periods: tuple[str, ...], output: str,
     from calculators.reports.review_model import review_extras
     from slakit import __version__
     from slaschema.cli import load_or_exit
-    from slaschema.jsontext import dumps_indented_utf8
 
     label = periods[0]
     fmt = _format_for(output, fmt)
@@ -131,7 +130,6 @@ def review(contract: str, incidents: str, periods: tuple[str, ...], output: str,
     except PeriodError as e:
         raise click.BadParameter(str(e), param_hint="--month/--quarter/--period") from None
     res = apply_history(lc, log, res, history_files, history_from)
-    result = res.to_json()
     extras = review_extras(res)
     progress.step(note="figures computed")
     out = Path(output)
@@ -139,7 +137,7 @@ def review(contract: str, incidents: str, periods: tuple[str, ...], output: str,
     inputs = ReviewInputs(contract_file=Path(lc.file).name, contract_sha256=lc.sha256,
                           incidents_file=Path(incidents).name, incidents_sha256=log.sha256 or "",
                           tool_version=__version__, period_label=label)
-    document, attachments = review_document(lc, result, extras, inputs, register_limit=register_limit,
+    document, attachments = review_document(lc, res, extras, inputs, register_limit=register_limit,
                                             attachment_stem=stem,
                                             goodput=review_goodput_json(lc, log, res, goodput, skip_bad_rows))
     progress.step(note="document built")
@@ -152,10 +150,10 @@ def review(contract: str, incidents: str, periods: tuple[str, ...], output: str,
         write_atomic(path, a.data)
         written.append(f"{path} ({a.description})")
     if json_out:
-        write_atomic(json_out, dumps_indented_utf8(result))
+        write_atomic(json_out, res.dumps_utf8())
         written.append(f"{json_out} (result document)")
-    total = sum((Decimal(p["credit_total"]) for p in result["periods"]), Decimal(0))
-    click.echo(f"SLA review {label} for {lc.id}: credits owed {money(total, result['currency'])}")
+    total = sum((m.credit_total for m in res.month_totals()), Decimal(0))
+    click.echo(f"SLA review {label} for {lc.id}: credits owed {money(total, res.currency)}")
     for w in written:
         click.echo(f"  wrote {w}")
 

@@ -284,7 +284,10 @@ def stylesheet(sheet: Any) -> Any:
 class Paragraph(_Paragraph):
     """reportlab's Paragraph with per-character font fallback (see `markup`)."""
 
-    def __init__(self, text: str, style: Any = None, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, text: str | None, style: Any = None, *args: Any, **kwargs: Any) -> None:
+        if text is None:        # a paragraph split over two pages: reportlab passes the parts' frags
+            super().__init__(None, style, *args, **kwargs)
+            return
         base = getattr(style, "fontName", REGULAR) if style is not None else REGULAR
         super().__init__(markup(text, base if base in (REGULAR, BOLD, MONO) else REGULAR), style, *args, **kwargs)
 

@@ -11,6 +11,7 @@ from datetime import date, datetime
 from decimal import Decimal
 
 from calculators.reports.fmt import money, words
+from calculators.result_records import MonthTotals
 from slaschema.hostlist import compress
 from slaschema.loader import LoadedContract
 
@@ -86,16 +87,16 @@ def minimum_words(strict: bool, amount) -> str:
             else f"below the minimum of {money(amount)}: not issued")
 
 
-def remedy_rows(p: dict, cur: str) -> list[tuple[str, str, str]]:
+def remedy_rows(m: MonthTotals, cur: str) -> list[tuple[str, str, str]]:
     """Credit statement rows for a month with hours not charged (revision 1.1 results)."""
-    if "not_charged_total" not in p:
+    if m.not_charged_total is None:
         return []
     return [("Hours not charged (billing adjustment, not capped)", "nodes down over the threshold",
-             money(p["not_charged_total"], cur)),
-            ("Remedy (credit owed + hours not charged)", "", money(p["remedy_total"], cur))]
+             money(m.not_charged_total, cur)),
+            ("Remedy (credit owed + hours not charged)", "", money(m.remedy_total, cur))]
 
 
-def remedy_total(periods: list[dict]) -> Decimal | None:
-    if not periods or "remedy_total" not in periods[0]:
+def remedy_total(months: tuple[MonthTotals, ...] | list[MonthTotals]) -> Decimal | None:
+    if not months or months[0].remedy_total is None:
         return None
-    return sum((Decimal(p["remedy_total"]) for p in periods), Decimal(0))
+    return sum((m.remedy_total for m in months), Decimal(0))

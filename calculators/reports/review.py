@@ -1,9 +1,9 @@
-"""The SLA review: a result document (plus `review_extras`) as a `Document`.
+"""The SLA review: a credits `Result` (plus `review_extras`) as a `Document`.
 
 `review_document(...)` only selects, sorts, counts and formats figures that the engine
-computed (`calculators.engine.compute(..., incidents=True)`: its `to_json()` and the
-per-incident figures of the same run, arranged by `review_extras`); it never applies an SLA
-rule itself. Summaries come first; long lists
+computed (`calculators.engine.compute(..., incidents=True)`: the typed records of its
+`Result`, `calculators.result_records`, and the per-incident figures of the same run,
+arranged by `review_extras`); it never applies an SLA rule itself. Summaries come first; long lists
 (every node's credit, the incident register) go to appendices, and the register is cut at
 `register_limit` rows in the document with the full register written as a CSV attachment.
 """
@@ -14,14 +14,19 @@ import csv
 import io
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from calculators.reports import rev11_terms
 from calculators.reports import doc as d
 from calculators.reports.claims_text import cover_claim_item, month_claim_blocks, review_claim_blocks
-from calculators.reports.review_model import Register
+from calculators.reports.review_model import Register, RegisterRow, ReviewExtras
 from calculators.reports.fmt import count, dec, duration, hours, minutes, money, pct, plural, spaced_hostlist
+from calculators.result_records import MonthTotals, NodeCredit, UnitMonth
+from slaschema.loader import LoadedContract
 from slaschema.models import SCOPES
+
+if TYPE_CHECKING:
+    from calculators.result import Result
 
 UNIT_TABLE_MAX = 30         # scopes with more units show a summary and the worst units
 WORST = 12
@@ -50,18 +55,34 @@ class Attachment:
     description: str
 
 
-def _units_by_scope(period: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = {}
-    for u in period["units"]:
-        out.setdefault(u["scope"], []).append(u)
+@dataclass(frozen=True)
+class _Month:
+    """One reviewed month: its totals and its unit and node records (built once per review)."""
+    totals: MonthTotals
+    units: list[UnitMonth]
+    nodes: list[NodeCredit]
+
+    @property
+    def label(self) -> str:
+        return self.totals.period
+
+
+def _months(result: Result) -> list[_Month]:
+    return [_Month(t, p.unit_months(), p.node_credits()) for t, p in zip(result.month_totals(), result.periods)]
+
+
+def _units_by_scope(month: _Month) -> dict[str, list[UnitMonth]]:
+    out: dict[str, list[UnitMonth]] = {}
+    for u in month.units:
+        out.setdefault(u.scope, []).append(u)
     return out
 
 
-def _avail_num(u: dict[str, Any]) -> float:
-    return float(u["availability_pct"])
+def _avail_num(u: UnitMonth) -> float:
+    return float(u.availability)
 
 
-def _target_text(t: str) -> str:
+def _target_text(t: Decimal) -> str:
     return f"{dec(t).normalize():f}%"
 
 
@@ -80,53 +101,54 @@ def _ids(ids: list[str], limit: int = 8) -> str:
 
 # --- sections ---------------------------------------------------------------------------
 
-def _summary(lc, result, extras, months: list[str], app: dict[str, str]) -> list[d.Block]:
-    cur = result["currency"]
+def _summary(lc: LoadedContract, result: Result, periods: list[_Month], extras: ReviewExtras, months: list[str],
+             app: dict[str, str]) -> list[d.Block]:
+    cur = result.currency
     cp = lc.model.credits
-    periods = result["periods"]
-    total = sum((dec(p["credit_total"]) for p in periods), Decimal(0))
+    totals = [p.totals for p in periods]
+    total = sum((t.credit_total for t in totals), Decimal(0))
     out: list[d.Block] = [d.Heading("1. Executive summary", 1)]
     out.append(d.Para(f"Credits owed for {', '.join(months)}: {money(total, cur)} after the cap and the minimum, "
                       f"given as {FORM_WORDS.get(cp.form, cp.form)}.", "strong"))
-    remedy = rev11_terms.remedy_total(periods)
+    remedy = rev11_terms.remedy_total(totals)
     if remedy is not None:
-        nc = sum((dec(p["not_charged_total"]) for p in periods), Decimal(0))
+        nc = sum((t.not_charged_total for t in totals), Decimal(0))
         out.append(d.Para(f"Hours not charged: {money(nc, cur)}, a billing adjustment next to the credit; remedy in "
                           f"all (credit owed + hours not charged): {money(remedy, cur)}."))
     claim_blocks = review_claim_blocks(result)
     rows = []
-    for p in periods:
+    for t in totals:
         notes = []
-        if p.get("cap_applied"):
-            notes.append(f"cap of {money(p.get('cap_amount'))} applied")
-        if p.get("minimum_applied"):
-            notes.append(rev11_terms.minimum_words(p.get("minimum_rule") == "more_than", p.get("minimum")))
-        rows.append((p["period"], money(p["fee_total"]), money(p["credit_uncapped"]), money(p["credit_total"]),
+        if t.cap_applied:
+            notes.append(f"cap of {money(t.cap_amount)} applied")
+        if t.minimum_applied:
+            notes.append(rev11_terms.minimum_words(t.minimum_rule == "more_than", t.minimum))
+        rows.append((t.period, money(t.fee_total), money(t.credit_uncapped), money(t.credit_total),
                      "; ".join(notes) or "—"))
     if len(periods) > 1:
-        rows.append(("Total", money(sum((dec(p["fee_total"]) for p in periods), Decimal(0))),
-                     money(sum((dec(p["credit_uncapped"]) for p in periods), Decimal(0))), money(total), ""))
+        rows.append(("Total", money(sum((t.fee_total for t in totals), Decimal(0))),
+                     money(sum((t.credit_uncapped for t in totals), Decimal(0))), money(total), ""))
     out.append(d.Table(("Month", f"Fee ({cur})", f"Credit before cap ({cur})", f"Credit owed ({cur})", "Notes"),
                        tuple(rows), align=("l", "r", "r", "r", "l"), widths=(1, 1.5, 1.6, 1.5, 2.4),
                        total_row=len(periods) > 1))
     out.extend(claim_blocks)
     # targets met per scope and month
-    header = ("Scope", "Target") + tuple(p["period"] for p in periods)
+    header = ("Scope", "Target") + tuple(p.label for p in periods)
     rows2, hl = [], []
     for scope in SCOPES:
         cells = []
         missed_any = False
         target = None
         for p in periods:
-            us = [u for u in p["units"] if u["scope"] == scope]
+            us = [u for u in p.units if u.scope == scope]
             if not us:
                 cells.append("—")
                 continue
-            target = us[0]["target_pct"]
-            missed = [u for u in us if not u["met"]]
+            target = us[0].target
+            missed = [u for u in us if not u.met]
             missed_any |= bool(missed)
             if len(us) == 1:
-                cells.append("met" if not missed else f"missed ({pct(us[0]['availability_pct'])})")
+                cells.append("met" if not missed else f"missed ({pct(us[0].availability)})")
             else:
                 cells.append("all met" if not missed else f"missed by {len(missed):,} of {len(us):,}")
         if target is None:
@@ -137,7 +159,7 @@ def _summary(lc, result, extras, months: list[str], app: dict[str, str]) -> list
     out.append(d.Table(header, tuple(rows2), align=("l", "r") + ("l",) * len(periods), highlight=tuple(hl),
                        caption="Highlighted: a scope with at least one unit below target in the period."))
     # termination
-    term = result.get("termination") or {}
+    term = result.termination or {}
     ch = term.get("chronic")
     items = []
     if ch:
@@ -160,7 +182,8 @@ def _summary(lc, result, extras, months: list[str], app: dict[str, str]) -> list
             near = ch["near"]
             where = "one more month below target would reach it"
         else:
-            near = [u for u in extras["chronic"]["units"] if near_n >= 1 and len(u["months_below_target"]) == near_n]
+            near = [{"scope": u.scope, "id": u.id} for u in extras.chronic
+                    if near_n >= 1 and len(u.months_below_target) == near_n]
             where = f"{near_n} of {ch['months_below_target']} months below target within the months reviewed"
         if near:
             names = [f"{u['scope']} {u['id']}" for u in near]
@@ -186,7 +209,7 @@ def _summary(lc, result, extras, months: list[str], app: dict[str, str]) -> list
         out.append(d.Heading("Termination rights", 3))
         out.append(d.Bullets(tuple(items)))
     # incidents needing attention
-    reg = extras["incidents"]
+    reg = extras.incidents
     n_open = reg.count("open_incident")
     att = [f"{plural(len(reg), 'incident')} touch the period; {plural(n_open, 'is', 'are')} still open"
            + (f": {_more(reg.ids('open_incident', 8), n_open)}." if n_open else ".")]
@@ -197,7 +220,7 @@ def _summary(lc, result, extras, months: list[str], app: dict[str, str]) -> list
                        f"{_more(reg.ids(f, 8), n)}; counted as downtime.")
     if not any(flagged.values()):
         att.append("No incident has a notice, cap or category problem.")
-    skipped = result.get("skipped_rows") or []
+    skipped = list(result.skipped_rows)
     if skipped:
         n_rows = len({s.get("row") for s in skipped})
         att.append(f"{plural(n_rows, 'row')} of the incident log could not be read and "
@@ -208,8 +231,7 @@ def _summary(lc, result, extras, months: list[str], app: dict[str, str]) -> list
     return out
 
 
-def _availability(result, months: list[str]) -> list[d.Block]:
-    periods = result["periods"]
+def _availability(periods: list[_Month], months: list[str]) -> list[d.Block]:
     out: list[d.Block] = [d.Heading("2. Availability against target", 1)]
     out.append(d.Para("Availability per unit and month = 1 - downtime / length of the month, after exclusions, "
                       "truncated to four decimals for display (never rounded up to a target it misses). A unit exactly at "
@@ -220,21 +242,21 @@ def _availability(result, months: list[str]) -> list[d.Block]:
         if not any(scope in b for b in by_scope):
             continue
         n += 1
-        ids = [u["id"] for u in next(b[scope] for b in by_scope if scope in b)]
-        target = next(b[scope] for b in by_scope if scope in b)[0]["target_pct"]
-        table: dict[str, list[dict[str, Any] | None]] = {i: [None] * len(periods) for i in ids}
+        ids = [u.id for u in next(b[scope] for b in by_scope if scope in b)]
+        target = next(b[scope] for b in by_scope if scope in b)[0].target
+        table: dict[str, list[UnitMonth | None]] = {i: [None] * len(periods) for i in ids}
         for k, b in enumerate(by_scope):
             for u in b.get(scope, []):
-                table.setdefault(u["id"], [None] * len(periods))[k] = u
+                table.setdefault(u.id, [None] * len(periods))[k] = u
         out.append(d.Heading(f"2.{n} {scope.capitalize()} availability (target {_target_text(target)})", 2))
         if len(ids) > UNIT_TABLE_MAX:
             rows = []
             for k, p in enumerate(periods):
                 us = by_scope[k].get(scope, [])
-                missed = [u for u in us if not u["met"]]
+                missed = [u for u in us if not u.met]
                 low = min(us, key=_avail_num)
-                rows.append((p["period"], count(len(us)), count(len(us) - len(missed)), count(len(missed)),
-                             f"{pct(low['availability_pct'])} ({low['id']})"))
+                rows.append((p.label, count(len(us)), count(len(us) - len(missed)), count(len(missed)),
+                             f"{pct(low.availability)} ({low.id})"))
             out.append(d.Table(("Month", "Units", "Met", "Missed", "Lowest availability"), tuple(rows),
                                align=("l", "r", "r", "r", "l"), widths=(1, 1, 1, 1, 2.5)))
             worst = sorted(ids, key=lambda i: (min(_avail_num(u) for u in table[i] if u), i))[:WORST]
@@ -245,16 +267,16 @@ def _availability(result, months: list[str]) -> list[d.Block]:
             caption = None
         rows, hl = [], []
         for i in shown:
-            cells = [pct(u["availability_pct"]) if u else "—" for u in table[i]]
-            if any(u and not u["met"] for u in table[i]):
+            cells = [pct(u.availability) if u else "—" for u in table[i]]
+            if any(u and not u.met for u in table[i]):
                 hl.append(len(rows))
             rows.append((i, *cells))
         out.append(d.Table((scope.capitalize(), *months), tuple(rows), align=("l",) + ("r",) * len(months),
                            highlight=tuple(hl), caption=caption or "Highlighted: below target in at least one month."))
-        vals = [float(u["availability_pct"]) for i in shown for u in table[i] if u]
+        vals = [float(u.availability) for i in shown for u in table[i] if u]
         lo = min(vals + [float(target)])
         floor = max(0.0, float(int(lo) - (1 if lo - int(lo) < 0.5 else 0)))
-        series = tuple((m, tuple(float(table[i][k]["availability_pct"]) if table[i][k] else 0.0 for i in shown))
+        series = tuple((m, tuple(float(table[i][k].availability) if table[i][k] else 0.0 for i in shown))
                        for k, m in enumerate(months))
         out.append(d.BarChart(title=f"{scope.capitalize()} availability per month (%)", categories=tuple(shown),
                               series=series, value_label="availability %",
@@ -265,38 +287,38 @@ def _availability(result, months: list[str]) -> list[d.Block]:
     return out
 
 
-def _downtime(extras) -> list[d.Block]:
+def _downtime(extras: ReviewExtras) -> list[d.Block]:
     out: list[d.Block] = [d.Heading("3. Downtime by category and cause", 1)]
-    cats = extras["by_category"]
-    tot_c = sum(x["counted_node_seconds"] for x in cats)
-    tot_d = sum(x["downtime_node_seconds"] for x in cats)
-    tot_e = sum(x["excluded_node_seconds"] for x in cats)
+    cats = extras.by_category
+    tot_c = sum(x.counted_node_seconds for x in cats)
+    tot_d = sum(x.downtime_node_seconds for x in cats)
+    tot_e = sum(x.excluded_node_seconds for x in cats)
     out.append(d.Para(f"Incident time inside the period, in node-hours (an hour of a rack incident costs as many "
                       f"node-hours as the rack has nodes): {hours(tot_c)} node-hours counted after the contract's "
                       f"exclusions, of which {hours(tot_d)} node-hours are downtime after the minimum-outage rule "
                       f"(the rest were outages too short to count), and {hours(tot_e)} node-hours excluded. Time the "
                       "rack and cluster rules add to nodes is not in these figures (see the fleet view)."))
     if cats:
-        rows = tuple((x["key"], hours(x["counted_node_seconds"]), hours(x["downtime_node_seconds"]),
-                      hours(x["excluded_node_seconds"])) for x in cats)
+        rows = tuple((x.key, hours(x.counted_node_seconds), hours(x.downtime_node_seconds),
+                      hours(x.excluded_node_seconds)) for x in cats)
         header = ("Category", "Counted node-hours", "Downtime node-hours", "Excluded node-hours")
         out.append(d.BarChart(title="Node-hours by category: counted vs excluded",
-                              categories=tuple(x["key"].replace("_", " ") for x in cats),
-                              series=(("counted", tuple(x["counted_node_seconds"] / 3600 for x in cats)),
-                                      ("excluded", tuple(x["excluded_node_seconds"] / 3600 for x in cats))),
+                              categories=tuple(x.key.replace("_", " ") for x in cats),
+                              series=(("counted", tuple(x.counted_node_seconds / 3600 for x in cats)),
+                                      ("excluded", tuple(x.excluded_node_seconds / 3600 for x in cats))),
                               value_label="node-hours", stacked=True, horizontal=True,
                               fallback=d.Table(header, rows, align=("l", "r", "r", "r"))))
         out.append(d.Table(header, rows, align=("l", "r", "r", "r"), widths=(2, 1, 1, 1), width_fraction=0.9,
                            caption="Counted: after exclusions, before the minimum-outage rule. Downtime: the "
                                    "counted time that is downtime after the minimum-outage rule."))
-    causes = extras["by_cause"]
+    causes = extras.by_cause
     if causes:
-        rows = tuple((x["key"], hours(x["counted_node_seconds"]), hours(x["downtime_node_seconds"]),
-                      hours(x["excluded_node_seconds"])) for x in causes)
+        rows = tuple((x.key, hours(x.counted_node_seconds), hours(x.downtime_node_seconds),
+                      hours(x.excluded_node_seconds)) for x in causes)
         out.append(d.BarChart(title="Node-hours by cause (largest first)",
-                              categories=tuple(_short(x["key"], 48) for x in causes),
-                              series=(("counted", tuple(x["counted_node_seconds"] / 3600 for x in causes)),
-                                      ("excluded", tuple(x["excluded_node_seconds"] / 3600 for x in causes))),
+                              categories=tuple(_short(x.key, 48) for x in causes),
+                              series=(("counted", tuple(x.counted_node_seconds / 3600 for x in causes)),
+                                      ("excluded", tuple(x.excluded_node_seconds / 3600 for x in causes))),
                               value_label="node-hours", stacked=True, horizontal=True,
                               fallback=d.Table(("Cause", "Counted node-hours", "Downtime node-hours",
                                                 "Excluded node-hours"), rows, align=("l", "r", "r", "r"))))
@@ -307,51 +329,51 @@ def _short(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 3].rstrip() + "..."
 
 
-def _fleet(result, extras, months: list[str]) -> list[d.Block]:
-    hm = extras["heatmap"]
+def _fleet(periods: list[_Month], extras: ReviewExtras, months: list[str]) -> list[d.Block]:
+    hm = extras.heatmap
     out: list[d.Block] = [d.Heading("4. Fleet view", 1)]
     out.append(d.Para("Where and when capacity was lost: node-hours down per rack and local calendar day, after "
                       "the rack and cluster rules (a rack that is down counts all its nodes when nodes follow the "
                       "rack). Darker is more."))
-    days = hm["days"]
+    days = hm.days
     col_labels = tuple(x[5:] for x in days)
     fb_rows = tuple((r, hours(Decimal(str(sum(v))) * 3600), ", ".join(f"{days[j]}: {v[j]}" for j in range(len(v))
                                                                     if v[j] > 0) or "—")
-                    for r, v in zip(hm["racks"], hm["node_hours"]))
-    out.append(d.Heatmap(title="Node-hours down per rack and day", row_labels=tuple(hm["racks"]),
-                         col_labels=col_labels, values=tuple(tuple(v) for v in hm["node_hours"]),
-                         value_label="node-hours per day", row_note=hm.get("note"),
+                    for r, v in zip(hm.racks, hm.node_hours))
+    out.append(d.Heatmap(title="Node-hours down per rack and day", row_labels=tuple(hm.racks),
+                         col_labels=col_labels, values=tuple(tuple(v) for v in hm.node_hours),
+                         value_label="node-hours per day", row_note=hm.note,
                          fallback=d.Table(("Rack", "Node-hours", "Days with downtime (node-hours)"), fb_rows,
                                           align=("l", "r", "l"))))
-    if hm.get("note"):
-        out.append(d.Para(hm["note"], "note"))
+    if hm.note:
+        out.append(d.Para(hm.note, "note"))
     # worst nodes with their incidents
     per_node: dict[str, dict[str, Any]] = {}
-    for k, p in enumerate(result["periods"]):
-        for u in p["units"]:
-            if u["scope"] != "node":
+    for k, p in enumerate(periods):
+        for u in p.units:
+            if u.scope != "node":
                 continue
-            e = per_node.setdefault(u["id"], {"down": 0.0, "excl": 0, "avail": [None] * len(months), "inc": {}})
-            e["down"] += float(u["downtime_seconds"])
-            e["excl"] += int(u["excluded_seconds"])
-            e["avail"][k] = u["availability_pct"]
-            e["inc"].update(dict.fromkeys(u["incidents"]))
+            e = per_node.setdefault(u.id, {"down": 0.0, "excl": 0, "avail": [None] * len(months), "inc": {}})
+            e["down"] += float(u.downtime_seconds)
+            e["excl"] += u.excluded_seconds
+            e["avail"][k] = u.availability
+            e["inc"].update(dict.fromkeys(u.incidents))
     worst = sorted((i for i, e in per_node.items() if e["down"] > 0), key=lambda i: (-per_node[i]["down"], i))[:WORST]
     if worst:
-        rows = tuple((i, hours(per_node[i]["down"]), *(pct(a) if a else "—" for a in per_node[i]["avail"]),
+        rows = tuple((i, hours(per_node[i]["down"]), *(pct(a) if a is not None else "—" for a in per_node[i]["avail"]),
                       _ids(list(per_node[i]["inc"]), 6)) for i in worst)
         out.append(d.Heading("Nodes with the most downtime", 2))
         out.append(d.Table(("Node", "Down (h)", *months, "Incidents"), rows,
                            align=("l", "r") + ("r",) * len(months) + ("l",),
                            widths=(1.1, 0.8) + (1,) * len(months) + (3,), font_size=7.5))
-    totals = hm.get("rack_totals", {})
+    totals = hm.rack_totals
     top_racks = sorted(totals, key=lambda r: (-totals[r], r))[:WORST]
     if top_racks and totals[top_racks[0]] > 0:
         rack_units: dict[str, dict[str, None]] = {}
-        for p in result["periods"]:
-            for u in p["units"]:
-                if u["scope"] == "rack":
-                    rack_units.setdefault(u["id"], {}).update(dict.fromkeys(u["incidents"]))
+        for p in periods:
+            for u in p.units:
+                if u.scope == "rack":
+                    rack_units.setdefault(u.id, {}).update(dict.fromkeys(u.incidents))
         rows = tuple((r, f"{totals[r]:,.2f}", _ids(list(rack_units.get(r, {})), 8)) for r in top_racks
                      if totals[r] > 0)
         out.append(d.Heading("Racks with the most node-hours down", 2))
@@ -360,8 +382,8 @@ def _fleet(result, extras, months: list[str]) -> list[d.Block]:
     return out
 
 
-def _credits(lc, result, app: dict[str, str]) -> list[d.Block]:
-    cur = result["currency"]
+def _credits(lc: LoadedContract, result: Result, periods: list[_Month], app: dict[str, str]) -> list[d.Block]:
+    cur = result.currency
     cp = lc.model.credits
     out: list[d.Block] = [d.Heading("5. Credit statement", 1)]
     stacking = ("the largest of its scope amounts (stacking: max)" if cp.stacking == "max"
@@ -371,43 +393,44 @@ def _credits(lc, result, app: dict[str, str]) -> list[d.Block]:
                       "The month's credit is the sum of the rounded node credits; then the cap and then the minimum "
                       "apply."))
     out += [d.Para(t, "small") for t in rev11_terms.downtime_clauses(lc) + rev11_terms.settlement_clauses(lc)]
-    for p in result["periods"]:
-        out.append(d.Heading(f"Credits for {p['period']}", 2))
+    for p in periods:
+        t = p.totals
+        out.append(d.Heading(f"Credits for {t.period}", 2))
         rows = []
         for scope in SCOPES:
-            us = [u for u in p["units"] if u["scope"] == scope]
+            us = [u for u in p.units if u.scope == scope]
             if not us:
                 continue
-            with_credit = [u for u in us if dec(u["credit"]) > 0]
+            with_credit = [u for u in us if u.credit > 0]
             rows.append((f"{scope} credits (before stacking)", f"{len(with_credit):,} of {len(us):,} units",
-                         money(sum((dec(u["credit"]) for u in with_credit), Decimal(0)))))
-        nodes_with = [x for x in p["nodes"] if dec(x["credit"]) > 0]
+                         money(sum((u.credit for u in with_credit), Decimal(0)))))
+        nodes_with = [x for x in p.nodes if x.credit > 0]
         rows.append((f"Node credits after stacking ({cp.stacking}) and rounding", f"{len(nodes_with):,} nodes",
-                     money(p["credit_uncapped"])))
-        cap = p.get("cap_amount")
-        rows.append(("Cap" + (f" ({cp.cap.normalize():f}% of the fee of {money(p['fee_total'])})" if cp.cap is not None
-                              else ""), "applied" if p.get("cap_applied") else "not reached",
+                     money(t.credit_uncapped)))
+        cap = t.cap_amount
+        rows.append(("Cap" + (f" ({cp.cap.normalize():f}% of the fee of {money(t.fee_total)})" if cp.cap is not None
+                              else ""), "applied" if t.cap_applied else "not reached",
                      money(cap) if cap is not None else "none"))
-        rows.append((f"Minimum ({'more than ' if p.get('minimum_rule') == 'more_than' else ''}"
-                     f"{money(p.get('minimum'))})", "applied: nothing issued" if p.get("minimum_applied")
+        rows.append((f"Minimum ({'more than ' if t.minimum_rule == 'more_than' else ''}"
+                     f"{money(t.minimum)})", "applied: nothing issued" if t.minimum_applied
                      else "met", ""))
-        rows.append(("Credit owed", "", money(p["credit_total"], cur)))
-        rows += rev11_terms.remedy_rows(p, cur)
+        rows.append(("Credit owed", "", money(t.credit_total, cur)))
+        rows += rev11_terms.remedy_rows(t, cur)
         out.append(d.Table(("Line", "Basis", f"Amount ({cur})"), tuple(rows), align=("l", "l", "r"),
                            widths=(3, 2, 1.4), total_row=True))
-        out.extend(month_claim_blocks(result, p))
-        scope_units = [u for u in p["units"] if u["scope"] != "node" and dec(u["credit"]) > 0]
+        out.extend(month_claim_blocks(result, t))
+        scope_units = [u for u in p.units if u.scope != "node" and u.credit > 0]
         if scope_units:
             out.append(d.Table(("Unit", "Availability", "Target", "Credit %", f"Unit fee ({cur})", f"Credit ({cur})"),
-                               tuple((f"{u['scope']} {u['id']}", pct(u["availability_pct"]), _target_text(u["target_pct"]),
-                                      f"{dec(u['credit_pct']).normalize():f}%", money(u["fee"]), money(u["credit"]))
+                               tuple((f"{u.scope} {u.id}", pct(u.availability), _target_text(u.target),
+                                      f"{u.credit_pct.normalize():f}%", money(u.fee), money(u.credit))
                                      for u in scope_units[:WORST * 2]),
                                align=("l", "r", "r", "r", "r", "r"), widths=(1.4, 1, 0.8, 0.8, 1.2, 1.2),
                                caption="Rack, cluster and site units with a credit, before it is spread over nodes."))
-        top = sorted(nodes_with, key=lambda x: (-dec(x["credit"]), x["id"]))[:WORST]
+        top = sorted(nodes_with, key=lambda x: (-x.credit, x.id))[:WORST]
         if top:
             out.append(d.Table(("Node", f"Fee ({cur})", f"Credit ({cur})", "From scope"),
-                               tuple((x["id"], money(x["fee"]), money(x["credit"]), x["basis"]) for x in top),
+                               tuple((x.id, money(x.fee), money(x.credit), x.basis) for x in top),
                                align=("l", "r", "r", "l"), widths=(1.2, 1, 1, 1), width_fraction=0.8,
                                caption=f"Largest node credits; all {len(nodes_with):,} nodes with a credit are "
                                        f"listed in Appendix {app['nodes']}."))
@@ -418,8 +441,8 @@ def _secs(v: int | None) -> str:
     return duration(v) if v is not None else "—"
 
 
-def _support(result) -> list[d.Block]:
-    s = result.get("support") or {}
+def _support(result: Result) -> list[d.Block]:
+    s = result.support or {}
     out: list[d.Block] = [d.Heading("6. Support compliance", 1)]
     if not s:
         out.append(d.Para("The result carries no support figures."))
@@ -457,15 +480,16 @@ REGISTER_HEADER = ("ID", "Ticket", "Scope: target", "Category", "Start", "End", 
                    "Excl. (min)", "Flags", "Cause")
 
 
-def _register_row(r: dict[str, Any]) -> tuple[str, ...]:
-    target = r["target"] + (f" ({r['units']} units)" if r["units"] > 1 else "")
-    cat = r["category"].replace("_", " ") + (" (degraded)" if r.get("impact") == "degraded" else "")
-    return (r["id"], r.get("ticket") or "—", f"{r['scope']}: {target}", cat, r["start"], r["end"] or "open", minutes(r["counted_seconds"]),
-            minutes(r["downtime_seconds"]), minutes(r["excluded_seconds"]), "; ".join(FLAG_WORDS.get(f, f) for f in r["flags"]) or "—", r["cause"])
+def _register_row(r: RegisterRow) -> tuple[str, ...]:
+    target = r.target + (f" ({r.units} units)" if r.units > 1 else "")
+    cat = r.category.replace("_", " ") + (" (degraded)" if r.impact == "degraded" else "")
+    return (r.id, r.ticket or "—", f"{r.scope}: {target}", cat, r.start, r.end or "open", minutes(r.counted_seconds),
+            minutes(r.downtime_seconds), minutes(r.excluded_seconds),
+            "; ".join(FLAG_WORDS.get(f, f) for f in r.flags) or "—", r.cause)
 
 
-def register_csv(extras) -> bytes:
-    return extras["incidents"].to_csv()
+def register_csv(extras: ReviewExtras) -> bytes:
+    return extras.incidents.to_csv()
 
 
 def csv_rows_one(row):
@@ -474,34 +498,34 @@ def csv_rows_one(row):
     return [csv_cell(v) for v in row]
 
 
-def node_credits_csv(result) -> bytes:
+def node_credits_csv(periods: list[_Month]) -> bytes:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(("period", "node", "fee", "credit", "basis"))
-    for p in result["periods"]:
-        for x in p["nodes"]:
-            w.writerow(csv_rows_one((p["period"], x["id"], x["fee"], x["credit"], x["basis"])))
+    for p in periods:
+        for x in p.nodes:
+            w.writerow(csv_rows_one((p.label, x.id, format(x.fee, "f"), format(x.credit, "f"), x.basis)))
     return buf.getvalue().encode("utf-8")
 
 
 INLINE_REGISTER = 100       # registers up to this size are printed in section 7 itself
 
 
-def _register_table(rows: list[dict[str, Any]], caption: str) -> d.Table:
-    hl = tuple(i for i, r in enumerate(rows) if set(r["flags"]) - {"open_incident"})
+def _register_table(rows: list[RegisterRow], caption: str) -> d.Table:
+    hl = tuple(i for i, r in enumerate(rows) if set(r.flags) - {"open_incident"})
     return d.Table(REGISTER_HEADER, tuple(_register_row(r) for r in rows),
                    align=("l", "l", "l", "l", "l", "l", "r", "r", "r", "l", "l"),
                    widths=(1.0, 0.9, 1.4, 1.1, 1.15, 1.15, 0.75, 0.7, 0.7, 1.35, 1.4), font_size=6.5, highlight=hl,
                    caption=caption, nowrap=(0, 1, 6, 7, 8))
 
 
-def _register(extras, limit: int, attachment_name: str | None, app: dict[str, str]
+def _register(extras: ReviewExtras, limit: int, attachment_name: str | None, app: dict[str, str]
               ) -> tuple[list[d.Block], list[d.Block]]:
     """Section 7 and, for long registers, the appendix that lists them."""
-    reg = extras["incidents"]
+    reg = extras.incidents
     where = f"the attached file {attachment_name}" if attachment_name else "the CSV form of the register"
     out: list[d.Block] = [d.Heading("7. Incident register", 1)]
-    out.append(d.Para(f"Every incident that touches the period, in order of start (times in {extras['zone']}). "
+    out.append(d.Para(f"Every incident that touches the period, in order of start (times in {extras.zone}). "
                       "Minutes are summed over the units an incident names and limited to the period. Counted: "
                       "after the contract's exclusions, before the minimum-outage rule; Down: the part of the "
                       "counted time that is downtime after merging and the minimum-outage rule (0 for an outage too "
@@ -544,33 +568,32 @@ def _basis_code(basis: str) -> str:
     return "+".join(BASIS_CODE.get(b, b) for b in basis.split("+")) if basis and basis != "none" else ""
 
 
-def _appendix_nodes(result, letter: str) -> list[d.Block]:
+def _appendix_nodes(result: Result, periods: list[_Month], letter: str) -> list[d.Block]:
     """One line per node with a credit in any month: its credit per month and the scope it came from."""
     out: list[d.Block] = [d.Heading(f"Appendix {letter}. Node credits", 1)]
-    periods = result["periods"]
-    months = [p["period"] for p in periods]
-    per_node: dict[str, list[dict[str, Any] | None]] = {}
+    months = [p.label for p in periods]
+    per_node: dict[str, list[NodeCredit | None]] = {}
     order: list[str] = []
-    fees: dict[str, set[str]] = {m: set() for m in months}
+    fees: dict[str, set[Decimal]] = {m: set() for m in months}
     for k, p in enumerate(periods):
-        for x in p["nodes"]:
-            fees[p["period"]].add(x["fee"])
-            if dec(x["credit"]) > 0:
-                if x["id"] not in per_node:
-                    per_node[x["id"]] = [None] * len(months)
-                    order.append(x["id"])
-                per_node[x["id"]][k] = x
-    n_all = max((len(p["nodes"]) for p in periods), default=0)
+        for x in p.nodes:
+            fees[p.label].add(x.fee)
+            if x.credit > 0:
+                if x.id not in per_node:
+                    per_node[x.id] = [None] * len(months)
+                    order.append(x.id)
+                per_node[x.id][k] = x
+    n_all = max((len(p.nodes) for p in periods), default=0)
     counts = ", ".join(f"{m}: {sum(1 for v in per_node.values() if v[k]):,}" for k, m in enumerate(months))
     fee_text = "; ".join(f"{m}: {money(next(iter(f)))}" if len(f) == 1 else f"{m}: varies by node"
                          for m, f in fees.items())
     out.append(d.Para(f"Nodes with a credit, per month ({counts}; of {n_all:,} nodes). Amounts in "
-                      f"{result['currency']}, before the cap and the minimum, which apply to the month's total. "
+                      f"{result.currency}, before the cap and the minimum, which apply to the month's total. "
                       f"Letter after an amount: the scope the credit came from (N node, R rack, C cluster, S site). "
                       f"Node fee per month: {fee_text}.", "note"))
     if not per_node:
         return out
-    pos = {x["id"]: i for i, x in enumerate(periods[-1]["nodes"])}
+    pos = {x.id: i for i, x in enumerate(periods[-1].nodes)}
     ids = sorted(order, key=lambda i: (pos.get(i, len(pos)), i))
     groups = 2 if len(months) <= 3 else 1
     per_group = (len(ids) + groups - 1) // groups
@@ -579,7 +602,7 @@ def _appendix_nodes(result, letter: str) -> list[d.Block]:
     def cells(i: str | None) -> tuple[str, ...]:
         if i is None:
             return ("",) * (1 + len(months))
-        return (i, *(f"{money(x['credit'])} {_basis_code(x['basis'])}".strip() if x else "—" for x in per_node[i]))
+        return (i, *(f"{money(x.credit)} {_basis_code(x.basis)}".strip() if x else "—" for x in per_node[i]))
 
     for r in range(per_group):
         row: tuple[str, ...] = ()
@@ -610,32 +633,35 @@ def _grouped_units(trig: list[dict[str, Any]], per_row: int = 120) -> list[tuple
     return rows
 
 
-def review_document(lc, result: dict[str, Any], extras: dict[str, Any], inputs: ReviewInputs,
+def review_document(lc: LoadedContract, result: Result, extras: ReviewExtras, inputs: ReviewInputs,
                     register_limit: int = REGISTER_LIMIT, attachment_stem: str | None = None,
                     goodput: dict[str, Any] | None = None) -> tuple[d.Document, list[Attachment]]:
-    """The review and its attachments (the full register when it is cut). `goodput`: the
-    `slakit goodput` JSON document for the same period, shown as section 8."""
+    """The review of a credits `Result` and its attachments (the full register when it is
+    cut). `goodput`: the `slakit goodput` JSON document for the same period, shown as section 8."""
+    from calculators.result import iso
+
     info = lc.model.contract
-    months = [p["period"] for p in result["periods"]]
+    periods = _months(result)
+    months = [p.label for p in periods]
     reg_name = f"{attachment_stem}.incidents.csv" if attachment_stem else None
     attachments: list[Attachment] = []
-    if len(extras["incidents"]) > register_limit:
+    if len(extras.incidents) > register_limit:
         attachments.append(Attachment(".incidents.csv", register_csv(extras), "full incident register"))
-    if sum(len(p["nodes"]) for p in result["periods"]) > register_limit:
-        attachments.append(Attachment(".node-credits.csv", node_credits_csv(result), "every node's fee and credit"))
-    trig = ((result.get("termination") or {}).get("chronic") or {}).get("triggered") or []
-    skipped = result.get("skipped_rows") or []
+    if sum(len(p.nodes) for p in periods) > register_limit:
+        attachments.append(Attachment(".node-credits.csv", node_credits_csv(periods), "every node's fee and credit"))
+    trig = ((result.termination or {}).get("chronic") or {}).get("triggered") or []
+    skipped = list(result.skipped_rows)
     present = [k for k, on in (("chronic", len(trig) > 5), ("skipped", bool(skipped)),
-                               ("register", len(extras["incidents"]) > INLINE_REGISTER and register_limit > 0),
+                               ("register", len(extras.incidents) > INLINE_REGISTER and register_limit > 0),
                                ("nodes", True)) if on]
     app = {k: "ABCDEFGH"[i] for i, k in enumerate(present)}
     section7, register_appendix = _register(extras, register_limit, reg_name, app)
     blocks: list[d.Block] = []
-    blocks += _summary(lc, result, extras, months, app)
-    blocks += _availability(result, months)
+    blocks += _summary(lc, result, periods, extras, months, app)
+    blocks += _availability(periods, months)
     blocks += _downtime(extras)
-    blocks += _fleet(result, extras, months)
-    blocks += _credits(lc, result, app)
+    blocks += _fleet(periods, extras, months)
+    blocks += _credits(lc, result, periods, app)
     blocks += _support(result)
     blocks += section7
     if goodput is not None:
@@ -654,12 +680,12 @@ def review_document(lc, result: dict[str, Any], extras: dict[str, Any], inputs: 
                                      str(x.get("message") or "")) for x in skipped[:max(register_limit, 100)]),
                               widths=(0.6, 1, 1.4, 4)))
     blocks += register_appendix
-    blocks += _appendix_nodes(result, app["nodes"])      # last: its long table is laid out once
+    blocks += _appendix_nodes(result, periods, app["nodes"])      # last: its long table is laid out once
     cover = [("Contract", f"{info.id}" + (f" — {info.title}" if info.title else "")),
              ("Provider", info.provider), ("Customer", info.customer),
              ("Period", (f"{inputs.period_label} ({', '.join(months)})" if [inputs.period_label] != months
-                         else inputs.period_label) + f"; calendar months in {result.get('timezone', info.timezone)}"),
-             ("Figures as of", result["as_of"]), *cover_claim_item(result),
+                         else inputs.period_label) + f"; calendar months in {result.timezone}"),
+             ("Figures as of", iso(result.as_of)), *cover_claim_item(result),
              ("Contract file", f"{inputs.contract_file}"), ("Contract SHA-256", inputs.contract_sha256),
              ("Incident log", inputs.incidents_file), ("Incident log SHA-256", inputs.incidents_sha256),
              ("Generated by", f"slakit {inputs.tool_version}")]

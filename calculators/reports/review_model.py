@@ -22,13 +22,16 @@ The renderer (`calculators.reports.review`) only formats these.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from calculators.result import FLAG_BITS
 from calculators.vocabulary import FLAG_MASK
+
+if TYPE_CHECKING:
+    from calculators.result import Result
 
 I64 = np.int64
 
@@ -37,22 +40,81 @@ def _flag_names(bits: int) -> list[str]:
     return [name for bit, name in FLAG_BITS if bits & bit]
 
 
-def review_extras(result, heatmap_racks: int = 40) -> dict[str, Any]:
+@dataclass(frozen=True, kw_only=True)
+class Breakdown:
+    """Node-seconds of one category or cause over the reviewed months."""
+    key: str
+    counted_node_seconds: int
+    downtime_node_seconds: int
+    excluded_node_seconds: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Heatmap:
+    """Node-hours down per rack (the `racks` shown, at most the review's limit) and local day;
+    `rack_totals` has every rack's total; `note` says what was left out (None: nothing)."""
+    days: tuple[str, ...]
+    racks: tuple[str, ...]
+    node_hours: tuple[tuple[float, ...], ...]
+    rack_totals: dict[str, float]
+    note: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChronicCount:
+    """A unit below target in at least one reviewed month, and in which."""
+    scope: str
+    id: str
+    months_below_target: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReviewExtras:
+    """What the review shows beside the result's unit figures (see the module's docstring)."""
+    periods: tuple[str, ...]
+    zone: str
+    incidents: Register
+    by_category: tuple[Breakdown, ...]
+    by_cause: tuple[Breakdown, ...]
+    heatmap: Heatmap
+    chronic: tuple[ChronicCount, ...]
+
+
+def review_extras(result: Result, heatmap_racks: int = 40) -> ReviewExtras:
     """Register, cause/category breakdown, rack x day heatmap and chronic counts of a `Result`."""
     figures = result.figures
     if figures is None:
         raise ValueError("the review needs the per-incident figures: compute(..., incidents=True)")
     labels = [p.period.label for p in result.periods]
-    out: dict[str, Any] = {"periods": labels, "zone": result.timezone}
-    out["incidents"] = Register(figures.table, result.timezone)
-    out["by_category"] = _breakdown([figures.by_category[k] for k in labels])
-    out["by_cause"] = _breakdown([figures.by_cause[k] for k in labels], top=12)
-    out["heatmap"] = _heatmap(figures.rack_days, heatmap_racks)
-    out["chronic"] = _chronic_counts(result)
-    return out
+    return ReviewExtras(periods=tuple(labels), zone=result.timezone,
+                        incidents=Register(figures.table, result.timezone),
+                        by_category=_breakdown([figures.by_category[k] for k in labels]),
+                        by_cause=_breakdown([figures.by_cause[k] for k in labels], top=12),
+                        heatmap=_heatmap(figures.rack_days, heatmap_racks), chronic=_chronic_counts(result))
 
 
 _FLAG_TEXT = tuple(", ".join(_flag_names(b)) for b in range(FLAG_MASK + 1))
+
+
+@dataclass(frozen=True, kw_only=True)
+class RegisterRow:
+    """One incident of the register: times as `YYYY-MM-DD HH:MM` in the contract's zone
+    (`end` empty while open), seconds summed over the units it names inside the period."""
+    id: str
+    scope: str
+    target: str
+    units: int
+    category: str
+    impact: str
+    severity: object
+    start: str
+    end: str
+    counted_seconds: int
+    downtime_seconds: int
+    excluded_seconds: int
+    flags: tuple[str, ...]
+    cause: object
+    ticket: object
 
 
 @dataclass(frozen=True)
@@ -93,17 +155,16 @@ class Register:
         out[v < 0] = ""
         return out.tolist()
 
-    def rows(self, limit: int | None = None) -> list[dict[str, Any]]:
+    def rows(self, limit: int | None = None) -> list[RegisterRow]:
         f = self.frame if limit is None else self.frame.head(limit)
         starts, ends = self._times("start", f), self._times("end", f)
         out = []
         for k, r in enumerate(f.itertuples(index=False)):
-            out.append({"id": r.id, "scope": r.scope, "target": r.target, "units": int(r.units),
-                        "category": r.category, "impact": r.impact, "severity": r.severity, "start": starts[k],
-                        "end": ends[k], "counted_seconds": int(r.counted_seconds),
-                        "downtime_seconds": int(r.downtime_seconds),
-                        "excluded_seconds": int(r.excluded_seconds), "flags": _flag_names(int(r.flags)),
-                        "cause": r.cause, "ticket": r.ticket})
+            out.append(RegisterRow(id=r.id, scope=r.scope, target=r.target, units=int(r.units), category=r.category,
+                                   impact=r.impact, severity=r.severity, start=starts[k], end=ends[k],
+                                   counted_seconds=int(r.counted_seconds), downtime_seconds=int(r.downtime_seconds),
+                                   excluded_seconds=int(r.excluded_seconds),
+                                   flags=tuple(_flag_names(int(r.flags))), cause=r.cause, ticket=r.ticket))
         return out
 
     def to_csv(self) -> bytes:
@@ -129,26 +190,27 @@ class Register:
         return buf.getvalue().encode("utf-8")
 
 
-def _breakdown(frames: list[pd.DataFrame], top: int | None = None) -> list[dict[str, Any]]:
+def _breakdown(frames: list[pd.DataFrame], top: int | None = None) -> tuple[Breakdown, ...]:
     """Per-month breakdowns summed over the reviewed months, largest total first (ties by key)."""
     frames = [f for f in frames if len(f)]
     if not frames:
-        return []
+        return ()
     g = pd.concat(frames).groupby(level=0, sort=True).sum()
     total = (g["counted"] + g["excluded"]).to_numpy()
     g = g.iloc[np.lexsort((g.index.to_numpy(dtype=str), -total))]
-    rows = [{"key": k, "counted_node_seconds": int(c), "downtime_node_seconds": int(d), "excluded_node_seconds": int(x)}
+    rows = [Breakdown(key=k, counted_node_seconds=int(c), downtime_node_seconds=int(d), excluded_node_seconds=int(x))
             for k, c, d, x in zip(g.index.tolist(), g["counted"].tolist(), g["downtime"].tolist(),
                                   g["excluded"].tolist())]
     if top is not None and len(rows) > top:
         rest = rows[top:]
-        rows = rows[:top] + [{"key": f"{len(rest)} other causes",
-                              **{k: sum(x[k] for x in rest) for k in ("counted_node_seconds", "downtime_node_seconds",
-                                                                      "excluded_node_seconds")}}]
-    return rows
+        rows = rows[:top] + [Breakdown(key=f"{len(rest)} other causes",
+                                       counted_node_seconds=sum(x.counted_node_seconds for x in rest),
+                                       downtime_node_seconds=sum(x.downtime_node_seconds for x in rest),
+                                       excluded_node_seconds=sum(x.excluded_node_seconds for x in rest))]
+    return tuple(rows)
 
 
-def _heatmap(rd, max_racks: int) -> dict[str, Any]:
+def _heatmap(rd, max_racks: int) -> Heatmap:
     grid = rd.seconds
     n_racks = len(rd.racks)
     totals = grid.sum(axis=1) if n_racks else np.zeros(0, dtype=I64)
@@ -160,17 +222,16 @@ def _heatmap(rd, max_racks: int) -> dict[str, Any]:
     else:
         chosen = np.arange(n_racks)
         note = None
-    return {"days": list(rd.days), "racks": [rd.racks[i] for i in chosen.tolist()],
-            "node_hours": [[round(float(v) / 3600, 2) for v in grid[i]] for i in chosen.tolist()],
-            "rack_totals": {rd.racks[i]: round(float(totals[i]) / 3600, 2) for i in range(n_racks)},
-            "note": note}
+    return Heatmap(days=tuple(rd.days), racks=tuple(rd.racks[i] for i in chosen.tolist()),
+                   node_hours=tuple(tuple(round(float(v) / 3600, 2) for v in grid[i]) for i in chosen.tolist()),
+                   rack_totals={rd.racks[i]: round(float(totals[i]) / 3600, 2) for i in range(n_racks)}, note=note)
 
 
-def _chronic_counts(result) -> dict[str, Any]:
+def _chronic_counts(result: Result) -> tuple[ChronicCount, ...]:
     """Months below target per unit among the reviewed months (units with at least one)."""
     counts: dict[tuple[str, str], list[str]] = {}
     for p in result.periods:
         for scope, sm in p.scopes.items():
             for i in np.flatnonzero(~np.asarray(sm.met, dtype=bool)).tolist():
                 counts.setdefault((scope, sm.ids[i]), []).append(p.period.label)
-    return {"units": [{"scope": s, "id": i, "months_below_target": m} for (s, i), m in counts.items()]}
+    return tuple(ChronicCount(scope=s, id=i, months_below_target=tuple(m)) for (s, i), m in counts.items())

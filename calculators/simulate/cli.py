@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -11,43 +12,46 @@ from calculators.period_option import MONTH
 from slaschema.cliconv import Progress, emit_output, fmt_given, no_progress_option, output_format, output_option, \
     progress_wanted
 
+if TYPE_CHECKING:
+    from calculators.simulate.run import SimSummary
 
-def render_table(data: dict, file=None) -> None:
+
+def render_table(summary: SimSummary, file=None) -> None:
+    """The simulation's distributions as terminal tables (`SimResult.summary()`)."""
     from rich.console import Console
     from rich.table import Table
 
     console = Console(file=file) if file is None else Console(file=file, width=120, color_system=None)
-    cur = data["currency"]
-    console.print(f"[bold]{data['contract']}[/]: {data['runs']} runs x {data['months']} months "
-                  f"({data['periods'][0]} to {data['periods'][1]}), model {data['model']['name']}, seed {data['seed']}",
-                  highlight=False)
-    console.print(f"incidents per run: {data['incidents']['mean_per_run']} "
-                  f"({data['incidents']['per_1000_gpu_days']} per 1,000 GPU-days); fee over the horizon "
-                  f"{data['fee_total']} {cur}", highlight=False)
-    c = data["credits"]
+    cur = summary.currency
+    console.print(f"[bold]{summary.contract}[/]: {summary.runs} runs x {summary.months} months "
+                  f"({summary.first_period} to {summary.last_period}), model {summary.model_name}, "
+                  f"seed {summary.seed}", highlight=False)
+    console.print(f"incidents per run: {summary.incidents_mean_per_run} "
+                  f"({summary.incidents_per_1000_gpu_days} per 1,000 GPU-days); fee over the horizon "
+                  f"{summary.fee_total} {cur}", highlight=False)
+    c = summary.credits
     t = Table(title="Credits over the horizon")
     for col in ("mean", "P50", "P95", "max", "mean % of fee", "P(any credit)"):
         t.add_column(col, justify="right")
-    t.add_row(c["mean"], c["p50"], c["p95"], c["max"], f"{c['mean_pct_of_fee']:.2f}%", f"{c['probability_any']:.0%}")
+    t.add_row(str(c.mean), str(c.p50), str(c.p95), str(c.max), f"{c.mean_pct_of_fee:.2f}%", f"{c.probability_any:.0%}")
     console.print(t)
     a = Table(title="Availability per scope (mean over unit-months, distribution over runs, %)")
     for col in ("scope", "mean", "P5", "P50", "P95", "worst unit-month (P50)", "unit-months below target",
                 "P(chronic exit)"):
         a.add_column(col, justify="right")
-    for scope, v in data["availability"].items():
-        a.add_row(scope, v["mean"], v["p5"], v["p50"], v["p95"], v["worst_unit_month_p50"],
-                  f"{v['unit_months_below_target_pct']:.2f}%",
-                  f"{data['termination']['chronic'].get(scope, 0.0):.1%}")
+    for scope, v in summary.availability.items():
+        a.add_row(scope, str(v.mean), str(v.p5), str(v.p50), str(v.p95), str(v.worst_unit_month_p50),
+                  f"{v.unit_months_below_target_pct:.2f}%", f"{summary.chronic.get(scope, 0.0):.1%}")
     console.print(a)
-    vr = data["value_returned"]
-    console.print(f"GPU-hours lost per run: mean {data['lost_gpu_hours']['mean']:.0f} "
-                  f"(value {data['value_lost']['mean']} {cur} at {data['value_lost']['price_per_gpu_hour']}/GPU-h)",
+    console.print(f"GPU-hours lost per run: mean {summary.lost_gpu_hours_mean:.0f} "
+                  f"(value {summary.value_lost_mean} {cur} at {summary.price_per_gpu_hour}/GPU-h)",
                   highlight=False)
-    ratio = "n/a" if vr["ratio_of_means"] is None else f"{vr['ratio_of_means']:.3f}"
+    ratio = "n/a" if summary.value_returned_ratio_of_means is None else f"{summary.value_returned_ratio_of_means:.3f}"
     console.print(f"value returned (credits / value of lost GPU-hours): {ratio} "
-                  f"(per run P50 {vr['p50']:.3f}, P95 {vr['p95']:.3f})", highlight=False)
-    console.print(f"P(any chronic-failure exit): {data['termination']['chronic_any']:.1%}; acceptance: "
-                  f"{data['termination']['acceptance']}", highlight=False)
+                  f"(per run P50 {summary.value_returned_p50:.3f}, P95 {summary.value_returned_p95:.3f})",
+                  highlight=False)
+    console.print(f"P(any chronic-failure exit): {summary.chronic_any:.1%}; acceptance: "
+                  f"{summary.acceptance}", highlight=False)
 
 
 @click.command()
@@ -94,22 +98,22 @@ def simulate(ctx, contract: str, model_name: str, months: int, runs: int, seed: 
         result = run_simulation(lc, model, months=months, runs=runs, seed=seed, start=start, on_run=progress.step)
     finally:
         progress.close()
-    data = result.to_json()
+    summary = result.summary()
     if chart:
         from calculators.simulate.chart import render_chart
         from slaschema.fileio import write_atomic
 
         write_atomic(Path(chart), render_chart(result, Path(chart).suffix.lower().lstrip(".")))
     if fmt == "json":
-        emit_output(json.dumps(data, indent=2) + "\n", output)
+        emit_output(json.dumps(summary.to_json(), indent=2) + "\n", output)
     elif output:
         import io
 
         buf = io.StringIO()
-        render_table(data, buf)
+        render_table(summary, buf)
         emit_output(buf.getvalue(), output)
     else:
-        render_table(data)
+        render_table(summary)
     if chart and fmt == "table" and not output:
         click.echo(f"wrote {chart}")
 

@@ -57,7 +57,8 @@ class SimResult:
     def gpu_days(self) -> float:
         return self.gpus * (self.periods[-1].end - self.periods[0].start) / 86400
 
-    def to_json(self) -> dict[str, Any]:
+    def summary(self) -> SimSummary:
+        """The distributions over the runs as a typed record (what the table and the JSON show)."""
         f = self.figures
         price = float(self.price_per_gpu_hour)
         value_lost = f.lost_gpu_hours * price
@@ -67,60 +68,135 @@ class SimResult:
         chronic_any = np.zeros(self.runs, dtype=bool)
         for v in f.chronic.values():
             chronic_any |= v
+        return SimSummary(
+            contract=self.contract, file=self.file, currency=self.currency, model_name=self.model.name,
+            model_description=self.model.description, seed=self.seed, runs=self.runs, months=len(self.periods),
+            first_period=self.periods[0].label, last_period=self.periods[-1].label, gpus=self.gpus,
+            incidents_mean_per_run=round(float(f.incidents.mean()), 3),
+            incidents_per_1000_gpu_days=round(float(f.incidents.mean()) / self.gpu_days * 1000, 4),
+            fee_total=_money(f.fee_cents / 100.0),
+            credits=CreditSpread(
+                mean=_money(credits.mean()), p50=_money(np.percentile(credits, 50)),
+                p95=_money(np.percentile(credits, 95)), max=_money(credits.max()),
+                mean_pct_of_fee=round(float(credits.mean() / (f.fee_cents / 100.0) * 100), 4) if f.fee_cents else 0.0,
+                probability_any=round(float((f.credits_cents > 0).mean()), 4),
+                mean_per_month=tuple(_money(x) for x in (f.credits_month_cents.mean(axis=0) / 100.0))),
+            availability={s: ScopeAvailability(
+                mean=_pct(a.mean()), p5=_pct(np.percentile(a, 5)), p50=_pct(np.percentile(a, 50)),
+                p95=_pct(np.percentile(a, 95)), worst_unit_month_p50=_pct(np.percentile(f.worst_availability[s], 50)),
+                unit_months_below_target_pct=round(float(f.below_target[s].mean() * 100), 4))
+                for s, a in f.availability.items()},
+            chronic={s: round(float(v.mean()), 4) for s, v in f.chronic.items()},
+            chronic_any=round(float(chronic_any.mean()), 4),
+            acceptance="not modelled (the failure model has no handover delays)",
+            lost_gpu_hours_mean=round(float(f.lost_gpu_hours.mean()), 2),
+            lost_gpu_hours_p50=round(float(np.percentile(f.lost_gpu_hours, 50)), 2),
+            lost_gpu_hours_p95=round(float(np.percentile(f.lost_gpu_hours, 95)), 2),
+            price_per_gpu_hour=self.price_per_gpu_hour, value_lost_mean=_money(value_lost.mean()),
+            value_returned_ratio_of_means=None if ratio_of_means is None else round(ratio_of_means, 4),
+            value_returned_p50=round(float(np.percentile(per_run, 50)), 4),
+            value_returned_p95=round(float(np.percentile(per_run, 95)), 4))
+
+    def to_json(self) -> dict[str, Any]:
+        return self.summary().to_json()
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreditSpread:
+    """Credits over the horizon, distribution over runs (money in the contract's currency)."""
+
+    mean: Decimal
+    p50: Decimal
+    p95: Decimal
+    max: Decimal
+    mean_pct_of_fee: float
+    probability_any: float
+    mean_per_month: tuple[Decimal, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScopeAvailability:
+    """A scope's availability (mean over unit-months; percent, truncated to four decimals) over runs."""
+
+    mean: Decimal
+    p5: Decimal
+    p50: Decimal
+    p95: Decimal
+    worst_unit_month_p50: Decimal
+    unit_months_below_target_pct: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimSummary:
+    """What `slakit simulate` reports: `SimResult.summary()`; `to_json()` is its document."""
+
+    contract: str
+    file: str
+    currency: str
+    model_name: str
+    model_description: str
+    seed: int
+    runs: int
+    months: int
+    first_period: str
+    last_period: str
+    gpus: int
+    incidents_mean_per_run: float
+    incidents_per_1000_gpu_days: float
+    fee_total: Decimal
+    credits: CreditSpread
+    availability: dict[str, ScopeAvailability]
+    chronic: dict[str, float]               # scope -> share of runs with a chronic-failure exit
+    chronic_any: float
+    acceptance: str
+    lost_gpu_hours_mean: float
+    lost_gpu_hours_p50: float
+    lost_gpu_hours_p95: float
+    price_per_gpu_hour: Decimal
+    value_lost_mean: Decimal
+    value_returned_ratio_of_means: float | None
+    value_returned_p50: float
+    value_returned_p95: float
+
+    def to_json(self) -> dict[str, Any]:
+        c = self.credits
         return {
             "contract": self.contract,
             "file": self.file,
             "currency": self.currency,
-            "model": {"name": self.model.name, "description": self.model.description},
+            "model": {"name": self.model_name, "description": self.model_description},
             "seed": self.seed,
             "runs": self.runs,
-            "months": len(self.periods),
-            "periods": [self.periods[0].label, self.periods[-1].label],
+            "months": self.months,
+            "periods": [self.first_period, self.last_period],
             "gpus": self.gpus,
-            "incidents": {
-                "mean_per_run": round(float(f.incidents.mean()), 3),
-                "per_1000_gpu_days": round(float(f.incidents.mean()) / self.gpu_days * 1000, 4),
-            },
-            "fee_total": _money(f.fee_cents / 100.0),
-            "credits": {
-                "mean": _money(credits.mean()),
-                "p50": _money(np.percentile(credits, 50)),
-                "p95": _money(np.percentile(credits, 95)),
-                "max": _money(credits.max()),
-                "mean_pct_of_fee": round(float(credits.mean() / (f.fee_cents / 100.0) * 100), 4)
-                if f.fee_cents else 0.0,
-                "probability_any": round(float((f.credits_cents > 0).mean()), 4),
-                "mean_per_month": [_money(x) for x in (f.credits_month_cents.mean(axis=0) / 100.0)],
-            },
-            "availability": {s: {"mean": _pct(a.mean()), "p5": _pct(np.percentile(a, 5)),
-                                 "p50": _pct(np.percentile(a, 50)), "p95": _pct(np.percentile(a, 95)),
-                                 "worst_unit_month_p50": _pct(np.percentile(f.worst_availability[s], 50)),
-                                 "unit_months_below_target_pct": round(float(f.below_target[s].mean() * 100), 4)}
-                             for s, a in f.availability.items()},
-            "termination": {
-                "chronic": {s: round(float(v.mean()), 4) for s, v in f.chronic.items()},
-                "chronic_any": round(float(chronic_any.mean()), 4),
-                "acceptance": "not modelled (the failure model has no handover delays)",
-            },
-            "lost_gpu_hours": {"mean": round(float(f.lost_gpu_hours.mean()), 2),
-                               "p50": round(float(np.percentile(f.lost_gpu_hours, 50)), 2),
-                               "p95": round(float(np.percentile(f.lost_gpu_hours, 95)), 2)},
-            "value_lost": {"price_per_gpu_hour": str(self.price_per_gpu_hour), "mean": _money(value_lost.mean())},
-            "value_returned": {
-                "ratio_of_means": None if ratio_of_means is None else round(ratio_of_means, 4),
-                "p50": round(float(np.percentile(per_run, 50)), 4),
-                "p95": round(float(np.percentile(per_run, 95)), 4),
-            },
+            "incidents": {"mean_per_run": self.incidents_mean_per_run,
+                          "per_1000_gpu_days": self.incidents_per_1000_gpu_days},
+            "fee_total": str(self.fee_total),
+            "credits": {"mean": str(c.mean), "p50": str(c.p50), "p95": str(c.p95), "max": str(c.max),
+                        "mean_pct_of_fee": c.mean_pct_of_fee, "probability_any": c.probability_any,
+                        "mean_per_month": [str(x) for x in c.mean_per_month]},
+            "availability": {s: {"mean": str(a.mean), "p5": str(a.p5), "p50": str(a.p50), "p95": str(a.p95),
+                                 "worst_unit_month_p50": str(a.worst_unit_month_p50),
+                                 "unit_months_below_target_pct": a.unit_months_below_target_pct}
+                             for s, a in self.availability.items()},
+            "termination": {"chronic": dict(self.chronic), "chronic_any": self.chronic_any,
+                            "acceptance": self.acceptance},
+            "lost_gpu_hours": {"mean": self.lost_gpu_hours_mean, "p50": self.lost_gpu_hours_p50,
+                               "p95": self.lost_gpu_hours_p95},
+            "value_lost": {"price_per_gpu_hour": str(self.price_per_gpu_hour), "mean": str(self.value_lost_mean)},
+            "value_returned": {"ratio_of_means": self.value_returned_ratio_of_means, "p50": self.value_returned_p50,
+                               "p95": self.value_returned_p95},
         }
 
 
-def _money(x: float) -> str:
-    return str(Decimal(repr(float(x))).quantize(CENT, ROUND_HALF_UP))
+def _money(x: float) -> Decimal:
+    return Decimal(repr(float(x))).quantize(CENT, ROUND_HALF_UP)
 
 
-def _pct(x: float) -> str:
+def _pct(x: float) -> Decimal:
     """An availability in percent, truncated to four decimals (spec 8.8), never rounded up."""
-    return str(Decimal(repr(float(x))).quantize(Decimal("0.0001"), ROUND_DOWN))
+    return Decimal(repr(float(x))).quantize(Decimal("0.0001"), ROUND_DOWN)
 
 
 def horizon(lc: LoadedContract, months: int, start: str | None = None) -> list[Period]:

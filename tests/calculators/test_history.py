@@ -137,3 +137,23 @@ def test_review_says_reached_and_near(files):
     plain = tmp / "p.md"
     assert CliRunner().invoke(main, ["review", c, lg, "--month", "2027-02", "-o", str(plain)]).exit_code == 0
     assert "Termination right reached" not in plain.read_text()
+
+
+def test_history_reads_both_format_versions_and_refuses_others(files):
+    """A history file written before the `format` field existed, or with `slakit-credits/2`,
+    is read; another format value is refused by name."""
+    tmp, c, lg = files
+    doc = json.loads(_credits(c, lg, "--period", "2027-01", "--format", "json").output)
+    assert doc["format"] == "slakit-credits/2"
+    old = {k: v for k, v in doc.items() if k != "format"}
+    (tmp / "v2.json").write_text(json.dumps(doc))
+    (tmp / "v1.json").write_text(json.dumps(old))
+    (tmp / "v9.json").write_text(json.dumps({**doc, "format": "slakit-credits/9"}))
+    for name in ("v1.json", "v2.json"):
+        r = _credits(c, lg, "--period", "2027-02", "--format", "json", "--history", str(tmp / name))
+        assert r.exit_code == 0, r.output
+        assert json.loads(r.output)["termination"]["chronic"]["history_months"] == ["2027-01"]
+    r = _credits(c, lg, "--period", "2027-02", "--format", "json", "--history", str(tmp / "v9.json"))
+    assert r.exit_code == 1
+    (problem,) = json.loads(r.output)["problems"]
+    assert problem["code"] == "history_invalid" and "slakit-credits/9" in problem["message"]

@@ -300,19 +300,23 @@ def test_not_charged_amounts_are_shown_when_the_result_carries_them(engine_march
     from calculators.reports.claim_letter import LetterInputs, claim_document
     from calculators.reports.text import render_markdown
 
+    from calculators.engine import compute
+
     lc, log, doc = engine_march
-    period = {**doc["periods"][0], "not_charged_total": "112.00"}
+    month_totals = compute(lc, log, ["2027-03"], as_of=datetime(2027, 4, 3, tzinfo=timezone.utc)).month_totals()[0]
+    period = dataclasses.replace(month_totals, not_charged_total=Decimal("112.00"),
+                                 remedy_total=month_totals.credit_total + Decimal("112.00"))
     amounts = _amounts(period)
-    assert amounts["not_charged"] == "112.00"
-    assert Decimal(amounts["remedy"]) == Decimal(period["credit_total"]) + Decimal("112.00")
-    assert _amounts(doc["periods"][0])["not_charged"] is None
+    assert amounts["not_charged"] == "112.00" and amounts["credit_total"] == doc["periods"][0]["credit_total"]
+    assert Decimal(amounts["remedy"]) == period.credit_total + Decimal("112.00")
+    assert _amounts(month_totals)["not_charged"] is None
     run = claim_months(lc, log, ["2027-03"], datetime(2027, 4, 3, tzinfo=timezone.utc))
     month = dataclasses.replace(run.months[0], amounts=amounts)
     run = dataclasses.replace(run, months=(month,))
     md = render_markdown(claim_document(lc, run, LetterInputs("gb200-contract.yaml", "test", "2027-03")))
     assert "Hours not charged (a billing adjustment on the invoice, not part of this claim) | 112.00" in md
     assert f"Remedy for the month (credit owed + not charged) | {Decimal(amounts['remedy']):,.2f}" in md
-    assert f"Credit owed: the amount claimed (USD) | {Decimal(period['credit_total']):,.2f}" in md.replace("**", "")
+    assert f"Credit owed: the amount claimed (USD) | {period.credit_total:,.2f}" in md.replace("**", "")
 
 
 def test_contract_without_claim_instructions(tmp_path):

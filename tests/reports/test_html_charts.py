@@ -28,7 +28,7 @@ def review(example_contract):
     log = load_incidents(LOG, lc)
     res = compute(lc, log, ["2027-Q1"], incidents=True)
     inputs = ReviewInputs(EXAMPLE.name, lc.sha256, LOG.name, log.sha256, "9.9.9", "2027-Q1")
-    return review_document(lc, res.to_json(), review_extras(res), inputs)[0]
+    return review_document(lc, res, review_extras(res), inputs)[0]
 
 
 def charts_of(document: d.Document) -> list:

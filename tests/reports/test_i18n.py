@@ -67,7 +67,7 @@ def review_pdf(lc, tmp_path, cause: str) -> bytes:
     log = load_incidents(log_path, lc)
     res = compute(lc, log, ["2027-02"], incidents=True)
     inputs = ReviewInputs("c.yaml", lc.sha256, "log.csv", log.sha256, "9.9.9", "2027-02")
-    doc, _ = review_document(lc, res.to_json(), review_extras(res), inputs)
+    doc, _ = review_document(lc, res, review_extras(res), inputs)
     return render_pdf(doc)
 
 
@@ -86,9 +86,12 @@ def certificate_pdf(lc, tmp_path) -> bytes:
                          "source": info.provider,
                          "verdicts": [{"criterion": "inv", "node": "n01", "status": "pass", "measured": 8,
                                        "expected": "8", "reason": "within_bounds", "remediation": "",
-                                       "details": {}}]}]}
+                                       "details": {}}]}],
+           "aggregate": {"overall": {"status": "pass", "nodes": 1}, "racks": [], "nodes": []}}
+    from acceptance.document import EvidenceManifest, parse_run_document
+
     out = tmp_path / "cert.pdf"
-    cert_pdf(doc, {"digest": "ab" * 32, "files": {}}, out)
+    cert_pdf(parse_run_document(doc), EvidenceManifest(digest="ab" * 32, files={}), out)
     return out.read_bytes()
 
 

@@ -45,7 +45,7 @@ def test_review_shows_hours_not_charged_and_remedy():
     res = compute(lc, log, ["2027-02"], incidents=True)
     result = res.to_json()
     p = result["periods"][0]
-    doc, _ = review_document(lc, result, review_extras(res),
+    doc, _ = review_document(lc, res, review_extras(res),
                              ReviewInputs(CONTRACT.name, lc.sha256, LOG.name, log.sha256, "9.9.9", "2027-02"))
     text = _flat(pdf_text(render_pdf(doc)))
     nc = f"{float(p['not_charged_total']):,.2f}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import re
@@ -32,8 +33,8 @@ def run(example_contract):
     result = res.to_json()
     extras = review_extras(res)
     inputs = ReviewInputs(EXAMPLE.name, lc.sha256, LOG.name, log.sha256, "9.9.9", "2027-Q1")
-    doc, attachments = review_document(lc, result, extras, inputs)
-    return lc, log, result, extras, doc, attachments
+    doc, attachments = review_document(lc, res, extras, inputs)
+    return lc, log, result, extras, doc, attachments, res
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +48,8 @@ def text(pdf):
 
 
 def test_byte_identical_and_bounded(run, pdf):
-    lc, log, result, extras, _, _ = run
-    again, _ = review_document(lc, result, extras,
+    lc, log, result, extras, _, _, res = run
+    again, _ = review_document(lc, res, extras,
                                ReviewInputs(EXAMPLE.name, lc.sha256, LOG.name, log.sha256, "9.9.9", "2027-Q1"))
     assert render_pdf(again) == pdf
     assert 6 <= pdf_pages(pdf) <= 25
@@ -115,35 +116,35 @@ def test_availability_values_equal_the_result(run, text):
 
 
 def test_register_figures_come_from_the_engine_trace(run):
-    reg = {r["id"]: r for r in run[3]["incidents"].rows()}
+    reg = {r.id: r for r in run[3].incidents.rows()}
     # maintenance past the 8h monthly cap on r01-n02 (6h used earlier in March): 2h excluded, 2h counted
-    assert reg["CHG-27058"]["excluded_seconds"] == 7200
-    assert reg["CHG-27058"]["counted_seconds"] == 7200
-    assert reg["CHG-27058"]["flags"] == ["exclusion_cap_exceeded"]
-    assert reg["CHG-27017"]["flags"] == ["notice_not_met"]
-    assert reg["INC-27021"]["flags"] == ["unknown_category"]
-    assert reg["INC-27064"]["flags"] == ["open_incident"] and reg["INC-27064"]["end"] == ""
-    assert reg["CHG-27040"]["units"] == 6 and reg["CHG-27040"]["target"] == "r04-n[01-06]"
-    assert reg["INC-27034"]["counted_seconds"] == 0 and reg["INC-27034"]["excluded_seconds"] == 3 * 3600
+    assert reg["CHG-27058"].excluded_seconds == 7200
+    assert reg["CHG-27058"].counted_seconds == 7200
+    assert reg["CHG-27058"].flags == ("exclusion_cap_exceeded",)
+    assert reg["CHG-27017"].flags == ("notice_not_met",)
+    assert reg["INC-27021"].flags == ("unknown_category",)
+    assert reg["INC-27064"].flags == ("open_incident",) and reg["INC-27064"].end == ""
+    assert reg["CHG-27040"].units == 6 and reg["CHG-27040"].target == "r04-n[01-06]"
+    assert reg["INC-27034"].counted_seconds == 0 and reg["INC-27034"].excluded_seconds == 3 * 3600
     # a 3-minute outage is counted but is not downtime under the 5-minute minimum outage
-    assert reg["INC-27006"]["counted_seconds"] == 180 and reg["INC-27006"]["downtime_seconds"] == 0
-    assert reg["INC-27001"]["downtime_seconds"] == reg["INC-27001"]["counted_seconds"] == 9900
+    assert reg["INC-27006"].counted_seconds == 180 and reg["INC-27006"].downtime_seconds == 0
+    assert reg["INC-27001"].downtime_seconds == reg["INC-27001"].counted_seconds == 9900
 
 
 def test_breakdowns_and_heatmap_add_up(run):
     extras = run[3]
-    f = extras["incidents"].frame
+    f = extras.incidents.frame
     node_rows = f[f["scope"] == "node"]
-    cats = {x["key"]: x for x in extras["by_category"]}
+    cats = {x.key: x for x in extras.by_category}
     unplanned = node_rows[node_rows["category"] == "unplanned"]
     # node incidents alone are a lower bound of each category's node-seconds; rack incidents add rack x nodes
-    assert cats["unplanned"]["counted_node_seconds"] >= int(unplanned["counted_seconds"].sum())
-    for x in extras["by_category"]:
-        assert 0 <= x["downtime_node_seconds"] <= x["counted_node_seconds"]
-    assert sum(x["counted_node_seconds"] for x in extras["by_cause"]) == sum(
-        x["counted_node_seconds"] for x in extras["by_category"])
-    hm = extras["heatmap"]
-    assert len(hm["days"]) == 31 + 28 + 31 and all(len(v) == len(hm["days"]) for v in hm["node_hours"])
+    assert cats["unplanned"].counted_node_seconds >= int(unplanned["counted_seconds"].sum())
+    for x in extras.by_category:
+        assert 0 <= x.downtime_node_seconds <= x.counted_node_seconds
+    assert sum(x.counted_node_seconds for x in extras.by_cause) == sum(
+        x.counted_node_seconds for x in extras.by_category)
+    hm = extras.heatmap
+    assert len(hm.days) == 31 + 28 + 31 and all(len(v) == len(hm.days) for v in hm.node_hours)
 
 
 def test_review_needs_the_per_incident_figures(example_contract):
@@ -156,8 +157,8 @@ def test_review_needs_the_per_incident_figures(example_contract):
 
 
 def test_register_rows_in_pdf(run, text):
-    for r in run[3]["incidents"].rows():
-        assert r["id"] in text
+    for r in run[3].incidents.rows():
+        assert r.id in text
 
 
 def test_support_and_flags_in_summary(run, text):
@@ -177,27 +178,27 @@ def test_markdown_and_html_carry_the_same_figures(run, text):
 
 
 def test_register_is_cut_with_a_full_csv_attachment(run):
-    lc, log, result, extras, _, _ = run
+    lc, log, result, extras, _, _, res = run
     inputs = ReviewInputs(EXAMPLE.name, lc.sha256, LOG.name, log.sha256, "1", "2027-Q1")
-    doc, attachments = review_document(lc, result, extras, inputs, register_limit=5, attachment_stem="rev")
+    doc, attachments = review_document(lc, res, extras, inputs, register_limit=5, attachment_stem="rev")
     t = render_markdown(doc)
-    n = len(extras["incidents"])
+    n = len(extras.incidents)
     assert f"the first 5 are printed here and all {n} are in the attached file rev.incidents.csv" in t
     assert [a.name for a in attachments] == [".incidents.csv", ".node-credits.csv"]
     rows = list(csv.DictReader(io.StringIO(attachments[0].data.decode())))
-    first = extras["incidents"].rows(1)[0]
-    assert len(rows) == n and rows[0]["id"] == first["id"] and rows[0]["start"] == first["start"]
+    first = extras.incidents.rows(1)[0]
+    assert len(rows) == n and rows[0]["id"] == first.id and rows[0]["start"] == first.start
     chg = next(r for r in rows if r["id"] == "CHG-27058")
     assert (chg["counted_seconds"], chg["excluded_seconds"], chg["flags"]) == ("7200", "7200", "exclusion_cap_exceeded")
     assert attachments[0].data == register_csv(extras)
 
 
-def test_renderer_needs_only_the_documented_json_shape(run):
+def test_renderer_needs_no_support_or_termination_figures(run):
     """A result with no support or termination figures still renders."""
-    lc, log, result, extras, _, _ = run
-    slim = {**result, "support": {}, "termination": {}}
+    lc, log, result, extras, _, _, res = run
+    slim = dataclasses.replace(res, support={}, termination={})
     inputs = ReviewInputs(EXAMPLE.name, lc.sha256, LOG.name, log.sha256, "1", "2027-Q1")
-    doc, _ = review_document(lc, json.loads(json.dumps(slim)), extras, inputs)
+    doc, _ = review_document(lc, slim, extras, inputs)
     assert "The result carries no support figures." in render_markdown(doc)
 
 
@@ -253,20 +254,20 @@ def test_contents_and_bookmarks_match_the_pages(pdf):
 def test_long_register_goes_to_an_appendix(run, monkeypatch):
     from calculators.reports import review as rv
 
-    lc, log, result, extras, _, _ = run
+    lc, log, result, extras, _, _, res = run
     monkeypatch.setattr(rv, "INLINE_REGISTER", 10)
     inputs = ReviewInputs(EXAMPLE.name, lc.sha256, LOG.name, log.sha256, "1", "2027-Q1")
-    doc, attachments = review_document(lc, result, extras, inputs, register_limit=30, attachment_stem="rev")
+    doc, attachments = review_document(lc, res, extras, inputs, register_limit=30, attachment_stem="rev")
     md = render_markdown(doc)
-    n = len(extras["incidents"])
+    n = len(extras.incidents)
     assert "The 25 with the most counted time are below; the first 30 in order of start are in Appendix A" in md
     assert f"and all {n} are in the attached file rev.incidents.csv" in md
     assert "## Appendix A. Incident register" in md and "## Appendix B. Node credits" in md
     section7 = md.split("## 7. Incident register", 1)[1].split("## Appendix A", 1)[0]
-    top = sorted(extras["incidents"].rows(), key=lambda r: -r["counted_seconds"])[:25]
-    assert all(r["id"] in section7 for r in top)
+    top = sorted(extras.incidents.rows(), key=lambda r: -r.counted_seconds)[:25]
+    assert all(r.id in section7 for r in top)
     appendix = md.split("## Appendix A. Incident register", 1)[1].split("## Appendix B", 1)[0]
-    assert [r["id"] for r in extras["incidents"].rows(30)] == re.findall(r"^\| ((?:INC|CHG)-\d+) \|", appendix,
+    assert [r.id for r in extras.incidents.rows(30)] == re.findall(r"^\| ((?:INC|CHG)-\d+) \|", appendix,
                                                                         flags=re.M)
     assert [a.name for a in attachments][0] == ".incidents.csv"
 
@@ -290,15 +291,15 @@ def test_register_shows_the_provider_ticket_and_ids_stay_whole(run, pdf):
 
     from pypdf import PdfReader
 
-    rows = run[3]["incidents"].rows()
-    assert rows[0]["ticket"] == "ND-49886"
+    rows = run[3].incidents.rows()
+    assert rows[0].ticket == "ND-49886"
     lines = {ln.strip() for p in PdfReader(BytesIO(pdf)).pages for ln in (p.extract_text() or "").splitlines()}
     words = {w for ln in lines for w in ln.split()}
     for r in rows:
-        assert r["id"] in words, r["id"]                   # never cut across two lines
-        if r["ticket"]:
-            assert r["ticket"] in words, r["ticket"]
-    assert b"ND-49886" in run[3]["incidents"].to_csv()
+        assert r.id in words, r.id                         # never cut across two lines
+        if r.ticket:
+            assert r.ticket in words, r.ticket
+    assert b"ND-49886" in run[3].incidents.to_csv()
 def test_a_bad_log_is_printed_by_the_one_input_error_handler(tmp_path):
     """review lets the loader's InputError propagate; the `slakit` command prints every
     problem with its code and exits 1, without a traceback and without writing the PDF."""

@@ -1,0 +1,197 @@
+"""Terminal tables as plain text, laid out the way Rich lays out its default `Table`.
+
+`slakit credits` prints a dozen tables of up to 25 rows; Rich renders each cell through its
+segment pipeline (measure, wrap, pad, crop, shape), which took most of a second on a large
+fleet. For plain text (no terminal styles) the same layout is a few string operations:
+the column widths (Rich's measure and collapse rules), word wrapping (Rich's own
+`divide_line`), justification and the heavy-head box. `PlainTable.text()` writes what
+`rich.console.Console(width=W, color_system=None).print(table)` writes for the
+equivalent `rich.table.Table` (title centred, header aligned to the bottom, cells padded
+by one space, `ellipsis` overflow); tests/calculators/test_plain_table.py compares the two
+on many tables.
+
+It covers the tables built here: one line per cell, no markup and no emoji codes, which
+`plain()` checks; `rich()` builds the Rich table for anything else (and for terminals).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from rich._ratio import ratio_reduce
+from rich._wrap import divide_line
+from rich.cells import cell_len, set_cell_size
+
+_EMOJI = re.compile(r":\S*?:")                  # what Rich could take for an emoji code
+_TRAILING_SPACE = re.compile(r"\s+$")
+PAD = 1                                         # Rich's default cell padding, left and right
+
+
+@dataclass
+class _Column:
+    header: str
+    justify: str = "left"
+    no_wrap: bool = False
+
+
+@dataclass
+class PlainTable:
+    """A table with a title, columns (`add_column`) and rows of strings (`add_row`)."""
+
+    title: str | None = None
+    columns: list[_Column] = field(default_factory=list)
+    rows: list[tuple[str, ...]] = field(default_factory=list)
+
+    def add_column(self, header: str, justify: str = "left", no_wrap: bool = False) -> None:
+        self.columns.append(_Column(header, justify, no_wrap))
+
+    def add_row(self, *cells: str) -> None:
+        if len(cells) != len(self.columns):
+            raise ValueError(f"a row of {len(cells)} cells for {len(self.columns)} columns")
+        self.rows.append(tuple(cells))
+
+    def plain(self) -> bool:
+        """Whether every text is one line that Rich would print as it is (no markup, no
+        emoji codes, no tabs or control characters)."""
+        texts = [c.header for c in self.columns] + [x for r in self.rows for x in r] + [self.title or ""]
+        return not any("[" in t or "\t" in t or (":" in t and _EMOJI.search(t))
+                       or any(ord(ch) < 32 or 0x7f <= ord(ch) < 0xa0 for ch in t) for t in texts)
+
+    def rich(self):
+        """The same table as a `rich.table.Table` (the texts escaped: Rich prints them as they are)."""
+        from rich.markup import escape
+        from rich.table import Table
+
+        t = Table(title=escape(self.title) if self.title else None)
+        for c in self.columns:
+            t.add_column(escape(c.header), justify=c.justify, no_wrap=c.no_wrap)
+        for r in self.rows:
+            t.add_row(*(escape(x) for x in r))
+        return t
+
+    def print(self, console) -> None:
+        """Onto a Rich console: as plain text where it is (a file, no terminal styles), else by Rich."""
+        if console.color_system is None and not console.is_terminal and self.plain():
+            console.file.write(self.text(console.width))
+        else:
+            console.print(self.rich())
+
+    # --- layout ---------------------------------------------------------------------------
+
+    def _widths(self, max_width: int) -> list[int]:
+        """Column widths with padding, without borders (`Table._calculate_column_widths`)."""
+        from rich.table import Table
+
+        widths = []
+        for k, c in enumerate(self.columns):
+            hi = 0
+            for text in [c.header, *(r[k] for r in self.rows)]:
+                hi = max(hi, _measure(text, max_width)[1])
+            widths.append(min(hi, max_width) or 1)
+        if sum(widths) > max_width:
+            widths = Table._collapse_widths(widths, [not c.no_wrap for c in self.columns], max_width)
+            if sum(widths) > max_width:
+                widths = ratio_reduce(sum(widths) - max_width, [1] * len(widths), widths, widths)
+            widths = [_remeasure(self.columns[k], [r[k] for r in self.rows], w) for k, w in enumerate(widths)]
+        return widths
+
+    def text(self, width: int = 120) -> str:
+        """The table as Rich prints it on a console `width` cells wide."""
+        n = len(self.columns)
+        widths = self._widths(width - (n + 1))
+        table_width = sum(widths) + n + 1
+        out: list[str] = []
+        if self.title:
+            out.extend(_wrap(self.title, table_width, "center", "fold"))
+        out.append("┏" + "┳".join("━" * w for w in widths) + "┓")
+        rows = [tuple(c.header for c in self.columns), *self.rows]
+        for index, row in enumerate(rows):
+            cells = [_cell(text, w, c) for text, w, c in zip(row, widths, self.columns)]
+            height = max(len(c) for c in cells)
+            header = index == 0
+            for k, (lines, w) in enumerate(zip(cells, widths)):
+                blank = [" " * w] * (height - len(lines))
+                cells[k] = blank + lines if header else lines + blank
+            edge = "┃" if header else "│"
+            for line in range(height):
+                out.append(edge + edge.join(c[line] for c in cells) + edge)
+            if header:
+                out.append("┡" + "╇".join("━" * w for w in widths) + "┩")
+        out.append("└" + "┴".join("─" * w for w in widths) + "┘")
+        if table_width > width:                 # the console crops what is wider than it
+            out = [set_cell_size(x, width) if cell_len(x) > width else x for x in out]
+        return "\n".join(out) + "\n"
+
+
+def _measure(text: str, max_width: int) -> tuple[int, int]:
+    """(min, max) width of a padded cell (`Padding(Text).__rich_measure__` via `Measurement.get`)."""
+    if max_width - 2 * PAD < 1:
+        return max_width, max_width
+    hi = cell_len(text)
+    words = text.split()
+    lo = max(cell_len(w) for w in words) if words else hi
+    lo, hi = min(max(0, lo), hi), max(0, hi)              # Measurement.normalize
+    lo, hi = min(lo, max_width), min(hi, max_width)
+    if hi < 1:
+        lo = hi = 0
+    return min(lo + 2 * PAD, max_width), min(hi + 2 * PAD, max_width)
+
+
+def _remeasure(column: _Column, cells: list[str], width: int) -> int:
+    """A column's width measured again within `width` (after the collapse)."""
+    if width < 1:
+        return 0
+    hi = max(_measure(t, width)[1] for t in [column.header, *cells])
+    return min(hi, width)
+
+
+def _cell(text: str, width: int, column: _Column) -> list[str]:
+    """A cell's lines, padded, each exactly `width` cells."""
+    inner = width - 2 * PAD
+    if inner < 1:
+        return [set_cell_size(" " * width, width)]
+    return [" " * PAD + line + " " * PAD for line in _wrap(text, inner, column.justify, "ellipsis", column.no_wrap)]
+
+
+def _wrap(text: str, width: int, justify: str, overflow: str, no_wrap: bool = False) -> list[str]:
+    """`Text.wrap` then `Lines.justify` of one line of plain text."""
+    if no_wrap:
+        lines = [text]
+    else:
+        offsets = divide_line(text, width, fold=overflow == "fold")
+        bounds = [0, *offsets, len(text)]
+        lines = [text[a:b] for a, b in zip(bounds, bounds[1:])] if offsets else [text]
+        lines = [_rstrip_end(line, width) for line in lines]
+    out = []
+    for line in lines:
+        if justify == "left":
+            line = _pad_right(_truncate(line, width, overflow), width)
+        elif justify == "center":
+            line = _truncate(line.rstrip(), width, overflow)
+            line = " " * ((width - cell_len(line)) // 2) + line
+            line = line + " " * (width - cell_len(line))
+        else:                                   # right
+            line = _truncate(line.rstrip(), width, overflow)
+            line = " " * (width - cell_len(line)) + line
+        out.append(_truncate(line, width, overflow))
+    return out
+
+
+def _rstrip_end(line: str, size: int) -> str:
+    if len(line) > size:
+        m = _TRAILING_SPACE.search(line)
+        if m is not None:
+            return line[: len(line) - min(len(m.group(0)), len(line) - size)]
+    return line
+
+
+def _truncate(line: str, width: int, overflow: str) -> str:
+    if cell_len(line) > width:
+        return set_cell_size(line, width - 1) + "…" if overflow == "ellipsis" else set_cell_size(line, width)
+    return line
+
+
+def _pad_right(line: str, width: int) -> str:
+    n = cell_len(line)
+    return line + " " * (width - n) if n < width else line

@@ -1,0 +1,440 @@
+"""The one JSON serializer of a credits `Result` (`slakit credits --format json`).
+
+The document is written as text straight from the result's columns: per unit and node
+record the figures are formatted column by column and joined, and the long incident-id
+lists are joined in one piece, with no dict per record in between (a 12,600-node quarter
+with a million incidents writes about 230 MB). The text is exactly what
+`json.dumps(doc, indent=2, ensure_ascii=False) + "\\n"` writes for the same document (two
+spaces of indentation, non-ASCII characters as they are); tests/calculators/
+test_result_json.py holds the document built as Python values next to it.
+
+The first member is `"format": "slakit-credits/2"` (`FORMAT`): the name and version of this
+document. Version 2 is version 1 (the documents written before the field existed) with that
+member added; every other member is unchanged. The fields are described in
+`calculators.result`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import orjson
+
+from calculators import credits as cr
+from calculators import settle
+from calculators.vocabulary import FLAG_LISTS, FLAG_MASK
+from slaschema.jsontext import dumps_indented
+
+FORMAT = "slakit-credits/2"
+
+_ESCAPE = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')       # what JSON text must escape (and lone surrogates)
+
+
+def _ind(depth: int) -> str:
+    return "  " * depth
+
+
+def _plain(text: str) -> bool:
+    """Whether `text` needs no escaping in JSON (fast: C loops over the text)."""
+    return text.isprintable() and '"' not in text and "\\" not in text
+
+
+def quote(text: str) -> str:
+    """One JSON string, as `json.dumps(text, ensure_ascii=False)` writes it."""
+    if not _ESCAPE.search(text):
+        return f'"{text}"'
+    try:
+        return orjson.dumps(text).decode("utf-8")
+    except TypeError:                       # a lone surrogate: orjson refuses it
+        return json.dumps(text, ensure_ascii=False)
+
+
+def quote_all(texts: list[str]) -> list[str]:
+    """`quote` of each (one scan of all of them when none needs escaping)."""
+    if not _ESCAPE.search("".join(texts)):
+        return [f'"{t}"' for t in texts]
+    return [quote(t) for t in texts]
+
+
+def value(v: Any, depth: int) -> str:
+    """Any JSON value as indented text for a place `depth` levels deep (its first line is
+    not indented, the following lines are)."""
+    text = dumps_indented(v)[:-1]
+    return text.replace("\n", "\n" + _ind(depth)) if depth and "\n" in text else text
+
+
+def strings(items: list[str] | tuple[str, ...], depth: int) -> str:
+    """A list of strings as the value of a member `depth` levels deep."""
+    if not items:
+        return "[]"
+    inner = "\n" + _ind(depth + 1)
+    if not _ESCAPE.search("".join(items)):
+        return "[" + inner + '"' + ('",' + inner + '"').join(items) + '"\n' + _ind(depth) + "]"
+    return "[" + inner + ("," + inner).join(quote(x) for x in items) + "\n" + _ind(depth) + "]"
+
+
+def _number(v: int | float | Any) -> str:
+    """An int as written; a Decimal or float as Python's float repr (what json.dumps writes)."""
+    if isinstance(v, int):
+        return str(v)
+    return repr(float(v))
+
+
+def _cached_money(cents: list[int]) -> list[str]:
+    seen: dict[int, str] = {}
+    out = []
+    for c in cents:
+        t = seen.get(c)
+        if t is None:
+            t = seen[c] = f'"{cr.money(c)}"'
+        out.append(t)
+    return out
+
+
+# the depths inside the document: {periods: [ {units: [ {incidents: [...]} ]} ]}
+_PERIOD = 2            # a period object is an item of the top-level "periods" list
+_RECORD = 4            # a unit or node object is an item of a period's "units" / "nodes" list
+_M = "\n" + _ind(_RECORD + 1)             # before a member of a unit or node record
+_END = "\n" + _ind(_RECORD) + "}"
+_RECORD_SEP = ",\n" + _ind(_RECORD)      # between two records of a list
+_FLAG_TEXT = [strings(FLAG_LISTS[b], _RECORD + 1) for b in range(FLAG_MASK + 1)]
+
+
+def _pct(value: Any) -> str:
+    return format(value.normalize(), "f")
+
+
+def unit_records(sm: Any, pr: Any, names_info: NamesInfo | None = None) -> list[bytes | memoryview]:
+    """A scope's unit records in one month (`calculators.result.ScopeMonth`) as UTF-8 pieces,
+    the records separated as items of a list."""
+    names_info = names_info or NamesInfo()
+    n = len(sm.ids)
+    if not n:
+        return []
+    ids = quote_all(list(sm.ids))
+    lnum = sm.lnum.tolist()
+    dn = sm.dn.tolist()
+    if all(int(d) == 1 for d in dn):
+        down = [str(int(x)) for x in lnum]
+    else:
+        down = [_number(sm.downtime_value(i)) for i in range(n)]
+    avail_cache: dict[int, str] = {}
+    avail = []
+    for e4 in sm.avail_e4.tolist():
+        t = avail_cache.get(e4)
+        if t is None:
+            t = avail_cache[e4] = f'"{cr.pct_text(int(e4))}"'
+        avail.append(t)
+    pct_cache: dict[Any, str] = {}
+    credit_pct = []
+    for i, v in enumerate(sm.credit_pct):
+        if v is None:
+            credit_pct.append(f'"{format(sm.credit_pct_value(i), "f")}"')
+        else:
+            t = pct_cache.get(v)
+            if t is None:
+                t = pct_cache[v] = f'"{_pct(v)}"'
+            credit_pct.append(t)
+    fee_cents = [int(x) for x in cr.cents_half_up(sm.fee_num, sm.fee_den).tolist()]
+    fees = _cached_money(fee_cents)
+    credit_cents = [int(x) for x in sm.credit_cents.tolist()]
+    credits = _cached_money(credit_cents)
+    after_cache: dict[int, str] = {}
+    after = []
+    for c in credit_cents:
+        t = after_cache.get(c)
+        if t is None:
+            t = after_cache[c] = f'"{cr.money(settle.scaled_cents(c, pr))}"'
+        after.append(t)
+    inner = _RECORD + 1
+    bulk = _incident_text(sm, inner, names_info)
+    if bulk is None:
+        lists = sm.incidents.take_lists() if hasattr(sm.incidents, "take_lists") else \
+            [list(sm.incidents.get(i, ())) for i in range(n)]
+        incidents = [strings(x, inner) for x in lists]
+        del lists
+    flags = [_FLAG_TEXT[int(b) & FLAG_MASK] for b in sm.flags.tolist()]
+    excluded = [str(int(x)) for x in sm.excluded.tolist()]
+    met = ["true" if x else "false" for x in sm.met.tolist()]
+    head = "{" + _M + '"scope": ' + quote(sm.scope) + "," + _M + '"id": '
+    target = f'"{_pct(sm.target)}"'
+    service = sm.service.tolist() if sm.service is not None else None
+    charged = _cached_money([int(x) for x in cr.cents_half_up(sm.charged_num, sm.fee_den).tolist()]) \
+        if sm.charged_num is not None else fees
+    open_, close = "[\n" + _ind(inner + 1) + '"', '"\n' + _ind(inner) + "]"
+    out: list[bytes | memoryview] = []
+    sep = ""
+    for i in range(n):
+        if service is not None and service[i] == 0:
+            continue            # not in service this month: no unit-month (revision 1.1, 8.1)
+        text = (f'{sep}{head}{ids[i]},{_M}"downtime_seconds": {down[i]},{_M}"excluded_seconds": {excluded[i]},'
+                f'{_M}"availability_pct": {avail[i]},{_M}"target_pct": {target},{_M}"met": {met[i]},'
+                f'{_M}"credit_pct": {credit_pct[i]},{_M}"fee": {fees[i]},{_M}"credit": {credits[i]},'
+                f'{_M}"incidents": ')
+        sep = _RECORD_SEP
+        tail = f',{_M}"flags": {flags[i]},'
+        if sm.proportional:
+            tail += f'{_M}"lost_gpu_seconds": {int(lnum[i])},'
+        if service is not None:
+            tail += f'{_M}"service_seconds": {int(service[i])},{_M}"charged_fee": {charged[i]},'
+        tail += f'{_M}"credit_before_cap": {credits[i]},{_M}"credit_after_cap_and_minimum": {after[i]}{_END}'
+        if bulk is None:
+            out.append((text + incidents[i] + tail).encode("utf-8"))
+        elif bulk[2][i]:
+            data, starts = bulk[0], bulk[1]
+            out += [(text + open_).encode("utf-8"), data[starts[i]:starts[i + 1]],
+                    (close + tail).encode("utf-8")]
+        else:
+            out.append((text + "[]" + tail).encode("utf-8"))
+    return out
+
+
+def _id_sep(depth: int) -> str:
+    """Between two strings of a list that is the value of a member `depth` levels deep."""
+    return '",\n' + _ind(depth + 1) + '"'
+
+
+class NamesInfo:
+    """The engine's incident-id table (`IdCodes` names) as an Arrow string array, made once
+    per document; None when an id needs JSON escaping (the ids are then quoted one by one)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[Any, Any]] = {}
+
+    def get(self, names: Any) -> Any:
+        import pyarrow as pa
+
+        got = self._seen.get(id(names))
+        if got is None or got[0] is not names:
+            listed = names.tolist()
+            arrow = pa.array(listed, type=pa.large_string()) if _plain("".join(listed)) else None
+            got = self._seen[id(names)] = (names, arrow)
+        return got[1]
+
+
+def _incident_text(sm: Any, depth: int, info: NamesInfo) -> tuple[memoryview, list[int], list[int]] | None:
+    """Every unit's incident ids of a scope, each unit's joined by the list separator, in one
+    UTF-8 buffer (Arrow gathers and joins them without a Python string per id): (buffer,
+    offsets: unit i is buffer[offsets[i]:offsets[i + 1]], id count per unit). None where the
+    engine's index offers no id codes or an id needs escaping."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    index = sm.incidents
+    try:
+        unit, code = index.pairs()
+        names = index.names()
+    except AttributeError:
+        return None
+    arrow = info.get(names)
+    if arrow is None:
+        return None
+    bounds = np.searchsorted(unit, np.arange(len(sm.ids) + 1))
+    lists = pa.LargeListArray.from_arrays(pa.array(bounds, pa.int64()), arrow.take(pa.array(code)))
+    joined = pc.binary_join(lists, pa.scalar(_id_sep(depth), pa.large_string()))
+    buffers = joined.buffers()
+    offsets = np.frombuffer(buffers[1], dtype=np.int64)[joined.offset:joined.offset + len(joined) + 1]
+    data = memoryview(buffers[2]) if buffers[2] is not None else memoryview(b"")
+    return data, offsets.tolist(), np.diff(bounds).tolist()
+
+
+def node_records(pr: Any) -> list[str]:
+    """The texts of a month's node records (`calculators.result.NodeMonth`)."""
+    nm = pr.nodes
+    if not len(nm.ids):
+        return []
+    ids = quote_all(list(nm.ids))
+    fees = _cached_money([int(x) for x in nm.fee_cents.tolist()])
+    credits = _cached_money([int(x) for x in nm.credit_cents.tolist()])
+    settled = _cached_money([int(x) for x in settle.settled_node_cents(pr).tolist()])
+    basis_cache: dict[str, str] = {}
+    basis = []
+    for b in nm.basis.tolist():
+        t = basis_cache.get(b)
+        if t is None:
+            t = basis_cache[b] = quote(str(b) or "none")
+        basis.append(t)
+    service = nm.service.tolist() if nm.service is not None else None
+    nc = _cached_money([int(x) for x in nm.not_charged_cents.tolist()]) if service is not None else None
+    out = []
+    for i in range(len(ids)):
+        if service is not None and service[i] <= 0:
+            continue
+        text = f'{{{_M}"id": {ids[i]},{_M}"fee": {fees[i]},{_M}"credit": {credits[i]},{_M}"basis": {basis[i]},'
+        if service is not None:
+            text += f'{_M}"service_seconds": {int(service[i])},{_M}"not_charged": {nc[i]},'
+        out.append(f'{text}{_M}"credit_before_cap": {credits[i]},{_M}"credit_after_cap_and_minimum": {settled[i]}{_END}')
+    return out
+
+
+def _money_or_null(cents: int | None) -> str:
+    return f'"{cr.money(cents)}"' if cents is not None else "null"
+
+
+class _Out:
+    """The document as UTF-8 chunks: small pieces of text gathered, long lists encoded as
+    they come (one copy of the text, not one per level of nesting)."""
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+        self.pieces: list[str] = []
+
+    def add(self, text: str) -> None:
+        self.pieces.append(text)
+
+    def add_pieces(self, data: list[bytes | memoryview]) -> None:
+        if self.pieces:
+            self.chunks.append("".join(self.pieces).encode("utf-8"))
+            self.pieces = []
+        self.chunks.extend(data)
+
+    def data(self) -> bytes:
+        self.add_pieces([])
+        return b"".join(self.chunks)
+
+
+def _write_obj(out: _Out, members: list[tuple[str, Any]], depth: int) -> None:
+    """An object from (key, value) pairs: a value is its text, or a function writing it."""
+    if not members:
+        out.add("{}")
+        return
+    ind = "\n" + _ind(depth + 1)
+    out.add("{")
+    for k, (key, v) in enumerate(members):
+        out.add(("," if k else "") + ind + quote(key) + ": ")
+        if callable(v):
+            v(out)
+        else:
+            out.add(v)
+    out.add("\n" + _ind(depth) + "}")
+
+
+def _write_records(out: _Out, groups: list[list[bytes | memoryview]], depth: int) -> None:
+    """One list of the records of several groups (each the UTF-8 pieces of its records)."""
+    groups = [g for g in groups if g]
+    if not groups:
+        out.add("[]")
+        return
+    out.add("[\n" + _ind(depth + 1))
+    for k, g in enumerate(groups):
+        if k:
+            out.add(",\n" + _ind(depth + 1))
+        out.add_pieces(g)
+    out.add("\n" + _ind(depth) + "]")
+
+
+def period_members(pr: Any, include_units: bool, claim: Any, names_info: NamesInfo | None = None
+                   ) -> list[tuple[str, Any]]:
+    from calculators.result_records import iso
+
+    d = _PERIOD + 1
+    members: list[tuple[str, Any]] = [
+        ("period", quote(pr.period.label)), ("start", quote(iso(pr.period.start))),
+        ("end", quote(iso(pr.period.end))), ("hours", quote(_pct(pr.period.hours))),
+        ("fee_total", _money_or_null(pr.fee_total_cents)),
+        ("credit_uncapped", _money_or_null(pr.credit_uncapped_cents)),
+        ("credit_total", _money_or_null(pr.credit_total_cents))]
+    rev11 = pr.not_charged_cents is not None
+    if rev11:
+        members += [("not_charged_total", _money_or_null(pr.not_charged_cents)),
+                    ("remedy_total", _money_or_null(pr.remedy_cents))]
+    members += [("cap_amount", _money_or_null(pr.cap_cents)), ("cap_applied", value(pr.cap_applied, d)),
+                ("minimum", quote(_pct(pr.minimum_cents))), ("minimum_applied", value(pr.minimum_applied, d))]
+    if rev11:
+        members.append(("minimum_rule", quote("more_than" if pr.minimum_strict else "at_least")))
+
+    def units(out: _Out) -> None:
+        groups = [unit_records(sm, pr, names_info) for sm in pr.scopes.values()] if include_units else []
+        _write_records(out, groups, d)
+
+    def nodes(out: _Out) -> None:
+        nodes = node_records(pr) if include_units else []
+        _write_records(out, [[_RECORD_SEP.join(nodes).encode("utf-8")]] if nodes else [], d)
+
+    members += [("units", units), ("nodes", nodes)]
+    if claim is not None:
+        members.append(("claim", value({"due": iso(claim.due) if claim.due is not None else None,
+                                        "status": claim.status}, d)))
+    return members
+
+
+def _quarters(result: Any) -> list[dict[str, Any]]:
+    out = []
+    for q in result.quarter_totals():
+        d: dict[str, Any] = {"quarter": q.quarter, "months": list(q.months), "fee_total": format(q.fee_total, "f"),
+                             "credit_total": format(q.credit_total, "f")}
+        if q.not_charged_total is not None:
+            d["not_charged_total"] = format(q.not_charged_total, "f")
+            d["remedy_total"] = format(q.remedy_total, "f")
+        out.append(d)
+    return out
+
+
+def document_bytes(result: Any, include_units: bool = True, include_incidents: bool = False,
+                   extra: dict[str, Any] | None = None) -> bytes:
+    """The document as UTF-8 (ends with a newline). `include_incidents` (the result computed
+    with `incidents=True`) adds per month `downtime_by_category` and `downtime_by_cause`
+    and at the end `incidents` (one record per incident id) and `rack_day_downtime`;
+    `extra` adds top-level members after all others."""
+    from calculators.result_records import gc_paused, iso
+
+    if include_incidents and result.figures is None:
+        raise ValueError("per-incident figures were not computed; pass incidents=True to compute()")
+    with gc_paused():
+        claims = {m.period: m for m in result.claims.months} if result.claims is not None else {}
+        f = result.figures if include_incidents else None
+        names_info = NamesInfo()
+
+        def periods(out: _Out) -> None:
+            if not result.periods:
+                out.add("[]")
+                return
+            ind = "\n" + _ind(_PERIOD)
+            out.add("[")
+            for k, pr in enumerate(result.periods):
+                members = period_members(pr, include_units, claims.get(pr.period.label), names_info)
+                if f is not None:
+                    members += [("downtime_by_category", value(f.breakdown_json(f.by_category[pr.period.label]),
+                                                               _PERIOD + 1)),
+                                ("downtime_by_cause", value(f.breakdown_json(f.by_cause[pr.period.label]),
+                                                            _PERIOD + 1))]
+                out.add(("," if k else "") + ind)
+                _write_obj(out, members, _PERIOD)
+            out.add("\n" + _ind(1) + "]")
+
+        top: list[tuple[str, Any]] = [
+            ("format", quote(FORMAT)),
+            ("contract", value(result.contract, 1)),
+            ("contract_sha256", value(result.contract_sha256, 1)),
+            ("incidents_file", value(result.incidents_file, 1)),
+            ("incidents_sha256", value(result.incidents_sha256, 1)),
+            ("currency", value(result.currency, 1)),
+            ("timezone", value(result.timezone, 1)),
+            ("as_of", quote(iso(result.as_of))),
+            ("skipped_rows", value(list(result.skipped_rows), 1)),
+            ("open_incidents", value(list(result.open_incidents), 1)),
+            ("periods", periods),
+            ("quarters", value(_quarters(result), 1)),
+            ("support", value(result.support, 1)),
+            ("termination", value(result.termination, 1)),
+        ]
+        if result.claims is not None:
+            top += [("claims_as_of", quote(iso(result.claims.as_of))), ("claim_window", value(result.claims.window, 1)),
+                    ("claimable_total", quote(cr.money(result.claims.claimable_cents)))]
+        if f is not None:
+            top += [("incidents", value(f.records(), 1)), ("rack_day_downtime", value(f.rack_days.to_json(), 1))]
+        for k, v in (extra or {}).items():
+            top.append((k, value(v, 1)))
+        out = _Out()
+        _write_obj(out, top, 0)
+        out.add("\n")
+        return out.data()
+
+
+def document_text(result: Any, include_units: bool = True, include_incidents: bool = False,
+                  extra: dict[str, Any] | None = None) -> str:
+    """`document_bytes` as text."""
+    return document_bytes(result, include_units, include_incidents, extra).decode("utf-8")
