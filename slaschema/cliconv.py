@@ -125,10 +125,17 @@ def contract_argument(*, required: bool = True, alias: str | None = None):
                            metavar="CONTRACT" if required and alias is None else "[CONTRACT]")(f)
         if alias is None:
             return f
-        return click.option(alias, "contract_option", type=click.Path(dir_okay=False), hidden=True,
-                            callback=_deprecated_contract(alias))(f)
+        return deprecated_contract_option(alias)(f)
 
     return decorate
+
+
+def deprecated_contract_option(alias: str = "--contract"):
+    """The hidden `--contract FILE` alias of a command whose contract is (optionally) the first
+    positional argument: the command receives `contract_option`, prints one deprecation notice
+    line on stderr when it is used, and calls `resolve_contract`."""
+    return click.option(alias, "contract_option", type=click.Path(dir_okay=False), hidden=True,
+                        callback=_deprecated_contract(alias))
 
 
 def _deprecated_contract(alias: str):
