@@ -188,9 +188,12 @@ def watch(use_slurm, interval, output, state_file, partition, once, max_polls) -
     state_path = Path(state_file) if state_file else out.with_name(out.name + ".state.json")
     try:
         state = load_state(state_path)
-    except (ValueError, KeyError, json.JSONDecodeError) as exc:
-        click.echo(f"watch: cannot read state file {state_path}: {exc} [bad_state_file]", err=True)
-        sys.exit(1)
+    except (ValueError, KeyError, json.JSONDecodeError) as exc:     # printed, exit 1 (report_input_errors)
+        from slaschema.errors import InputError, Problem
+
+        raise InputError([Problem("bad_state_file", f"cannot read the watch state file: {exc}", file=str(state_path),
+                                  fix="it is written by `slakit watch` only: restore it, or name another with "
+                                      "--state")]) from None
     limit = 1 if once else max_polls
     polls = 0
     period = interval.total_seconds()

@@ -107,18 +107,15 @@ def letter(contract, incidents, periods, as_of, assume_tz, output, fmt, monitor_
     from calculators.reports.cli import render
     from calculators.reports.fmt import money
     from slakit import __version__
-    from slaschema.cli import emit_problems, load_or_exit
+    from slaschema.cli import load_or_exit
+    from slaschema.cliconv import unwritable
     from slaschema.errors import InputError
     from slaschema.fileio import write_atomic
 
     fmt = _format_for(output, fmt)
     when = _as_of(as_of)
     lc = load_or_exit(contract)
-    try:
-        log = load_incidents(incidents, lc, assume_tz=assume_tz)
-    except InputError as e:
-        emit_problems(e.problems, "table")
-        sys.exit(1)
+    log = load_incidents(incidents, lc, assume_tz=assume_tz)    # InputError: printed, exit 1 (report_input_errors)
     label = periods[0]
     try:
         run = claim_months(lc, log, [label], when)
@@ -137,9 +134,8 @@ def letter(contract, incidents, periods, as_of, assume_tz, output, fmt, monitor_
             if Path(ledger).exists():           # a FIFO or folder is refused too, not replaced
                 read_ledger(ledger)             # refuse a bad ledger before anything is written
     except InputError as e:
-        emit_problems(e.problems, "table")
-        click.echo("nothing written", err=True)
-        sys.exit(1)
+        e.add_note("nothing written")
+        raise
     package_path = _package_path(out)
     inputs = LetterInputs(contract_file=Path(lc.file).name, tool_version=__version__,
                           label=label,
@@ -154,9 +150,7 @@ def letter(contract, incidents, periods, as_of, assume_tz, output, fmt, monitor_
     except OSError as exc:
         if pkg and out.exists() is False and package_path.is_file():
             package_path.unlink()               # no package without its letter
-        click.echo(f"error: {out}: cannot be written ({exc.strerror or type(exc).__name__}); nothing written "
-                   "[output_unwritable]", err=True)
-        sys.exit(1)
+        raise unwritable(out, exc) from None
     cur = run.currency
     click.echo(f"claim {inputs.label} for {lc.id} as of {when.isoformat()}: {money(run.claimed_total, cur)} claimed")
     for m in run.months:
@@ -195,19 +189,14 @@ def status(ledger, contracts, as_of, fmt) -> None:
     """
     from calculators.claim_ledger import read_ledger, status_rows, totals
     from calculators.result import iso
-    from slaschema.cli import emit_problems, load_or_exit
-    from slaschema.errors import InputError
+    from slaschema.cli import load_or_exit
 
     when = int(_as_of(as_of).timestamp())
     loaded = {}
     for c in contracts:
         lc = load_or_exit(c, fmt)
         loaded[lc.id] = lc
-    try:
-        rows = read_ledger(ledger)
-    except InputError as e:
-        emit_problems(e.problems, fmt)
-        sys.exit(1)
+    rows = read_ledger(ledger)          # InputError: printed in --format, exit 1 (report_input_errors)
     if loaded:
         rows = [r for r in rows if r.contract in loaded]
     st = status_rows(rows, when, loaded)
@@ -267,16 +256,10 @@ def verify(package, allowed_signers, identity) -> None:
     """Check an evidence package: every file against the manifest, and the signature if present."""
     from calculators.claim_package import verify as check
 
-    from slaschema.cli import emit_problems
-    from slaschema.errors import InputError
     from slaschema.safefiles import read_regular
     from slaschema.textsafe import terminal_text
 
-    try:
-        data = read_regular(package, what="evidence package")
-    except InputError as e:
-        emit_problems(e.problems, "table")
-        sys.exit(1)
+    data = read_regular(package, what="evidence package")     # InputError: printed, exit 1 (report_input_errors)
     problems = check(data, allowed_signers, identity, file=package)
     if problems:
         for p in problems:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -25,13 +26,25 @@ def emit_problems(problems, fmt: str, stream=None) -> None:
         click.echo(f"{n} error(s)", file=stream)
 
 
+def exit_on_input_error(exc, fmt: str | None = "table") -> NoReturn:
+    """The one handling of bad input: the problems of `exc` (an `InputError`) as
+    `file:line:col ... [code]` lines on stderr (JSON problems on stdout with `fmt` json), then
+    its notes on stderr, and exit `exc.exit_code` (1 unless the command was called wrongly)."""
+    emit_problems(exc.problems, "json" if fmt == "json" else "table")
+    for note in getattr(exc, "__notes__", ()):
+        click.echo(note, err=True)
+    sys.exit(exc.exit_code)
+
+
 def report_input_errors(callback):
     """`callback` (a command's function) with the one handling of bad input: an
-    `InputError` it raises is printed as `file:line:col ... [code]` lines (JSON problems
-    with `--format json`) and the process exits 1, with no traceback. The `slakit` command
-    wraps every subcommand with it (`slakit.cli`)."""
+    `InputError` it raises goes to `exit_on_input_error`, with no traceback: JSON problems when
+    the command's `--format` is json or it writes JSON (the format `slaschema.cliconv.output_format`
+    chose from `-o`), lines otherwise. The `slakit` command wraps every subcommand with it
+    (`slakit.cli`)."""
     import functools
 
+    from slaschema.cliconv import written_format
     from slaschema.errors import InputError
 
     @functools.wraps(callback)
@@ -39,8 +52,7 @@ def report_input_errors(callback):
         try:
             return callback(*args, **kwargs)
         except InputError as e:
-            emit_problems(e.problems, "json" if kwargs.get("fmt") == "json" else "table")
-            sys.exit(1)
+            exit_on_input_error(e, "json" if "json" in (kwargs.get("fmt"), written_format()) else "table")
     run.reports_input_errors = True
     return run
 
@@ -53,8 +65,7 @@ def load_or_exit(path: str, fmt: str = "table"):
     try:
         return load_contract(path)
     except InputError as e:
-        emit_problems(e.problems, fmt)
-        sys.exit(1)
+        exit_on_input_error(e, fmt)
 
 
 @click.command()

@@ -79,9 +79,12 @@ class SlakitError(Exception):
 class InputError(SlakitError):
     """Raised with every problem found in one input. A command lets it propagate: the
     `slakit` command prints the problems (`slaschema.cli.emit_problems`, in the command's
-    --format) and exits 1 (`slaschema.cli.report_input_errors`)."""
+    --format), then each note added with `add_note` (e.g. "nothing written") on stderr, and
+    exits with `exit_code` (`slaschema.cli.report_input_errors`): 1, or 2 where the problems
+    are in how the command was called."""
 
     problems: list[Problem] = field(default_factory=list)
+    exit_code: int = 1
 
     def __post_init__(self) -> None:
         super().__init__(self.__str__())
