@@ -28,16 +28,11 @@ CSV_COLUMNS = ("period", "contracted_gpu_hours", "paid_gpu_hours", "available_gp
 
 
 
-def _slurm_time(epoch: int, zone: str) -> str:
-    from zoneinfo import ZoneInfo
-
-    return datetime.fromtimestamp(epoch, ZoneInfo(zone)).strftime("%Y-%m-%dT%H:%M:%S")
-
-
 def load_inputs(lc, sacct_file, live, incidents, tz, plist, skip_bad_rows):
     """(runs, log) for the goodput commands; one InputError with the problems of every input."""
     from calculators.goodput.sacct import parse_sacct, read_sacct_file, sacct_live
     from calculators.incidents import load_incidents
+    from calculators.slurm_client import format_time
     from slaschema.errors import InputError
 
     topo = lc.topology
@@ -45,8 +40,8 @@ def load_inputs(lc, sacct_file, live, incidents, tz, plist, skip_bad_rows):
     runs = log = None
     try:
         if live:
-            lo = _slurm_time(min(p.start for p in plist), tz)
-            hi = _slurm_time(max(p.end for p in plist), tz)
+            lo = format_time(min(p.start for p in plist), tz)
+            hi = format_time(max(p.end for p in plist), tz)
             runs = parse_sacct(sacct_live(lo, hi), topo.nodes, topo.node_gpus, tz, file="sacct (live)",
                                skip_bad_rows=skip_bad_rows)
         else:
@@ -62,7 +57,7 @@ def load_inputs(lc, sacct_file, live, incidents, tz, plist, skip_bad_rows):
         from calculators.importers.slurm_events import events_csv, parse_events, sacctmgr_events
 
         try:
-            imp = parse_events(sacctmgr_events(_slurm_time(min(p.start for p in plist), tz)), tz,
+            imp = parse_events(sacctmgr_events(format_time(min(p.start for p in plist), tz)), tz,
                                file="sacctmgr show event (live)")
             import pandas as pd
 
