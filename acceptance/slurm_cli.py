@@ -247,22 +247,14 @@ def reconcile_cmd(paths, tolerance, as_of, contract_option, periods, fmt) -> Non
 
     from acceptance.reconcile import latest_time, read_log, reconcile
     from calculators.cli import parse_as_of
-    from slaschema.errors import InputError
+    from slaschema.errors import gather
 
     if len(paths) not in (2, 3):
         raise click.UsageError(f"expected [CONTRACT] OURS THEIRS, got {len(paths)} path(s) [reconcile_arguments]")
     contract = resolve_contract(paths[0] if len(paths) == 3 else None, contract_option)
     ours, theirs = paths[-2:]
-    problems = []
-    logs = []
-    for path in (ours, theirs):
-        try:
-            logs.append(read_log(path))
-        except InputError as exc:
-            problems.extend(exc.problems)
-    if problems:
-        raise InputError(problems)          # printed, exit 1 (slaschema.cli.report_input_errors)
-    ours_log, theirs_log = logs
+    # every problem of both logs at once: printed, exit 1 (slaschema.cli.report_input_errors)
+    ours_log, theirs_log = gather(read_log, (ours, theirs))
     if as_of:
         at = parse_as_of(as_of, zone_option=None)
     else:
@@ -289,18 +281,11 @@ def _credit_difference(contract, ours_path, theirs_path, periods, as_of, earlies
     from calculators.credit_difference import compare_logs
     from calculators.incidents import load_incidents
     from slaschema.cli import load_or_exit
-    from slaschema.errors import InputError
+    from slaschema.errors import gather
 
     lc = load_or_exit(contract, fmt)
-    logs, problems = [], []
-    for path in (ours_path, theirs_path):
-        try:
-            logs.append(load_incidents(path, lc))
-        except InputError as exc:
-            problems.extend(exc.problems)
-    if problems:
-        raise InputError(problems)          # printed, exit 1 (slaschema.cli.report_input_errors)
-    return compare_logs(lc, logs[0], logs[1], periods, as_of=as_of, first=earliest).to_json()
+    ours_log, theirs_log = gather(lambda path: load_incidents(path, lc), (ours_path, theirs_path))
+    return compare_logs(lc, ours_log, theirs_log, periods, as_of=as_of, first=earliest).to_json()
 
 
 def _print_reconciliation(result, credit: dict) -> None:

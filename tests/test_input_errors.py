@@ -104,3 +104,26 @@ def test_no_command_prints_problems_and_exits_itself(path):
             assert "sys.exit" not in body and "SystemExit" not in body, f"{path}:{node.lineno}: raise instead"
         if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("emit_problems"):
             assert path in MIXED, f"{path}:{node.lineno}: raise InputError (slaschema.cli.report_input_errors)"
+
+
+def test_gather_reports_the_problems_of_every_input_at_once():
+    from slaschema.errors import gather
+
+    def load(name):
+        if name.startswith("bad"):
+            raise InputError([Problem("bad_input", "is bad", file=name)])
+        return name.upper()
+
+    assert gather(load, ["a", "b"]) == ["A", "B"]
+    with pytest.raises(InputError) as exc:
+        gather(load, ["bad1", "ok", "bad2"])
+    assert [p.file for p in exc.value.problems] == ["bad1", "bad2"]
+
+
+def test_reconcile_reports_both_bad_logs_at_once(tmp_path):
+    ours, theirs = tmp_path / "ours.csv", tmp_path / "theirs.csv"
+    ours.write_text(HEADER + "a,node,n1,not-a-time,\n")
+    theirs.write_text(HEADER + "b,planet,n1,2027-02-01T00:00:00Z,\n")
+    res = run("reconcile", ours, theirs)
+    assert res.exit_code == 1
+    assert "[timestamp_invalid]" in res.stderr and "[invalid_choice]" in res.stderr and "2 error(s)" in res.stderr
