@@ -432,7 +432,40 @@ def _read_manifest(bundle: Path) -> dict | None:
         return None
 
 
+def criteria_params_problems(loaded) -> list:
+    """The problems `accept run` would refuse the contract's criteria with (their params, as
+    planned; the same codes), for `slakit validate`."""
+    from acceptance.runner import plan
+    from slaschema.errors import InputError
+
+    acc = loaded.model.acceptance
+    if acc is None or not acc.criteria:
+        return []
+    base = Path(loaded.file).parent if loaded.file and not loaded.file.startswith("<") else Path(".")
+    try:
+        plan(acc.criteria, contract=loaded.model, base_dir=base)
+    except InputError as exc:
+        return [_run_time_param(p) for p in exc.problems]
+    return []
+
+
+def _run_time_param(p):
+    """A required param the contract leaves out can still come with `accept run --param`:
+    a warning for `validate`, with that fix; any other problem stays an error."""
+    import re
+    from dataclasses import replace
+
+    m = re.fullmatch(r"acceptance\.criteria\[([^\]]+)\]\.params\.(\w+)", p.path or "")
+    if p.code != "missing" or m is None:
+        return p
+    return replace(p, severity="warning", message=f"{p.message}: accept run needs it",
+                   fix=f"give it in the contract, or at run time: --param {m.group(1)}.{m.group(2)}=VALUE")
+
+
 def register(group: click.Group) -> None:
+    from slaschema.cli import register_contract_check
+
+    register_contract_check(criteria_params_problems)
     accept = get_accept_group(group)
     for cmd in (run_cmd, evaluate_cmd, verify_cmd, sign_cmd, report_cmd):
         accept.add_command(cmd)

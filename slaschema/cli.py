@@ -57,6 +57,25 @@ def report_input_errors(callback):
     return run
 
 
+# Checks of a loaded contract that live in a higher layer (acceptance registers the check of
+# every criterion's params, as `accept run` plans them): `slakit validate` runs them all.
+CONTRACT_CHECKS: list = []
+
+
+def register_contract_check(check) -> None:
+    """Add `check(LoadedContract) -> list[Problem]` to what `slakit validate` checks."""
+    if check not in CONTRACT_CHECKS:
+        CONTRACT_CHECKS.append(check)
+
+
+def contract_check_problems(lc) -> list:
+    """The problems the registered checks find in `lc`, located in its file."""
+    from slaschema.loader import locate_problems
+
+    problems = [p for check in CONTRACT_CHECKS for p in check(lc)]
+    return locate_problems(lc, problems) if problems else []
+
+
 def load_or_exit(path: str, fmt: str = "table"):
     """Load a contract or print every problem and exit 1."""
     from slaschema.errors import InputError
@@ -72,24 +91,33 @@ def load_or_exit(path: str, fmt: str = "table"):
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def validate(files: tuple[str, ...], fmt: str) -> None:
-    """Check contract FILES against the schema and the format's rules.
+    """Check contract FILES against the schema and the format's rules, and the params of
+    every acceptance criterion as `accept run` checks them (the same codes).
 
     Reports every problem at once as file:line:col: field: message (got VALUE) [code].
-    Exit 1 if any file is invalid.
+    A required check param the contract leaves out is a warning (give it at run time with
+    `accept run --param ID.KEY=VALUE`). Exit 1 if any file is invalid.
     """
     from slaschema.errors import InputError
     from slaschema.loader import load_contract
+    from slaschema.textsafe import terminal_text
 
     results = []
     bad = False
     for f in files:
         try:
             lc = load_contract(f)
+            extra = contract_check_problems(lc)
+            if any(p.severity == "error" for p in extra):
+                raise InputError(extra)
             results.append({"file": f, "ok": True, "contract": lc.id, "sha256": lc.sha256,
-                            "counts": lc.topology.counts()})
+                            "counts": lc.topology.counts(),
+                            **({"warnings": [p.to_json() for p in extra]} if extra else {})})
             if fmt == "table":
                 c = lc.topology.counts()
                 click.echo(f"{f}: ok — {lc.id}: {c['nodes']} nodes, {c['gpus']} GPUs, sha256 {lc.sha256[:12]}")
+                for p in extra:
+                    click.echo(terminal_text(f"warning: {p.format()}"))
         except InputError as e:
             bad = True
             results.append({"file": f, "ok": False, "problems": [p.to_json() for p in e.problems]})
