@@ -208,6 +208,10 @@ def status(ledger, contracts, as_of, fmt) -> None:
     click.echo(render_status(st, tot, iso(when), ledger), nl=False)
 
 
+STATUS_COLUMNS = ("contract", "month", "claimed", "due before", "time left", "filed", "state", "outstanding", "flags")
+STATUS_WIDTH = 140
+
+
 def render_status(rows, tot, as_of: str, ledger: str) -> str:
     import io
 
@@ -216,22 +220,33 @@ def render_status(rows, tot, as_of: str, ledger: str) -> str:
 
     from calculators.reports.claims_text import local_instant, time_left
     from calculators.reports.fmt import money
+    from slaschema.boxtable import box_table
+    from slaschema.textsafe import rich_text, terminal_text
 
-    buf = io.StringIO()
-    con = Console(file=buf, width=140, force_terminal=False, color_system=None)
-    from slaschema.textsafe import rich_text
-
-    t = Table(title=f"Claims in {rich_text(ledger)} as of {as_of}")
-    for col in ("contract", "month", "claimed", "due before", "time left", "filed", "state", "outstanding", "flags"):
-        t.add_column(col, justify="right" if col in ("claimed", "outstanding") else "left",
-                     no_wrap=col in ("due before", "month"))
+    cells = []
     for s in rows:
         due = local_instant(None if s.due is None else _iso(s.due), s.zone)
         left = time_left(_iso(s.due), as_of) if s.due is not None and s.state in ("to_file", "lapsed") else ""
-        t.add_row(rich_text(s.contract), s.month, rich_text(f"{money(s.amount_claimed)} {s.currency}".strip()), due, left,
-                  s.filed.isoformat() if s.filed else "—", s.state.replace("_", " "),
-                  money(s.outstanding), " ".join(s.flags).replace("_", " "))
-    con.print(t)
+        cells.append((terminal_text(s.contract), s.month, terminal_text(f"{money(s.amount_claimed)} {s.currency}".strip()),
+                      due, left, s.filed.isoformat() if s.filed else "—", s.state.replace("_", " "),
+                      money(s.outstanding), " ".join(s.flags).replace("_", " ")))
+    title = f"Claims in {terminal_text(ledger)} as of {as_of}"
+    right = {STATUS_COLUMNS.index("claimed"), STATUS_COLUMNS.index("outstanding")}
+    buf = io.StringIO()
+    con = Console(file=buf, width=STATUS_WIDTH, force_terminal=False, color_system=None)
+    # one pass over the rows; Rich lays out (and wraps) a table that does not fit the width
+    text = box_table(title, STATUS_COLUMNS, cells, right=right, width=STATUS_WIDTH)
+    if text is not None:
+        buf.write(text)
+    else:
+        t = Table(title=f"Claims in {rich_text(ledger)} as of {as_of}")
+        for j, col in enumerate(STATUS_COLUMNS):
+            t.add_column(col, justify="right" if j in right else "left", no_wrap=col in ("due before", "month"))
+        from rich.markup import escape
+
+        for row in cells:
+            t.add_row(*(escape(c) for c in row))
+        con.print(t)
     for cur, v in tot.items():
         con.print(f"{rich_text(cur)}: outstanding {money(v['outstanding'])} (to file {money(v['to_file'])}, awaiting answer "
                   f"{money(v['awaiting'])}, accepted not paid {money(v['accepted_unpaid'])}); lost to lapsed windows "
