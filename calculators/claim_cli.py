@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -202,8 +201,10 @@ def status(ledger, contracts, as_of, fmt) -> None:
     st = status_rows(rows, when, loaded)
     tot = totals(st)
     if fmt == "json":
-        click.echo(json.dumps({"format": "slakit-claim-status/1", "ledger": ledger, "as_of": iso(when),
-                               "rows": [s.to_json() for s in st], "totals": tot}, indent=2))
+        from slaschema.jsontext import dumps_indented_ascii
+
+        click.echo(dumps_indented_ascii({"format": "slakit-claim-status/1", "ledger": ledger, "as_of": iso(when),
+                                         "rows": [s.to_json() for s in st], "totals": tot}))
         return
     click.echo(render_status(st, tot, iso(when), ledger), nl=False)
 
@@ -223,10 +224,16 @@ def render_status(rows, tot, as_of: str, ledger: str) -> str:
     from slaschema.boxtable import box_table
     from slaschema.textsafe import rich_text, terminal_text
 
+    dues: dict[tuple[int | None, str], str] = {}       # deadlines repeat from row to row
+    lefts: dict[int, str] = {}
     cells = []
     for s in rows:
-        due = local_instant(None if s.due is None else _iso(s.due), s.zone)
-        left = time_left(_iso(s.due), as_of) if s.due is not None and s.state in ("to_file", "lapsed") else ""
+        due = dues.get((s.due, s.zone))
+        if due is None:
+            due = dues[(s.due, s.zone)] = local_instant(None if s.due is None else _iso(s.due), s.zone)
+        left = ""
+        if s.due is not None and s.state in ("to_file", "lapsed"):
+            left = lefts.get(s.due) or lefts.setdefault(s.due, time_left(_iso(s.due), as_of))
         cells.append((terminal_text(s.contract), s.month, terminal_text(f"{money(s.amount_claimed)} {s.currency}".strip()),
                       due, left, s.filed.isoformat() if s.filed else "—", s.state.replace("_", " "),
                       money(s.outstanding), " ".join(s.flags).replace("_", " ")))
