@@ -65,11 +65,19 @@ def _waivers(path: str | None, loaded: LoadedContract) -> tuple[Waiver, ...]:
     return tuple(load_waivers(path, criteria=ids, units=[*topo.nodes, *topo.racks], tz=tz))
 
 
-def _fail(exc) -> None:
-    from slaschema.cli import emit_problems
+def _called_wrongly(exc):
+    """`exc` (an InputError), exiting 2 when each of its problems is in how the command was
+    called (USAGE_CODES: a bad --only, --param, --nodes ...), else 1."""
+    if exc.problems and all(p.code in USAGE_CODES for p in exc.problems):
+        exc.exit_code = 2
+    return exc
 
-    emit_problems(exc.problems, "table")
-    sys.exit(2 if all(p.code in USAGE_CODES for p in exc.problems) else 1)
+
+def _problem(code: str, message: str, file, fix: str | None = None):
+    """One coded problem about `file`, as the InputError the commands raise (printed, exit 1)."""
+    from slaschema.errors import InputError, Problem
+
+    return InputError([Problem(code, message, file=str(file), fix=fix)])
 
 
 def _emit(doc: RunDocument, fmt: str) -> None:
@@ -149,8 +157,8 @@ def run_cmd(contract, out, only, nodes_expr, executor_name, partition, timeout_s
         total = len(select(loaded.model.acceptance.criteria, tuple(only)))
         with _progress(no_progress or fmt != "table", total) as on_event:
             doc = run_acceptance(loaded, opts, executor, on_event=on_event)
-    except InputError as exc:
-        _fail(exc)
+    except InputError as exc:               # printed, exit 1 or 2 (slaschema.cli.report_input_errors)
+        raise _called_wrongly(exc)
     except Interrupted as stop:
         click.echo(f"interrupted: the bundle in {out} is consistent; continue with --resume", err=True)
         _emit(stop.document, fmt)
@@ -161,7 +169,7 @@ def run_cmd(contract, out, only, nodes_expr, executor_name, partition, timeout_s
         try:
             changes = update_log(loaded.model, doc, Path(as_incidents), run_time(doc))
         except InputError as exc:
-            _fail(exc)
+            raise _called_wrongly(exc)
         for ch in changes:
             click.echo(f"{as_incidents}: {ch.kind} {ch.incident} ({ch.node}, measured {ch.value:g})", err=True)
         if not changes:
@@ -175,23 +183,24 @@ def run_cmd(contract, out, only, nodes_expr, executor_name, partition, timeout_s
 
 def _signing_key(key: str) -> None:
     if not Path(key).expanduser().is_file():
-        click.echo(f"{key}: no such key file; fix: name an SSH private key such as ~/.ssh/id_ed25519 "
-                   "[signing_key_missing]", err=True)
-        sys.exit(1)
+        raise _problem("signing_key_missing", "no such key file", key,
+                       "name an SSH private key such as ~/.ssh/id_ed25519")
 
 
 def _sign(bundle: Path, key: str) -> None:
+    """Sign after the run's document went to stdout: a failure is printed as lines on stderr
+    (never a second JSON document on stdout), exit 1."""
     from acceptance.evidence import sign_bundle
+    from slaschema.cli import exit_on_input_error
     from slaschema.errors import InputError
     from slaschema.sshsig import SigningError
 
     try:
         made = sign_bundle(bundle, key)
     except InputError as exc:
-        _fail(exc)
+        exit_on_input_error(_called_wrongly(exc), "table")
     except SigningError as exc:
-        click.echo(f"{bundle}: {exc} [{exc.code}]", err=True)
-        sys.exit(1)
+        exit_on_input_error(_problem(exc.code, str(exc), bundle), "table")
     click.echo(f"signed: {bundle}/{made['file']} ({made['key_type']} key {made['fingerprint']})", err=True)
 
 
@@ -292,8 +301,8 @@ def evaluate_cmd(contract, bundle, only, params, nodes_expr, waivers_file, as_of
         overrides = parse_overrides(params) if params else None
         doc = evaluate_bundle(loaded, Path(bundle), only=only, overrides=overrides, nodes=_nodes(nodes_expr),
                               waivers=_waivers(waivers_file, loaded), as_of=_as_of(as_of))
-    except InputError as exc:
-        _fail(exc)
+    except InputError as exc:               # printed, exit 1 or 2 (slaschema.cli.report_input_errors)
+        raise _called_wrongly(exc)
     if write:
         write_evaluation(Path(bundle), doc)
     _emit(doc, fmt)
@@ -306,9 +315,8 @@ def _verified(bundle, allowed_signers):
 
     try:
         return verify(bundle, allowed_signers)
-    except SigningError as exc:
-        click.echo(f"{bundle}: {exc} [{exc.code}]", err=True)
-        sys.exit(1)
+    except SigningError as exc:             # printed, exit 1 (slaschema.cli.report_input_errors)
+        raise _problem(exc.code, str(exc), bundle) from None
 
 
 @click.command("verify")
@@ -372,9 +380,8 @@ def report_cmd(bundle, output, fmt, allowed_signers) -> None:
                                f"{next(k for k, v in FORMATS.items() if v == fmt)}")
     path = Path(bundle) / "results.json"
     if not path.is_file():
-        click.echo(f"{path}: no results.json; run `slakit accept evaluate CONTRACT {bundle} --write` first "
-                   "[no_results]", err=True)
-        sys.exit(1)
+        raise _problem("no_results", "no results.json", path,
+                       f"run `slakit accept evaluate CONTRACT {bundle} --write` first")
     check = _verified(bundle, allowed_signers)
     if not check.ok:
         reasons = [*(f"changed {f}" for f in check.changed), *(f"missing {f}" for f in check.missing),
@@ -384,9 +391,9 @@ def report_cmd(bundle, output, fmt, allowed_signers) -> None:
             reasons.append("the manifest's digest does not match its file list")
         if check.trust_checked and not check.signed:
             reasons.append("no signature by a key of the allowed-signers file")
-        click.echo(f"{bundle}: the bundle does not verify ({'; '.join(reasons[:8]) or 'see accept verify'}); "
-                   "no certificate is made from it; fix: run `slakit accept verify` [bundle_not_verified]", err=True)
-        sys.exit(1)
+        shown = "; ".join(reasons[:8]) or "see accept verify"
+        raise _problem("bundle_not_verified", f"the bundle does not verify ({shown}); no certificate is made from it",
+                       bundle, "run `slakit accept verify`")
     from acceptance.document import read_run_document
 
     doc, manifest = read_run_document(path), _read_manifest(Path(bundle))
@@ -415,7 +422,40 @@ def _read_manifest(bundle: Path) -> EvidenceManifest | None:
         return None
 
 
+def criteria_params_problems(loaded) -> list:
+    """The problems `accept run` would refuse the contract's criteria with (their params, as
+    planned; the same codes), for `slakit validate`."""
+    from acceptance.runner import plan
+    from slaschema.errors import InputError
+
+    acc = loaded.model.acceptance
+    if acc is None or not acc.criteria:
+        return []
+    base = Path(loaded.file).parent if loaded.file and not loaded.file.startswith("<") else Path(".")
+    try:
+        plan(acc.criteria, contract=loaded.model, base_dir=base)
+    except InputError as exc:
+        return [_run_time_param(p) for p in exc.problems]
+    return []
+
+
+def _run_time_param(p):
+    """A required param the contract leaves out can still come with `accept run --param`:
+    a warning for `validate`, with that fix; any other problem stays an error."""
+    import re
+    from dataclasses import replace
+
+    m = re.fullmatch(r"acceptance\.criteria\[([^\]]+)\]\.params\.(\w+)", p.path or "")
+    if p.code != "missing" or m is None:
+        return p
+    return replace(p, severity="warning", message=f"{p.message}: accept run needs it",
+                   fix=f"give it in the contract, or at run time: --param {m.group(1)}.{m.group(2)}=VALUE")
+
+
 def register(group: click.Group) -> None:
+    from slaschema.cli import register_contract_check
+
+    register_contract_check(criteria_params_problems)
     accept = get_accept_group(group)
     for cmd in (run_cmd, evaluate_cmd, verify_cmd, sign_cmd, report_cmd):
         accept.add_command(cmd)

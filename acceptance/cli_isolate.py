@@ -32,7 +32,7 @@ def isolate_cmd(contract, criterion, nodes_expr, out, executor_name, partition, 
     """Re-run CRITERION on halves of a failing node set until the faulty nodes remain."""
     import json
 
-    from acceptance.cli import _fail, _nodes
+    from acceptance.cli import _called_wrongly, _nodes
     from acceptance.isolate import IsolateOptions, isolate_criterion
     from acceptance.runner import make_executor, parse_overrides
     from slaschema.cli import load_or_exit
@@ -41,8 +41,8 @@ def isolate_cmd(contract, criterion, nodes_expr, out, executor_name, partition, 
     loaded = load_or_exit(contract)
     target = Path(out)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        _fail(InputError([Problem("out_not_empty", f"--out {out}: exists and is not an empty folder", value=out,
-                                  fix="name a new folder for the isolation bundle")]))
+        raise InputError([Problem("out_not_empty", f"--out {out}: exists and is not an empty folder", value=out,
+                                  fix="name a new folder for the isolation bundle")])
     quiet = fmt != "table"
 
     def on_probe(p) -> None:
@@ -57,11 +57,11 @@ def isolate_cmd(contract, criterion, nodes_expr, out, executor_name, partition, 
         opts = IsolateOptions(out=target, criterion=criterion, nodes=nodes, executor_name=executor_name,
                               overrides=parse_overrides(params), timeout_s=timeout_s, unit_size=unit_size)
         doc = isolate_criterion(loaded, opts, executor, on_probe=on_probe)
-    except InputError as exc:
-        _fail(exc)
+    except InputError as exc:       # printed, exit 1 or 2 (slaschema.cli.report_input_errors)
+        raise _called_wrongly(exc)
     except OSError as exc:          # --out cannot be created or written (read-only, /proc, no space)
-        _fail(InputError([Problem("out_unwritable", f"--out {out}: cannot be written ({exc.strerror or exc})",
-                                  value=out, fix="name a folder this user can create and write")]))
+        raise InputError([Problem("out_unwritable", f"--out {out}: cannot be written ({exc.strerror or exc})",
+                                  value=out, fix="name a folder this user can create and write")]) from None
     if fmt == "json":
         click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
     else:

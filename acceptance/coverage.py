@@ -45,7 +45,7 @@ from acceptance.checks.base import CLUSTER, Check, CheckParams, judge_output
 from acceptance.document import ScopeInfo
 from acceptance.executors.base import RawOutput
 from acceptance.judge import verdict
-from acceptance.parsers._common import close_truncated_json
+from acceptance.parsers._common import load_truncated_json, outside_strings
 from acceptance.results import Status, Verdict
 from slaschema.loader import LoadedContract
 from slaschema.models import Criterion
@@ -264,20 +264,13 @@ def truncated_json(text: str) -> dict[str, Any] | None:
         return None                         # the first object is whole (the common case, at C speed)
     except ValueError:
         pass
-    depth, in_str, esc = 0, False, False
+    depth = 0
     commas: list[int] = []
     body = text[m.start():]
-    for pos, ch in enumerate(body):
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "{[":
+    for pos, ch in outside_strings(body):
+        if pos == -1:
+            break                           # the text ends inside a string
+        if ch in "{[":
             depth += 1
         elif ch in "}]":
             depth -= 1
@@ -287,13 +280,7 @@ def truncated_json(text: str) -> dict[str, Any] | None:
             commas.append(pos + 1)          # a cut just after this comma keeps the item before it
     # Close the brackets; when the cut falls inside a string, drop back to an earlier item.
     for end in [len(body), *reversed(commas[-50:])]:
-        repaired = close_truncated_json(body[:end])
-        if repaired is None:
-            continue
-        try:
-            doc = json.loads(repaired)
-        except ValueError:
-            continue
+        doc = load_truncated_json(body[:end])
         if isinstance(doc, dict):
             return doc
     return {}

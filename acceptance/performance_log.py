@@ -129,18 +129,32 @@ def read_rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
     except UnicodeDecodeError:
         raise InputError([Problem("log_not_utf8", f"{path}: not UTF-8 text", value=str(path),
                                   fix="the incident log must be a UTF-8 CSV file")]) from None
-    reader = csv.DictReader(io.StringIO(text))
-    header = list(reader.fieldnames or [])
-    if not header:
+    try:
+        records = [r for r in csv.reader(io.StringIO(text)) if r]     # blank lines hold no row
+    except csv.Error as exc:
+        raise InputError([Problem("log_unreadable", f"not a readable CSV file: {exc}", file=str(path),
+                                  fix="the incident log must be a CSV file as `slakit credits` reads it")]) from None
+    if not records:
         return list(COLUMNS), []
+    header = records[0]
     missing = [c for c in ("id", "scope", "target", "start") if c not in header]
     if missing:
         raise InputError([Problem("log_columns", f"{path}: the header lacks {', '.join(missing)}",
                                   value=",".join(header), fix="an incident log CSV has id,scope,target,start,...")])
+    # A row with fewer or more fields than the header is refused, never padded or cut: the
+    # log is rewritten, and a cut-off row would come back as a different incident.
+    problems = [Problem("log_row_fields", f"{len(r)} fields where the header has {len(header)}", file=str(path),
+                        row=i, value=",".join(r)[:80],
+                        fix="repair the row (a cut-off line, or a comma in an unquoted cell) before re-checking")
+                for i, r in enumerate(records[1:], start=1) if len(r) != len(header)]
+    if problems:
+        raise InputError(problems[:200])
+    rows = [dict(zip(header, r)) for r in records[1:]]
+    header = list(header)
     for c in COLUMNS:
         if c not in header:
             header.append(c)
-    return header, [{k: (v or "") for k, v in r.items() if k is not None} for r in reader]
+    return header, rows
 
 
 def write_rows(path: Path, header: Sequence[str], rows: Sequence[Mapping[str, str]]) -> None:

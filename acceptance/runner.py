@@ -66,6 +66,7 @@ from typing import Any
 
 from acceptance.checks import get_check
 from acceptance.checks.base import CLUSTER, Check, CheckParams, CollectContext
+from acceptance.children import child_pids, stop_children
 from acceptance.coverage import Scope, judge_criterion
 from acceptance.decision import decide
 from acceptance.document import (
@@ -584,59 +585,6 @@ def default_nodes(executor_name: str, contract: LoadedContract) -> list[str]:
     if executor_name == "local":
         return [socket.gethostname().split(".")[0] or "localhost"]
     return list(contract.topology.nodes)
-
-
-def child_pids() -> set[int]:
-    """Processes whose parent is this process (Linux /proc; empty elsewhere)."""
-    me = os.getpid()
-    kids = set()
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                stat = fh.read().decode("utf-8", "replace")
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if ppid == me:
-            kids.add(int(entry))
-    return kids
-
-
-def stop_children(grace_s: float = 3.0, keep: set[int] | frozenset[int] = frozenset()) -> None:
-    """Stop the processes this process started for the checks (and their process groups);
-    `keep` are children that existed before the run (servers a caller started)."""
-    kids = sorted(child_pids() - set(keep))
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        alive = []
-        for pid in kids:
-            try:
-                pgid = os.getpgid(pid)
-                if pgid == pid:
-                    os.killpg(pid, sig)
-                else:
-                    os.kill(pid, sig)
-                alive.append(pid)
-            except (ProcessLookupError, PermissionError):
-                pass
-        if not alive:
-            return
-        deadline = time.monotonic() + grace_s
-        while time.monotonic() < deadline and any(_exists(p) for p in alive):
-            time.sleep(0.05)
-        kids = [p for p in alive if _exists(p)]
-        if not kids:
-            return
-
-
-def _exists(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            state = fh.read().decode("utf-8", "replace").rsplit(")", 1)[1].split()[0]
-        return state != "Z"
-    except (OSError, IndexError):
-        return False
 
 
 Event = Callable[[str, Planned, dict[str, Any]], None]

@@ -14,7 +14,7 @@ import click
 
 from acceptance.cli_group import get_accept_group
 from calculators.period_option import period_options
-from slaschema.cliconv import contract_argument, resolve_contract
+from slaschema.cliconv import contract_argument, deprecated_contract_option, resolve_contract
 
 
 class DurationType(click.ParamType):
@@ -188,9 +188,12 @@ def watch(use_slurm, interval, output, state_file, partition, once, max_polls) -
     state_path = Path(state_file) if state_file else out.with_name(out.name + ".state.json")
     try:
         state = load_state(state_path)
-    except (ValueError, KeyError, json.JSONDecodeError) as exc:
-        click.echo(f"watch: cannot read state file {state_path}: {exc} [bad_state_file]", err=True)
-        sys.exit(1)
+    except (ValueError, KeyError, json.JSONDecodeError) as exc:     # printed, exit 1 (report_input_errors)
+        from slaschema.errors import InputError, Problem
+
+        raise InputError([Problem("bad_state_file", f"cannot read the watch state file: {exc}", file=str(state_path),
+                                  fix="it is written by `slakit watch` only: restore it, or name another with "
+                                      "--state")]) from None
     limit = 1 if once else max_polls
     polls = 0
     period = interval.total_seconds()
@@ -222,39 +225,36 @@ def watch(use_slurm, interval, output, state_file, partition, once, max_polls) -
 
 
 @click.command("reconcile")
-@click.argument("ours", type=click.Path(dir_okay=False))
-@click.argument("theirs", type=click.Path(dir_okay=False))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(dir_okay=False),
+                metavar="[CONTRACT] OURS THEIRS")
 @click.option("--tolerance", type=DURATION, default="5m", show_default=True,
               help="Start/end differences up to this are agreement.")
 @click.option("--as-of", "as_of", help="End of open incidents (ISO 8601 with offset) "
               "[default: the latest time in either log].")
-@click.option("--contract", type=click.Path(dir_okay=False),
-              help="Contract for the credit difference the disagreements make.")
+@deprecated_contract_option("--contract")
 @period_options(many=True, required=False,
                 help="For the credit difference [default: every month from the first incident to --as-of].")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def reconcile_cmd(ours, theirs, tolerance, as_of, contract, periods, fmt) -> None:
+def reconcile_cmd(paths, tolerance, as_of, contract_option, periods, fmt) -> None:
     """Compare our incident log OURS with the provider's THEIRS.
 
     Lists incidents missing on either side and start/end disagreements beyond the
-    tolerance. Exit 0 when the logs agree, 1 when they do not (or an input is bad).
+    tolerance. With a CONTRACT first, also the credits each log earns under it, per month
+    and node, and their difference. Exit 0 when the logs agree, 1 when they do not (or an
+    input is bad).
     """
     from datetime import datetime
 
     from acceptance.reconcile import latest_time, read_log, reconcile
     from calculators.cli import parse_as_of
-    from slaschema.errors import InputError
+    from slaschema.errors import gather
 
-    problems = []
-    logs = []
-    for path in (ours, theirs):
-        try:
-            logs.append(read_log(path))
-        except InputError as exc:
-            problems.extend(exc.problems)
-    if problems:
-        raise InputError(problems)          # printed, exit 1 (slaschema.cli.report_input_errors)
-    ours_log, theirs_log = logs
+    if len(paths) not in (2, 3):
+        raise click.UsageError(f"expected [CONTRACT] OURS THEIRS, got {len(paths)} path(s) [reconcile_arguments]")
+    contract = resolve_contract(paths[0] if len(paths) == 3 else None, contract_option)
+    ours, theirs = paths[-2:]
+    # every problem of both logs at once: printed, exit 1 (slaschema.cli.report_input_errors)
+    ours_log, theirs_log = gather(read_log, (ours, theirs))
     if as_of:
         at = parse_as_of(as_of, zone_option=None)
     else:
@@ -273,56 +273,19 @@ def reconcile_cmd(ours, theirs, tolerance, as_of, contract, periods, fmt) -> Non
     sys.exit(0 if result.agree else 1)
 
 
-def _months(start, end, zone: str) -> list[str]:
-    """Labels of the months overlapping [start, end) (half-open: an as_of at a month's start
-    excludes that month), at least start's month."""
-    import math
-
-    from calculators.periods import month_bounds
-
-    return [p.label for p in month_bounds(math.floor(start.timestamp()), math.ceil(end.timestamp()), zone)]
-
-
 def _credit_difference(contract, ours_path, theirs_path, periods, as_of, earliest, fmt) -> dict:
-    """Credits each log earns under the contract, per month and node, and their difference."""
+    """The JSON of the credit difference the logs make under the contract
+    (`calculators.credit_difference`); `available: false` without a contract."""
     if contract is None:
         return {"available": False, "reason": "no_contract"}
-    import importlib.util
-
-    if importlib.util.find_spec("calculators.engine") is None:
-        return {"available": False, "reason": "engine_missing"}
-    from calculators.credits import money
-    from calculators.engine import compute
+    from calculators.credit_difference import compare_logs
     from calculators.incidents import load_incidents
     from slaschema.cli import load_or_exit
-    from slaschema.errors import InputError
+    from slaschema.errors import gather
 
     lc = load_or_exit(contract, fmt)
-    logs, problems = [], []
-    for path in (ours_path, theirs_path):
-        try:
-            logs.append(load_incidents(path, lc))
-        except InputError as exc:
-            problems.extend(exc.problems)
-    if problems:
-        raise InputError(problems)          # printed, exit 1 (slaschema.cli.report_input_errors)
-    labels = list(periods) or _months(earliest or as_of, as_of, lc.model.contract.timezone)
-    ours_r = compute(lc, logs[0], labels, as_of=as_of, support=False)
-    theirs_r = compute(lc, logs[1], labels, as_of=as_of, support=False)
-    months, total = [], 0
-    for po, pt in zip(ours_r.periods, theirs_r.periods):
-        diff = po.credit_total_cents - pt.credit_total_cents
-        total += diff
-        nodes = []
-        for i, node in enumerate(po.nodes.ids):
-            d = int(po.nodes.credit_cents[i]) - int(pt.nodes.credit_cents[i])
-            if d:
-                nodes.append({"node": node, "ours": money(int(po.nodes.credit_cents[i])),
-                              "theirs": money(int(pt.nodes.credit_cents[i])), "difference": money(d)})
-        months.append({"period": po.period.label, "ours": money(po.credit_total_cents),
-                       "theirs": money(pt.credit_total_cents), "difference": money(diff), "nodes": nodes})
-    return {"available": True, "currency": lc.model.contract.currency, "months": months,
-            "difference": money(total)}
+    ours_log, theirs_log = gather(lambda path: load_incidents(path, lc), (ours_path, theirs_path))
+    return compare_logs(lc, ours_log, theirs_log, periods, as_of=as_of, first=earliest).to_json()
 
 
 def _print_reconciliation(result, credit: dict) -> None:

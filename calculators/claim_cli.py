@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -107,18 +106,15 @@ def letter(contract, incidents, periods, as_of, assume_tz, output, fmt, monitor_
     from calculators.reports.cli import render
     from calculators.reports.fmt import money
     from slakit import __version__
-    from slaschema.cli import emit_problems, load_or_exit
+    from slaschema.cli import load_or_exit
+    from slaschema.cliconv import unwritable
     from slaschema.errors import InputError
     from slaschema.fileio import write_atomic
 
     fmt = _format_for(output, fmt)
     when = _as_of(as_of)
     lc = load_or_exit(contract)
-    try:
-        log = load_incidents(incidents, lc, assume_tz=assume_tz)
-    except InputError as e:
-        emit_problems(e.problems, "table")
-        sys.exit(1)
+    log = load_incidents(incidents, lc, assume_tz=assume_tz)    # InputError: printed, exit 1 (report_input_errors)
     label = periods[0]
     try:
         run = claim_months(lc, log, [label], when)
@@ -137,9 +133,8 @@ def letter(contract, incidents, periods, as_of, assume_tz, output, fmt, monitor_
             if Path(ledger).exists():           # a FIFO or folder is refused too, not replaced
                 read_ledger(ledger)             # refuse a bad ledger before anything is written
     except InputError as e:
-        emit_problems(e.problems, "table")
-        click.echo("nothing written", err=True)
-        sys.exit(1)
+        e.add_note("nothing written")
+        raise
     package_path = _package_path(out)
     inputs = LetterInputs(contract_file=Path(lc.file).name, tool_version=__version__,
                           label=label,
@@ -154,9 +149,7 @@ def letter(contract, incidents, periods, as_of, assume_tz, output, fmt, monitor_
     except OSError as exc:
         if pkg and out.exists() is False and package_path.is_file():
             package_path.unlink()               # no package without its letter
-        click.echo(f"error: {out}: cannot be written ({exc.strerror or type(exc).__name__}); nothing written "
-                   "[output_unwritable]", err=True)
-        sys.exit(1)
+        raise unwritable(out, exc) from None
     cur = run.currency
     click.echo(f"claim {inputs.label} for {lc.id} as of {when.isoformat()}: {money(run.claimed_total, cur)} claimed")
     for m in run.months:
@@ -195,54 +188,65 @@ def status(ledger, contracts, as_of, fmt) -> None:
     """
     from calculators.claim_ledger import read_ledger, status_rows, totals
     from calculators.result import iso
-    from slaschema.cli import emit_problems, load_or_exit
-    from slaschema.errors import InputError
+    from slaschema.cli import load_or_exit
 
     when = int(_as_of(as_of).timestamp())
     loaded = {}
     for c in contracts:
         lc = load_or_exit(c, fmt)
         loaded[lc.id] = lc
-    try:
-        rows = read_ledger(ledger)
-    except InputError as e:
-        emit_problems(e.problems, fmt)
-        sys.exit(1)
+    rows = read_ledger(ledger)          # InputError: printed in --format, exit 1 (report_input_errors)
     if loaded:
         rows = [r for r in rows if r.contract in loaded]
     st = status_rows(rows, when, loaded)
     tot = totals(st)
     if fmt == "json":
-        click.echo(json.dumps({"format": "slakit-claim-status/1", "ledger": ledger, "as_of": iso(when),
-                               "rows": [s.to_json() for s in st], "totals": tot}, indent=2))
+        from slaschema.jsontext import dumps_indented_ascii
+
+        click.echo(dumps_indented_ascii({"format": "slakit-claim-status/1", "ledger": ledger, "as_of": iso(when),
+                                         "rows": [s.to_json() for s in st], "totals": tot}))
         return
     click.echo(render_status(st, tot, iso(when), ledger), nl=False)
+
+
+STATUS_COLUMNS = ("contract", "month", "claimed", "due before", "time left", "filed", "state", "outstanding", "flags")
+STATUS_WIDTH = 140
 
 
 def render_status(rows, tot, as_of: str, ledger: str) -> str:
     import io
 
     from rich.console import Console
-    from rich.table import Table
 
     from calculators.reports.claims_text import local_instant, time_left
     from calculators.reports.fmt import money
+    from slaschema.plain_table import PlainTable
+    from slaschema.textsafe import rich_text, terminal_text
 
-    buf = io.StringIO()
-    con = Console(file=buf, width=140, force_terminal=False, color_system=None)
-    from slaschema.textsafe import rich_text
-
-    t = Table(title=f"Claims in {rich_text(ledger)} as of {as_of}")
-    for col in ("contract", "month", "claimed", "due before", "time left", "filed", "state", "outstanding", "flags"):
-        t.add_column(col, justify="right" if col in ("claimed", "outstanding") else "left",
-                     no_wrap=col in ("due before", "month"))
+    dues: dict[tuple[int | None, str], str] = {}       # deadlines repeat from row to row
+    lefts: dict[int, str] = {}
+    cells = []
     for s in rows:
-        due = local_instant(None if s.due is None else _iso(s.due), s.zone)
-        left = time_left(_iso(s.due), as_of) if s.due is not None and s.state in ("to_file", "lapsed") else ""
-        t.add_row(rich_text(s.contract), s.month, rich_text(f"{money(s.amount_claimed)} {s.currency}".strip()), due, left,
-                  s.filed.isoformat() if s.filed else "—", s.state.replace("_", " "),
-                  money(s.outstanding), " ".join(s.flags).replace("_", " "))
-    con.print(t)
+        due = dues.get((s.due, s.zone))
+        if due is None:
+            due = dues[(s.due, s.zone)] = local_instant(None if s.due is None else _iso(s.due), s.zone)
+        left = ""
+        if s.due is not None and s.state in ("to_file", "lapsed"):
+            left = lefts.get(s.due) or lefts.setdefault(s.due, time_left(_iso(s.due), as_of))
+        cells.append((terminal_text(s.contract), s.month, terminal_text(f"{money(s.amount_claimed)} {s.currency}".strip()),
+                      due, left, s.filed.isoformat() if s.filed else "—", s.state.replace("_", " "),
+                      money(s.outstanding), " ".join(s.flags).replace("_", " ")))
+    title = f"Claims in {terminal_text(ledger)} as of {as_of}"
+    right = {STATUS_COLUMNS.index("claimed"), STATUS_COLUMNS.index("outstanding")}
+    buf = io.StringIO()
+    con = Console(file=buf, width=STATUS_WIDTH, force_terminal=False, color_system=None)
+    # plain text in one pass over the rows (Rich's layout took minutes on a large ledger)
+    t = PlainTable(title=title)
+    for j, col in enumerate(STATUS_COLUMNS):
+        t.add_column(col, justify="right" if j in right else "left", no_wrap=col in ("due before", "month"))
+    for row in cells:
+        t.add_row(*row)
+    t.print(con)
     for cur, v in tot.items():
         con.print(f"{rich_text(cur)}: outstanding {money(v['outstanding'])} (to file {money(v['to_file'])}, awaiting answer "
                   f"{money(v['awaiting'])}, accepted not paid {money(v['accepted_unpaid'])}); lost to lapsed windows "
@@ -267,16 +271,10 @@ def verify(package, allowed_signers, identity) -> None:
     """Check an evidence package: every file against the manifest, and the signature if present."""
     from calculators.claim_package import verify as check
 
-    from slaschema.cli import emit_problems
-    from slaschema.errors import InputError
     from slaschema.safefiles import read_regular
     from slaschema.textsafe import terminal_text
 
-    try:
-        data = read_regular(package, what="evidence package")
-    except InputError as e:
-        emit_problems(e.problems, "table")
-        sys.exit(1)
+    data = read_regular(package, what="evidence package")     # InputError: printed, exit 1 (report_input_errors)
     problems = check(data, allowed_signers, identity, file=package)
     if problems:
         for p in problems:

@@ -33,6 +33,7 @@ Filed after the deadline is flagged `filed_late` (the provider may refuse it).
 from __future__ import annotations
 
 import csv
+import functools
 import io
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
@@ -115,6 +116,9 @@ def read_ledger(path: str | Path) -> list[LedgerRow]:
                                     fix="columns are " + ", ".join(COLUMNS)))
     rows: list[LedgerRow] = []
     seen: dict[tuple[str, str], int] = {}
+    # months and deadlines repeat from row to row: each distinct text is read once
+    month_ok = _memo(lambda text: _is_month(text, parse_month, PeriodError))
+    due_of = _memo(_due)
     for line, raw in _rows(reader, file):
         get = {c: (raw.get(c) or "").strip() for c in COLUMNS}
         bad = len(problems)
@@ -124,9 +128,7 @@ def read_ledger(path: str | Path) -> list[LedgerRow]:
 
         if not get["contract"]:
             err("ledger_missing_value", "contract", "contract id is empty", "write the contract's id")
-        try:
-            parse_month(get["month"], "UTC")
-        except PeriodError:
+        if not month_ok(get["month"]):
             err("ledger_month_invalid", "month", "not a month", "write YYYY-MM, e.g. 2027-02")
         amounts: dict[str, Decimal | None] = {}
         for col in ("amount_claimed", "amount_accepted", "amount_paid"):
@@ -149,14 +151,8 @@ def read_ledger(path: str | Path) -> list[LedgerRow]:
                     err("ledger_date_invalid", col, "not a date", "write YYYY-MM-DD")
         due = None
         if get["due"]:
-            try:
-                t = datetime.fromisoformat(get["due"].replace("Z", "+00:00"))
-                if t.tzinfo is None:
-                    raise ValueError
-                if not 1900 <= t.astimezone(timezone.utc).year <= 9998:     # shown in any zone later
-                    raise ValueError
-                due = int(t.timestamp())
-            except (ValueError, OverflowError):
+            due = due_of(get["due"])
+            if due is None:
                 err("ledger_due_invalid", "due", "not an ISO 8601 instant with an offset between the years 1900 "
                     "and 9998", "write e.g. 2027-03-31T05:00:00Z (as `slakit claim --ledger` does)")
         answer = get["answer"].lower()
@@ -190,6 +186,38 @@ def read_ledger(path: str | Path) -> list[LedgerRow]:
     if problems:
         raise InputError(problems)
     return rows
+
+
+def _memo(fn):
+    cache: dict[str, Any] = {}
+
+    def get(text: str) -> Any:
+        try:
+            return cache[text]
+        except KeyError:
+            value = cache[text] = fn(text)
+            return value
+    return get
+
+
+def _is_month(text: str, parse_month, error) -> bool:
+    try:
+        parse_month(text, "UTC")
+    except error:
+        return False
+    return True
+
+
+def _due(text: str) -> int | None:
+    """Epoch seconds of an aware ISO 8601 instant between the years 1900 and 9998 (in UTC);
+    None for anything else."""
+    try:
+        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        if t.tzinfo is None or not 1900 <= t.astimezone(timezone.utc).year <= 9998:   # shown in any zone later
+            return None
+        return int(t.timestamp())
+    except (ValueError, OverflowError):
+        return None
 
 
 def _rows(reader: csv.DictReader, file: str):
@@ -264,13 +292,19 @@ class StatusRow:
     zone: str = "UTC"                # the contract's zone (UTC when no contract was given)
 
     def to_json(self) -> dict[str, Any]:
-        from calculators.result import iso
-
         return {"contract": self.contract, "month": self.month, "currency": self.currency,
-                "amount_claimed": f"{self.amount_claimed:.2f}", "due": iso(self.due) if self.due is not None else None,
+                "amount_claimed": f"{self.amount_claimed:.2f}", "due": _iso(self.due) if self.due is not None else None,
                 "due_source": self.due_source, "filed": self.filed.isoformat() if self.filed else None,
                 "state": self.state, "flags": list(self.flags), "outstanding": f"{self.outstanding:.2f}",
                 "lost": f"{self.lost:.2f}", "disputed": f"{self.disputed:.2f}", "reference": self.reference}
+
+
+@functools.lru_cache(maxsize=65536)
+def _iso(epoch: int) -> str:
+    """`calculators.result.iso`, once per deadline (deadlines repeat from row to row)."""
+    from calculators.result import iso
+
+    return iso(epoch)
 
 
 def _filed_late(filed: date, due: int, zone: str) -> bool:

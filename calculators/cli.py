@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import sys
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -37,17 +36,16 @@ def parse_as_of(text: str | None, assume_tz: str | None = None, zone_option: str
 
 def _load(contract: str, incidents: str, assume_tz: str | None, skip_bad_rows: bool, fmt: str):
     from calculators.incidents import load_incidents
-    from slaschema.cli import emit_problems, load_or_exit
+    from slaschema.cli import load_or_exit
     from slaschema.errors import InputError
 
     lc = load_or_exit(contract, "json" if fmt == "json" else "table")
     try:
         log = load_incidents(incidents, lc, assume_tz=assume_tz, skip_bad_rows=skip_bad_rows)
-    except InputError as e:
-        emit_problems(e.problems, "json" if fmt == "json" else "table")
+    except InputError as e:                 # printed, exit 1 (slaschema.cli.report_input_errors)
         if not skip_bad_rows and any(p.row is not None for p in e.problems):
-            click.echo("nothing computed: fix the rows above or pass --skip-bad-rows", err=True)
-        sys.exit(1)
+            e.add_note("nothing computed: fix the rows above or pass --skip-bad-rows")
+        raise
     return lc, log
 
 
@@ -100,9 +98,8 @@ def apply_history(lc: LoadedContract, log, result: Result, history_files, histor
 
         try:
             earlier = compute(lc, log, labels, as_of=result.as_of, support=False)
-        except EngineError as e:
-            click.echo(f"error: --history-from {history_from}: {e} [log_out_of_range]", err=True)
-            sys.exit(1)
+        except EngineError as e:            # printed with its code, exit 1 (slakit.cli)
+            raise EngineError(f"--history-from {history_from}: {e}") from None
         months = {**months, **history_from_result(earlier)}
     return with_history(lc, result, months)
 
@@ -178,7 +175,7 @@ def credits(ctx, contract, incidents, periods, as_of, assume_tz, skip_bad_rows, 
     from calculators import log_prefetch
 
     log_prefetch.start(incidents)           # the log is read while the modules below load
-    from calculators.engine import EngineError, compute
+    from calculators.engine import compute
     from calculators.periods import PeriodError, parse_periods
 
     fmt = output_format(output, fmt, ("table", "json", "csv"), explicit=fmt_given(ctx))
@@ -192,14 +189,11 @@ def credits(ctx, contract, incidents, periods, as_of, assume_tz, skip_bad_rows, 
     from calculators.performance import availability_log, performance_figures, render_performance
 
     full_log, log = log, availability_log(lc, log)
-    try:
-        # the support figures appear in the JSON document only: the table and CSV skip them
-        result = compute(lc, log, plist, as_of=as_of_dt,
-                         accepted_on=accepted_on.date() if accepted_on else None, support=fmt == "json")
-        perf = performance_figures(lc, full_log, plist, as_of=as_of_dt) if lc.model.performance else None
-    except EngineError as e:
-        click.echo(f"error: {e} [log_out_of_range]", err=True)
-        sys.exit(1)
+    # the support figures appear in the JSON document only: the table and CSV skip them; an
+    # EngineError (the log does not fit the contract) is printed with its code, exit 1 (slakit.cli)
+    result = compute(lc, log, plist, as_of=as_of_dt,
+                     accepted_on=accepted_on.date() if accepted_on else None, support=fmt == "json")
+    perf = performance_figures(lc, full_log, plist, as_of=as_of_dt) if lc.model.performance else None
     result = apply_history(lc, log, result, history_files, history_from, fmt)
     if fmt == "json" and perf is not None:
         _emit(result.dumps_utf8(extra={"performance": perf}), output)
@@ -228,7 +222,7 @@ def render_table(result: Result, max_rows: int = 25) -> str:
     text, laid out as Rich lays out its tables: `calculators.plain_table`)."""
     from rich.console import Console
 
-    from calculators.plain_table import PlainTable
+    from slaschema.plain_table import PlainTable
     from calculators.result import iso
     from slaschema.textsafe import rich_text, terminal_text
 
@@ -388,7 +382,6 @@ def explain(ctx, contract, incidents, unit, periods, as_of, assume_tz, skip_bad_
     from calculators import log_prefetch
 
     log_prefetch.start(incidents)
-    from calculators.engine import EngineError
     from calculators.explain import explain as build
     from calculators.periods import PeriodError
 
@@ -397,12 +390,9 @@ def explain(ctx, contract, incidents, unit, periods, as_of, assume_tz, skip_bad_
     as_of_dt = parse_as_of(as_of, assume_tz)
     lc, log = _load(contract, incidents, assume_tz, skip_bad_rows, fmt)
     try:
-        doc = build(lc, log, unit, periods[0], as_of_dt)
+        doc = build(lc, log, unit, periods[0], as_of_dt)     # EngineError: printed with its code (slakit.cli)
     except PeriodError as e:
         raise click.BadParameter(str(e), param_hint="--month/--period") from None
-    except EngineError as e:
-        click.echo(f"error: {e} [log_out_of_range]", err=True)
-        sys.exit(1)
     if fmt == "json":
         _emit(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", output)
     else:

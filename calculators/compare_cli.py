@@ -36,18 +36,11 @@ def compare(contracts: tuple[str, ...], output: str | None, fmt: str, model_name
     if output and kind is None:
         raise click.UsageError(f"-o {output}: name the report *.pdf, *.md or *.html [output_extension]")
     from calculators.reports.compare import comparison, render_html, render_markdown, render_pdf, render_table
-    from slaschema.errors import InputError
+    from slaschema.errors import gather
     from slaschema.lint import lint
     from slaschema.loader import load_contract
 
-    offers, problems = [], []
-    for f in contracts:
-        try:
-            offers.append(load_contract(f))
-        except InputError as e:
-            problems.extend(e.problems)
-    if problems:
-        raise InputError(problems)          # printed, exit 1 (slaschema.cli.report_input_errors)
+    offers = gather(load_contract, contracts)   # every bad contract at once: printed, exit 1 (report_input_errors)
     sims = None
     if runs > 0:
         from calculators.simulate.models import load_model

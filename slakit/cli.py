@@ -49,10 +49,9 @@ class GuardedGroup(click.Group):
                 KeyboardInterrupt):
             raise
         except InputError as exc:
-            from slaschema.cli import emit_problems
+            from slaschema.cli import exit_on_input_error
 
-            emit_problems(exc.problems, "table")
-            sys.exit(1)
+            exit_on_input_error(exc)
         except Exception as exc:  # noqa: BLE001 - the last guard; the type and a cut message are shown
             engine = sys.modules.get("calculators.engine")
             if engine is not None and isinstance(exc, engine.EngineError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -29,13 +29,25 @@ def emit_problems(problems, fmt: str, stream=None) -> None:
         click.echo(f"{n} error(s)", file=stream)
 
 
+def exit_on_input_error(exc, fmt: str | None = "table") -> NoReturn:
+    """The one handling of bad input: the problems of `exc` (an `InputError`) as
+    `file:line:col ... [code]` lines on stderr (JSON problems on stdout with `fmt` json), then
+    its notes on stderr, and exit `exc.exit_code` (1 unless the command was called wrongly)."""
+    emit_problems(exc.problems, "json" if fmt == "json" else "table")
+    for note in getattr(exc, "__notes__", ()):
+        click.echo(note, err=True)
+    sys.exit(exc.exit_code)
+
+
 def report_input_errors(callback):
     """`callback` (a command's function) with the one handling of bad input: an
-    `InputError` it raises is printed as `file:line:col ... [code]` lines (JSON problems
-    with `--format json`) and the process exits 1, with no traceback. The `slakit` command
-    wraps every subcommand with it (`slakit.cli`)."""
+    `InputError` it raises goes to `exit_on_input_error`, with no traceback: JSON problems when
+    the command's `--format` is json or it writes JSON (the format `slaschema.cliconv.output_format`
+    chose from `-o`), lines otherwise. The `slakit` command wraps every subcommand with it
+    (`slakit.cli`)."""
     import functools
 
+    from slaschema.cliconv import written_format
     from slaschema.errors import InputError
 
     @functools.wraps(callback)
@@ -43,10 +55,28 @@ def report_input_errors(callback):
         try:
             return callback(*args, **kwargs)
         except InputError as e:
-            emit_problems(e.problems, "json" if kwargs.get("fmt") == "json" else "table")
-            sys.exit(1)
+            exit_on_input_error(e, "json" if "json" in (kwargs.get("fmt"), written_format()) else "table")
     run.reports_input_errors = True
     return run
+
+
+# Checks of a loaded contract that live in a higher layer (acceptance registers the check of
+# every criterion's params, as `accept run` plans them): `slakit validate` runs them all.
+CONTRACT_CHECKS: list = []
+
+
+def register_contract_check(check) -> None:
+    """Add `check(LoadedContract) -> list[Problem]` to what `slakit validate` checks."""
+    if check not in CONTRACT_CHECKS:
+        CONTRACT_CHECKS.append(check)
+
+
+def contract_check_problems(lc) -> list:
+    """The problems the registered checks find in `lc`, located in its file."""
+    from slaschema.loader import locate_problems
+
+    problems = [p for check in CONTRACT_CHECKS for p in check(lc)]
+    return locate_problems(lc, problems) if problems else []
 
 
 def load_or_exit(path: str, fmt: str = "table") -> LoadedContract:
@@ -57,32 +87,40 @@ def load_or_exit(path: str, fmt: str = "table") -> LoadedContract:
     try:
         return load_contract(path)
     except InputError as e:
-        emit_problems(e.problems, fmt)
-        sys.exit(1)
+        exit_on_input_error(e, fmt)
 
 
 @click.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def validate(files: tuple[str, ...], fmt: str) -> None:
-    """Check contract FILES against the schema and the format's rules.
+    """Check contract FILES against the schema and the format's rules, and the params of
+    every acceptance criterion as `accept run` checks them (the same codes).
 
     Reports every problem at once as file:line:col: field: message (got VALUE) [code].
-    Exit 1 if any file is invalid.
+    A required check param the contract leaves out is a warning (give it at run time with
+    `accept run --param ID.KEY=VALUE`). Exit 1 if any file is invalid.
     """
     from slaschema.errors import InputError
     from slaschema.loader import load_contract
+    from slaschema.textsafe import terminal_text
 
     results = []
     bad = False
     for f in files:
         try:
             lc = load_contract(f)
+            extra = contract_check_problems(lc)
+            if any(p.severity == "error" for p in extra):
+                raise InputError(extra)
             results.append({"file": f, "ok": True, "contract": lc.id, "sha256": lc.sha256,
-                            "counts": lc.topology.counts()})
+                            "counts": lc.topology.counts(),
+                            **({"warnings": [p.to_json() for p in extra]} if extra else {})})
             if fmt == "table":
                 c = lc.topology.counts()
                 click.echo(f"{f}: ok — {lc.id}: {c['nodes']} nodes, {c['gpus']} GPUs, sha256 {lc.sha256[:12]}")
+                for p in extra:
+                    click.echo(terminal_text(f"warning: {p.format()}"))
         except InputError as e:
             bad = True
             results.append({"file": f, "ok": False, "problems": [p.to_json() for p in e.problems]})

@@ -63,6 +63,24 @@ def output_format(output: str | None, fmt: str | None, formats: tuple[str, ...] 
     belongs to another format, or, with the format inferred, to none this command writes.
     A name without an extension (or `-`, stdout) takes the format as given.
     """
+    chosen = _output_format(output, fmt, formats, explicit=explicit, default=default)
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta[_WRITTEN_FORMAT] = chosen
+    return chosen
+
+
+_WRITTEN_FORMAT = "slakit.written_format"
+
+
+def written_format() -> str | None:
+    """The format the running command chose with `output_format` (None before or without)."""
+    ctx = click.get_current_context(silent=True)
+    return ctx.meta.get(_WRITTEN_FORMAT) if ctx is not None else None
+
+
+def _output_format(output: str | None, fmt: str | None, formats: tuple[str, ...] | list[str], *,
+                   explicit: bool, default: str | None) -> str | None:
     if explicit and fmt is None:
         explicit = False
     if output is None or output == "-":
@@ -94,12 +112,26 @@ def fmt_given(ctx: click.Context, name: str = "fmt") -> bool:
 
 
 def write_output(output: str | Path, data: str | bytes, *, announce: bool = False) -> None:
-    """Write `data` to `output` atomically; `announce` prints `wrote FILE` on stderr."""
+    """Write `data` to `output` atomically; `announce` prints `wrote FILE` on stderr. A file
+    that cannot be written is an `output_unwritable` input error (`unwritable`)."""
     from slaschema.fileio import write_atomic
 
-    write_atomic(output, data)
+    try:
+        write_atomic(output, data)
+    except OSError as exc:
+        raise unwritable(output, exc) from None
     if announce:
         click.echo(f"wrote {output}", err=True)
+
+
+def unwritable(output: str | Path, exc: OSError):
+    """The `InputError` of an output file that cannot be written (nothing was written)."""
+    from slaschema.errors import InputError, Problem
+
+    err = InputError([Problem("output_unwritable", f"cannot be written ({exc.strerror or type(exc).__name__})",
+                              file=str(output), fix="name a file in a folder that exists and can be written")])
+    err.add_note("nothing written")
+    return err
 
 
 def emit_output(text: str, output: str | None) -> None:
@@ -125,10 +157,17 @@ def contract_argument(*, required: bool = True, alias: str | None = None):
                            metavar="CONTRACT" if required and alias is None else "[CONTRACT]")(f)
         if alias is None:
             return f
-        return click.option(alias, "contract_option", type=click.Path(dir_okay=False), hidden=True,
-                            callback=_deprecated_contract(alias))(f)
+        return deprecated_contract_option(alias)(f)
 
     return decorate
+
+
+def deprecated_contract_option(alias: str = "--contract"):
+    """The hidden `--contract FILE` alias of a command whose contract is (optionally) the first
+    positional argument: the command receives `contract_option`, prints one deprecation notice
+    line on stderr when it is used, and calls `resolve_contract`."""
+    return click.option(alias, "contract_option", type=click.Path(dir_okay=False), hidden=True,
+                        callback=_deprecated_contract(alias))
 
 
 def _deprecated_contract(alias: str):

@@ -6,8 +6,12 @@ file in one pass. Tests assert `code` and location, never the wording of `messag
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -79,9 +83,12 @@ class SlakitError(Exception):
 class InputError(SlakitError):
     """Raised with every problem found in one input. A command lets it propagate: the
     `slakit` command prints the problems (`slaschema.cli.emit_problems`, in the command's
-    --format) and exits 1 (`slaschema.cli.report_input_errors`)."""
+    --format), then each note added with `add_note` (e.g. "nothing written") on stderr, and
+    exits with `exit_code` (`slaschema.cli.report_input_errors`): 1, or 2 where the problems
+    are in how the command was called."""
 
     problems: list[Problem] = field(default_factory=list)
+    exit_code: int = 1
 
     def __post_init__(self) -> None:
         super().__init__(self.__str__())
@@ -92,3 +99,18 @@ class InputError(SlakitError):
     @property
     def codes(self) -> list[str]:
         return [p.code for p in self.problems]
+
+
+def gather(load: Callable[[T], R], items: Iterable[T]) -> list[R]:
+    """`load` of each item, in order; when any raises `InputError`, one `InputError` with the
+    problems of all of them (every bad input reported at once)."""
+    out: list[R] = []
+    problems: list[Problem] = []
+    for item in items:
+        try:
+            out.append(load(item))
+        except InputError as e:
+            problems.extend(e.problems)
+    if problems:
+        raise InputError(problems)
+    return out

@@ -63,3 +63,12 @@ def dumps_indented_utf8(doc: Any) -> bytes:
     of a document of hundreds of megabytes)."""
     data = _orjson_text(doc)
     return data if data is not None else (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def dumps_indented_ascii(doc: Any) -> str:
+    """`json.dumps(doc, indent=2)` (non-ASCII escaped, no final newline), the same text:
+    orjson's where that is all ASCII, else the standard library's."""
+    data = _orjson_text(doc)
+    if data is not None and data.isascii():
+        return data[:-1].decode("ascii")
+    return json.dumps(doc, indent=2)

@@ -256,6 +256,35 @@ def _path_tuple(path: str) -> tuple:
     return tuple(out)
 
 
+def locate_problems(contract: LoadedContract, problems: list[Problem]) -> list[Problem]:
+    """`problems` found in a loaded contract by a higher layer (the acceptance criteria's
+    params: path `acceptance.criteria[ID].params.KEY`): each with a field path and no file gets
+    the contract's file and the line and column of the value it names. Others are kept as
+    they are (a problem of an option or another file)."""
+    import re
+
+    if not any(p.path and not p.file for p in problems):
+        return list(problems)
+    doc = read_yaml(contract.raw, contract.file, collect=True) if contract.raw else None
+    acc = contract.model.acceptance
+    index = {c.id: i for i, c in enumerate(acc.criteria)} if acc is not None else {}
+    out = []
+    for p in problems:
+        if not p.path or p.file:
+            out.append(p)
+            continue
+        line, col = p.line, p.col
+        if doc is not None and line is None:
+            m = re.match(r"acceptance\.criteria\[([^\]]+)\](.*)$", p.path)
+            if m and m.group(1) in index:
+                loc = ("acceptance", "criteria", index[m.group(1)], *(x for x in m.group(2).split(".") if x))
+            else:
+                loc = _path_tuple(p.path)
+            line, col = doc.locate(loc)
+        out.append(Problem(**{**p.__dict__, "file": contract.file, "line": line, "col": col}))
+    return out
+
+
 def load_contract(path: str | Path) -> LoadedContract:
     p = Path(path)
     if not p.exists():

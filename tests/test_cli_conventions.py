@@ -32,7 +32,6 @@ WRITERS = {"credits", "explain", "goodput", "review", "draft", "claim letter", "
 PERIOD_COMMANDS = {"credits", "explain", "goodput", "review", "claim letter", "reconcile"}
 # Commands whose first argument is not a contract, and why.
 NOT_CONTRACT_FIRST = {
-    "reconcile": "compares two incident logs; the contract (optional, for the credit difference) is --contract",
     "claim status": "reads a claims ledger; contracts after it only filter",
 }
 
@@ -101,6 +100,10 @@ def test_the_contract_is_the_first_argument(path):
     assert not visible_contract_opts, f"{path}: --contract must be the first argument"
     if any(a.name in ("contract", "contracts") for a in args):
         assert args[0].name in ("contract", "contracts"), f"{path}: {[a.name for a in args]}"
+    ctx = click.Context(cmd)
+    shown = " ".join(a.make_metavar(ctx) for a in args)
+    if "CONTRACT" in shown:            # also one argument holding `[CONTRACT] OURS THEIRS`
+        assert shown.lstrip("[").startswith("CONTRACT"), f"{path}: {shown}"
 
 
 def run(*args):

@@ -125,7 +125,7 @@ def iter_json_objects(text: str) -> Iterator[tuple[int, Any]]:
             i = text.find("{", i + 1)
 
 
-def _outside_strings(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
+def outside_strings(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
     """(position, character) of every character of JSON text that is not inside a string;
     a final (-1, "") when the text ends inside a string."""
     in_str = esc = False
@@ -157,7 +157,7 @@ def close_truncated_json(text: str) -> str | None:
         return None
     stack: list[str] = []
     last_complete = start
-    for pos, ch in _outside_strings(text, start):
+    for pos, ch in outside_strings(text, start):
         if pos == -1:
             return None                     # cut inside a string
         if ch in "{[":
@@ -176,7 +176,7 @@ def close_truncated_json(text: str) -> str | None:
     body = text[start:last_complete].rstrip().rstrip(",")
     # The brackets still open in the kept part.
     stack = []
-    for pos, ch in _outside_strings(body):
+    for pos, ch in outside_strings(body):
         if pos == -1:
             break
         if ch in "{[":
@@ -187,6 +187,18 @@ def close_truncated_json(text: str) -> str | None:
     if stripped.endswith(":"):
         return None
     return stripped + "".join(reversed(stack))
+
+
+def load_truncated_json(text: str) -> Any:
+    """The JSON value of `text` once `close_truncated_json` closed its brackets; None when it
+    cannot be closed or is no JSON then."""
+    repaired = close_truncated_json(text)
+    if repaired is None:
+        return None
+    try:
+        return json.loads(repaired)
+    except (ValueError, RecursionError):
+        return None
 
 
 def to_float(value: Any) -> float | None:

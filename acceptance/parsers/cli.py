@@ -119,32 +119,26 @@ def parse_command(args: tuple[str, ...], fmt: str, all_samples: bool) -> None:
     ...) and launcher prefixes (SkyPilot/Ray, mpirun, srun --label, pdsh) are detected.
     Exit 1 with code unparseable_output when FILE holds no output of TOOL.
     """
-    from slaschema.cli import emit_problems
-    from slaschema.errors import Problem
+    from slaschema.errors import InputError, Problem
 
     if len(args) > 2:
         raise click.UsageError("expected [TOOL] FILE")
     tool_name, file = (args[0], args[1]) if len(args) == 2 else (None, args[0])
     if tool_name is not None and tool_name not in TOOL_NAMES:
         raise click.BadParameter(f"{tool_name!r} is not one of: {', '.join(TOOL_NAMES)}", param_hint="TOOL")
-    from slaschema.errors import InputError
-
+    # an InputError is printed in --format, exit 1 (slaschema.cli.report_input_errors)
     try:
         text = _read(file)
-    except InputError as exc:
-        emit_problems(exc.problems, fmt)
-        sys.exit(1)
     except OSError as exc:
-        emit_problems([Problem(code="file_unreadable", message=f"cannot read file: {exc.strerror}", file=file)], fmt)
-        sys.exit(1)
+        raise InputError([Problem(code="file_unreadable", message=f"cannot read file: {exc.strerror}",
+                                  file=file)]) from None
     if tool_name is None:
         tool = detect_tool(text)
         if tool is None:
-            emit_problems([Problem(code="tool_not_detected", file=file,
-                                   message="no output of a known tool found (nvidia-smi, dcgmi, nccl-tests, perftest, "
-                                           "ibstat, kernel log with Xid, fio, iperf3)",
-                                   fix="name the tool: slakit parse TOOL FILE")], fmt)
-            sys.exit(1)
+            raise InputError([Problem(code="tool_not_detected", file=file,
+                                      message="no output of a known tool found (nvidia-smi, dcgmi, nccl-tests, "
+                                              "perftest, ibstat, kernel log with Xid, fio, iperf3)",
+                                      fix="name the tool: slakit parse TOOL FILE")])
         click.echo(f"detected tool: {tool} (check {_check_of(tool)})", err=True)
     else:
         tool = resolve_tool(tool_name, text)
@@ -155,8 +149,7 @@ def parse_command(args: tuple[str, ...], fmt: str, all_samples: bool) -> None:
         else:
             records = [parser(text).to_json()]
     except ParseError as exc:
-        emit_problems(exc.with_file(file).problems, fmt)
-        sys.exit(1)
+        raise exc.with_file(file) from None
     if fmt == "json":
         out = records if all_samples else records[0]
         click.echo(json.dumps(out, indent=2, sort_keys=False))

@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from acceptance.parsers._common import ParseError, Record, clean_text, close_truncated_json, iter_json_objects, to_float, to_int
+from acceptance.parsers._common import ParseError, Record, clean_text, iter_json_objects, load_truncated_json, to_float, to_int
 from acceptance.parsers._prefix import Source, prepassed, strip_prefixes
 
 TOOL = "fio"
@@ -118,13 +118,7 @@ def _find_document(text: str) -> tuple[dict, bool] | None:
         m = re.search(r"\{\s*\"fio version\"", candidate)
         if not m:
             continue
-        repaired = close_truncated_json(candidate[m.start():])
-        if repaired is None:
-            continue
-        try:
-            doc = json.loads(repaired)
-        except ValueError:
-            continue
+        doc = load_truncated_json(candidate[m.start():])
         if _is_fio_doc(doc):
             return doc, False
     return None

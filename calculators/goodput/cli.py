@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import sys
 from datetime import datetime, timezone
 
 import click
@@ -29,23 +28,11 @@ CSV_COLUMNS = ("period", "contracted_gpu_hours", "paid_gpu_hours", "available_gp
 
 
 
-def _fail(problems, fmt: str = "table") -> None:
-    from slaschema.cli import emit_problems
-
-    emit_problems(problems, "json" if fmt == "json" else "table")
-    sys.exit(1)
-
-
-def _slurm_time(epoch: int, zone: str) -> str:
-    from zoneinfo import ZoneInfo
-
-    return datetime.fromtimestamp(epoch, ZoneInfo(zone)).strftime("%Y-%m-%dT%H:%M:%S")
-
-
-def load_inputs(lc, sacct_file, live, incidents, tz, plist, skip_bad_rows, fmt):
-    """(runs, log) for the goodput commands; exits 1 on bad input."""
+def load_inputs(lc, sacct_file, live, incidents, tz, plist, skip_bad_rows):
+    """(runs, log) for the goodput commands; one InputError with the problems of every input."""
     from calculators.goodput.sacct import parse_sacct, read_sacct_file, sacct_live
     from calculators.incidents import load_incidents
+    from calculators.slurm_client import format_time
     from slaschema.errors import InputError
 
     topo = lc.topology
@@ -53,8 +40,8 @@ def load_inputs(lc, sacct_file, live, incidents, tz, plist, skip_bad_rows, fmt):
     runs = log = None
     try:
         if live:
-            lo = _slurm_time(min(p.start for p in plist), tz)
-            hi = _slurm_time(max(p.end for p in plist), tz)
+            lo = format_time(min(p.start for p in plist), tz)
+            hi = format_time(max(p.end for p in plist), tz)
             runs = parse_sacct(sacct_live(lo, hi), topo.nodes, topo.node_gpus, tz, file="sacct (live)",
                                skip_bad_rows=skip_bad_rows)
         else:
@@ -70,7 +57,7 @@ def load_inputs(lc, sacct_file, live, incidents, tz, plist, skip_bad_rows, fmt):
         from calculators.importers.slurm_events import events_csv, parse_events, sacctmgr_events
 
         try:
-            imp = parse_events(sacctmgr_events(_slurm_time(min(p.start for p in plist), tz)), tz,
+            imp = parse_events(sacctmgr_events(format_time(min(p.start for p in plist), tz)), tz,
                                file="sacctmgr show event (live)")
             import pandas as pd
 
@@ -80,7 +67,7 @@ def load_inputs(lc, sacct_file, live, incidents, tz, plist, skip_bad_rows, fmt):
         except InputError as e:
             problems += e.problems
     if problems:
-        _fail(problems, fmt)
+        raise InputError(problems)          # printed, exit 1 (slaschema.cli.report_input_errors)
     return runs, log
 
 
@@ -181,8 +168,8 @@ def goodput(ctx, contract, sacct_file, live, incidents, periods, checkpoint_inte
         as_of_s = int(as_of_dt.timestamp())
     else:               # the end of the period; now while the period runs
         as_of_s = now if start < now < end else end
-    training = _training(train_logs, profiles, fmt, zone)
-    runs, log = load_inputs(lc, sacct_file, live, incidents, zone, plist, skip_bad_rows, fmt)
+    training = _training(train_logs, profiles, zone)
+    runs, log = load_inputs(lc, sacct_file, live, incidents, zone, plist, skip_bad_rows)
     result = compute_goodput(lc, runs, plist, log=log, as_of=as_of_s, checkpoint_interval_s=ckpt, window_s=win,
                              training=_match_training(training, runs))
     if fmt == "json":
@@ -195,16 +182,13 @@ def goodput(ctx, contract, sacct_file, live, incidents, periods, checkpoint_inte
         click.echo(f"skipped: {p.format()}", err=True)
 
 
-def _training(specs, profiles_file, fmt, tz):
+def _training(specs, profiles_file, tz):
     if not specs:
         return []
     from calculators.goodput.trainlog import load_profiles, productivity_from_file
     from slaschema.errors import InputError, Problem
 
-    try:
-        profiles = load_profiles(profiles_file)
-    except InputError as e:
-        _fail(e.problems, fmt)
+    profiles = load_profiles(profiles_file)
     out, problems = [], []
     for spec in specs:
         job, sep, rest = spec.partition("=")
@@ -219,7 +203,7 @@ def _training(specs, profiles_file, fmt, tz):
             problems.append(Problem("file_not_found", f"cannot read the training log: {e.strerror}", file=path,
                                     fix="check the path after JOBID="))
     if problems:
-        _fail(problems, fmt)
+        raise InputError(problems)          # printed, exit 1 (slaschema.cli.report_input_errors)
     return out
 
 
@@ -331,7 +315,6 @@ def review_goodput_json(lc, log, res, opts: dict, skip_bad_rows: bool = False):
         return None
     from calculators.goodput.compute import compute_goodput
     from calculators.goodput.sacct import read_sacct_file
-    from slaschema.errors import InputError
     from slaschema.types import parse_duration
 
     ckpt = None
@@ -344,11 +327,8 @@ def review_goodput_json(lc, log, res, opts: dict, skip_bad_rows: bool = False):
         if ckpt <= 0:
             raise click.BadParameter("a checkpoint interval is longer than 0", param_hint="--checkpoint-interval")
     zone = _check_zone(opts.get("gp_tz"))
-    try:
-        runs = read_sacct_file(opts["gp_sacct"], lc.topology.nodes, lc.topology.node_gpus, zone,
-                               skip_bad_rows=skip_bad_rows)
-    except InputError as e:
-        _fail(e.problems)
+    runs = read_sacct_file(opts["gp_sacct"], lc.topology.nodes, lc.topology.node_gpus, zone,
+                           skip_bad_rows=skip_bad_rows)      # InputError: printed, exit 1 (report_input_errors)
     plist = [p.period for p in res.periods]
     return compute_goodput(lc, runs, plist, log=log, as_of=res.as_of, checkpoint_interval_s=ckpt,
                            credits_result=res).to_json()

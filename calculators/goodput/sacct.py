@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from calculators.slurm_client import NOT_A_TIME, TIME_FORMAT, run_client
 from slaschema import hostlist
 from slaschema.errors import InputError, Problem
 
@@ -45,7 +46,6 @@ SACCT_FORMAT = ",".join(SACCT_FIELDS)
 SACCT_ARGV = ("sacct", "-a", "-X", "-D", "-P", f"--format={SACCT_FORMAT}")
 REQUIRED = ("jobid", "state", "nodelist", "alloctres", "start", "end")
 USED = frozenset(REQUIRED + ("elapsed", "comment"))      # the columns read; others are ignored
-NOT_A_TIME = ("Unknown", "None", "", "unknown", "none", "UNKNOWN", "NONE")
 MAX_PROBLEMS = 200
 _GPU = re.compile(r"(?:^|,)gres/gpu=(\d+)")
 _GPU_TYPED = re.compile(r"(?:^|,)gres/gpu:[^=,]+=(\d+)")
@@ -272,7 +272,7 @@ def parse_sacct(text: str | bytes, node_names, node_gpus, tz: str, file: str = "
         else:
             raw = pd.Series(col[name], dtype=object)
             absent = raw.isin(NOT_A_TIME).to_numpy()
-            ts = pd.to_datetime(raw, format="%Y-%m-%dT%H:%M:%S", errors="coerce")
+            ts = pd.to_datetime(raw, format=TIME_FORMAT, errors="coerce")
             invalid = ts.isna().to_numpy() & ~absent
         for k in np.flatnonzero(invalid)[:MAX_PROBLEMS]:
             problems.append(Problem("sacct_time_invalid", f"{name} is not a sacct time", file=file,
@@ -438,19 +438,8 @@ def _elapsed(text: str) -> int | None:
 
 def sacct_live(start: str, end: str, env: dict[str, str] | None = None) -> str:
     """Run sacct for [start, end) (Slurm time strings) and return its output."""
-    import subprocess
-
-    argv = [*SACCT_ARGV, f"--starttime={start}", f"--endtime={end}"]
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise InputError([Problem("sacct_failed", f"cannot run sacct: {e}", file=" ".join(argv),
-                                  fix="run on a Slurm login node (slurm-client installed, SLURM_CONF set), or "
-                                      "save the output to a file and pass it instead")]) from None
-    if proc.returncode != 0:
-        raise InputError([Problem("sacct_failed", f"sacct failed (exit {proc.returncode}): {proc.stderr.strip()}",
-                                  file=" ".join(argv), fix="check that slurmdbd is reachable (sacctmgr show cluster)")])
-    return proc.stdout
+    return run_client([*SACCT_ARGV, f"--starttime={start}", f"--endtime={end}"], code="sacct_failed",
+                      timeout_s=600, env=env)
 
 
 def describe(runs: JobRuns) -> dict[str, Any]:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import click
 
 from slaschema.cliconv import output_option
@@ -17,13 +14,6 @@ def _read(path: str) -> str:
 
     check_cli_file(path, "export")                  # no /proc, /sys, /dev, FIFO or device
     return read_regular(path, what="input").decode("utf-8-sig", errors="replace")
-
-
-def _fail(problems) -> None:
-    from slaschema.cli import emit_problems
-
-    emit_problems(problems, "table")
-    sys.exit(1)
 
 
 def _report_skipped(result) -> None:
@@ -70,18 +60,15 @@ def import_lanl(file: str, out: str, inventory_out: str | None, tz: str, nodes_p
 
     from calculators.importers.lanl import convert_lanl
     from slaschema.fileio import write_atomic
-    from slaschema.errors import InputError
 
     try:
         ZoneInfo(tz)
     except (ZoneInfoNotFoundError, ValueError):
         raise click.BadParameter(f"unknown time zone {tz!r}", param_hint="--tz") from None
-    try:
-        result = convert_lanl(_read(file), tz=tz, file=file, nodes_per_rack=nodes_per_rack,
-                              gpus_per_node=gpus_per_node, site=site, skip_bad_rows=skip_bad_rows,
-                              service_windows=service_windows)
-    except InputError as e:
-        _fail(e.problems)
+    # an InputError is printed, exit 1 (slaschema.cli.report_input_errors)
+    result = convert_lanl(_read(file), tz=tz, file=file, nodes_per_rack=nodes_per_rack,
+                          gpus_per_node=gpus_per_node, site=site, skip_bad_rows=skip_bad_rows,
+                          service_windows=service_windows)
     _report_skipped(result)
     _write(result.incidents, out)
     if inventory_out:
@@ -104,13 +91,9 @@ def import_lanl(file: str, out: str, inventory_out: str | None, tz: str, nodes_p
 def import_csv(file: str, map_file: str, out: str, skip_bad_rows: bool) -> None:
     """Convert a ticket-system CSV export FILE using the column map --map."""
     from calculators.importers.tickets import convert_tickets, load_map
-    from slaschema.errors import InputError
 
-    try:
-        cmap = load_map(map_file)
-        result = convert_tickets(_read(file), cmap, file=file, skip_bad_rows=skip_bad_rows)
-    except InputError as e:
-        _fail(e.problems)
+    cmap = load_map(map_file)               # an InputError is printed, exit 1 (report_input_errors)
+    result = convert_tickets(_read(file), cmap, file=file, skip_bad_rows=skip_bad_rows)
     _report_skipped(result)
     _write(result.incidents, out)
     click.echo(f"{len(result.incidents)} incidents; {len(result.skipped)} rows skipped", err=True)
@@ -133,27 +116,19 @@ def import_slurm_events(file: str | None, live: bool, since: str, cluster: str |
     """
     from calculators.cli import check_zone_option as _check_zone
     from calculators.importers.slurm_events import events_csv, parse_events, sacctmgr_events
-    from slaschema.errors import InputError
-    from slaschema.fileio import write_atomic
+    from slaschema.cliconv import write_output
 
     if bool(file) == bool(live):
         raise click.UsageError("give FILE (saved `sacctmgr -P show event` output) or --live")
     zone = _check_zone(tz)
-    try:
-        text = sacctmgr_events(since) if live else _read(file)
-        imp = parse_events(text, zone, file=file or "sacctmgr show event (live)", cluster=cluster)
-    except InputError as e:
-        _fail(e.problems)
+    # an InputError (bad events, an unwritable -o) is printed, exit 1 (slaschema.cli.report_input_errors)
+    text = sacctmgr_events(since) if live else _read(file)
+    imp = parse_events(text, zone, file=file or "sacctmgr show event (live)", cluster=cluster)
     csv_text = events_csv(imp)
     if out == "-":
         click.echo(csv_text, nl=False)
     else:
-        try:
-            write_atomic(out, csv_text)
-        except OSError as exc:
-            click.echo(f"error: {out}: cannot be written ({exc.strerror or type(exc).__name__}); nothing written "
-                       "[output_unwritable]", err=True)
-            sys.exit(1)
+        write_output(out, csv_text)
     click.echo(f"{len(imp.incidents)} incidents from {imp.events_out} out-of-service events "
                f"({imp.events_read} node events read)", err=True)
 

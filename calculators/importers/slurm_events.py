@@ -18,11 +18,11 @@ codes: events_missing_column, events_empty, events_time_invalid, events_end_befo
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from zoneinfo import ZoneInfo
 
+from calculators.slurm_client import parse_time, run_client
 from calculators.watch import COLUMNS, Incident, Observation, incident_id
 from slaschema.errors import InputError, Problem
 
@@ -35,19 +35,6 @@ class EventImport:
     incidents: tuple[Incident, ...]
     events_read: int          # node events in the input
     events_out: int           # of those, out of service
-
-
-def _time(text: str, zone: ZoneInfo) -> datetime:
-    """A sacctmgr time in UTC; ValueError also for one that leaves the calendar in UTC (year 1
-    east of it, 9999 west) or lies outside 1900-9998, which Slurm never writes."""
-    t = datetime.fromisoformat(text)
-    try:
-        out = (t if t.tzinfo else t.replace(tzinfo=zone)).astimezone(timezone.utc)
-    except OverflowError:
-        raise ValueError(text) from None
-    if not 1900 <= out.year <= 9998:
-        raise ValueError(text)
-    return out
 
 
 def parse_events(text: str, tz: str = "UTC", file: str = "<sacctmgr>", cluster: str | None = None) -> EventImport:
@@ -84,7 +71,7 @@ def parse_events(text: str, tz: str = "UTC", file: str = "<sacctmgr>", cluster: 
         row = i - first
         raw_start, raw_end = f[at["timestart"]].strip(), f[at["timeend"]].strip()
         try:
-            start = _time(raw_start, zone)
+            start = parse_time(raw_start, zone)
         except ValueError:
             problems.append(Problem("events_time_invalid", "TimeStart is not a time", file=file, row=row,
                                     column="TimeStart", value=raw_start, fix="sacctmgr prints YYYY-MM-DDTHH:MM:SS"))
@@ -92,7 +79,7 @@ def parse_events(text: str, tz: str = "UTC", file: str = "<sacctmgr>", cluster: 
         end = None
         if raw_end.lower() not in ("unknown", ""):
             try:
-                end = _time(raw_end, zone)
+                end = parse_time(raw_end, zone)
             except ValueError:
                 problems.append(Problem("events_time_invalid", "TimeEnd is not a time", file=file, row=row,
                                         column="TimeEnd", value=raw_end,
@@ -142,13 +129,4 @@ def sacctmgr_events(since: str, until: str | None = None, env: dict[str, str] | 
     argv = ["sacctmgr", "-P", "show", "event", f"Start={since}", "format=" + ",".join(EVENT_FIELDS)]
     if until:
         argv.insert(-1, f"End={until}")
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise InputError([Problem("events_failed", f"cannot run sacctmgr: {e}", file=" ".join(argv),
-                                  fix="run on a Slurm login node (slurm-client installed, SLURM_CONF set), or "
-                                      "save the output to a file and pass it instead")]) from None
-    if proc.returncode != 0:
-        raise InputError([Problem("events_failed", f"sacctmgr failed (exit {proc.returncode}): {proc.stderr.strip()}",
-                                  file=" ".join(argv), fix="check that slurmdbd is reachable (sacctmgr show cluster)")])
-    return proc.stdout
+    return run_client(argv, code="events_failed", timeout_s=120, env=env)

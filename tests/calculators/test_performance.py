@@ -150,3 +150,17 @@ def test_log_rewrite_keeps_other_rows_and_columns(tmp_path):
     write_rows(path, header, rows)
     back = list(csv.DictReader(path.open(encoding="utf-8")))
     assert back[0]["id"] == "T-1" and back[0]["ticket"] == "=cmd" and back[1]["target"] == "n2"
+
+
+@pytest.mark.parametrize("row", ["T-2,node,n1,2027-02-01T00:00:00Z", "T-2,node,n1,2027-02-01T00:00:00Z,,x,extra"])
+def test_a_cut_off_or_overlong_row_is_refused_and_the_log_left_as_it_is(tmp_path, row):
+    from slaschema.errors import InputError
+
+    path = tmp_path / "log.csv"
+    text = "id,scope,target,start,end,ticket\nT-1,node,n1,2027-02-01T00:00:00Z,,=cmd\n\n" + row + "\n"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as exc:
+        read_rows(path)
+    (p,) = exc.value.problems
+    assert (p.code, p.file, p.row) == ("log_row_fields", str(path), 2) and "where the header has 6" in p.message
+    assert path.read_text(encoding="utf-8") == text

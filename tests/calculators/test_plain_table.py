@@ -9,7 +9,7 @@ import random
 import pytest
 from rich.console import Console
 
-from calculators.plain_table import PlainTable
+from slaschema.plain_table import PlainTable
 
 WORDS = ["n1", "c1-r001-n02", "INC-1736,", "notice_not_met", "open_incident", "99.9523", "12600", "é-node",
          "日本-ノード", "x" * 30, "a", "", "exclusion_cap_exceeded", "+12", "NO", "yes", "1234567.89", "—", "…"]
@@ -69,7 +69,7 @@ def test_markup_and_emoji_codes_are_left_to_rich():
 def _both(result, monkeypatch):
     """render_table as written (plain text) and with every table laid out by Rich."""
     from calculators.cli import render_table
-    from calculators.plain_table import PlainTable as P
+    from slaschema.plain_table import PlainTable as P
 
     fast = render_table(result)
     with monkeypatch.context() as m:

@@ -129,7 +129,7 @@ def test_credit_difference_under_the_contract(tmp_path):
     ours.write_text("id,scope,target,start,end\nw1,node,gpu-04,2027-03-03T00:00:00Z,2027-03-04T06:00:00Z\n")
     theirs.write_text("id,scope,target,start,end,category\n"
                       "T-2,node,gpu-04,2027-03-03T00:00:00Z,2027-03-04T06:00:00Z,maintenance\n")
-    res = CliRunner().invoke(main, ["reconcile", str(ours), str(theirs), "--contract", str(contract),
+    res = CliRunner().invoke(main, ["reconcile", str(contract), str(ours), str(theirs),
                                     "--as-of", "2027-04-01T00:00:00Z", "--format", "json"])
     assert res.exit_code == 1, res.output
     doc = json.loads(res.output)
@@ -142,3 +142,22 @@ def test_credit_difference_under_the_contract(tmp_path):
     assert credit["months"][0]["nodes"] == [
         {"node": "gpu-04", "ours": "1488.00", "theirs": "0.00", "difference": "1488.00"}]
     assert credit["difference"] == "1488.00"
+    # The older spelling `--contract C` gives the same document, with one notice on stderr.
+    old = CliRunner().invoke(main, ["reconcile", str(ours), str(theirs), "--contract", str(contract),
+                                    "--as-of", "2027-04-01T00:00:00Z", "--format", "json"])
+    assert old.exit_code == 1 and json.loads(old.stdout) == doc
+    assert old.stderr.startswith("slakit: --contract is deprecated") and "slakit reconcile CONTRACT" in old.stderr
+
+
+def test_the_contract_is_given_once_and_the_logs_are_two(tmp_path):
+    from tests.slurm._contract import CONTRACT
+
+    contract = tmp_path / "c.yaml"
+    contract.write_text(CONTRACT.replace("DETECTION", "2m"))
+    log = tmp_path / "log.csv"
+    log.write_text("id,scope,target,start,end\nw1,node,gpu-04,2027-03-03T00:00:00Z,2027-03-04T06:00:00Z\n")
+    twice = CliRunner().invoke(main, ["reconcile", str(contract), str(log), str(log), "--contract", str(contract)])
+    assert twice.exit_code == 2 and "[contract_twice]" in twice.output
+    for paths in ([log], [contract, log, log, log]):
+        res = CliRunner().invoke(main, ["reconcile", *map(str, paths)])
+        assert res.exit_code == 2 and "[CONTRACT] OURS THEIRS" in res.output and "[reconcile_arguments]" in res.output

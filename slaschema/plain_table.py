@@ -19,11 +19,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from rich._emoji_replace import _emoji_replace
 from rich._ratio import ratio_reduce
 from rich._wrap import divide_line
 from rich.cells import cell_len, set_cell_size
 
-_EMOJI = re.compile(r":\S*?:")                  # what Rich could take for an emoji code
+_EMOJI = re.compile(r":\S*?:")                  # what Rich could take for an emoji code (if it knows the name)
 _TRAILING_SPACE = re.compile(r"\s+$")
 PAD = 1                                         # Rich's default cell padding, left and right
 
@@ -55,8 +56,9 @@ class PlainTable:
         """Whether every text is one line that Rich would print as it is (no markup, no
         emoji codes, no tabs or control characters)."""
         texts = [c.header for c in self.columns] + [x for r in self.rows for x in r] + [self.title or ""]
-        return not any("[" in t or "\t" in t or (":" in t and _EMOJI.search(t))
-                       or any(ord(ch) < 32 or 0x7f <= ord(ch) < 0xa0 for ch in t) for t in texts)
+        return not any("[" in t or "\t" in t or (":" in t and _EMOJI.search(t) and _emoji_replace(t) != t)
+                       or not (t.isascii() and t.isprintable())
+                       and any(ord(ch) < 32 or 0x7f <= ord(ch) < 0xa0 for ch in t) for t in texts)
 
     def rich(self):
         """The same table as a `rich.table.Table` (the texts escaped: Rich prints them as they are)."""
@@ -87,7 +89,7 @@ class PlainTable:
         for k, c in enumerate(self.columns):
             hi = 0
             for text in [c.header, *(r[k] for r in self.rows)]:
-                hi = max(hi, _measure(text, max_width)[1])
+                hi = max(hi, _measure_max(text, max_width))
             widths.append(min(hi, max_width) or 1)
         if sum(widths) > max_width:
             widths = Table._collapse_widths(widths, [not c.no_wrap for c in self.columns], max_width)
@@ -124,25 +126,23 @@ class PlainTable:
         return "\n".join(out) + "\n"
 
 
-def _measure(text: str, max_width: int) -> tuple[int, int]:
-    """(min, max) width of a padded cell (`Padding(Text).__rich_measure__` via `Measurement.get`)."""
+def _width(text: str) -> int:
+    return len(text) if text.isascii() and text.isprintable() else cell_len(text)
+
+
+def _measure_max(text: str, max_width: int) -> int:
+    """The largest width of a padded cell within `max_width` (the maximum of
+    `Padding(Text).__rich_measure__` via `Measurement.get`; only the maximum is used)."""
     if max_width - 2 * PAD < 1:
-        return max_width, max_width
-    hi = cell_len(text)
-    words = text.split()
-    lo = max(cell_len(w) for w in words) if words else hi
-    lo, hi = min(max(0, lo), hi), max(0, hi)              # Measurement.normalize
-    lo, hi = min(lo, max_width), min(hi, max_width)
-    if hi < 1:
-        lo = hi = 0
-    return min(lo + 2 * PAD, max_width), min(hi + 2 * PAD, max_width)
+        return max_width
+    return min(min(_width(text), max_width) + 2 * PAD, max_width)
 
 
 def _remeasure(column: _Column, cells: list[str], width: int) -> int:
     """A column's width measured again within `width` (after the collapse)."""
     if width < 1:
         return 0
-    hi = max(_measure(t, width)[1] for t in [column.header, *cells])
+    hi = max(_measure_max(t, width) for t in [column.header, *cells])
     return min(hi, width)
 
 
@@ -156,7 +156,15 @@ def _cell(text: str, width: int, column: _Column) -> list[str]:
 
 def _wrap(text: str, width: int, justify: str, overflow: str, no_wrap: bool = False) -> list[str]:
     """`Text.wrap` then `Lines.justify` of one line of plain text."""
-    if no_wrap:
+    w = _width(text)
+    if w <= width and (justify == "left" or not text[-1:].isspace()):     # fits: one line, justified
+        if justify == "left":
+            return [text + " " * (width - w)]
+        if justify == "center":
+            left = (width - w) // 2
+            return [" " * left + text + " " * (width - w - left)]
+        return [" " * (width - w) + text]
+    if no_wrap or _width(text) <= width:      # a line that fits is never divided
         lines = [text]
     else:
         offsets = divide_line(text, width, fold=overflow == "fold")
@@ -187,11 +195,11 @@ def _rstrip_end(line: str, size: int) -> str:
 
 
 def _truncate(line: str, width: int, overflow: str) -> str:
-    if cell_len(line) > width:
+    if _width(line) > width:
         return set_cell_size(line, width - 1) + "…" if overflow == "ellipsis" else set_cell_size(line, width)
     return line
 
 
 def _pad_right(line: str, width: int) -> str:
-    n = cell_len(line)
+    n = _width(line)
     return line + " " * (width - n) if n < width else line
