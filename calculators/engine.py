@@ -31,6 +31,7 @@ Decisions where the spec leaves room (also in docs of `Result`):
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date, datetime
 from functools import cached_property
@@ -1008,11 +1009,16 @@ def run(lc: LoadedContract, log: IncidentLog, periods: list[str] | list[Period],
         raise EngineError("name at least one period")
     as_of_s = _as_epoch(as_of)
     tree = Tree(lc.topology)
-    sup: dict = {}
-    if support:     # first: its temporaries come and go before the interval sets are built
-        sup = support_mod.compute_support(lc, log, plist[0].start, plist[-1].end,
-                                          as_of_s if as_of_s is not None else max(p.end for p in plist))
-    tr = trace(lc, log, plist, as_of_s)
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="slakit-support")
+    # the support figures (JSON only) need none of the interval sets: they are worked out on
+    # the other core while the trace is (numpy's sorts and searches release the GIL)
+    sup_job = pool.submit(support_mod.compute_support, lc, log, plist[0].start, plist[-1].end,
+                          as_of_s if as_of_s is not None else max(p.end for p in plist)) if support else None
+    try:
+        tr = trace(lc, log, plist, as_of_s)
+    finally:
+        pool.shutdown(wait=True)
+    sup: dict = sup_job.result() if sup_job is not None else {}
     att_pairs = []
     excluded_sets = []
     dt = lc.model.downtime
