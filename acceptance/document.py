@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
+import re
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Final, Literal
 
@@ -74,10 +75,17 @@ def zero_counts() -> Counts:
     return {s: 0 for s in PRECEDENCE}
 
 
+# what pydantic may spell otherwise than Python's json: a float in exponent form (`2.5e-7`,
+# Python `2.5e-07`) and one below 1e-4 (`0.00001`, Python `1e-05`) — in compact JSON a number
+# always follows ":", "," or "[" (the same inside a string only costs the slower way) —
+# and infinities or NaN (written as constants, `ser_json_inf_nan`)
+_NOT_PYTHON_SPELLING = re.compile(r"[:,\[]-?(?:[0-9]+(?:\.[0-9]+)?[eE]|0\.0000)|Infinity|NaN")
+
+
 class Record(BaseModel):
     """A frozen record built by keyword; unknown fields are refused."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", ser_json_inf_nan="constants")
 
 
 class _Optional(Record):
@@ -280,6 +288,21 @@ class RunDocument(_Optional):
     def to_json(self) -> dict[str, Any]:
         """The plain data of the JSON form (statuses as their strings, times in ISO 8601)."""
         return self.model_dump(mode="python")
+
+    def dumps(self) -> str:
+        """The compact JSON text of `to_json()` as `json.dumps(..., ensure_ascii=False,
+        separators=(",", ":"))` writes it, plus a newline. pydantic's own serializer writes the
+        same bytes several times faster, except for floats in exponent form (`1e-05` is
+        `1e-5` there) and infinities; when its text has either, Python's spelling is used."""
+        import json
+
+        try:
+            text = self.model_dump_json()
+        except ValueError:                  # e.g. a lone surrogate: the plain way reports it
+            text = None
+        if text is None or _NOT_PYTHON_SPELLING.search(text):
+            text = json.dumps(self.to_json(), ensure_ascii=False, default=str, separators=(",", ":"))
+        return text + "\n"
 
     @property
     def failed(self) -> bool:

@@ -665,7 +665,7 @@ def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executo
         })
         from acceptance.report.render import render_junit
 
-        bundle.write_json("results.json", doc.to_json(), pretty=False)
+        bundle.write("results.json", doc.dumps())
         bundle.write("junit.xml", render_junit(doc))
         bundle.write_manifest()
         if final_state and opts.durable:
@@ -943,6 +943,6 @@ def write_evaluation(root: Path, doc: RunDocument) -> None:
 
     bundle = Bundle(root)
     bundle.adopt_existing()
-    bundle.write("results.json", dumps(doc.to_json(), pretty=False))
+    bundle.write("results.json", doc.dumps())
     bundle.write("junit.xml", render_junit(doc))
     bundle.write_manifest()

@@ -215,3 +215,20 @@ def test_a_criterion_entry_is_built_by_keyword_with_its_statuses_as_enums():
     assert parse_run_document(json.loads(dumps(doc.to_json()))) == doc
     with pytest.raises(ValidationError):
         CriterionOutcome(id="a", check="x", expected="", status="great", verdicts=())
+
+
+@pytest.mark.parametrize("name", ["full", "partial", "waived", "slurm"])
+def test_the_fast_text_is_the_written_text(documents, name):
+    """`RunDocument.dumps` (pydantic's serializer) writes what `json.dumps` writes."""
+    path = documents[name]
+    assert read_run_document(path).dumps().encode("utf-8") == path.read_bytes()
+
+
+@pytest.mark.parametrize("value", [1e-05, 2.5e-07, 0.0001, 0.00012, 1e16, 9.999e15, 1.2345678901234568e17, -3e-9,
+                                   5e-324, 1e300, 0.1, 123.456, 7.0, -0.0])
+def test_floats_are_spelled_as_python_spells_them(documents, value):
+    data = json.loads(documents["full"].read_bytes())
+    data["criteria"][0]["verdicts"][0]["measured"] = value
+    doc = parse_run_document(data)
+    want = json.dumps(doc.to_json(), ensure_ascii=False, default=str, separators=(",", ":")) + "\n"
+    assert doc.dumps() == want
