@@ -85,7 +85,7 @@ from acceptance.document import (
     VerdictEntry,
     zero_counts,
 )
-from acceptance.evidence import Bundle, dumps, read_raw_dir, verify
+from acceptance.evidence import Bundle, read_raw_dir, verify
 from acceptance.executors.base import Clock, Executor, RawOutput, utc_now
 from acceptance.judge import Bounds, verdict
 from acceptance.outliers import OutlierRule, fleet_outlier_verdicts
