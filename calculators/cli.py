@@ -403,6 +403,9 @@ def render_explanation(doc: dict) -> str:
     from rich.console import Console
     from rich.table import Table
 
+    from slaschema.textsafe import deep, rich_text
+
+    doc = deep(doc, rich_text)      # ids, targets, categories from the log: no escapes, markup shown as written
     buf = io.StringIO()
     con = Console(file=buf, width=160, force_terminal=False, color_system=None)
     parents = ", ".join(f"{k} {v}" for k, v in doc["parents"].items())
