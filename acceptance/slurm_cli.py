@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from datetime import timedelta
+from pathlib import Path
 
 import click
 
@@ -251,6 +252,10 @@ def reconcile_cmd(paths, tolerance, as_of, contract_option, periods, fmt) -> Non
 
     if len(paths) not in (2, 3):
         raise click.UsageError(f"expected [CONTRACT] OURS THEIRS, got {len(paths)} path(s) [reconcile_arguments]")
+    if len(paths) == 2 and Path(paths[0]).suffix.lower() in (".yaml", ".yml"):
+        # an incident log is CSV, JSON Lines or JSON: a YAML file first is the contract
+        raise click.UsageError(f"{paths[0]} is a contract and {paths[1]} one log; reconcile needs both logs, "
+                               "OURS and THEIRS, after the contract [reconcile_arguments]")
     contract = resolve_contract(paths[0] if len(paths) == 3 else None, contract_option)
     ours, theirs = paths[-2:]
     # every problem of both logs at once: printed, exit 1 (slaschema.cli.report_input_errors)
