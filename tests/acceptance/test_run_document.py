@@ -215,3 +215,20 @@ def test_a_criterion_entry_is_built_by_keyword_with_its_statuses_as_enums():
     assert parse_run_document(json.loads(dumps(doc.to_json()))) == doc
     with pytest.raises(ValidationError):
         CriterionOutcome(id="a", check="x", expected="", status="great", verdicts=())
+
+
+@pytest.mark.parametrize(("field", "literal"), [("measured", "NaN"), ("measured", "1e999"), ("duration_s", "-Infinity"),
+                                                ("details", '{"component": [1, {"x": NaN}]}'),
+                                                ("thresholds", '{"min": Infinity}')])
+def test_a_number_that_is_not_finite_is_refused(documents, field, literal):
+    """NaN, Infinity and 1e999 are not JSON: the reader took them, and `accept report --format
+    json` then wrote NaN and Infinity into its JSON."""
+    doc = json.loads(documents["full"].read_text(encoding="utf-8"))
+    where = doc["criteria"][0]["verdicts"][0] if field in ("measured", "details") else doc["criteria"][0]
+    where[field] = "@@"
+    bad = json.dumps(doc).replace('"@@"', literal, 1)
+    with pytest.raises(InputError) as exc:
+        read_run_document("results.json", bad.encode("utf-8"))
+    problems = exc.value.problems
+    assert [p.code for p in problems] == ["results_not_finite"], [p.to_json() for p in problems]
+    assert problems[0].path.startswith("criteria[0].") and f".{field}" in problems[0].path, problems[0].path
