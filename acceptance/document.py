@@ -390,9 +390,37 @@ def read_run_document(path: Path | str, data: bytes | None = None) -> RunDocumen
         raise InputError([Problem("results_invalid", f"not UTF-8 text (byte {exc.start})", file=file,
                                   fix=_FIX)]) from None
     try:
-        return RunDocument.model_validate_json(text, strict=True, context={"read": True})
+        doc = RunDocument.model_validate_json(text, strict=True, context={"read": True})
     except ValidationError as exc:
         raise InputError(_problems(exc, file)) from None
+    twice = _duplicate_keys(text)
+    if twice:
+        raise InputError([Problem("results_duplicate_key", f"a key given twice in one object: {k!r} (readers "
+                                  "disagree on which value counts)", file=file, value=k, fix=_FIX)
+                          for k in twice[:MAX_PROBLEMS]])
+    return doc
+
+
+def _duplicate_keys(text: str) -> list[str]:
+    """The keys that appear twice in one object of `text` (JSON the model has already
+    accepted, so nested no deeper than pydantic's parser allows). The model's parser keeps
+    the last value; another reader of the same signed bundle may keep the first."""
+    import json
+
+    found: dict[str, None] = {}
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out = dict(items)
+        if len(out) != len(items):
+            seen: set[str] = set()
+            for k, _ in items:
+                if k in seen:
+                    found[k] = None
+                seen.add(k)
+        return out
+
+    json.loads(text, object_pairs_hook=pairs)
+    return list(found)
 
 
 def parse_run_document(doc: Any, file: str = "<run document>") -> RunDocument:

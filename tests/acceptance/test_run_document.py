@@ -232,3 +232,13 @@ def test_a_number_that_is_not_finite_is_refused(documents, field, literal):
     problems = exc.value.problems
     assert [p.code for p in problems] == ["results_not_finite"], [p.to_json() for p in problems]
     assert problems[0].path.startswith("criteria[0].") and f".{field}" in problems[0].path, problems[0].path
+
+
+def test_a_key_given_twice_is_refused(documents):
+    """`"status": "fail", "status": "pass"`: the reader kept the last value silently, while
+    another reader of the same signed bundle may keep the first."""
+    doc = json.loads(documents["full"].read_text(encoding="utf-8"))
+    text = json.dumps(doc).replace('"status": ', '"status": "fail", "status": ', 1)
+    with pytest.raises(InputError) as exc:
+        read_run_document("results.json", text.encode("utf-8"))
+    assert [(p.code, p.value) for p in exc.value.problems] == [("results_duplicate_key", "status")]
