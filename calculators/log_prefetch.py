@@ -52,6 +52,12 @@ def _finish() -> None:
         t.join()
 
 
+def _key(path: str | Path) -> str:
+    """The name as `Path` spells it: the command line's `./log.csv` and the loader's
+    `Path("./log.csv")` are one reading (the same file to the OS: no `..` is taken away)."""
+    return str(Path(path))
+
+
 def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
@@ -105,7 +111,7 @@ def _work(path: str, out: list) -> None:
 
 def start(path: str | Path) -> None:
     """Begin reading `path` in a daemon thread (once per path; no-op if already started)."""
-    name = str(path)
+    name = _key(path)
     # the thread's imports happen here, in the calling thread: two threads importing the same
     # packages (pyarrow, numpy) in different orders could deadlock on the module locks
     import calculators.log_csv  # noqa: F401
@@ -125,7 +131,7 @@ def take(path: str | Path) -> Fetched | None:
     """The prefetched reading of `path`, if one was started and the file is still the one
     read (same device, inode, size and modification time); None otherwise. Each reading is
     handed out once."""
-    name = str(path)
+    name = _key(path)
     with _lock:
         job = _jobs.pop(name, None)
     if job is None:

@@ -118,3 +118,16 @@ def test_columns_converted_in_parallel_give_the_same_log(tmp_path, lc, monkeypat
     assert [p.to_json() for p in parallel.value.problems] == [p.to_json() for p in serial.value.problems]
     assert {p.code for p in serial.value.problems} >= {"duplicate_id", "end_before_start"}
     same(fast, inc.load_incidents(ok, lc))
+
+
+@pytest.mark.parametrize("spelling", ["./log.csv", "sub/../log.csv", "sub//../log.csv"])
+def test_the_path_as_the_command_line_spells_it_is_the_one_taken(write, lc, monkeypatch, spelling):
+    """`slakit credits C ./log.csv`: the reading started for the name as given is the one the
+    loader takes (the loader's Path("./log.csv") is "log.csv", and the reading was wasted)."""
+    path = write("log.csv", HEADER + "\n".join(ROWS) + "\n")
+    (path.parent / "sub").mkdir()
+    monkeypatch.chdir(path.parent)
+    direct = inc.load_incidents(path, lc)
+    log_prefetch.start(spelling)
+    same(inc.load_incidents(spelling, lc), direct)
+    assert log_prefetch.take(spelling) is None          # the loader took it
