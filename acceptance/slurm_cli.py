@@ -288,9 +288,16 @@ def _credit_difference(contract, ours_path, theirs_path, periods, as_of, earlies
     from slaschema.cli import load_or_exit
     from slaschema.errors import gather
 
+    from calculators.periods import PeriodError
+
     lc = load_or_exit(contract, fmt)
     ours_log, theirs_log = gather(lambda path: load_incidents(path, lc), (ours_path, theirs_path))
-    return compare_logs(lc, ours_log, theirs_log, periods, as_of=as_of, first=earliest).to_json()
+    if earliest is None and not periods:
+        return {"available": False, "reason": "no_incidents"}      # no month to compute without --month
+    try:
+        return compare_logs(lc, ours_log, theirs_log, periods, as_of=as_of, first=earliest).to_json()
+    except PeriodError as e:            # a month outside the years computed (--as-of 9999-...)
+        raise click.BadParameter(str(e), param_hint="--as-of/--month/--quarter/--period") from None
 
 
 def _print_reconciliation(result, credit: dict) -> None:
