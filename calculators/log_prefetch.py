@@ -39,17 +39,21 @@ class Fetched:
 
 _lock = threading.Lock()
 _jobs: dict[str, tuple[threading.Thread, list]] = {}
+_stopping = threading.Event()
 
 
 @atexit.register
 def _finish() -> None:
     """A command that stops early (a bad contract) waits for a reading still under way
-    rather than leaving Arrow's threads running into the interpreter's shutdown."""
+    rather than leaving Arrow's threads running into the interpreter's shutdown; a reading
+    that has not reached the hash and the parse yet stops before them."""
+    _stopping.set()
     with _lock:
         jobs = list(_jobs.values())
         _jobs.clear()
     for t, _ in jobs:
         t.join()
+    _stopping.clear()
 
 
 def _key(path: str | Path) -> str:
@@ -90,7 +94,7 @@ def _work(path: str, out: list) -> None:
     except InputError:
         return
     got = _read_regular(path)
-    if got is None:
+    if got is None or _stopping.is_set():
         return
     data, ident = got
     digest: list[str] = []
