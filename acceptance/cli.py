@@ -143,7 +143,7 @@ def run_cmd(contract, out, only, nodes_expr, executor_name, partition, timeout_s
     from slaschema.cli import load_or_exit
     from slaschema.errors import InputError
 
-    loaded = load_or_exit(contract)
+    loaded = load_or_exit(contract, fmt)
     if sign_key:
         _signing_key(sign_key)              # a missing key is found before anything runs
     try:
@@ -296,7 +296,7 @@ def evaluate_cmd(contract, bundle, only, params, nodes_expr, waivers_file, as_of
     from slaschema.cli import load_or_exit
     from slaschema.errors import InputError
 
-    loaded = load_or_exit(contract)
+    loaded = load_or_exit(contract, fmt)
     try:
         overrides = parse_overrides(params) if params else None
         doc = evaluate_bundle(loaded, Path(bundle), only=only, overrides=overrides, nodes=_nodes(nodes_expr),

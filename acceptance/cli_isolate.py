@@ -38,7 +38,7 @@ def isolate_cmd(contract, criterion, nodes_expr, out, executor_name, partition, 
     from slaschema.cli import load_or_exit
     from slaschema.errors import InputError, Problem
 
-    loaded = load_or_exit(contract)
+    loaded = load_or_exit(contract, fmt)
     target = Path(out)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise InputError([Problem("out_not_empty", f"--out {out}: exists and is not an empty folder", value=out,

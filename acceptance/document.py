@@ -44,7 +44,20 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Final, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, PlainSerializer, ValidationError, model_serializer
+import math
+
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    ValidationError,
+    ValidationInfo,
+    model_serializer,
+)
+from pydantic_core import PydanticCustomError
 
 from acceptance.results import PRECEDENCE, Status, Verdict
 
@@ -60,6 +73,30 @@ MAX_WAIVERS = 10_000
 MAX_PROBLEMS = 50                   # problems listed one by one; the rest are counted
 
 Time = Annotated[AwareDatetime, PlainSerializer(lambda t: t.isoformat(), return_type=str)]
+
+
+def _finite(value: Any, info: ValidationInfo) -> Any:
+    """Reading a document (`read_run_document` validates with the context `{"read": True}`):
+    NaN, Infinity and a number too large for a float (1e999) are refused anywhere, in the
+    free-form objects too. They are not JSON, and the JSON written from the document would
+    not be either."""
+    if info.context and info.context.get("read") and not _all_finite(value):
+        raise PydanticCustomError("not_finite", "a number that is not finite (NaN, Infinity or too large) is not JSON")
+    return value
+
+
+def _all_finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_all_finite(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return all(_all_finite(v) for v in value)
+    return True
+
+
+Number = Annotated[float, AfterValidator(_finite)]
+Data = Annotated[dict[str, Any], AfterValidator(_finite)]      # free-form JSON object (params, details)
 Counts = dict[Status, int]           # verdicts (or nodes, criteria) per status, worst first
 Mode = Literal["run", "evaluate", "isolate"]
 RunState = Literal["running", "complete", "interrupted"]
@@ -129,17 +166,17 @@ class RunInfo(_Optional):
     executor: str | None = None
     nodes: tuple[str, ...] = Field(default=(), max_length=MAX_NODES)
     only: tuple[str, ...] = ()
-    overrides: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    overrides: dict[str, Data] = Field(default_factory=dict)
     resumed: bool = False
     isolation: IsolationInfo | None = None
 
 
 class Thresholds(Record):
-    min: float | None = None
-    max: float | None = None
-    warn_below: float | None = None
-    warn_above: float | None = None
-    expect: dict[str, Any] | None = None
+    min: Number | None = None
+    max: Number | None = None
+    warn_below: Number | None = None
+    warn_above: Number | None = None
+    expect: Data | None = None
 
 
 class VerdictEntry(Record):
@@ -148,11 +185,11 @@ class VerdictEntry(Record):
     criterion: str | None = None
     node: str | None
     status: Status
-    measured: float | str | None = None
+    measured: Number | str | None = None
     expected: str | None = None
     reason: str | None = None
     remediation: str | None = None
-    details: dict[str, Any] = Field(default_factory=dict)
+    details: Data = Field(default_factory=dict)
 
     @classmethod
     def of(cls, v: Verdict) -> VerdictEntry:
@@ -184,7 +221,7 @@ class CriterionOutcome(_Optional):
     severity: Severity | None = None
     source: str | None = None
     description: str | None = None
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: Data = Field(default_factory=dict)
     thresholds: Thresholds = Field(default_factory=Thresholds)
     expected: str
     unit: str = ""
@@ -192,7 +229,7 @@ class CriterionOutcome(_Optional):
     reason: str | None = None
     reason_text: str | None = None
     state: CriterionState | None = None
-    duration_s: float | None = None
+    duration_s: Number | None = None
     nodes: tuple[str, ...] = Field(default=(), max_length=MAX_NODES)
     # evidence in the bundle about contract nodes or racks outside the scope: not judged
     evidence_outside_scope: tuple[str, ...] | None = None
@@ -347,6 +384,7 @@ _CODES = {
     "literal_error": "results_bad_value",
     "enum": "results_bad_value",
     "timezone_aware": "results_naive_time",
+    "not_finite": "results_not_finite",
 }
 
 
@@ -375,9 +413,37 @@ def read_run_document(path: Path | str, data: bytes | None = None) -> RunDocumen
         raise InputError([Problem("results_invalid", f"not UTF-8 text (byte {exc.start})", file=file,
                                   fix=_FIX)]) from None
     try:
-        return RunDocument.model_validate_json(text, strict=True)
+        doc = RunDocument.model_validate_json(text, strict=True, context={"read": True})
     except ValidationError as exc:
         raise InputError(_problems(exc, file)) from None
+    twice = _duplicate_keys(text)
+    if twice:
+        raise InputError([Problem("results_duplicate_key", f"a key given twice in one object: {k!r} (readers "
+                                  "disagree on which value counts)", file=file, value=k, fix=_FIX)
+                          for k in twice[:MAX_PROBLEMS]])
+    return doc
+
+
+def _duplicate_keys(text: str) -> list[str]:
+    """The keys that appear twice in one object of `text` (JSON the model has already
+    accepted, so nested no deeper than pydantic's parser allows). The model's parser keeps
+    the last value; another reader of the same signed bundle may keep the first."""
+    import json
+
+    found: dict[str, None] = {}
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out = dict(items)
+        if len(out) != len(items):
+            seen: set[str] = set()
+            for k, _ in items:
+                if k in seen:
+                    found[k] = None
+                seen.add(k)
+        return out
+
+    json.loads(text, object_pairs_hook=pairs)
+    return list(found)
 
 
 def parse_run_document(doc: Any, file: str = "<run document>") -> RunDocument:
@@ -411,7 +477,10 @@ def _problems(exc: ValidationError, file: str) -> list[Any]:
         key = bool(loc) and loc[-1] == "[key]"
         if key:
             loc = loc[:-1]
-        if loc and loc[-1] in _UNION_TAGS:
+        tag = loc and isinstance(loc[-1], str) and (loc[-1] in _UNION_TAGS or loc[-1].startswith("function-after["))
+        if tag and err.get("type") == "not_finite":
+            loc = loc[:-1]              # `measured` not finite: said once, before its other kinds
+        elif tag:
             # `measured` is a number, a text or null: one problem, not one per kind it is not
             loc = loc[:-1]
             err = {**err, "msg": "Input should be a number, a text or null"}

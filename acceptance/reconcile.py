@@ -31,6 +31,7 @@ from pathlib import Path
 from slaschema.errors import InputError, Problem
 from slaschema.hostlist import Budget, HostlistError, count
 from slaschema.models import SCOPES
+from slaschema.safefiles import check_cli_file
 
 
 
@@ -123,6 +124,7 @@ def read_log(path: str | Path) -> list[LogEntry]:
     """Incident log (CSV, JSON Lines or JSON array) -> entries, one per unit; every problem at once."""
     p = Path(path)
     file = str(path)
+    check_cli_file(p, "incident log")       # no /proc, /sys, /dev, FIFO or device: the codes credits gives
     if not p.is_file():
         raise InputError([Problem("file_not_found", "no such incident log", file=file, fix="check the path")])
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from datetime import timedelta
+from pathlib import Path
 
 import click
 
@@ -251,6 +252,10 @@ def reconcile_cmd(paths, tolerance, as_of, contract_option, periods, fmt) -> Non
 
     if len(paths) not in (2, 3):
         raise click.UsageError(f"expected [CONTRACT] OURS THEIRS, got {len(paths)} path(s) [reconcile_arguments]")
+    if len(paths) == 2 and Path(paths[0]).suffix.lower() in (".yaml", ".yml"):
+        # an incident log is CSV, JSON Lines or JSON: a YAML file first is the contract
+        raise click.UsageError(f"{paths[0]} is a contract and {paths[1]} one log; reconcile needs both logs, "
+                               "OURS and THEIRS, after the contract [reconcile_arguments]")
     contract = resolve_contract(paths[0] if len(paths) == 3 else None, contract_option)
     ours, theirs = paths[-2:]
     # every problem of both logs at once: printed, exit 1 (slaschema.cli.report_input_errors)
@@ -283,9 +288,16 @@ def _credit_difference(contract, ours_path, theirs_path, periods, as_of, earlies
     from slaschema.cli import load_or_exit
     from slaschema.errors import gather
 
+    from calculators.periods import PeriodError
+
     lc = load_or_exit(contract, fmt)
     ours_log, theirs_log = gather(lambda path: load_incidents(path, lc), (ours_path, theirs_path))
-    return compare_logs(lc, ours_log, theirs_log, periods, as_of=as_of, first=earliest).to_json()
+    if earliest is None and not periods:
+        return {"available": False, "reason": "no_incidents"}      # no month to compute without --month
+    try:
+        return compare_logs(lc, ours_log, theirs_log, periods, as_of=as_of, first=earliest).to_json()
+    except PeriodError as e:            # a month outside the years computed (--as-of 9999-...)
+        raise click.BadParameter(str(e), param_hint="--as-of/--month/--quarter/--period") from None
 
 
 def _print_reconciliation(result, credit: dict) -> None:

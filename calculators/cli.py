@@ -233,11 +233,12 @@ def render_table(result: Result, max_rows: int = 25) -> str:
     if result.open_incidents:
         ids = list(result.open_incidents)
         con.print(rich_text(f"open incidents, counted until as_of: {', '.join(ids[:10])}")
-                  + (" …" if len(ids) > 10 else ""))
+                  + (" …" if len(ids) > 10 else ""), emoji=False)
     if result.skipped_rows:
         con.print(f"[yellow]{len(result.skipped_rows)} problem(s) in skipped rows:[/]")
         for p in result.skipped_rows:
-            con.print(rich_text(f"  row {p.get('row')}, column {p.get('column')}: {p.get('message')} [{p.get('code')}]"))
+            con.print(rich_text(f"  row {p.get('row')}, column {p.get('column')}: {p.get('message')} [{p.get('code')}]"),
+                      emoji=False)
     rev11 = result.revision_1_1
     totals = PlainTable(title="Months")
     cols = ["period", "hours", "fee total", "credit uncapped", "cap", "credit total"]
@@ -403,6 +404,9 @@ def render_explanation(doc: dict) -> str:
     from rich.console import Console
     from rich.table import Table
 
+    from slaschema.textsafe import deep, rich_text
+
+    doc = deep(doc, rich_text)      # ids, targets, categories from the log: no escapes, markup shown as written
     buf = io.StringIO()
     con = Console(file=buf, width=160, force_terminal=False, color_system=None)
     parents = ", ".join(f"{k} {v}" for k, v in doc["parents"].items())

@@ -39,17 +39,27 @@ class Fetched:
 
 _lock = threading.Lock()
 _jobs: dict[str, tuple[threading.Thread, list]] = {}
+_stopping = threading.Event()
 
 
 @atexit.register
 def _finish() -> None:
     """A command that stops early (a bad contract) waits for a reading still under way
-    rather than leaving Arrow's threads running into the interpreter's shutdown."""
+    rather than leaving Arrow's threads running into the interpreter's shutdown; a reading
+    that has not reached the hash and the parse yet stops before them."""
+    _stopping.set()
     with _lock:
         jobs = list(_jobs.values())
         _jobs.clear()
     for t, _ in jobs:
         t.join()
+    _stopping.clear()
+
+
+def _key(path: str | Path) -> str:
+    """The name as `Path` spells it: the command line's `./log.csv` and the loader's
+    `Path("./log.csv")` are one reading (the same file to the OS: no `..` is taken away)."""
+    return str(Path(path))
 
 
 def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
@@ -84,7 +94,7 @@ def _work(path: str, out: list) -> None:
     except InputError:
         return
     got = _read_regular(path)
-    if got is None:
+    if got is None or _stopping.is_set():
         return
     data, ident = got
     digest: list[str] = []
@@ -105,7 +115,7 @@ def _work(path: str, out: list) -> None:
 
 def start(path: str | Path) -> None:
     """Begin reading `path` in a daemon thread (once per path; no-op if already started)."""
-    name = str(path)
+    name = _key(path)
     # the thread's imports happen here, in the calling thread: two threads importing the same
     # packages (pyarrow, numpy) in different orders could deadlock on the module locks
     import calculators.log_csv  # noqa: F401
@@ -125,7 +135,7 @@ def take(path: str | Path) -> Fetched | None:
     """The prefetched reading of `path`, if one was started and the file is still the one
     read (same device, inode, size and modification time); None otherwise. Each reading is
     handed out once."""
-    name = str(path)
+    name = _key(path)
     with _lock:
         job = _jobs.pop(name, None)
     if job is None:

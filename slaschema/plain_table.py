@@ -61,15 +61,16 @@ class PlainTable:
                        and any(ord(ch) < 32 or 0x7f <= ord(ch) < 0xa0 for ch in t) for t in texts)
 
     def rich(self):
-        """The same table as a `rich.table.Table` (the texts escaped: Rich prints them as they are)."""
-        from rich.markup import escape
+        """The same table as a `rich.table.Table`; the texts are `Text` objects, so Rich prints
+        them as they are (no markup, and no emoji put in for a `:name:` code)."""
         from rich.table import Table
+        from rich.text import Text
 
-        t = Table(title=escape(self.title) if self.title else None)
+        t = Table(title=Text(self.title) if self.title else None)
         for c in self.columns:
-            t.add_column(escape(c.header), justify=c.justify, no_wrap=c.no_wrap)
+            t.add_column(Text(c.header), justify=c.justify, no_wrap=c.no_wrap)
         for r in self.rows:
-            t.add_row(*(escape(x) for x in r))
+            t.add_row(*(Text(x) for x in r))
         return t
 
     def print(self, console) -> None:

@@ -232,3 +232,28 @@ def test_floats_are_spelled_as_python_spells_them(documents, value):
     doc = parse_run_document(data)
     want = json.dumps(doc.to_json(), ensure_ascii=False, default=str, separators=(",", ":")) + "\n"
     assert doc.dumps() == want
+@pytest.mark.parametrize(("field", "literal"), [("measured", "NaN"), ("measured", "1e999"), ("duration_s", "-Infinity"),
+                                                ("details", '{"component": [1, {"x": NaN}]}'),
+                                                ("thresholds", '{"min": Infinity}')])
+def test_a_number_that_is_not_finite_is_refused(documents, field, literal):
+    """NaN, Infinity and 1e999 are not JSON: the reader took them, and `accept report --format
+    json` then wrote NaN and Infinity into its JSON."""
+    doc = json.loads(documents["full"].read_text(encoding="utf-8"))
+    where = doc["criteria"][0]["verdicts"][0] if field in ("measured", "details") else doc["criteria"][0]
+    where[field] = "@@"
+    bad = json.dumps(doc).replace('"@@"', literal, 1)
+    with pytest.raises(InputError) as exc:
+        read_run_document("results.json", bad.encode("utf-8"))
+    problems = exc.value.problems
+    assert [p.code for p in problems] == ["results_not_finite"], [p.to_json() for p in problems]
+    assert problems[0].path.startswith("criteria[0].") and f".{field}" in problems[0].path, problems[0].path
+
+
+def test_a_key_given_twice_is_refused(documents):
+    """`"status": "fail", "status": "pass"`: the reader kept the last value silently, while
+    another reader of the same signed bundle may keep the first."""
+    doc = json.loads(documents["full"].read_text(encoding="utf-8"))
+    text = json.dumps(doc).replace('"status": ', '"status": "fail", "status": ', 1)
+    with pytest.raises(InputError) as exc:
+        read_run_document("results.json", text.encode("utf-8"))
+    assert [(p.code, p.value) for p in exc.value.problems] == [("results_duplicate_key", "status")]

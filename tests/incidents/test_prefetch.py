@@ -118,3 +118,36 @@ def test_columns_converted_in_parallel_give_the_same_log(tmp_path, lc, monkeypat
     assert [p.to_json() for p in parallel.value.problems] == [p.to_json() for p in serial.value.problems]
     assert {p.code for p in serial.value.problems} >= {"duplicate_id", "end_before_start"}
     same(fast, inc.load_incidents(ok, lc))
+
+
+@pytest.mark.parametrize("spelling", ["./log.csv", "sub/../log.csv", "sub//../log.csv"])
+def test_the_path_as_the_command_line_spells_it_is_the_one_taken(write, lc, monkeypatch, spelling):
+    """`slakit credits C ./log.csv`: the reading started for the name as given is the one the
+    loader takes (the loader's Path("./log.csv") is "log.csv", and the reading was wasted)."""
+    path = write("log.csv", HEADER + "\n".join(ROWS) + "\n")
+    (path.parent / "sub").mkdir()
+    monkeypatch.chdir(path.parent)
+    direct = inc.load_incidents(path, lc)
+    log_prefetch.start(spelling)
+    same(inc.load_incidents(spelling, lc), direct)
+    assert log_prefetch.take(spelling) is None          # the loader took it
+
+
+def test_a_command_that_stops_early_does_not_wait_for_the_parse(write, monkeypatch):
+    """A bad contract ends the command before the log is needed: the exit waits for the read
+    under way, not for the hash and the Arrow parse after it (a 1 GiB log kept `slakit credits
+    bad.yaml LOG` 3.5 s and 2.2 GB instead of 0.8 s and 130 MB)."""
+    path = write("log.csv", HEADER + "\n".join(ROWS) + "\n")
+    real_read = log_prefetch._read_regular
+    parsed = []
+
+    def slow_read(name):
+        time.sleep(0.3)
+        return real_read(name)
+
+    monkeypatch.setattr(log_prefetch, "_read_regular", slow_read)
+    monkeypatch.setattr("calculators.log_csv.read_csv_arrow", lambda data, *a: parsed.append(1))
+    log_prefetch.start(path)
+    log_prefetch._finish()                  # what the interpreter's exit runs
+    assert parsed == []
+    assert log_prefetch.take(path) is None
