@@ -121,3 +121,18 @@ def exact_money(value: Fraction) -> str:
         return money(int(c))
     d = Decimal(value.numerator) / Decimal(value.denominator)
     return format(d.normalize(), "f")
+
+
+def each_once(values, fmt) -> list[str]:
+    """`[fmt(v) for v in values]`, calling `fmt` once per distinct value: amounts and
+    percentages repeat across a fleet's units (equal fees, zero credits), so a 12,600-node
+    document formats a few hundred of them instead of tens of thousands."""
+    seen: dict = {}
+    out = []
+    for v in values:
+        text = seen.get(v)
+        if text is None:
+            text = seen[v] = fmt(v)
+        out.append(text)
+    return out
+

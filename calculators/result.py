@@ -100,16 +100,8 @@ def _flags(bits: int) -> list[str]:
 
 
 def _money_list(cents: np.ndarray) -> list[str]:
-    """`cr.money` of each amount; most amounts repeat (equal fees, zero credits), so each
-    distinct one is formatted once."""
-    seen: dict[int, str] = {}
-    out = []
-    for c in np.asarray(cents).tolist():
-        text = seen.get(c)
-        if text is None:
-            text = seen[c] = cr.money(c)
-        out.append(text)
-    return out
+    """`cr.money` of each amount, each distinct one formatted once."""
+    return cr.each_once(np.asarray(cents).tolist(), cr.money)
 
 
 def _pct(value: Decimal | None) -> str:
@@ -178,15 +170,10 @@ class ScopeMonth:
             down = [self.downtime_seconds(i) for i in range(n)]
         avail = [cr.pct_text(int(x)) for x in self.avail_e4]
         target = _pct(self.target)
-        pct_cache: dict = {}
-        credit_pct = []
+        credit_pct = cr.each_once(self.credit_pct, _pct)
         for i, v in enumerate(self.credit_pct):
-            if v is None:
-                credit_pct.append(self.credit_pct_text(i))
-            else:
-                if v not in pct_cache:
-                    pct_cache[v] = _pct(v)
-                credit_pct.append(pct_cache[v])
+            if v is None:                       # pro rata: the unit's own share
+                credit_pct[i] = self.credit_pct_text(i)
         fees = _money_list(cr.cents_half_up(self.fee_num, self.fee_den))
         credits = _money_list(self.credit_cents)
         incidents = self.incidents.take_lists() if hasattr(self.incidents, "take_lists") else \

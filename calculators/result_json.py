@@ -83,14 +83,7 @@ def _number(v: int | float | Any) -> str:
 
 
 def _cached_money(cents: list[int]) -> list[str]:
-    seen: dict[int, str] = {}
-    out = []
-    for c in cents:
-        t = seen.get(c)
-        if t is None:
-            t = seen[c] = f'"{cr.money(c)}"'
-        out.append(t)
-    return out
+    return cr.each_once(cents, lambda c: f'"{cr.money(c)}"')
 
 
 # the depths inside the document: {periods: [ {units: [ {incidents: [...]} ]} ]}
@@ -120,34 +113,16 @@ def unit_records(sm: Any, pr: Any, names_info: NamesInfo | None = None) -> list[
         down = [str(int(x)) for x in lnum]
     else:
         down = [_number(sm.downtime_value(i)) for i in range(n)]
-    avail_cache: dict[int, str] = {}
-    avail = []
-    for e4 in sm.avail_e4.tolist():
-        t = avail_cache.get(e4)
-        if t is None:
-            t = avail_cache[e4] = f'"{cr.pct_text(int(e4))}"'
-        avail.append(t)
-    pct_cache: dict[Any, str] = {}
-    credit_pct = []
+    avail = cr.each_once(sm.avail_e4.tolist(), lambda e4: f'"{cr.pct_text(int(e4))}"')
+    credit_pct = cr.each_once(sm.credit_pct, lambda v: f'"{_pct(v)}"' if v is not None else None)
     for i, v in enumerate(sm.credit_pct):
-        if v is None:
-            credit_pct.append(f'"{format(sm.credit_pct_value(i), "f")}"')
-        else:
-            t = pct_cache.get(v)
-            if t is None:
-                t = pct_cache[v] = f'"{_pct(v)}"'
-            credit_pct.append(t)
+        if v is None:                           # pro rata: the unit's own share
+            credit_pct[i] = f'"{format(sm.credit_pct_value(i), "f")}"'
     fee_cents = [int(x) for x in cr.cents_half_up(sm.fee_num, sm.fee_den).tolist()]
     fees = _cached_money(fee_cents)
     credit_cents = [int(x) for x in sm.credit_cents.tolist()]
     credits = _cached_money(credit_cents)
-    after_cache: dict[int, str] = {}
-    after = []
-    for c in credit_cents:
-        t = after_cache.get(c)
-        if t is None:
-            t = after_cache[c] = f'"{cr.money(settle.scaled_cents(c, pr))}"'
-        after.append(t)
+    after = cr.each_once(credit_cents, lambda c: f'"{cr.money(settle.scaled_cents(c, pr))}"')
     inner = _RECORD + 1
     bulk = _incident_text(sm, inner, names_info)
     if bulk is None:
