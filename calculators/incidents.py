@@ -212,8 +212,8 @@ def load_incidents(path: str | Path, lc: LoadedContract, assume_tz: str | None =
     fmt = detect_format(fname, head)
     source: _FrameSource | _ArrowSource | None
     if fmt == "csv":
-        if fetched is not None and fetched.arrow is not None:
-            source = _ArrowSource(*fetched.arrow, converted=fetched.converted)
+        if fetched is not None:             # the background reading already tried Arrow on it
+            source = _ArrowSource(*fetched.arrow, converted=fetched.converted) if fetched.arrow is not None else None
         else:
             source = _read_csv_arrow(data)
         if source is None:
