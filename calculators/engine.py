@@ -616,6 +616,14 @@ class IdCodes:
         return self._done
 
 
+def _unique_pairs(units: list[np.ndarray], codes: list[np.ndarray], n_names: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct (unit, id code) pairs of the parts, sorted by unit then code."""
+    k = np.sort(np.concatenate(units).astype(I64) * (n_names + 1) + np.concatenate(codes))
+    if len(k):
+        k = k[np.concatenate([[True], k[1:] != k[:-1]])]
+    return k // (n_names + 1), k % (n_names + 1)
+
+
 class IdIndex:
     """Incident ids per unit, in log order, sorted out on first use (computing the figures
     stays cheap when only money is needed). Built from (unit, frame row) pairs; `extra` adds
@@ -651,10 +659,7 @@ class IdIndex:
             keep = wanted[child]
             us.append(child[keep])
             cs.append(pc[at][keep])
-        k = np.sort(np.concatenate(us).astype(I64) * (len(names) + 1) + np.concatenate(cs))
-        if len(k):
-            k = k[np.concatenate([[True], k[1:] != k[:-1]])]
-        return k // (len(names) + 1), k % (len(names) + 1)
+        return _unique_pairs(us, cs, len(names))
 
     def preload(self, units) -> None:
         """Work out the ids of a few units at once (the rows a table shows), so that `get`
@@ -682,10 +687,7 @@ class IdIndex:
                 at, child = expand(pu, ptr, kids)
                 units.append(child)
                 cs.append(pc[at])
-            k = np.sort(np.concatenate(units).astype(I64) * (len(names) + 1) + np.concatenate(cs))
-            if len(k):
-                k = k[np.concatenate([[True], k[1:] != k[:-1]])]
-            self._pairs = (k // (len(names) + 1), k % (len(names) + 1))
+            self._pairs = _unique_pairs(units, cs, len(names))
         return self._pairs
 
     def names(self) -> np.ndarray:
