@@ -27,8 +27,8 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Fetched:
-    """The log's bytes (None once the loader no longer needs them), their SHA-256, and the
-    Arrow reading of a CSV (`arrow`: what `read_csv_arrow` returned, or None)."""
+    """The log's bytes, their SHA-256, and the Arrow reading of a CSV (`arrow`: what
+    `read_csv_arrow` returned, None when Arrow refused it or the file is not a CSV)."""
 
     key: tuple[int, int, int, int]          # (device, inode, size, mtime_ns) when read
     data: bytes
