@@ -228,6 +228,39 @@ def _node_outages(node_p: Pieces, mo: int) -> tuple[Intervals, Intervals, np.nda
     return node_down, node_short, node_inside
 
 
+def _outside_long_blocks(merged: Intervals, long: np.ndarray, order: np.ndarray, block: np.ndarray,
+                         lo: np.ndarray, hi: np.ndarray, p_long: np.ndarray, long_blocks: Intervals) -> Intervals:
+    """The long outages in `merged` less the racks' long blocks inside them, sorted by (node, start).
+
+    A node's outage holds exactly the rack blocks its pieces touch ([lo, hi) of each piece,
+    `order` and `block` from the merge): a block inside the outage touches one of its pieces,
+    since the rack's blocks neither overlap nor touch each other. Those blocks are one run of
+    the rack's, so the outage's long blocks are a run of `long_blocks` and the parts left are
+    the gaps between them (`minus_parent` without a search)."""
+    if not len(merged):
+        return merged
+    if not len(long_blocks):
+        return merged if long.all() else merged.take(long)
+    first = np.flatnonzero(np.concatenate([[True], block[1:] != block[:-1]]))
+    touched = hi > lo
+    b_lo = np.minimum.reduceat(np.where(touched, lo, len(p_long))[order], first)
+    b_hi = np.maximum.reduceat(np.where(touched, hi, 0)[order], first)
+    before = np.concatenate([[0], np.cumsum(p_long)])          # long blocks before each block
+    a = before[np.minimum(b_lo, len(p_long))]
+    cnt = np.where(b_hi > b_lo, before[b_hi] - a, 0)
+    keep = np.flatnonzero(long)
+    a, cnt = a[keep], cnt[keep]
+    m = merged.take(keep)
+    total = int(cnt.sum()) + len(keep)
+    j = np.repeat(np.arange(len(keep), dtype=I64), cnt + 1)    # one more gap than long blocks
+    i = np.arange(total, dtype=I64) - np.repeat(np.cumsum(cnt + 1) - (cnt + 1), cnt + 1)
+    lb = a[j] + i
+    start = np.where(i == 0, m.start[j], long_blocks.end[np.maximum(lb - 1, 0)])
+    end = np.where(i == cnt[j], m.end[j], long_blocks.start[np.minimum(lb, len(long_blocks) - 1)])
+    ok = end > start
+    return Intervals(m.unit[j][ok], start[ok], end[ok])
+
+
 def _lift(own: Pieces, parent: Pieces, tree: Tree, mo: int) -> NodeLift:
     """`NodeLift` from the nodes' own pieces (all impacts) and the racks' counted down pieces."""
     p_order, p_block, blocks = merge_labels(parent.iv)
@@ -250,7 +283,7 @@ def _lift(own: Pieces, parent: Pieces, tree: Tree, mo: int) -> NodeLift:
             e = np.where(t, np.maximum(e, blocks.end[np.maximum(hi - 1, 0)]), e)
     order, block, merged = merge_labels(Intervals(o.unit, s, e))
     long = (merged.end - merged.start) >= mo
-    rest = minus_parent(merged if long.all() else merged.take(long), tree.owner(NODE, RACK), long_blocks)
+    rest = _outside_long_blocks(merged, long, order, block, lo, hi, p_long, long_blocks)
     inside = order[long[block]]           # own down pieces inside the nodes' down time
     parts = [(o.unit[inside], own.iv.start[at[inside]], own.iv.end[at[inside]], own.row[at[inside]],
               own.flags[at[inside]])]
@@ -319,6 +352,11 @@ class Trace:
         node = Pieces.cat(self.by_scope[NODE], *(self.tree.push_down(self.by_scope[p], p, NODE) for p in range(1, 4)))
         return (node, *self.views[1:])
 
+    def view(self, scope: int) -> Pieces:
+        """`counted[scope]`, without building the nodes' pushed-down pieces for the other scopes."""
+        v = self.views[scope]
+        return v if v is not None else self.counted[scope]
+
     @cached_property
     def _step4(self) -> tuple[Intervals, Intervals, np.ndarray]:
         return self.step4 if self.step4 is not None else _node_outages(self.counted[NODE], self.min_outage)
@@ -342,7 +380,7 @@ class Trace:
         """The counted pieces of incidents on units of `scope` itself (none pushed down)."""
         if scope == NODE and self.views[NODE] is None:
             return self.by_scope[NODE]
-        p, n = self.counted[scope], self.own_counted[scope]
+        p, n = self.view(scope), self.own_counted[scope]
         return p if n == len(p) else p.take(slice(0, n))
 
     def node_attribution(self) -> tuple:
@@ -875,7 +913,7 @@ def _candidates(tr: Trace, tree: Tree, scope: int) -> Pieces:
     for racks, clusters and sites, the incidents on the nodes under it (rules): those of the
     nodes themselves and, once per unit rather than once per node, those of the units
     between (incidents pushed down onto the nodes from the unit or above are already its own)."""
-    own = tr.counted[scope].down()
+    own = tr.view(scope).down()
     if scope == NODE:
         return own
     parts = [own, _relabel(tr.own(NODE).down(), tree.owner(NODE, scope))]
@@ -1212,7 +1250,7 @@ def run(lc: LoadedContract, log: IncidentLog, periods: list[str] | list[Period],
             prev = v
     ids = IdCodes(log.frame["id"], log) if len(log.frame) else IdCodes(pd.Series([], dtype=object))
     # the counted and excluded pieces with a flag (most have none), for each unit's flags
-    flagged = tuple(Pieces.cat(*(p.take(p.flags != 0) for p in (tr.node_pieces if c == NODE else tr.counted[c],
+    flagged = tuple(Pieces.cat(*(p.take(p.flags != 0) for p in (tr.node_pieces if c == NODE else tr.view(c),
                                                                    tr.excluded[c])),
                                *((tr.void[c],) if tr.void else ())) for c in range(4))
     # with `lift`, the pieces of the racks' long blocks (down time of each of the rack's nodes)
