@@ -52,6 +52,12 @@ shares add up to it to the cent) and, per unit, its credit scaled by credit tota
 uncapped (see `calculators.settle`). `quarters` sums only quarters whose three months were
 all computed.
 
+`support` and `termination` are `Result.support` (`SupportFigures`) and `Result.termination`
+(`Termination`) of `calculators.support_records`, written by `result_json.support_json` and
+`termination_json`: `support` is `{}` for a run without support figures; `termination` holds
+`chronic` (null without `termination.chronic`; with `--history` also `months_missing`,
+`history_months` and `near`) and, with `accepted_on`, `acceptance_delay`.
+
 Claims (sla-semantics 8.7, `calculators.claims`): per month `claim.due` is the instant the
 claim is due (null without `credits.claim_window`) and `claim.status` is `open`, `due_soon`
 (7 days or less left) or `expired` against `claims_as_of` (the run's as_of);
