@@ -109,7 +109,8 @@ def _col(frame, name: str, pick: np.ndarray | None = None) -> tuple[np.ndarray, 
 
 def support_report(lc: LoadedContract, log: IncidentLog, period_start_s: int, period_end_s: int,
                    as_of_s: int | None = None) -> SupportFigures:
-    """Support figures for incidents starting in [period_start_s, period_end_s)."""
+    """Support figures for incidents starting in [period_start_s, period_end_s), judged as of
+    `as_of_s` (default: the period end): the `SupportFigures` record of `Result.support`."""
     sup = lc.model.support
     as_of = period_end_s if as_of_s is None else int(as_of_s)
     frame = log.frame
@@ -178,7 +179,8 @@ def acceptance_delay(lc: LoadedContract, accepted_on: date, monthly_fee: Decimal
 
     Days late = (accepted_on - deadline) in whole calendar days, 0 when on time. The credit is
     rounded half-up to cents. The termination right exists once the delay has reached
-    `termination_right_after` (accepted on or after deadline + that duration).
+    `termination_right_after` (accepted on or after deadline + that duration). `fee_month`
+    names the month `monthly_fee` is the fee of (the engine passes the deadline's month).
     """
     acc = lc.model.acceptance
     fee = Decimal(monthly_fee)
