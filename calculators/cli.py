@@ -292,26 +292,28 @@ def render_table(result: Result, max_rows: int = 25) -> str:
             else:
                 con.print(f"{p.period.label} — {name}: no downtime, excluded time or flags in any of "
                           f"{len(sm.ids)} units")
-    chronic = result.termination.get("chronic")
-    if chronic:
-        if chronic["triggered"]:
+    term = result.termination
+    chronic = term.chronic if term is not None else None
+    if chronic is not None:
+        if chronic.triggered:
             con.print(f"[bold red]Chronic failure: termination right[/] for "
-                      f"{', '.join(t['id'] for t in chronic['triggered'][:10])}"
-                      + (" …" if len(chronic["triggered"]) > 10 else ""))
+                      f"{', '.join(t.id for t in chronic.triggered[:10])}"
+                      + (" …" if len(chronic.triggered) > 10 else ""))
         else:
-            con.print(f"Chronic failure: no unit below target in {chronic['months_below_target']} of the months "
-                      f"considered ({', '.join(chronic['months_considered'])}; the contract looks at "
-                      f"{chronic['within_months']}).")
-        near = chronic.get("near") or []
+            con.print(f"Chronic failure: no unit below target in {chronic.months_below_target} of the months "
+                      f"considered ({', '.join(chronic.months_considered)}; the contract looks at "
+                      f"{chronic.within_months}).")
+        near = chronic.near or ()
         if near:
             con.print(f"Chronic failure: one month below target away from the termination right: "
-                      f"{', '.join(t['id'] for t in near[:10])}" + (" …" if len(near) > 10 else ""))
-        if chronic.get("months_missing"):
-            con.print(f"  ({chronic['note']})")
-    acc = result.termination.get("acceptance_delay")
-    if acc:
-        con.print(f"Acceptance: {acc['days_late']} day(s) late (deadline {acc['deadline']}), credit {acc['credit']} "
-                  f"{acc['currency']}; termination right: {'yes' if acc['termination_right'] else 'no'}")
+                      f"{', '.join(t.id for t in near[:10])}" + (" …" if len(near) > 10 else ""))
+        if chronic.months_missing:
+            con.print(f"  ({chronic.note})")
+    acc = term.acceptance_delay if term is not None else None
+    if acc is not None:
+        deadline = acc.deadline.isoformat() if acc.deadline else None
+        con.print(f"Acceptance: {acc.days_late} day(s) late (deadline {deadline}), credit {_amount(acc.credit)} "
+                  f"{acc.currency}; termination right: {'yes' if acc.termination_right else 'no'}")
     return buf.getvalue()
 
 

@@ -1135,12 +1135,16 @@ def _sum_by(values: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
-def _chronic(lc: LoadedContract, periods: list, tree: Tree) -> dict:
+def _chronic(lc: LoadedContract, periods: list, tree: Tree):
+    """The chronic-failure trigger judged on the computed months (`ChronicTrigger`; None when
+    the contract has no `termination.chronic`)."""
+    from calculators.support_records import ChronicTrigger, ChronicUnit
+
     chronic = lc.model.termination.chronic
     if chronic is None:
-        return {"chronic": None}
+        return None
     considered = periods[-chronic.within_months:]
-    labels = [p.period.label for p in considered]
+    labels = tuple(p.period.label for p in considered)
     triggered = []
     for name in SCOPES:
         below_by_month = [(p.period.label, ~p.scopes[name].met) for p in considered if name in p.scopes]
@@ -1150,24 +1154,22 @@ def _chronic(lc: LoadedContract, periods: list, tree: Tree) -> dict:
         hit = np.flatnonzero(count >= chronic.months_below_target)
         if not len(hit):
             continue
-        # months below target of each triggered unit: one label list per distinct pattern
+        # months below target of each triggered unit: one label tuple per distinct pattern
         below = np.stack([np.asarray(m[hit], dtype=bool) for _, m in below_by_month], axis=1)
         patterns, which = np.unique(below, axis=0, return_inverse=True)
-        label_lists = [[lab for (lab, _), b in zip(below_by_month, row) if b] for row in patterns.tolist()]
+        label_lists = [tuple(lab for (lab, _), b in zip(below_by_month, row) if b) for row in patterns.tolist()]
         ids = tree.names[SCOPES.index(name)]
         for i, w in zip(hit.tolist(), np.asarray(which).reshape(-1).tolist()):
-            triggered.append({"scope": name, "id": ids[i], "months_below_target": list(label_lists[w])})
-    return {"chronic": {
-        "months_below_target": chronic.months_below_target,
-        "within_months": chronic.within_months,
-        "months_considered": labels,
-        "window_complete": len(considered) >= chronic.within_months,
-        "note": ("judged on the months computed here; pass the last "
-                 f"{chronic.within_months} months to see the contract's whole window")
+            triggered.append(ChronicUnit(scope=name, id=ids[i], months_below_target=label_lists[w]))
+    return ChronicTrigger(
+        months_below_target=chronic.months_below_target,
+        within_months=chronic.within_months,
+        months_considered=labels,
+        window_complete=len(considered) >= chronic.within_months,
+        note=("judged on the months computed here; pass the last "
+              f"{chronic.within_months} months to see the contract's whole window")
         if len(considered) < chronic.within_months else None,
-        "termination_right": bool(triggered),
-        "triggered": triggered,
-    }}
+        triggered=tuple(triggered))
 
 
 def compute(lc: LoadedContract, log: IncidentLog, periods: list[str] | list[Period],
@@ -1190,6 +1192,7 @@ def run(lc: LoadedContract, log: IncidentLog, periods: list[str] | list[Period],
     """`compute`, also returning the `Trace` and `Tree` (for explanations)."""
     from calculators import support as support_mod
     from calculators.result import Result
+    from calculators.support_records import Termination
 
     zone = lc.model.contract.timezone
     if periods and isinstance(periods[0], Period):
@@ -1203,13 +1206,13 @@ def run(lc: LoadedContract, log: IncidentLog, periods: list[str] | list[Period],
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="slakit-support")
     # the support figures (JSON only) need none of the interval sets: they are worked out on
     # the other core while the trace is (numpy's sorts and searches release the GIL)
-    sup_job = pool.submit(support_mod.compute_support, lc, log, plist[0].start, plist[-1].end,
+    sup_job = pool.submit(support_mod.support_report, lc, log, plist[0].start, plist[-1].end,
                           as_of_s if as_of_s is not None else max(p.end for p in plist)) if support else None
     try:
         tr = trace(lc, log, plist, as_of_s)
     finally:
         pool.shutdown(wait=True)
-    sup: dict = sup_job.result() if sup_job is not None else {}
+    sup = sup_job.result() if sup_job is not None else None
     att_pairs = []
     excluded_sets = []
     dt = lc.model.downtime
@@ -1261,16 +1264,17 @@ def run(lc: LoadedContract, log: IncidentLog, periods: list[str] | list[Period],
         rack_part = (tr.lift.parent_attribution(), up.take(up.flags != 0))
     results = [_period_figures(lc, tr, tree, p, ids, att_pairs, tuple(excluded_sets), degraded_sets, flagged,
                                rack_part) for p in plist]
-    termination = _chronic(lc, results, tree)
+    chronic = _chronic(lc, results, tree)
     figures = None
     if incidents:
         from calculators.incident_figures import incident_figures
 
         figures = incident_figures(lc, log, tr, tree, plist)
+    delay = None
     if accepted_on is not None:
         fee, fee_month = _deadline_month_fee(lc, tree)
-        termination["acceptance_delay"] = {**support_mod.acceptance_delay(lc, accepted_on, fee),
-                                           "monthly_fee_month": fee_month}
+        delay = support_mod.acceptance_delay(lc, accepted_on, fee, fee_month)
+    termination = Termination(chronic=chronic, acceptance_delay=delay)
     result = Result(lc.id, getattr(lc, "sha256", None), lc.model.contract.currency, zone, tr.as_of,
                     getattr(log, "file", None), getattr(log, "sha256", None),
                     tuple(p.to_json() for p in getattr(log, "skipped", [])), tuple(results), sup, termination,

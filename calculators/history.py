@@ -5,7 +5,8 @@ the customer a termination right. A review of one month cannot judge that on its
 the months before it come either from earlier `slakit credits --format json` outputs
 (`load_history_files`) or from earlier months computed from the same log
 (`history_from_result` on a second engine run). `with_history` then replaces the result's
-`termination.chronic` with the trigger judged on the contract's whole window:
+`termination.chronic` with the trigger judged on the contract's whole window (a
+`calculators.support_records.ChronicTrigger`, `with_history`; in the JSON document):
 
     {"months_below_target", "within_months",
      "months_considered": months of the window that are known (computed or history),
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from calculators.result_json import FORMAT
+from calculators.support_records import ChronicTrigger, ChronicUnit, Termination
 from slaschema.errors import InputError, Problem
 from slaschema.models import SCOPES
 from slaschema.safefiles import read_named
@@ -132,7 +134,7 @@ def _month_labels(last: str, n: int) -> list[str]:
     return [shift_label(last, -k) for k in range(n - 1, -1, -1)]
 
 
-def chronic_with_history(lc: LoadedContract, result, history: Below) -> dict[str, Any] | None:
+def chronic_with_history(lc: LoadedContract, result, history: Below) -> ChronicTrigger | None:
     """`termination.chronic` judged on the contract's window from the computed months and `history`."""
     chronic = lc.model.termination.chronic
     if chronic is None or not result.periods:
@@ -153,25 +155,24 @@ def chronic_with_history(lc: LoadedContract, result, history: Below) -> dict[str
     triggered, near = [], []
     for unit in sorted(below_in, key=lambda u: order.get(u, (SCOPES.index(u[0]), 1 << 62, u[1]))):
         labels = below_in[unit]
-        rec = {"scope": unit[0], "id": unit[1], "months_below_target": labels}
+        rec = ChronicUnit(scope=unit[0], id=unit[1], months_below_target=tuple(labels))
         if len(labels) >= k:
             triggered.append(rec)
         elif sum(1 for m in labels if m in keep_next) >= k - 1:
             near.append(rec)
     hist = [m for m in known if m not in computed]
-    return {
-        "months_below_target": k,
-        "within_months": chronic.within_months,
-        "months_considered": known,
-        "months_missing": missing,
-        "history_months": hist,
-        "window_complete": not missing,
-        "note": (f"{', '.join(missing)} not known; pass earlier results (--history) or --history-from to judge "
-                 "the contract's whole window") if missing else None,
-        "termination_right": bool(triggered),
-        "triggered": triggered,
-        "near": near,
-    }
+    return ChronicTrigger(
+        months_below_target=k,
+        within_months=chronic.within_months,
+        months_considered=tuple(known),
+        months_missing=tuple(missing),
+        history_months=tuple(hist),
+        window_complete=not missing,
+        note=(f"{', '.join(missing)} not known; pass earlier results (--history) or --history-from to judge "
+              "the contract's whole window") if missing else None,
+        triggered=tuple(triggered),
+        near=tuple(near),
+    )
 
 
 def _unit_order(lc: LoadedContract) -> dict[tuple[str, str], tuple[int, int, str]]:
@@ -188,4 +189,5 @@ def with_history(lc: LoadedContract, result, history: Below):
     ch = chronic_with_history(lc, result, history)
     if ch is None:
         return result
-    return dataclasses.replace(result, termination={**result.termination, "chronic": ch})
+    termination = result.termination if result.termination is not None else Termination(chronic=None)
+    return dataclasses.replace(result, termination=dataclasses.replace(termination, chronic=ch))

@@ -3,7 +3,8 @@
 Figures are held column-wise (one numpy array per field, one entry per unit), so computing
 a 12,600-node fleet stays fast. Renderers read typed records built from the columns on
 demand (`calculators.result_records`: `Result.month_totals()`, `quarter_totals()`,
-`unit_months(label)`, `node_credits(label)`); the JSON document is written by one
+`unit_months(label)`, `node_credits(label)`); `Result.support` and `Result.termination`
+are records already (`calculators.support_records`); the JSON document is written by one
 serializer straight from the columns (`calculators.result_json`, `Result.dumps_utf8()`);
 `unit_rows()` and `ScopeMonth.rows()` give the flat per-unit rows of the CSV form (the
 fields of the JSON unit records, as text).
@@ -51,6 +52,12 @@ shares add up to it to the cent) and, per unit, its credit scaled by credit tota
 uncapped (see `calculators.settle`). `quarters` sums only quarters whose three months were
 all computed.
 
+`support` and `termination` are `Result.support` (`SupportFigures`) and `Result.termination`
+(`Termination`) of `calculators.support_records`, written by `result_json.support_json` and
+`termination_json`: `support` is `{}` for a run without support figures; `termination` holds
+`chronic` (null without `termination.chronic`; with `--history` also `months_missing`,
+`history_months` and `near`) and, with `accepted_on`, `acceptance_delay`.
+
 Claims (sla-semantics 8.7, `calculators.claims`): per month `claim.due` is the instant the
 claim is due (null without `credits.claim_window`) and `claim.status` is `open`, `due_soon`
 (7 days or less left) or `expired` against `claims_as_of` (the run's as_of);
@@ -69,7 +76,7 @@ no record that month. Revision 1 results carry none of these fields.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -89,6 +96,7 @@ from calculators.result_records import (  # noqa: F401  (iso and gc_paused: used
     percent_e4,
     utc,
 )
+from calculators.support_records import SupportFigures, Termination
 from calculators.vocabulary import FLAG_LISTS, FLAG_MASK, FLAG_NAMES
 
 FLAG_BITS = FLAG_NAMES          # (bit, name), calculators/vocabulary.py
@@ -390,8 +398,8 @@ class Result:
     incidents_sha256: str | None
     skipped_rows: tuple[dict[str, Any], ...]
     periods: tuple[PeriodResult, ...]
-    support: dict[str, Any] = field(default_factory=dict)
-    termination: dict[str, Any] = field(default_factory=dict)
+    support: SupportFigures | None = None     # None: computed without the support figures
+    termination: Termination | None = None
     open_incidents: tuple[str, ...] = ()      # ids without an end (they run until as_of)
     figures: Any = None     # calculators.incident_figures.IncidentFigures when computed with incidents=True
     claims: Any = None      # calculators.claims.ClaimSummary: each month's claim deadline against as_of

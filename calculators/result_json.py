@@ -348,6 +348,74 @@ def _quarters(result: Any) -> list[dict[str, Any]]:
     return out
 
 
+def _figure_json(f: Any) -> dict[str, Any]:
+    return {"target_seconds": f.target_seconds, "count": f.count, "measured": f.measured, "open": f.open,
+            "breaches": f.breaches, "met": f.met, "p50_seconds": f.p50_seconds, "p95_seconds": f.p95_seconds,
+            "max_seconds": f.max_seconds, "breach_ids": list(f.breach_ids)}
+
+
+def support_json(s: Any) -> dict[str, Any]:
+    """The document's `support` member from `Result.support` (`SupportFigures`; None: `{}`)."""
+    from calculators.result_records import iso
+
+    if s is None:
+        return {}
+    return {"basis": s.basis, "from": iso(s.start.timestamp()), "to": iso(s.end.timestamp()),
+            "as_of": iso(s.as_of.timestamp()), "percentile_method": s.percentile_method,
+            "incidents": s.incidents, "planned_excluded": s.planned_excluded,
+            "detection": _figure_json(s.detection),
+            "response": {f.group: _figure_json(f) for f in s.response},
+            "restore": {f.group: _figure_json(f) for f in s.restore}}
+
+
+def _chronic_units(units: Any) -> list[dict[str, Any]]:
+    return [{"scope": u.scope, "id": u.id, "months_below_target": list(u.months_below_target)} for u in units]
+
+
+def chronic_json(ch: Any) -> dict[str, Any] | None:
+    """`termination.chronic` from a `ChronicTrigger` (judged with history: also
+    `months_missing`, `history_months` and `near`)."""
+    if ch is None:
+        return None
+    out: dict[str, Any] = {"months_below_target": ch.months_below_target, "within_months": ch.within_months,
+                           "months_considered": list(ch.months_considered)}
+    if ch.with_history:
+        out["months_missing"] = list(ch.months_missing)
+        out["history_months"] = list(ch.history_months or ())
+    out.update({"window_complete": ch.window_complete, "note": ch.note, "termination_right": ch.termination_right,
+                "triggered": _chronic_units(ch.triggered)})
+    if ch.with_history:
+        out["near"] = _chronic_units(ch.near or ())
+    return out
+
+
+def acceptance_delay_json(a: Any) -> dict[str, Any]:
+    """`termination.acceptance_delay` from an `AcceptanceDelay` (dates as YYYY-MM-DD, money and
+    the percentage as decimal strings)."""
+    return {
+        "deadline": a.deadline.isoformat() if a.deadline else None,
+        "accepted_on": a.accepted_on.isoformat(),
+        "days_late": a.days_late,
+        "credit_per_day_pct": None if a.credit_per_day_pct is None else str(a.credit_per_day_pct),
+        "monthly_fee": str(a.monthly_fee),
+        "credit": str(a.credit),
+        "currency": a.currency,
+        "termination_right": a.termination_right,
+        "termination_right_from": a.termination_right_from.isoformat() if a.termination_right_from else None,
+        "monthly_fee_month": a.monthly_fee_month,
+    }
+
+
+def termination_json(t: Any) -> dict[str, Any]:
+    """The document's `termination` member from `Result.termination` (`Termination`; None: `{}`)."""
+    if t is None:
+        return {}
+    out: dict[str, Any] = {"chronic": chronic_json(t.chronic)}
+    if t.acceptance_delay is not None:
+        out["acceptance_delay"] = acceptance_delay_json(t.acceptance_delay)
+    return out
+
+
 def document_bytes(result: Any, include_units: bool = True, include_incidents: bool = False,
                    extra: dict[str, Any] | None = None) -> bytes:
     """The document as UTF-8 (ends with a newline). `include_incidents` (the result computed
@@ -393,8 +461,8 @@ def document_bytes(result: Any, include_units: bool = True, include_incidents: b
             ("open_incidents", value(list(result.open_incidents), 1)),
             ("periods", periods),
             ("quarters", value(_quarters(result), 1)),
-            ("support", value(result.support, 1)),
-            ("termination", value(result.termination, 1)),
+            ("support", value(support_json(result.support), 1)),
+            ("termination", value(termination_json(result.termination), 1)),
         ]
         if result.claims is not None:
             top += [("claims_as_of", quote(iso(result.claims.as_of))), ("claim_window", value(result.claims.window, 1)),

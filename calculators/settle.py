@@ -105,10 +105,11 @@ def csv_rows(result: Any) -> list[dict[str, Any]]:
         if getattr(pr, "not_charged_cents", None) is not None:
             total["not_charged"] = cr.money(pr.not_charged_cents)
         rows.append(total)
-    acc = (result.termination or {}).get("acceptance_delay")
-    if acc and Decimal(str(acc.get("credit") or 0)) > 0:
+    acc = result.termination.acceptance_delay if result.termination is not None else None
+    if acc is not None and acc.credit > 0:
         # a remedy of its own (acceptance section), outside the months' cap and minimum
-        rows.append({"period": acc.get("monthly_fee_month") or "", "row": "acceptance_delay", "id": "acceptance",
-                     "fee": acc.get("monthly_fee"), "credit": acc["credit"], "settled_credit": acc["credit"],
-                     "credit_owed": acc["credit"], "flags": f"days_late={acc.get('days_late')}"})
+        credit = str(acc.credit)
+        rows.append({"period": acc.monthly_fee_month or "", "row": "acceptance_delay", "id": "acceptance",
+                     "fee": str(acc.monthly_fee), "credit": credit, "settled_credit": credit,
+                     "credit_owed": credit, "flags": f"days_late={acc.days_late}"})
     return rows

@@ -31,15 +31,16 @@ observation and the result is the same on every machine.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from calculators.incidents import coded
+from calculators.result_records import utc
+from calculators.support_records import AcceptanceDelay, SupportFigure, SupportFigures
 from slaschema.models import SCOPES
 
 if TYPE_CHECKING:
@@ -69,64 +70,12 @@ def percentile(values: list[int] | np.ndarray, p: float) -> int | None:
     return int(arr[rank - 1])
 
 
-@dataclass(frozen=True)
-class Figure:
-    """One measured quantity for one group (all incidents, a severity or a scope)."""
-
-    target_seconds: int | None
-    count: int                      # incidents in the group
-    measured: int                   # incidents with both timestamps
-    breaches: int | None            # None when the contract sets no target
-    p50_seconds: int | None
-    p95_seconds: int | None
-    max_seconds: int | None
-    breach_ids: tuple[str, ...] = ()
-    open: int = 0                   # restore only: incidents still open at as_of
-
-    @property
-    def met(self) -> bool | None:
-        return None if self.breaches is None else self.breaches == 0
-
-    def to_json(self) -> dict[str, Any]:
-        return {"target_seconds": self.target_seconds, "count": self.count, "measured": self.measured,
-                "open": self.open, "breaches": self.breaches, "met": self.met, "p50_seconds": self.p50_seconds,
-                "p95_seconds": self.p95_seconds, "max_seconds": self.max_seconds,
-                "breach_ids": list(self.breach_ids)}
-
-
-@dataclass(frozen=True)
-class SupportReport:
-    period_start: int
-    period_end: int
-    as_of: int
-    incidents: int
-    planned_excluded: int
-    detection: Figure
-    response: dict[str, Figure] = field(default_factory=dict)
-    restore: dict[str, Figure] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "basis": "incidents that start within the period, each once; planned work with notice left out",
-            "from": _iso(self.period_start), "to": _iso(self.period_end), "as_of": _iso(self.as_of),
-            "percentile_method": "nearest-rank",
-            "incidents": self.incidents, "planned_excluded": self.planned_excluded,
-            "detection": self.detection.to_json(),
-            "response": {k: v.to_json() for k, v in self.response.items()},
-            "restore": {k: v.to_json() for k, v in self.restore.items()},
-        }
-
-
-def _iso(sec: int) -> str:
-    return datetime.fromtimestamp(int(sec), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _secs(td: timedelta | None) -> int | None:
     return None if td is None else int(td.total_seconds())
 
 
-def _figure(names: np.ndarray, ids: np.ndarray, durations: np.ndarray, measured: np.ndarray, target: int | None,
-            open_elapsed: np.ndarray | None = None) -> Figure:
+def _figure(group: str, names: np.ndarray, ids: np.ndarray, durations: np.ndarray, measured: np.ndarray,
+            target: int | None, open_elapsed: np.ndarray | None = None) -> SupportFigure:
     """`ids`: the incidents' codes into `names` (ids are looked up for the breaches only)."""
     vals = durations[measured]
     breach = np.zeros(len(ids), dtype=bool)
@@ -139,8 +88,8 @@ def _figure(names: np.ndarray, ids: np.ndarray, durations: np.ndarray, measured:
         if open_elapsed is not None:
             breach |= is_open & (open_elapsed > target)
     p50, p95 = percentiles(vals, (50, 95))
-    return Figure(
-        target_seconds=target, count=len(ids), measured=int(measured.sum()),
+    return SupportFigure(
+        group=group, target_seconds=target, count=len(ids), measured=int(measured.sum()),
         breaches=None if target is None else int(breach.sum()),
         p50_seconds=p50, p95_seconds=p95,
         max_seconds=int(vals.max()) if vals.size else None,
@@ -159,8 +108,9 @@ def _col(frame, name: str, pick: np.ndarray | None = None) -> tuple[np.ndarray, 
 
 
 def support_report(lc: LoadedContract, log: IncidentLog, period_start_s: int, period_end_s: int,
-                   as_of_s: int | None = None) -> SupportReport:
-    """Support figures for incidents starting in [period_start_s, period_end_s)."""
+                   as_of_s: int | None = None) -> SupportFigures:
+    """Support figures for incidents starting in [period_start_s, period_end_s), judged as of
+    `as_of_s` (default: the period end): the `SupportFigures` record of `Result.support`."""
     sup = lc.model.support
     as_of = period_end_s if as_of_s is None else int(as_of_s)
     frame = log.frame
@@ -185,7 +135,7 @@ def support_report(lc: LoadedContract, log: IncidentLog, period_start_s: int, pe
     start = start_all[pick]
     ids = codes[pick]
     det, has_det = _col(frame, "detected_at", pick)
-    detection = _figure(names, ids, det - start, has_det, _secs(sup.detection))
+    detection = _figure("all", names, ids, det - start, has_det, _secs(sup.detection))
 
     rep, has_rep = _col(frame, "reported_at", pick)
     resp, has_resp = _col(frame, "responded_at", pick)
@@ -197,75 +147,40 @@ def support_report(lc: LoadedContract, log: IncidentLog, period_start_s: int, pe
                         else (len(SEVERITIES) if not isinstance(v, str) else -1) for v in sev_names]
                        + [len(SEVERITIES)], dtype=np.int64)
     sev = sev_map[sev_codes[pick]]
-    response: dict[str, Figure] = {}
+    response: list[SupportFigure] = []
     for k, s in enumerate(SEVERITIES + ("unset",)):
         m = sev == k
         target = _secs(getattr(sup.response, s)) if (sup.response is not None and s != "unset") else None
         if not m.any() and target is None:
             continue
-        response[s] = _figure(names, ids[m], resp_dur[m], has_resp[m], target)
+        response.append(_figure(s, names, ids[m], resp_dur[m], has_resp[m], target))
 
     end, has_end = _col(frame, "end", pick)
     s_codes, s_names = coded(log, "scope")
     scope_of = np.append([SCOPES.index(v) if v in SCOPES else -1 for v in s_names.tolist()], -1).astype(np.int64)
     scope_codes = scope_of[s_codes[pick]]
-    restore: dict[str, Figure] = {}
+    restore: list[SupportFigure] = []
     for k, s in enumerate(SCOPES):
         m = scope_codes == k
         target = _secs(getattr(sup.restore, s)) if sup.restore is not None else None
         if not m.any() and target is None:
             continue
         elapsed = np.where(start[m] <= as_of, as_of - start[m], -1)
-        restore[s] = _figure(names, ids[m], end[m] - start[m], has_end[m], target, open_elapsed=elapsed)
+        restore.append(_figure(s, names, ids[m], end[m] - start[m], has_end[m], target, open_elapsed=elapsed))
 
-    return SupportReport(int(period_start_s), int(period_end_s), as_of, total, int(planned.sum()),
-                         detection, response, restore)
-
-
-def compute_support(lc: LoadedContract, log: IncidentLog, period_start_s: int, period_end_s: int,
-                    as_of_s: int | None = None) -> dict[str, Any]:
-    """JSON form of `support_report` (the `support` key of the credits result).
-
-    Covers the incidents that start within [period_start_s, period_end_s), each once;
-    planned work announced in advance is left out (see the module docstring and
-    docs/semantics-notes.md).
-    """
-    return support_report(lc, log, period_start_s, period_end_s, as_of_s).to_json()
+    return SupportFigures(start=utc(period_start_s), end=utc(period_end_s), as_of=utc(as_of), incidents=total,
+                          planned_excluded=int(planned.sum()), detection=detection, response=tuple(response),
+                          restore=tuple(restore))
 
 
-@dataclass(frozen=True)
-class AcceptanceDelay:
-    deadline: date | None
-    accepted_on: date
-    days_late: int
-    credit_per_day_pct: Decimal | None
-    monthly_fee: Decimal
-    credit: Decimal
-    currency: str
-    termination_right: bool
-    termination_right_from: date | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "deadline": self.deadline.isoformat() if self.deadline else None,
-            "accepted_on": self.accepted_on.isoformat(),
-            "days_late": self.days_late,
-            "credit_per_day_pct": None if self.credit_per_day_pct is None else str(self.credit_per_day_pct),
-            "monthly_fee": str(self.monthly_fee),
-            "credit": str(self.credit),
-            "currency": self.currency,
-            "termination_right": self.termination_right,
-            "termination_right_from": self.termination_right_from.isoformat()
-            if self.termination_right_from else None,
-        }
-
-
-def acceptance_delay_record(lc: LoadedContract, accepted_on: date, monthly_fee: Decimal) -> AcceptanceDelay:
+def acceptance_delay(lc: LoadedContract, accepted_on: date, monthly_fee: Decimal,
+                     fee_month: str | None = None) -> AcceptanceDelay:
     """Acceptance-delay remedy: whole days late x credit_per_day_late x monthly fee.
 
     Days late = (accepted_on - deadline) in whole calendar days, 0 when on time. The credit is
     rounded half-up to cents. The termination right exists once the delay has reached
-    `termination_right_after` (accepted on or after deadline + that duration).
+    `termination_right_after` (accepted on or after deadline + that duration). `fee_month`
+    names the month `monthly_fee` is the fee of (the engine passes the deadline's month).
     """
     acc = lc.model.acceptance
     fee = Decimal(monthly_fee)
@@ -273,7 +188,9 @@ def acceptance_delay_record(lc: LoadedContract, accepted_on: date, monthly_fee: 
     remedies = acc.remedies
     per_day = remedies.credit_per_day_late if remedies else None
     if acc.deadline is None:
-        return AcceptanceDelay(None, accepted_on, 0, per_day, fee, Decimal("0.00"), currency, False, None)
+        return AcceptanceDelay(deadline=None, accepted_on=accepted_on, days_late=0, credit_per_day_pct=per_day,
+                               monthly_fee=fee, credit=Decimal("0.00"), currency=currency, termination_right=False,
+                               termination_right_from=None, monthly_fee_month=fee_month)
     days_late = max(0, (accepted_on - acc.deadline).days)
     credit = Decimal("0.00")
     if per_day is not None and days_late:
@@ -284,9 +201,6 @@ def acceptance_delay_record(lc: LoadedContract, accepted_on: date, monthly_fee: 
         after = remedies.termination_right_after
         right_from = acc.deadline + timedelta(days=math.ceil(after.total_seconds() / 86400))
         right = accepted_on >= right_from
-    return AcceptanceDelay(acc.deadline, accepted_on, days_late, per_day, fee, credit, currency, right, right_from)
-
-
-def acceptance_delay(lc: LoadedContract, accepted_on: date, monthly_fee: Decimal) -> dict[str, Any]:
-    """JSON form of `acceptance_delay_record` (goes into the result's `termination` key)."""
-    return acceptance_delay_record(lc, accepted_on, monthly_fee).to_json()
+    return AcceptanceDelay(deadline=acc.deadline, accepted_on=accepted_on, days_late=days_late,
+                           credit_per_day_pct=per_day, monthly_fee=fee, credit=credit, currency=currency,
+                           termination_right=right, termination_right_from=right_from, monthly_fee_month=fee_month)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass
+from datetime import date
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from calculators.reports.claims_text import cover_claim_item, month_claim_blocks
 from calculators.reports.review_model import Register, RegisterRow, ReviewExtras
 from calculators.reports.fmt import count, dec, duration, hours, minutes, money, pct, plural, spaced_hostlist
 from calculators.result_records import MonthTotals, NodeCredit, UnitMonth
+from calculators.support_records import AcceptanceDelay, ChronicUnit, SupportFigure
 from slaschema.loader import LoadedContract
 from slaschema.models import SCOPES
 
@@ -159,52 +161,51 @@ def _summary(lc: LoadedContract, result: Result, periods: list[_Month], extras: 
     out.append(d.Table(header, tuple(rows2), align=("l", "r") + ("l",) * len(periods), highlight=tuple(hl),
                        caption="Highlighted: a scope with at least one unit below target in the period."))
     # termination
-    term = result.termination or {}
-    ch = term.get("chronic")
+    term = result.termination
+    ch = term.chronic if term is not None else None
     items = []
-    if ch:
-        trig = ch.get("triggered") or []
+    if ch is not None:
+        trig = ch.triggered
         if len(trig) <= 5:
             for t in trig:
-                items.append(f"Termination right reached: {t['scope']} {t['id']} below target in "
-                             f"{', '.join(t['months_below_target'])} ({ch['months_below_target']} of "
-                             f"{ch['within_months']} months).")
+                items.append(f"Termination right reached: {t.scope} {t.id} below target in "
+                             f"{', '.join(t.months_below_target)} ({ch.months_below_target} of "
+                             f"{ch.within_months} months).")
         else:
             by = {}
             for t in trig:
-                by[t["scope"]] = by.get(t["scope"], 0) + 1
+                by[t.scope] = by.get(t.scope, 0) + 1
             items.append(f"Termination right reached for {len(trig):,} units ("
                          + ", ".join(f"{k}: {v:,}" for k, v in by.items())
-                         + f"), each below target in {ch['months_below_target']} of {ch['within_months']} months: "
-                         + _ids([f"{t['scope']} {t['id']}" for t in trig], 10) + f"; all are listed in Appendix {app['chronic']}.")
-        near_n = ch["months_below_target"] - 1
-        if "near" in ch:            # judged on the contract's window, earlier months included
-            near = ch["near"]
+                         + f"), each below target in {ch.months_below_target} of {ch.within_months} months: "
+                         + _ids([f"{t.scope} {t.id}" for t in trig], 10) + f"; all are listed in Appendix {app['chronic']}.")
+        near_n = ch.months_below_target - 1
+        if ch.near is not None:            # judged on the contract's window, earlier months included
+            near = [(u.scope, u.id) for u in ch.near]
             where = "one more month below target would reach it"
         else:
-            near = [{"scope": u.scope, "id": u.id} for u in extras.chronic
+            near = [(u.scope, u.id) for u in extras.chronic
                     if near_n >= 1 and len(u.months_below_target) == near_n]
-            where = f"{near_n} of {ch['months_below_target']} months below target within the months reviewed"
+            where = f"{near_n} of {ch.months_below_target} months below target within the months reviewed"
         if near:
-            names = [f"{u['scope']} {u['id']}" for u in near]
+            names = [f"{scope} {uid}" for scope, uid in near]
             items.append(f"Near the chronic-failure right ({where}): {_ids(names, 10)}.")
-        if "months_missing" in ch:
-            hist = ch.get("history_months") or []
-            window = ch["months_considered"] + ch["months_missing"]
+        if ch.months_missing is not None:
+            hist = ch.history_months or ()
+            window = ch.months_considered + ch.months_missing
             text = (f"Chronic-failure window: {len(window)} months to {max(window)} "
-                    f"({ch['months_below_target']} below target give the right); "
+                    f"({ch.months_below_target} below target give the right); "
                     + (f"earlier months included: {', '.join(hist)}" if hist else "no earlier months given"))
-            if ch["months_missing"]:
-                text += f"; not known: {', '.join(sorted(ch['months_missing']))}"
+            if ch.months_missing:
+                text += f"; not known: {', '.join(sorted(ch.months_missing))}"
             items.append(text + ".")
         if not items:
-            items.append(f"No unit is near the chronic-failure right ({ch['months_below_target']} months below target "
-                         f"within {ch['within_months']}); months considered: {', '.join(ch['months_considered'])}"
-                         + ("" if ch.get("window_complete") else " (the window is not yet complete)") + ".")
-    ad = term.get("acceptance_delay")
-    if ad:
-        items.append("Acceptance delay: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in ad.items()
-                                                      if not isinstance(v, (dict, list))) + ".")
+            items.append(f"No unit is near the chronic-failure right ({ch.months_below_target} months below target "
+                         f"within {ch.within_months}); months considered: {', '.join(ch.months_considered)}"
+                         + ("" if ch.window_complete else " (the window is not yet complete)") + ".")
+    ad = term.acceptance_delay if term is not None else None
+    if ad is not None:
+        items.append("Acceptance delay: " + ", ".join(f"{k} {v}" for k, v in _acceptance_items(ad)) + ".")
     if items:
         out.append(d.Heading("Termination rights", 3))
         out.append(d.Bullets(tuple(items)))
@@ -441,32 +442,43 @@ def _secs(v: int | None) -> str:
     return duration(v) if v is not None else "—"
 
 
+def _acceptance_items(a: AcceptanceDelay) -> list[tuple[str, str]]:
+    """The acceptance-delay figures as (label, text) pairs, in the order of the JSON document."""
+    def day(v: date | None) -> str:
+        return v.isoformat() if v is not None else "None"
+
+    return [("deadline", day(a.deadline)), ("accepted on", day(a.accepted_on)), ("days late", str(a.days_late)),
+            ("credit per day pct", str(a.credit_per_day_pct)), ("monthly fee", str(a.monthly_fee)),
+            ("credit", str(a.credit)), ("currency", a.currency), ("termination right", str(a.termination_right)),
+            ("termination right from", day(a.termination_right_from)),
+            ("monthly fee month", str(a.monthly_fee_month))]
+
+
 def _support(result: Result) -> list[d.Block]:
-    s = result.support or {}
+    s = result.support
     out: list[d.Block] = [d.Heading("6. Support compliance", 1)]
-    if not s:
+    if s is None:
         out.append(d.Para("The result carries no support figures."))
         return out
-    out.append(d.Para(f"Basis: {s.get('basis', '')}. {plural(int(s.get('incidents', 0)), 'incident')} started in "
-                      f"the period; {plural(int(s.get('planned_excluded', 0)), 'planned incident')} with notice "
-                      f"left out. Percentiles: {s.get('percentile_method', 'nearest-rank')}. A time exactly on "
+    out.append(d.Para(f"Basis: {s.basis}. {plural(s.incidents, 'incident')} started in "
+                      f"the period; {plural(s.planned_excluded, 'planned incident')} with notice "
+                      f"left out. Percentiles: {s.percentile_method}. A time exactly on "
                       "target is met."))
     rows, hl, breach_lines = [], [], []
 
-    def add(label: str, f: dict[str, Any]) -> None:
-        if f.get("breaches"):
+    def add(label: str, f: SupportFigure) -> None:
+        if f.breaches:
             hl.append(len(rows))
-            breach_lines.append(f"{label}: {_ids(f.get('breach_ids', []), 12)}")
-        rows.append((label, _secs(f.get("target_seconds")), count(f.get("count", 0)), count(f.get("measured", 0)),
-                     "—" if f.get("breaches") is None else count(f["breaches"]), _secs(f.get("p50_seconds")),
-                     _secs(f.get("p95_seconds")), _secs(f.get("max_seconds"))))
+            breach_lines.append(f"{label}: {_ids(list(f.breach_ids), 12)}")
+        rows.append((label, _secs(f.target_seconds), count(f.count), count(f.measured),
+                     "—" if f.breaches is None else count(f.breaches), _secs(f.p50_seconds),
+                     _secs(f.p95_seconds), _secs(f.max_seconds)))
 
-    if s.get("detection"):
-        add("Detection", s["detection"])
-    for sev, f in (s.get("response") or {}).items():
-        add(f"Response {sev}", f)
-    for scope, f in (s.get("restore") or {}).items():
-        add(f"Restore {scope}" + (f" ({f['open']} open)" if f.get("open") else ""), f)
+    add("Detection", s.detection)
+    for f in s.response:
+        add(f"Response {f.group}", f)
+    for f in s.restore:
+        add(f"Restore {f.group}" + (f" ({f.open} open)" if f.open else ""), f)
     out.append(d.Table(("Measure", "Target", "Incidents", "Measured", "Breaches", "P50", "P95", "Max"), tuple(rows),
                        align=("l", "r", "r", "r", "r", "r", "r", "r"), highlight=tuple(hl),
                        widths=(1.8, 1, 0.9, 0.9, 0.9, 1, 1, 1)))
@@ -618,13 +630,13 @@ def _appendix_nodes(result: Result, periods: list[_Month], letter: str) -> list[
 
 
 
-def _grouped_units(trig: list[dict[str, Any]], per_row: int = 120) -> list[tuple[str, ...]]:
+def _grouped_units(trig: tuple[ChronicUnit, ...], per_row: int = 120) -> list[tuple[str, ...]]:
     """Units with a termination right, grouped by scope and months, as hostlists."""
     from slaschema import hostlist
 
     groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     for t in trig:
-        groups.setdefault((t["scope"], tuple(t["months_below_target"])), []).append(t["id"])
+        groups.setdefault((t.scope, t.months_below_target), []).append(t.id)
     rows = []
     for (scope, months), ids in groups.items():
         for k in range(0, len(ids), per_row):
@@ -649,7 +661,8 @@ def review_document(lc: LoadedContract, result: Result, extras: ReviewExtras, in
         attachments.append(Attachment(".incidents.csv", register_csv(extras), "full incident register"))
     if sum(len(p.nodes) for p in periods) > register_limit:
         attachments.append(Attachment(".node-credits.csv", node_credits_csv(periods), "every node's fee and credit"))
-    trig = ((result.termination or {}).get("chronic") or {}).get("triggered") or []
+    chronic = result.termination.chronic if result.termination is not None else None
+    trig = chronic.triggered if chronic is not None else ()
     skipped = list(result.skipped_rows)
     present = [k for k, on in (("chronic", len(trig) > 5), ("skipped", bool(skipped)),
                                ("register", len(extras.incidents) > INLINE_REGISTER and register_limit > 0),

@@ -271,8 +271,8 @@ def _evaluate(lc: LoadedContract, logs: SimLogs, periods: list[Period], on_run=N
         if lc.model.termination.chronic is not None:
             fired: set[str] = set()
             for k in range(1, n_months + 1):
-                t = _chronic(lc, list(res.periods[:k]), tree)["chronic"]
-                fired.update(x["scope"] for x in t["triggered"])
+                t = _chronic(lc, list(res.periods[:k]), tree)
+                fired.update(x.scope for x in t.triggered)
             for scope in fired:
                 chronic[scope][r] = True
         if on_run is not None:

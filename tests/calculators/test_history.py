@@ -91,10 +91,10 @@ def test_near_needs_the_months_the_next_window_keeps():
 
     res = compute(lc, log(lc, [inc("f2", "n2", "2027-02-07T00:00:00Z", "2027-02-08T00:00:00Z")]), ["2027-02"])
     ch = chronic_with_history(lc, res, {"2026-12": frozenset({("node", "n3")}), "2027-01": frozenset()})
-    assert [u["id"] for u in ch["near"]] == ["n2"] and ch["triggered"] == []
+    assert [u.id for u in ch.near] == ["n2"] and ch.triggered == ()
     # computed months win over a history file's month
     ch2 = chronic_with_history(lc, res, {"2027-02": frozenset({("node", "n1")}), "2027-01": frozenset({("node", "n1")})})
-    assert ch2["triggered"] == [] and [u["id"] for u in ch2["near"]] == ["n1", "n2"]
+    assert ch2.triggered == () and [u.id for u in ch2.near] == ["n1", "n2"]
 
 
 def test_bad_history_files_are_all_reported(files):

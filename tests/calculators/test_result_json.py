@@ -16,7 +16,7 @@ from calculators import settle
 from calculators.engine import compute
 from calculators.incidents import load_incidents
 from calculators.result import iso
-from calculators.result_json import FORMAT, document_text
+from calculators.result_json import FORMAT, document_text, support_json, termination_json
 from slaschema.loader import load_contract
 from tests.calculators.helpers import contract, inc, log
 from tests.calculators.test_rules import HEAD, NODE_TIERS, t, topo
@@ -95,7 +95,8 @@ def reference(result, include_units=True, include_incidents=False, extra=None):
            "currency": result.currency, "timezone": result.timezone, "as_of": iso(result.as_of),
            "skipped_rows": list(result.skipped_rows), "open_incidents": list(result.open_incidents),
            "periods": [_period(p, include_units) for p in result.periods], "quarters": _quarters(result),
-           "support": result.support, "termination": result.termination}
+           "support": support_json(result.support),
+           "termination": termination_json(result.termination)}
     if result.claims is not None:
         by = {m.period: m for m in result.claims.months}
         for p in doc["periods"]:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from datetime import date
+from decimal import Decimal
 
 from calculators.engine import compute
+from calculators.support_records import ChronicUnit
 from tests.calculators.helpers import contract, inc, log
 
 HEAD = """
@@ -189,13 +191,16 @@ acceptance:
             inc("m", "n1", "2027-03-05T00:00:00Z", "2027-03-06T00:00:00Z"),
             inc("f", "n2", t(5, 0), t(6, 0))]
     r = run(text, recs, periods=("2027-Q1",), accepted_on=date(2027, 2, 20))
-    ch = r.termination["chronic"]
-    assert ch["months_considered"] == ["2027-01", "2027-02", "2027-03"] and ch["window_complete"] is True
-    assert ch["triggered"] == [{"scope": "node", "id": "n1", "months_below_target": ["2027-01", "2027-03"]}]
-    acc = r.termination["acceptance_delay"]
-    assert acc["days_late"] == 36 and acc["termination_right"] is True
+    ch = r.termination.chronic
+    assert ch.months_considered == ("2027-01", "2027-02", "2027-03") and ch.window_complete is True
+    assert ch.triggered == (ChronicUnit(scope="node", id="n1", months_below_target=("2027-01", "2027-03")),)
+    assert ch.termination_right is True
+    acc = r.termination.acceptance_delay
+    assert acc.days_late == 36 and acc.termination_right is True
     # January fee of both nodes: 2 x 8 x 2.00 x 744 = 23,808.00; 36 days x 1% = 8,570.88
-    assert acc["credit"] == "8570.88"
+    assert acc.credit == Decimal("8570.88") and acc.monthly_fee == Decimal("23808.00")
+    assert acc.monthly_fee_month == "2027-01" and acc.termination_right_from == date(2027, 2, 14)
     r2 = run(text, recs, periods=("2027-02",))
-    assert r2.termination["chronic"]["window_complete"] is False
-    assert r2.termination["chronic"]["triggered"] == []
+    assert r2.termination.chronic.window_complete is False
+    assert r2.termination.chronic.triggered == () and r2.termination.chronic.termination_right is False
+    assert r2.termination.acceptance_delay is None

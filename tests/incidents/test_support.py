@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from calculators.incidents import IncidentLog, load_incidents
-from calculators.support import acceptance_delay, compute_support, percentile, percentiles, support_report
+from calculators.result_json import acceptance_delay_json, support_json
+from calculators.support import acceptance_delay, percentile, percentiles, support_report
 
 from .conftest import EXAMPLE_LOG
 
@@ -57,12 +58,12 @@ def test_response_from_reported_or_start_per_severity(lc):
         rec(4, responded_at=T0 + 4 * DAY + 5),                                                  # no severity
     ]
     rep = support_report(lc, IncidentLog.from_records(recs, lc.topology), T0, T1)
-    s1, s2, unset = rep.response["sev1"], rep.response["sev2"], rep.response["unset"]
+    s1, s2, unset = rep.response_for("sev1"), rep.response_for("sev2"), rep.response_for("unset")
     assert (s1.target_seconds, s1.count, s1.measured, s1.breaches, s1.breach_ids) == (900, 2, 2, 1, ("I1",))
     assert (s1.p50_seconds, s1.p95_seconds) == (900, 901)
     assert (s2.target_seconds, s2.count, s2.measured, s2.breaches, s2.p50_seconds) == (3600, 2, 1, 0, 600)
     assert (unset.target_seconds, unset.count, unset.breaches, unset.met) == (None, 1, None, None)
-    assert set(rep.response) == {"sev1", "sev2", "sev3", "sev4", "unset"}   # every target is reported
+    assert [f.group for f in rep.response] == ["sev1", "sev2", "sev3", "sev4", "unset"]   # every target is reported
 
 
 def test_restore_per_scope_with_open_incidents(lc):
@@ -75,14 +76,14 @@ def test_restore_per_scope_with_open_incidents(lc):
         rec(5, scope="node", target="r01-n02", start=T1 - 600),   # open 10 minutes at period end: no breach yet
     ]
     rep = support_report(lc, IncidentLog.from_records(recs, lc.topology), T0, T1)
-    node, rack, cluster = rep.restore["node"], rep.restore["rack"], rep.restore["cluster"]
+    node, rack, cluster = rep.restore_for("node"), rep.restore_for("rack"), rep.restore_for("cluster")
     assert (node.count, node.measured, node.open, node.breaches, node.breach_ids) == (3, 2, 1, 1, ("I1",))
     assert (node.p50_seconds, node.p95_seconds) == (3600, 3601)
     assert (rack.count, rack.measured, rack.open, rack.breaches, rack.breach_ids) == (2, 1, 1, 1, ("I3",))
     assert (cluster.target_seconds, cluster.breaches, cluster.p50_seconds) == (None, None, 10)
     # with an earlier as_of the open rack incident has not yet run past 24h
     early = support_report(lc, IncidentLog.from_records(recs, lc.topology), T0, T1, as_of_s=T0 + 3 * DAY + 3600)
-    assert early.restore["rack"].breaches == 0
+    assert early.restore_for("rack").breaches == 0
 
 
 def test_only_incidents_starting_in_the_period_count_once(lc):
@@ -93,7 +94,7 @@ def test_only_incidents_starting_in_the_period_count_once(lc):
     ]
     rep = support_report(lc, IncidentLog.from_records(recs, lc.topology), T0, T1)
     assert rep.incidents == 2
-    assert rep.restore["node"].count == 2 and rep.restore["node"].breach_ids == ("I1",)
+    assert rep.restore_for("node").count == 2 and rep.restore_for("node").breach_ids == ("I1",)
     march = support_report(lc, IncidentLog.from_records(recs, lc.topology), T1, T1 + 31 * DAY)
     assert march.incidents == 0
 
@@ -103,17 +104,17 @@ def test_planned_work_with_notice_is_left_out(lc):
             rec(1, category="maintenance", end=T0 + DAY + 5 * 3600)]      # no notice: counts
     rep = support_report(lc, IncidentLog.from_records(recs, lc.topology), T0, T1)
     assert rep.planned_excluded == 1 and rep.incidents == 2
-    assert rep.restore["node"].count == 1 and rep.restore["node"].breach_ids == ("I1",)
+    assert rep.restore_for("node").count == 1 and rep.restore_for("node").breach_ids == ("I1",)
     assert rep.detection.count == 1
 
 
-def test_compute_support_is_plain_json(lc):
+def test_support_figures_as_json_are_plain_values(lc):
     import json
 
     log = load_incidents(EXAMPLE_LOG, lc)
     q_start = int(datetime(2027, 1, 1, 6, tzinfo=timezone.utc).timestamp())
     q_end = int(datetime(2027, 4, 1, 5, tzinfo=timezone.utc).timestamp())
-    data = compute_support(lc, log, q_start, q_end)
+    data = support_json(support_report(lc, log, q_start, q_end))
     assert json.loads(json.dumps(data)) == data
     assert data["incidents"] == log.frame["id"].nunique()
     assert data["detection"]["breaches"] > 0 and data["detection"]["target_seconds"] == 120
@@ -129,14 +130,20 @@ def test_compute_support_is_plain_json(lc):
     (date(2027, 2, 14), 30, "37037.03", True, "2027-02-14"),  # 30 days have passed
 ])
 def test_acceptance_delay(lc, accepted, days, credit, right, right_from):
-    out = acceptance_delay(lc, accepted, Decimal("123456.78"))
+    rec = acceptance_delay(lc, accepted, Decimal("123456.78"))
+    assert (rec.days_late, rec.credit, rec.termination_right, rec.termination_right_from) == \
+        (days, Decimal(credit), right, date.fromisoformat(right_from))
+    assert rec.currency == "USD" and rec.deadline == date(2027, 1, 15) and rec.monthly_fee_month is None
+    out = acceptance_delay_json(rec)
     assert (out["days_late"], out["credit"], out["termination_right"], out["termination_right_from"]) == \
         (days, credit, right, right_from)
-    assert out["currency"] == "USD" and out["deadline"] == "2027-01-15"
+    assert out["deadline"] == "2027-01-15" and out["credit_per_day_pct"] == "1"
 
 
 def test_acceptance_delay_without_deadline(lc):
     model = lc.model.model_copy(update={"acceptance": lc.model.acceptance.model_copy(update={"deadline": None})})
     lc2 = type(lc)(model, lc.topology, lc.file, lc.sha256)
-    out = acceptance_delay(lc2, date(2027, 6, 1), Decimal("100"))
-    assert (out["days_late"], out["credit"], out["termination_right"]) == (0, "0.00", False)
+    rec = acceptance_delay(lc2, date(2027, 6, 1), Decimal("100"))
+    assert (rec.days_late, rec.credit, rec.termination_right, rec.deadline) == (0, Decimal("0.00"), False, None)
+    out = acceptance_delay_json(rec)
+    assert (out["days_late"], out["credit"], out["termination_right"], out["deadline"]) == (0, "0.00", False, None)

@@ -12,6 +12,7 @@ from calculators.reports.pdf import render_pdf
 from calculators.reports.fmt import spaced_hostlist
 from calculators.reports.review import _grouped_units
 from calculators.reports.text import render_markdown
+from calculators.support_records import ChronicUnit
 
 
 def _document(n_rows: int) -> d.Document:
@@ -73,9 +74,10 @@ def test_text_formats_keep_every_row():
 
 def test_hostlists_wrap_between_names_only():
     assert spaced_hostlist("a[01-03,05],b07,c[1-2]") == "a[01-03,05], b07, c[1-2]"
-    trig = [{"scope": "node", "id": f"r1-n{i:02d}", "months_below_target": ["2027-01", "2027-02"]} for i in range(1, 6)]
-    trig.append({"scope": "rack", "id": "r2", "months_below_target": ["2027-02", "2027-03"]})
-    assert _grouped_units(trig, per_row=3) == [
+    trig = [ChronicUnit(scope="node", id=f"r1-n{i:02d}", months_below_target=("2027-01", "2027-02"))
+            for i in range(1, 6)]
+    trig.append(ChronicUnit(scope="rack", id="r2", months_below_target=("2027-02", "2027-03")))
+    assert _grouped_units(tuple(trig), per_row=3) == [
         ("node", "2027-01, 2027-02", "3", "r1-n[01-03]"),
         ("node", "2027-01, 2027-02", "2", "r1-n[04-05]"),
         ("rack", "2027-02, 2027-03", "1", "r2"),

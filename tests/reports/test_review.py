@@ -196,7 +196,7 @@ def test_register_is_cut_with_a_full_csv_attachment(run):
 def test_renderer_needs_no_support_or_termination_figures(run):
     """A result with no support or termination figures still renders."""
     lc, log, result, extras, _, _, res = run
-    slim = dataclasses.replace(res, support={}, termination={})
+    slim = dataclasses.replace(res, support=None, termination=None)
     inputs = ReviewInputs(EXAMPLE.name, lc.sha256, LOG.name, log.sha256, "1", "2027-Q1")
     doc, _ = review_document(lc, slim, extras, inputs)
     assert "The result carries no support figures." in render_markdown(doc)
