@@ -908,21 +908,26 @@ def _relabel(p: Pieces, owner: np.ndarray) -> Pieces:
     return Pieces(p.iv.relabel(owner), p.row, p.flags, p.ga)
 
 
-def _candidates(tr: Trace, tree: Tree, scope: int) -> Pieces:
+def _candidate_parts(tr: Trace, tree: Tree, scope: int) -> list[Pieces]:
     """Pieces that may explain a unit's downtime: its own (and pushed-down) incidents and,
     for racks, clusters and sites, the incidents on the nodes under it (rules): those of the
     nodes themselves and, once per unit rather than once per node, those of the units
     between (incidents pushed down onto the nodes from the unit or above are already its own)."""
     own = tr.view(scope).down()
     if scope == NODE:
-        return own
+        return [own]
     parts = [own, _relabel(tr.own(NODE).down(), tree.owner(NODE, scope))]
     for s in range(RACK, scope):
         p = tr.own(s).down()
         if len(p):
             p = p.take(tree.count(NODE, s)[p.iv.unit] > 0)      # a unit without nodes pushes nothing down
         parts.append(_relabel(p, tree.owner(s, scope)))
-    return Pieces.cat(*parts)
+    return parts
+
+
+def _candidates(tr: Trace, tree: Tree, scope: int) -> Pieces:
+    """`_candidate_parts` as one `Pieces`."""
+    return Pieces.cat(*_candidate_parts(tr, tree, scope))
 
 
 def _attribution(tr: Trace, tree: Tree, scope: int, ps: int, pe: int,
@@ -1233,11 +1238,14 @@ def run(lc: LoadedContract, log: IncidentLog, periods: list[str] | list[Period],
             # a node's pieces are those merged into its down time: each lies inside one outage
             att_pairs.append(tr.node_attribution())
         else:
-            cand = _candidates(tr, tree, c)
-            a, b = overlap_pairs(cand.iv, f)
             # each overlap of an incident part with the unit's downtime, once for all months
-            att_pairs.append((cand.iv.unit[a], np.maximum(cand.iv.start[a], f.start[b]),
-                              np.minimum(cand.iv.end[a], f.end[b]), cand.row[a], cand.flags[a]))
+            # (part by part: the node pieces are not copied into one array with the others)
+            got = []
+            for cand in _candidate_parts(tr, tree, c):
+                a, b = overlap_pairs(cand.iv, f)
+                got.append((cand.iv.unit[a], np.maximum(cand.iv.start[a], f.start[b]),
+                            np.minimum(cand.iv.end[a], f.end[b]), cand.row[a], cand.flags[a]))
+            att_pairs.append(tuple(np.concatenate([g[i] for g in got]) for i in range(5)))
         if getattr(levels, SCOPES[c]) is None:
             excluded_sets.append((Intervals.empty(), Intervals.empty()))
         else:
