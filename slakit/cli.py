@@ -55,7 +55,8 @@ class GuardedGroup(click.Group):
         except Exception as exc:  # noqa: BLE001 - the last guard; the type and a cut message are shown
             engine = sys.modules.get("calculators.engine")
             if engine is not None and isinstance(exc, engine.EngineError):
-                click.echo(f"error: {exc} [log_out_of_range]", err=True)
+                text = str(exc)      # a message with its own code ([period_out_of_range]) keeps it
+                click.echo(f"error: {text}" + ("" if text.endswith("]") else " [log_out_of_range]"), err=True)
                 sys.exit(1)
             if os.environ.get("SLAKIT_DEBUG"):
                 raise
