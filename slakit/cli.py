@@ -67,6 +67,12 @@ class GuardedGroup(click.Group):
             click.echo(f"error: the input could not be processed ({type(exc).__name__}: {text}); "
                        "check the files and values given [unexpected_error]", err=True)
             sys.exit(1)
+        finally:
+            # a log read in the background that the command did not take (it stopped early: a
+            # bad contract, option or output) is not read on (calculators.log_prefetch)
+            prefetch = sys.modules.get("calculators.log_prefetch")
+            if prefetch is not None:
+                prefetch.cancel()
 
 
 @click.group(cls=GuardedGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
