@@ -217,11 +217,14 @@ def reconcile(ours: Iterable[LogEntry], theirs: Iterable[LogEntry], tolerance: t
                 gap = max((b.start - a_end).total_seconds(), (a.start - b_end).total_seconds(), 0.0)
                 if gap <= tol:
                     pairs.append((abs((b.start - a.start).total_seconds()), abs((b_end - a_end).total_seconds()),
-                                  a.category != b.category, gap, a.start, b.start, ai, bi))
-        # closest start first, then closest end, the same category; ties by the times, then the
-        # rows' order (only between entries alike in all of these: the counts do not depend on it)
+                                  (a.end is None) != (b.end is None), a.category != b.category, gap,
+                                  _features(a, as_of), _features(b, as_of), ai, bi))
+        # closest start first, then closest end, both open or both closed, the same category;
+        # ties by the entries' times, then the rows' order (only between entries alike in all
+        # of these, so the counts do not depend on the order of the rows)
         pairs.sort()
-        partner = _maximum_matching([(ai, bi) for *_, ai, bi in pairs])
+        order = sorted(range(len(a_list)), key=lambda i: (_features(a_list[i], as_of), i))
+        partner = _maximum_matching([(ai, bi) for *_, ai, bi in pairs], order)
         used_a = set(partner)
         used_b = set(partner.values())
         for ai, bi in sorted(partner.items(), key=lambda kv: (a_list[kv[0]].start, kv[0])):
@@ -269,10 +272,16 @@ def _incidents(entries: list[LogEntry]) -> int:
     return len({(e.id, e.row) for e in entries})
 
 
-def _maximum_matching(edges: list[tuple[int, int]]) -> dict[int, int]:
+def _features(e: LogEntry, as_of: datetime) -> tuple:
+    """What the comparison looks at, for ordering entries independently of their rows."""
+    return (e.start, _end(e, as_of), e.end is None, e.category)
+
+
+def _maximum_matching(edges: list[tuple[int, int]], order: list[int]) -> dict[int, int]:
     """A maximum one-to-one matching of the candidate pairs (ours index, theirs index), `edges`
     in order of preference: first greedily in that order, then augmenting paths (Kuhn) for
-    the entries left over, trying partners in the same order. Returns ours -> theirs."""
+    the entries left over, in `order`, trying partners in the same preference. Returns ours ->
+    theirs."""
     adj: dict[int, list[int]] = defaultdict(list)
     for a, b in edges:
         adj[a].append(b)
@@ -281,8 +290,8 @@ def _maximum_matching(edges: list[tuple[int, int]]) -> dict[int, int]:
     for a, b in edges:
         if a not in b_of and b not in a_of:
             b_of[a], a_of[b] = b, a
-    for start in sorted(adj):
-        if start in b_of:
+    for start in order:
+        if start in b_of or start not in adj:
             continue
         # iterative search for an augmenting path from `start` (no recursion limit on long chains)
         parent: dict[int, tuple[int, int | None]] = {}     # theirs -> (ours reached from, previous theirs)

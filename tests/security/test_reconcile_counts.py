@@ -132,7 +132,7 @@ _spans = st.lists(st.tuples(st.sampled_from(["n1", "n2"]), st.integers(0, 120), 
                   max_size=4)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(_spans, _spans, st.integers(0, 200))
 def test_matching_is_maximum_and_counts_add_up(o, t, as_of_min):
     ours = [_entry("o", i, u, s, n) for i, (u, s, n) in enumerate(o)]
@@ -145,6 +145,17 @@ def test_matching_is_maximum_and_counts_add_up(o, t, as_of_min):
     assert r.matched + c["missing_in_ours"] == r.theirs_entries == len(theirs)
     assert r.ours_count == len(ours) and r.theirs_count == len(theirs)
     assert reconcile(list(reversed(ours)), list(reversed(theirs)), TOL, as_of).counts() == c
+    shuffled_o, shuffled_t = ours[1:] + ours[:1], theirs[1:] + theirs[:1]
+    assert reconcile(shuffled_o, shuffled_t, TOL, as_of).counts() == c
+
+
+def test_an_open_entry_pairs_with_the_open_one_of_two_alike():
+    # found by the property test: theirs open at 0 and closed 0-0, ours open at 0, as_of 0
+    ours = [_entry("o", 0, "n2", 0, None)]
+    for theirs in ([_entry("t", 0, "n2", 0, None), _entry("t", 1, "n2", 0, 0)],
+                   [_entry("t", 1, "n2", 0, 0), _entry("t", 0, "n2", 0, None)]):
+        r = reconcile(ours, theirs, TOL, T0)
+        assert r.counts()["end_differs"] == 0 and r.counts()["missing_in_ours"] == 1
 
 
 def test_node_differences_add_up_to_the_month_when_the_cap_applies(tmp_path):
