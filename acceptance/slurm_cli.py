@@ -310,6 +310,8 @@ def _print_reconciliation(result, credit: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from slaschema.textsafe import rich_text
+
     def t(x):
         return x.strftime("%m-%d %H:%M:%S") if x else "open"
 
@@ -322,13 +324,15 @@ def _print_reconciliation(result, credit: dict) -> None:
             table.add_column(col)
         table.add_column("delta", justify="right")
         for f in result.findings:
-            ours_span = f"{f.ours}\n{t(f.ours_start)}→{t(f.ours_end)}" if f.ours else "—"
-            theirs_span = f"{f.theirs}\n{t(f.theirs_start)}→{t(f.theirs_end)}" if f.theirs else "—"
+            # ids, units and categories come from the logs: shown as written, never run as
+            # Rich markup or terminal escapes
+            ours_span = f"{rich_text(f.ours)}\n{t(f.ours_start)}→{t(f.ours_end)}" if f.ours else "—"
+            theirs_span = f"{rich_text(f.theirs)}\n{t(f.theirs_start)}→{t(f.theirs_end)}" if f.theirs else "—"
             if f.kind == "category_differs":
-                delta = f"{f.details['ours']} vs {f.details['theirs']}"
+                delta = rich_text(f"{f.details['ours']} vs {f.details['theirs']}")
             else:
                 delta = "" if f.delta_s is None else f"{f.delta_s:+.0f} s"
-            unit = f.unit if f.scope == "node" else f"{f.scope} {f.unit}"
+            unit = rich_text(f.unit if f.scope == "node" else f"{f.scope} {f.unit}")
             table.add_row(f.kind, unit, ours_span, theirs_span, delta)
         console.print(table)
     counts = ", ".join(f"{k} {v}" for k, v in result.counts().items())

@@ -178,3 +178,11 @@ def test_node_differences_add_up_to_the_month_when_the_cap_applies(tmp_path):
     for m in months:                  # before: node credits before the cap, 3336.04 under a difference of 0.00
         assert sum((Decimal(n["difference"]) for n in m["nodes"]), Decimal(0)) == Decimal(m["difference"]), m["period"]
         assert Decimal(m["ours"]) - Decimal(m["theirs"]) == Decimal(m["difference"])
+
+
+def test_ids_from_the_logs_are_shown_not_run_in_the_table(tmp_path):
+    ours = _log(tmp_path, "ours.csv", ['"[/bold]\x1b]0;pwn\x07",node,r01-n01,2027-01-05T09:00:00Z,2027-01-05T10:00:00Z,'])
+    theirs = _log(tmp_path, "theirs.csv", ["[red]T,node,r01-n01,2027-01-05T03:00:00Z,2027-01-05T04:00:00Z,"])
+    r = cli("reconcile", ours, theirs)
+    assert r.exit_code == 1 and "unexpected_error" not in r.output, r.output       # it was a MarkupError
+    assert "[/bold]" in r.output and "[red]T" in r.output and "\x1b" not in r.output and "\x07" not in r.output
