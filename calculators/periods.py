@@ -78,14 +78,14 @@ def outside_computed(first: str, last: str | None = None) -> bool:
     return first < FIRST_MONTH or (last or first) > LAST_MONTH
 
 
-def horizon_problem(first: str, months: int, given: str) -> str | None:
+def horizon_problem(first: str, months: int, given: str, also: str = "") -> str | None:
     """The message for `months` months from `first` (YYYY-MM, named by `given`, e.g. `--start
-    9997-06`) that reach outside the computed months, else None."""
+    9997-06`) that reach outside the computed months, else None; `also`: another fix."""
     last = shift_label(first, months - 1)
     if not outside_computed(first, last):
         return None
     return (f"{given} with {months} month(s) runs {first} to {last}; {COMPUTED}: "
-            f"start at {FIRST_MONTH} or later, and end by {LAST_MONTH} [period_out_of_range]")
+            f"start at {FIRST_MONTH} or later, and end by {LAST_MONTH}{also} [period_out_of_range]")
 
 
 def month(year: int, mon: int, zone: str) -> Period:

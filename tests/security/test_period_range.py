@@ -99,3 +99,15 @@ def test_engine_called_directly_names_the_period():
     lc = load_contract(CONTRACT)
     with pytest.raises(EngineError, match=r"period 1970-01 starts before 1970-01-02.*\[period_out_of_range\]"):
         compute(lc, load_incidents(LOG, lc), ["1970-01"], support=False)
+
+
+def test_simulated_months_from_a_late_effective_date(tmp_path):
+    text = CONTRACT.read_text(encoding="utf-8")
+    assert "effective: {from: 2027-01-01, to: 2028-12-31}" in text
+    late = tmp_path / "late.yaml"
+    late.write_text(text.replace("effective: {from: 2027-01-01, to: 2028-12-31}",
+                                 "effective: {from: 9997-06-01, to: 9998-12-31}"), encoding="utf-8")
+    for r in (cli("simulate", late, "--runs", "1"), cli("compare", late, CONTRACT, "--runs", "1")):
+        assert r.exit_code == 2, r.output
+        assert r.output.rstrip().endswith("[period_out_of_range]") and "9997-06 to 9998-05" in r.output
+    assert cli("compare", late, CONTRACT, "--runs", "0").exit_code == 0
