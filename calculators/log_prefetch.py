@@ -85,6 +85,7 @@ def cancel() -> None:
     with _lock:
         jobs = list(_jobs.values())
         _jobs.clear()
+        _cancelled[:] = [t for t in _cancelled if t.is_alive()]      # (a long-lived process cancels often)
         for job in jobs:
             job.cancel()
             if job.thread is not None:
