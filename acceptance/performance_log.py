@@ -102,7 +102,7 @@ def apply(rows: list[dict[str, str]], found: Sequence[Measurement]) -> tuple[lis
         if m.value is None:
             continue
         prefix = f"perf-{m.level}-{m.node}-"
-        written = (prefix, csv_cell(prefix))        # as this file wrote it (a hidden character as <U+XXXX>)
+        written = (prefix, csv_cell(prefix))        # as this file wrote it (a hidden character as <U+hhhh>)
         open_rows = [r for r in rows if r.get("id", "").startswith(written) and not (r.get("end") or "").strip()]
         below = Decimal(str(m.value)) < m.floor
         if below and not open_rows:

@@ -6,9 +6,9 @@ output neutralises what its reader would run rather than show:
 - CSV (`csv_cell`, `csv_rows`): characters a terminal or a spreadsheet would act on rather
   than show (C0 and C1 controls other than TAB and newline, DEL, bidi overrides and
   isolates, zero-width characters, line/paragraph separators, the BOM) are written as
-  visible `<U+XXXX>` (ESC: `<U+001B>`); CRLF becomes LF. Then a cell starting with `=`,
-  `+`, `-`, `@`, TAB or CR is a formula to Excel, LibreOffice and Google Sheets (OWASP "CSV
-  injection"); such a cell gets a leading `'`. Numbers (`-1.5`, `+3`) are left alone. Both
+  visible `<U+hhhh>` (hhhh: the code point in hex; ESC is `<U+001B>`); CRLF becomes LF.
+  Then a cell starting with `=`, `+`, `-`, `@`, TAB or CR is a formula to Excel, LibreOffice
+  and Google Sheets (OWASP "CSV injection"); such a cell gets a leading `'`. Numbers (`-1.5`, `+3`) are left alone. Both
   steps are idempotent (a neutralised cell stays as it is); `csv_uncell` undoes them for a
   file slakit reads back. `slakit --raw-csv` (or SLAKIT_RAW_CSV=1) writes cells as they are.
 - Markdown (`md_text`): `<`, `>` and `&` become entities, so raw HTML (`<script>`,
@@ -55,14 +55,14 @@ def _shown(m: re.Match[str]) -> str:
 
 
 def _visible(value: str) -> str:
-    """`value` with every `_CSV_HIDDEN` character as `<U+XXXX>` (CRLF as LF first)."""
+    """`value` with every `_CSV_HIDDEN` character as `<U+hhhh>` (CRLF as LF first)."""
     if "\r\n" in value:
         value = value.replace("\r\n", "\n")
     return _CSV_HIDDEN.sub(_shown, value)
 
 
 def csv_cell(value: Any) -> Any:
-    """One CSV cell: hidden characters as `<U+XXXX>`, then a text starting like a formula gets
+    """One CSV cell: hidden characters as `<U+hhhh>`, then a text starting like a formula gets
     a leading `'`; other values unchanged."""
     if not isinstance(value, str) or not value or raw_csv():
         return value
@@ -75,7 +75,7 @@ def csv_cell(value: Any) -> Any:
 
 def csv_uncell(text: str) -> str:
     """What `csv_cell` wrote back to the text it was given, for files slakit writes and reads
-    again (the claims ledger): the `'` before a formula start is dropped and `<U+XXXX>` of a
+    again (the claims ledger): the `'` before a formula start is dropped and `<U+hhhh>` of a
     hidden character is that character. A text `csv_cell` would not have written (a `'`
     before a plain letter, `<U+0041>`) is returned as it is."""
     if not text:

@@ -1,5 +1,5 @@
 """Every CSV slakit writes shows what a terminal or a spreadsheet would act on: ESC and the
-other C0/C1 controls, bidi overrides, zero-width characters are written as `<U+XXXX>` (the
+other C0/C1 controls, bidi overrides, zero-width characters are written as `<U+hhhh>` (the
 table drops them), after which the formula rule (`=`, `+`, `-`, `@`, TAB, CR -> leading `'`)
 applies. Amounts are not touched: the credits CSV still sums exactly."""
 
