@@ -13,7 +13,8 @@ node's measured value of the level's metric is compared with the level's floor
 So a node is below its performance level from the first failing measurement until the next
 passing one. Rows are identified as `perf-<level>-<node>-<start as YYYYMMDDTHHMMSSZ>`. The
 log is an incident log (CSV) as `slakit credits` reads it; other rows in it are kept as they
-are. The file is rewritten atomically (temp file and rename).
+are, and the rows written here are neutralised as in every CSV slakit writes
+(`slaschema.textsafe.csv_cell`). The file is rewritten atomically (temp file and rename).
 """
 
 from __future__ import annotations
@@ -93,20 +94,26 @@ def _iso(at: datetime) -> str:
 
 def apply(rows: list[dict[str, str]], found: Sequence[Measurement]) -> tuple[list[dict[str, str]], list[Change]]:
     """The log rows after this run's measurements, and what changed. Pure."""
+    from slaschema.textsafe import csv_cell
+
     rows = [dict(r) for r in rows]
     changes: list[Change] = []
     for m in found:
         if m.value is None:
             continue
         prefix = f"perf-{m.level}-{m.node}-"
-        open_rows = [r for r in rows if r.get("id", "").startswith(prefix) and not (r.get("end") or "").strip()]
+        written = (prefix, csv_cell(prefix))        # as this file wrote it (a hidden character as <U+hhhh>)
+        open_rows = [r for r in rows if r.get("id", "").startswith(written) and not (r.get("end") or "").strip()]
         below = Decimal(str(m.value)) < m.floor
         if below and not open_rows:
             iid = prefix + _stamp(m.at)
-            rows.append({"id": iid, "scope": "node", "target": m.node, "start": _iso(m.at), "end": "",
-                         "impact": "degraded", "category": CATEGORY,
-                         "cause": f"performance level {m.level}: measured {m.value:g} below floor "
-                                  f"{format(m.floor.normalize(), 'f')}"})
+            new = {"id": iid, "scope": "node", "target": m.node, "start": _iso(m.at), "end": "",
+                   "impact": "degraded", "category": CATEGORY,
+                   "cause": f"performance level {m.level}: measured {m.value:g} below floor "
+                            f"{format(m.floor.normalize(), 'f')}"}
+            # the row this run writes is neutralised for a spreadsheet or terminal (slaschema.textsafe);
+            # the log's other rows stay as they are
+            rows.append({k: csv_cell(v) for k, v in new.items()})
             changes.append(Change("opened", iid, m.node, m.level, m.at, m.value))
         elif not below:
             for r in open_rows:

@@ -4,8 +4,11 @@ the provider's.
 Incidents are compared per unit: node incidents are expanded to one entry per node (a
 provider row for `r01-n[03-05]` covers three nodes); other scopes compare by (scope, target).
 Within a unit, an incident of one side matches one of the other side when their intervals
-overlap or lie within the tolerance of each other; pairs are taken closest start first, one
-to one. Then:
+overlap or lie within the tolerance of each other. Matching is one to one and pairs as many
+entries as can be paired (a maximum matching): pairs are taken closest start first, then any
+entry left over takes a partner from a pair that can be re-paired (an augmenting path), so
+one long incident never leaves two others unmatched when each had a partner. Ids are not
+compared: the two logs come from different systems. Then:
 
   missing_in_theirs   we recorded it, the provider did not
   missing_in_ours     the provider recorded it, we did not
@@ -14,7 +17,14 @@ to one. Then:
   category_differs    matched, but one side calls it e.g. maintenance (an exclusion) and the
                       other unplanned
 
-Open incidents (no end) run until `as_of` for matching. `reconcile` is pure.
+Open incidents (no end) run until `as_of` for matching (an open incident starting after
+`as_of` is an instant at its start). `reconcile` is pure.
+
+Counts: an *incident* is one row of a log; an *entry* is one row on one unit (a node row for
+`r01-n[01-03]` is three entries). Findings and `matched` count entries, so
+`matched + missing_in_theirs == ours_entries` and `matched + missing_in_ours ==
+theirs_entries`; `ours_count`/`theirs_count` count incidents (two rows with the same id are
+two incidents).
 """
 
 from __future__ import annotations
@@ -68,12 +78,14 @@ class Finding:
                 "delta_s": self.delta_s, **({"details": self.details} if self.details else {})}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Reconciliation:
     findings: tuple[Finding, ...]
-    matched: int
-    ours_count: int
+    matched: int               # entries (incident x unit) paired one to one
+    ours_count: int            # incidents (rows) in our log
     theirs_count: int
+    ours_entries: int          # entries compared: incidents expanded to one per unit
+    theirs_entries: int
     tolerance_s: float
     as_of: datetime
 
@@ -199,20 +211,23 @@ def reconcile(ours: Iterable[LogEntry], theirs: Iterable[LogEntry], tolerance: t
     for (scope, unit), (a_list, b_list) in sorted(by_unit.items()):
         pairs = []
         for ai, a in enumerate(a_list):
-            a_end = a.end or as_of
+            a_end = _end(a, as_of)
             for bi, b in enumerate(b_list):
-                b_end = b.end or as_of
+                b_end = _end(b, as_of)
                 gap = max((b.start - a_end).total_seconds(), (a.start - b_end).total_seconds(), 0.0)
                 if gap <= tol:
-                    pairs.append((abs((b.start - a.start).total_seconds()), gap, ai, bi))
+                    pairs.append((abs((b.start - a.start).total_seconds()), abs((b_end - a_end).total_seconds()),
+                                  (a.end is None) != (b.end is None), a.category != b.category, gap,
+                                  _features(a, as_of), _features(b, as_of), ai, bi))
+        # closest start first, then closest end, both open or both closed, the same category;
+        # ties by the entries' times, then the rows' order (only between entries alike in all
+        # of these, so the counts do not depend on the order of the rows)
         pairs.sort()
-        used_a: set[int] = set()
-        used_b: set[int] = set()
-        for _, _, ai, bi in pairs:
-            if ai in used_a or bi in used_b:
-                continue
-            used_a.add(ai)
-            used_b.add(bi)
+        order = sorted(range(len(a_list)), key=lambda i: (_features(a_list[i], as_of), i))
+        partner = _maximum_matching([(ai, bi) for *_, ai, bi in pairs], order)
+        used_a = set(partner)
+        used_b = set(partner.values())
+        for ai, bi in sorted(partner.items(), key=lambda kv: (a_list[kv[0]].start, kv[0])):
             matched += 1
             a, b = a_list[ai], b_list[bi]
             common = dict(scope=scope, unit=unit, ours=a.id, theirs=b.id, ours_start=a.start, ours_end=a.end,
@@ -238,9 +253,70 @@ def reconcile(ours: Iterable[LogEntry], theirs: Iterable[LogEntry], tolerance: t
             if bi not in used_b:
                 findings.append(Finding("missing_in_ours", scope, unit, None, b.id, theirs_start=b.start,
                                         theirs_end=b.end, details={"category": b.category}))
-    findings.sort(key=lambda f: (f.scope, f.unit, f.ours_start or f.theirs_start, f.kind))
-    return Reconciliation(tuple(findings), matched, len({e.id for e in ours}), len({e.id for e in theirs}),
-                          tol, as_of)
+    findings.sort(key=lambda f: (f.scope, f.unit, f.ours_start or f.theirs_start, f.kind, f.ours or "",
+                                 f.theirs or ""))
+    return Reconciliation(findings=tuple(findings), matched=matched, ours_count=_incidents(ours),
+                          theirs_count=_incidents(theirs), ours_entries=len(ours), theirs_entries=len(theirs),
+                          tolerance_s=tol, as_of=as_of)
+
+
+def _end(e: LogEntry, as_of: datetime) -> datetime:
+    """Where an entry ends for matching: its end, or `as_of` when open (never before its start)."""
+    if e.end is not None:
+        return e.end
+    return max(as_of, e.start)
+
+
+def _incidents(entries: list[LogEntry]) -> int:
+    """Incidents (rows) behind the entries: a row expanded to several nodes is one incident."""
+    return len({(e.id, e.row) for e in entries})
+
+
+def _features(e: LogEntry, as_of: datetime) -> tuple:
+    """What the comparison looks at, for ordering entries independently of their rows."""
+    return (e.start, _end(e, as_of), e.end is None, e.category)
+
+
+def _maximum_matching(edges: list[tuple[int, int]], order: list[int]) -> dict[int, int]:
+    """A maximum one-to-one matching of the candidate pairs (ours index, theirs index), `edges`
+    in order of preference: first greedily in that order, then augmenting paths (Kuhn) for
+    the entries left over, in `order`, trying partners in the same preference. Returns ours ->
+    theirs."""
+    adj: dict[int, list[int]] = defaultdict(list)
+    for a, b in edges:
+        adj[a].append(b)
+    a_of: dict[int, int] = {}            # theirs -> ours
+    b_of: dict[int, int] = {}            # ours -> theirs
+    for a, b in edges:
+        if a not in b_of and b not in a_of:
+            b_of[a], a_of[b] = b, a
+    for start in order:
+        if start in b_of or start not in adj:
+            continue
+        # iterative search for an augmenting path from `start` (no recursion limit on long chains)
+        parent: dict[int, tuple[int, int | None]] = {}     # theirs -> (ours reached from, previous theirs)
+        seen: set[int] = set()
+        stack = [(start, None)]
+        end = None
+        while stack and end is None:
+            a, via = stack.pop()
+            for b in adj[a]:
+                if b in seen:
+                    continue
+                seen.add(b)
+                parent[b] = (a, via)
+                if b not in a_of:
+                    end = b
+                    break
+                stack.append((a_of[b], b))
+        if end is None:
+            continue
+        b = end
+        while b is not None:                 # flip the path: each ours on it takes the next theirs
+            a, prev = parent[b]
+            b_of[a], a_of[b] = b, a
+            b = prev
+    return b_of
 
 
 def latest_time(entries: Iterable[LogEntry]) -> datetime | None:

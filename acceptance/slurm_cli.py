@@ -225,6 +225,10 @@ def watch(use_slurm, interval, output, state_file, partition, once, max_polls) -
 
 
 
+# the JSON of `slakit reconcile`: 2 counts incidents as rows and adds the entries compared
+RECONCILE_FORMAT = "slakit-reconcile/2"
+
+
 @click.command("reconcile")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(dir_okay=False),
                 metavar="[CONTRACT] OURS THEIRS")
@@ -268,8 +272,10 @@ def reconcile_cmd(paths, tolerance, as_of, contract_option, periods, fmt) -> Non
     earliest = min((e.start for e in ours_log + theirs_log), default=None)
     credit = _credit_difference(contract, ours, theirs, periods, at, earliest, fmt)
     if fmt == "json":
-        doc = {"agree": result.agree, "as_of": at.isoformat(), "tolerance_s": result.tolerance_s,
+        doc = {"format": RECONCILE_FORMAT, "agree": result.agree, "as_of": at.isoformat(),
+               "tolerance_s": result.tolerance_s,
                "ours_incidents": result.ours_count, "theirs_incidents": result.theirs_count,
+               "ours_entries": result.ours_entries, "theirs_entries": result.theirs_entries,
                "matched": result.matched, "counts": result.counts(),
                "findings": [f.to_json() for f in result.findings], "credit_difference": credit}
         click.echo(json.dumps(doc, indent=2))
@@ -304,6 +310,8 @@ def _print_reconciliation(result, credit: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from slaschema.textsafe import rich_text
+
     def t(x):
         return x.strftime("%m-%d %H:%M:%S") if x else "open"
 
@@ -316,18 +324,26 @@ def _print_reconciliation(result, credit: dict) -> None:
             table.add_column(col)
         table.add_column("delta", justify="right")
         for f in result.findings:
-            ours_span = f"{f.ours}\n{t(f.ours_start)}→{t(f.ours_end)}" if f.ours else "—"
-            theirs_span = f"{f.theirs}\n{t(f.theirs_start)}→{t(f.theirs_end)}" if f.theirs else "—"
+            # ids, units and categories come from the logs: shown as written, never run as
+            # Rich markup or terminal escapes
+            ours_span = f"{rich_text(f.ours)}\n{t(f.ours_start)}→{t(f.ours_end)}" if f.ours else "—"
+            theirs_span = f"{rich_text(f.theirs)}\n{t(f.theirs_start)}→{t(f.theirs_end)}" if f.theirs else "—"
             if f.kind == "category_differs":
-                delta = f"{f.details['ours']} vs {f.details['theirs']}"
+                delta = rich_text(f"{f.details['ours']} vs {f.details['theirs']}")
             else:
                 delta = "" if f.delta_s is None else f"{f.delta_s:+.0f} s"
-            unit = f.unit if f.scope == "node" else f"{f.scope} {f.unit}"
+            unit = rich_text(f.unit if f.scope == "node" else f"{f.scope} {f.unit}")
             table.add_row(f.kind, unit, ours_span, theirs_span, delta)
         console.print(table)
     counts = ", ".join(f"{k} {v}" for k, v in result.counts().items())
-    click.echo(f"ours {result.ours_count} incidents, theirs {result.theirs_count}, matched {result.matched}; "
-               f"{counts} (tolerance {result.tolerance_s:g} s)")
+
+    def side(n: int, entries: int) -> str:
+        return f"{n} incident{'s' * (n != 1)} ({entries} entr{'ies' if entries != 1 else 'y'})"
+
+    # matched + missing_in_theirs = our entries, matched + missing_in_ours = theirs
+    click.echo(f"ours {side(result.ours_count, result.ours_entries)}, theirs "
+               f"{side(result.theirs_count, result.theirs_entries)}; per entry (an incident on one node or "
+               f"target): matched {result.matched}, {counts} (tolerance {result.tolerance_s:g} s)")
     if not credit.get("available"):
         click.echo(f"credit difference: not computed ({credit['reason']})")
         return

@@ -97,6 +97,7 @@ def read_ledger(path: str | Path) -> list[LedgerRow]:
                                   fix="create it with `slakit claim ... --ledger FILE` or write the header "
                                       + ",".join(COLUMNS))])
     from slaschema.safefiles import decode_utf8, read_regular
+    from slaschema.textsafe import csv_uncell
 
     text = decode_utf8(read_regular(p, shown=file, what="claims ledger"), shown=file, what="claims ledger")
     reader = csv.DictReader(io.StringIO(text, newline=""))
@@ -120,7 +121,7 @@ def read_ledger(path: str | Path) -> list[LedgerRow]:
     month_ok = _memo(lambda text: _is_month(text, parse_month, PeriodError))
     due_of = _memo(_due)
     for line, raw in _rows(reader, file):
-        get = {c: (raw.get(c) or "").strip() for c in COLUMNS}
+        get = {c: csv_uncell((raw.get(c) or "").strip()) for c in COLUMNS}    # as write_ledger was given it
         bad = len(problems)
 
         def err(code: str, col: str, msg: str, fix: str) -> None:
@@ -242,8 +243,10 @@ def write_ledger(path: str | Path, rows: list[LedgerRow]) -> None:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
     w.writeheader()
-    for r in sorted(rows, key=lambda r: (r.contract, r.month)):
-        w.writerow(r.to_csv())
+    from slaschema.textsafe import csv_cell
+
+    for r in sorted(rows, key=lambda r: (r.contract, r.month)):      # read back with csv_uncell (read_ledger)
+        w.writerow({k: csv_cell(v) for k, v in r.to_csv().items()})
     write_atomic(path, buf.getvalue())
 
 

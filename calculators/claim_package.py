@@ -99,6 +99,7 @@ def log_rows(path: str | Path, rows: set[int]) -> bytes:
 
 def claimed_csv(run) -> bytes:
     from calculators.result import iso
+    from slaschema.textsafe import csv_cell
 
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -106,9 +107,10 @@ def claimed_csv(run) -> bytes:
                 "downtime_seconds", "category", "credited_units"))
     for m in run.claimed:
         for i in m.incidents:
-            w.writerow((m.period, i.id, i.ticket or "", i.scope, i.target, " ".join(i.nodes), iso(i.start),
-                        iso(i.end) if i.end is not None else "", i.counted_seconds, i.downtime_seconds, i.category,
-                        " ".join(f"{s}:{u}:{c}" for s, u, c in i.credited_units)))
+            w.writerow([csv_cell(v) for v in (
+                m.period, i.id, i.ticket or "", i.scope, i.target, " ".join(i.nodes), iso(i.start),
+                iso(i.end) if i.end is not None else "", i.counted_seconds, i.downtime_seconds, i.category,
+                " ".join(f"{s}:{u}:{c}" for s, u, c in i.credited_units))])
     return buf.getvalue().encode("utf-8")
 
 

@@ -26,12 +26,17 @@ def parse_as_of(text: str | None, assume_tz: str | None = None, zone_option: str
     usage error (exit 2) naming the option."""
     if text is None:
         return None
-    from calculators.periods import PeriodError, parse_instant
+    from calculators.periods import LAST_MONTH, LATEST_S, PeriodError, parse_instant
 
     try:
-        return parse_instant(text, assume_tz, zone_option)
+        at = parse_instant(text, assume_tz, zone_option)
     except PeriodError as e:
         raise click.BadParameter(str(e), param_hint="--as-of") from None
+    if at.timestamp() > LATEST_S:
+        raise click.BadParameter(f"{text[:40]!r} is after 9997-12-31T16:00Z, the latest instant slakit computes; "
+                                 f"name an earlier time (and periods up to {LAST_MONTH}) [period_out_of_range]",
+                                 param_hint="--as-of")
+    return at
 
 
 def _load(contract: str, incidents: str, assume_tz: str | None, skip_bad_rows: bool, fmt: str):

@@ -50,6 +50,14 @@ def compare(contracts: tuple[str, ...], output: str | None, fmt: str, model_name
         for lc in offers:
             if lc.model.contract.effective is None:
                 raise click.UsageError(f"{lc.file} has no effective date; the simulation needs a first month")
+            from calculators.periods import horizon_problem
+
+            eff = lc.model.contract.effective.from_
+            problem = horizon_problem(f"{eff.year:04d}-{eff.month:02d}", months,
+                                      f"{lc.file}: the effective date {eff.year:04d}-{eff.month:02d}",
+                                      "; or give --runs 0 to compare the terms only")
+            if problem:
+                raise click.UsageError(problem)
         progress = Progress("simulate offers", runs * len(offers), enabled=progress_wanted(no_progress))
         try:
             sims = [simulate(lc, model, months=months, runs=runs, seed=seed, on_run=progress.step).to_json()

@@ -2,9 +2,11 @@
 
 `slakit reconcile` compares the buyer's incident log with the provider's; what their
 disagreements are worth is the credits each log earns under the contract, per month and
-node, and the difference (ours - theirs). `credit_difference` is pure: it takes the two
-computed results (`calculators.engine.compute` of each log, the same contract and months)
-and returns a frozen record; `compare_logs` computes both results and calls it.
+node (the node's share of the month's credit after the cap and the minimum, as
+`calculators.settle` settles it), and the difference (ours - theirs). `credit_difference`
+is pure: it takes the two computed results (`calculators.engine.compute` of each log, the
+same contract and months) and returns a frozen record; `compare_logs` computes both results
+and calls it.
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ from calculators.engine import compute
 from calculators.incidents import IncidentLog
 from calculators.periods import month_bounds
 from calculators.result import Result
+from calculators.settle import settled_node_cents
 from slaschema.loader import LoadedContract
 
 
 @dataclass(frozen=True, kw_only=True)
 class NodeCreditDifference:
-    """One node whose credit differs between the logs."""
+    """One node whose settled credit (after the month's cap and minimum, `calculators.settle`)
+    differs between the logs: the nodes' differences add up to the month's difference."""
 
     node: str
     ours: Decimal
@@ -44,7 +48,7 @@ class NodeCreditDifference:
 @dataclass(frozen=True, kw_only=True)
 class PeriodCreditDifference:
     """One month: the credit total each log earns (after caps and minimums) and the nodes
-    whose own credits differ."""
+    whose settled credits differ (summing to `difference`, to the cent)."""
 
     period: str
     ours: Decimal
@@ -88,9 +92,12 @@ def credit_difference(ours: Result, theirs: Result) -> CreditDifference:
     for po, pt in zip(ours.periods, theirs.periods, strict=True):
         if tuple(po.nodes.ids) != tuple(pt.nodes.ids):
             raise ValueError(f"{po.period.label}: results over different nodes")
+        # settled, not as computed per node: with a cap or minimum applied the nodes' own credits
+        # do not add up to the month's total, and their differences not to the month's difference
         nodes = tuple(
             NodeCreditDifference(node=node, ours=money_decimal(int(a)), theirs=money_decimal(int(b)))
-            for node, a, b in zip(po.nodes.ids, po.nodes.credit_cents, pt.nodes.credit_cents, strict=True)
+            for node, a, b in zip(po.nodes.ids, settled_node_cents(po).tolist(), settled_node_cents(pt).tolist(),
+                                  strict=True)
             if int(a) != int(b))
         months.append(PeriodCreditDifference(period=po.period.label, ours=money_decimal(po.credit_total_cents),
                                              theirs=money_decimal(pt.credit_total_cents), nodes=nodes))

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timezone
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -63,7 +63,7 @@ from calculators.intervals import (
     overlap_pairs,
     seconds_in,
 )
-from calculators.periods import Period, month_bounds, parse_periods
+from calculators.periods import EARLIEST_S, FIRST_MONTH, LAST_MONTH, LATEST_S, Period, month_bounds, parse_periods  # noqa: F401 (EARLIEST_S, LATEST_S are also read from here)
 from calculators.service import (Service, at_least_varying, bucket_seconds, cluster_threshold, not_charged_seconds,
                                  service_fee, uses_revision_1_1)
 from calculators.vocabulary import (  # noqa: F401  (scopes and flags: calculators/vocabulary.py)
@@ -422,8 +422,6 @@ class Trace:
         return concat(*parts)
 
 
-EARLIEST_S = 86400                 # 1970-01-02T00:00Z: months are epoch seconds, with a day of room
-LATEST_S = 253_339_200_000         # 9997-12-31T16:00Z: the month after the last one still exists
 
 
 class EngineError(SlakitError, ValueError):
@@ -620,16 +618,34 @@ def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: in
     not_reported &= keep
     keep &= end_abs > start_abs
 
-    base = min([p.start for p in periods] + ([int(start_abs[keep].min())] if keep.any() else [])
-               + ([int(start_fault[not_reported].min())] if not_reported.any() else []))
-    if base < EARLIEST_S or max([as_of] + ([int(end_abs[keep].max())] if keep.any() else [])
-                                + ([int(end_abs[not_reported].max())] if not_reported.any() else [])) > LATEST_S:
+    first_period = min(periods, key=lambda p: p.start)
+    if first_period.start < EARLIEST_S:     # a period, not the log: `period_option` refuses it on the command line
+        raise EngineError(f"the period {first_period.label} starts before 1970-01-02 UTC, the earliest instant "
+                          f"computed; name {FIRST_MONTH} or later [period_out_of_range]")
+    if as_of > LATEST_S:
+        raise EngineError(f"as_of ({as_of} s after 1970-01-01 UTC) is after 9997-12-31T16:00Z, the latest instant "
+                          f"computed; name periods up to {LAST_MONTH} and an --as-of before 9997-12-31T16:00Z "
+                          "[period_out_of_range]")
+    log_lo = min(([int(start_abs[keep].min())] if keep.any() else [])
+                 + ([int(start_fault[not_reported].min())] if not_reported.any() else []), default=None)
+    log_hi = max(([int(end_abs[keep].max())] if keep.any() else [])
+                 + ([int(end_abs[not_reported].max())] if not_reported.any() else []), default=None)
+    if (log_lo is not None and log_lo < EARLIEST_S) or (log_hi is not None and log_hi > LATEST_S):
         raise EngineError("incident times before 1970-01-02 or after 9997-12-31 (UTC); check the log's timestamps")
+    base = min([first_period.start] + ([log_lo] if log_lo is not None else []))
     base = month_bounds(base, base + 1, zone)[0].start - 86400      # room for the first month's start
-    top = max([as_of] + ([int(end_abs[keep].max())] if keep.any() else []) + [p.end for p in periods]
-              + ([int(end_abs[not_reported].max())] if not_reported.any() else []))
+    top = max([as_of] + [p.end for p in periods] + ([log_hi] if log_hi is not None else []))
     if top - base >= MAX_TIME:
-        raise EngineError("incident times span more than 270 years; check the log's timestamps")
+        # the log's own times: starts and the ends written (an open incident runs to as_of)
+        own = np.concatenate([start_abs[keep], end_abs[keep & ~open_], start_fault[not_reported]])
+        if len(own) and int(own.max()) - int(own.min()) >= MAX_TIME - 32 * 86400:
+            raise EngineError("incident times span more than 270 years; check the log's timestamps")
+        # the log alone fits: it is the periods (or as_of), or their distance from the log's incidents
+        year = lambda t: datetime.fromtimestamp(t, timezone.utc).year  # noqa: E731
+        shown = f" and the log's incident times (from {year(log_lo)})" if log_lo is not None else ""
+        raise EngineError(f"the periods ({first_period.label} .. {max(periods, key=lambda p: p.end).label}, as_of in "
+                          f"{year(as_of)}){shown} span more than 270 years together; name periods (and --as-of) "
+                          "within 270 years of each other and of the incidents [period_out_of_range]")
     if "category" in frame and n:
         codes, uniques = coded(log, "category")
         cat_names = [*uniques.astype(str).tolist(), "unplanned"]       # missing: unplanned

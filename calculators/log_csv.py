@@ -8,6 +8,7 @@ reading in a thread while the command starts.
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,11 +58,20 @@ def csv_header(data: bytes) -> list[str] | None:
         return None
 
 
-def read_csv_arrow(data: bytes, block_size: int = BLOCK_SIZE) -> tuple[pa.Table, dict[str, str], list[str]] | None:
+PIECE_SIZE = 1 << 26     # bytes per piece when the parse can be stopped (`read_csv_arrow(stop=...)`)
+
+
+def read_csv_arrow(data: bytes, block_size: int = BLOCK_SIZE, *, stop: Callable[[], bool] | None = None,
+                   piece_size: int = PIECE_SIZE) -> tuple[pa.Table, dict[str, str], list[str]] | None:
     """`(table, raw_names, names)`: the CSV as an Arrow table of strings (the columns of the
     format only), the stripped header names mapped to the cells as written, and the
     stripped names in order; None when pyarrow refuses the file or a row has another number
-    of cells than the header (the general reader then reads it and describes what is wrong)."""
+    of cells than the header (the general reader then reads it and describes what is wrong).
+
+    `stop`: asked between pieces of `piece_size` bytes; when it says True the parse ends and
+    None is returned (the background reading of a command that is exiting). Pieces end at a
+    newline and are only used for a file without a quote character, where a newline always
+    ends a row (as Arrow splits its own blocks then); a quoted file is parsed in one go."""
     header = csv_header(data)
     if header is None:
         return None
@@ -77,21 +87,47 @@ def read_csv_arrow(data: bytes, block_size: int = BLOCK_SIZE) -> tuple[pa.Table,
         ragged.append(row)
         return "skip"
 
+    quoted = b'"' in data
+    # a newline can only be inside a value when a value is quoted; without any quote
+    # character Arrow splits blocks at newlines, which is faster
+    parse = pa_csv.ParseOptions(newlines_in_values=quoted, invalid_row_handler=invalid_row)
+    convert = pa_csv.ConvertOptions(column_types={c: pa.string() for c in wanted}, include_columns=wanted,
+                                    null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False)
+    buf = pa.py_buffer(data)
     try:
-        table = pa_csv.read_csv(
-            pa.py_buffer(data),
-            read_options=pa_csv.ReadOptions(use_threads=True, block_size=block_size),
-            # a newline can only be inside a value when a value is quoted; without any quote
-            # character Arrow splits blocks at newlines, which is faster
-            parse_options=pa_csv.ParseOptions(newlines_in_values=b'"' in data, invalid_row_handler=invalid_row),
-            convert_options=pa_csv.ConvertOptions(column_types={c: pa.string() for c in wanted},
-                                                  include_columns=wanted, null_values=[],
-                                                  strings_can_be_null=False, quoted_strings_can_be_null=False))
+        if stop is None or quoted or len(data) <= piece_size:
+            table = pa_csv.read_csv(buf, read_options=pa_csv.ReadOptions(use_threads=True, block_size=block_size),
+                                    parse_options=parse, convert_options=convert)
+        else:
+            tables = []
+            for lo, hi in _pieces(data, piece_size):
+                if stop():
+                    return None
+                read = pa_csv.ReadOptions(use_threads=True, block_size=block_size,
+                                          column_names=None if lo == 0 else header)
+                tables.append(pa_csv.read_csv(buf.slice(lo, hi - lo), read_options=read, parse_options=parse,
+                                              convert_options=convert))
+            table = pa.concat_tables(tables)
     except (pa.ArrowException, ValueError):
         return None
     if ragged or table.column_names != wanted:
         return None
     return table, dict(zip(names, header)), names
+
+
+def _pieces(data: bytes, size: int) -> list[tuple[int, int]]:
+    """`[lo, hi)` byte ranges of about `size` bytes covering `data`, each ending after a newline
+    (the last at the end). Blank lines (Arrow skips them) stay with the piece before."""
+    out = []
+    lo, n = 0, len(data)
+    while lo < n:
+        nl = data.find(b"\n", min(lo + size, n) - 1) if lo + size < n else -1
+        hi = n if nl < 0 else nl + 1
+        while hi < n and data[hi:hi + 1] in (b"\n", b"\r"):      # a run of blank lines: not a piece of its own
+            hi += 1
+        out.append((lo, hi))
+        lo = hi
+    return out
 
 
 # --- the columns, converted by Arrow ---------------------------------------------------------

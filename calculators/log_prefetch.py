@@ -11,6 +11,18 @@ file that changed, a CSV Arrow refuses) leaves no result, and the loader then do
 itself and reports the problem its own way. Only a regular file is ever read: the file is
 opened without blocking and checked on the open descriptor, so a FIFO or device named on the
 command line cannot hang the thread.
+
+A command that stops before it needs the log (a bad contract or option, an output it may not
+write) does not wait for the reading: `cancel()` (called when a command ends, whatever the
+outcome: `slakit.cli`) and the interpreter's exit stop it. The file is read in chunks of
+`CHUNK` bytes and the Arrow parse goes piece by piece (`log_csv.read_csv_arrow(stop=...)`),
+each step asking whether the reading was cancelled, so a cancelled reading ends within one
+chunk or piece and lets its memory go; the exit then waits only for that step (Arrow's threads
+must not run into the interpreter's shutdown). Only the first `EAGER` bytes (256 MiB, a log of
+about two million incidents) are read before the loader asks for the log (`take`); the rest
+of a larger one is read then, so a command that stops early has read, and taken the cores
+from its own start-up for, at most that much. A CSV with quote characters is parsed in one go
+(Arrow cannot split it at newlines), so an exit during that parse waits for it.
 """
 
 from __future__ import annotations
@@ -31,29 +43,65 @@ class Fetched:
     `read_csv_arrow` returned, None when Arrow refused it or the file is not a CSV)."""
 
     key: tuple[int, int, int, int]          # (device, inode, size, mtime_ns) when read
-    data: bytes
+    data: bytes | bytearray                 # read in chunks into one bytearray (no second copy)
     sha256: str
     arrow: Any
     converted: dict = field(default_factory=dict)     # `log_csv.convert_columns` of `arrow`
 
 
+CHUNK = 1 << 24                    # bytes read between two looks at the cancel flag
+EAGER = 1 << 28                    # bytes read before the loader asks for the log (the rest after)
+
+
+class _Job:
+    """One reading: its thread, its result (`out`), and the flags the thread looks at between
+    chunks and pieces: `stop` (cancelled: give up), `go` (the loader wants the log: read on
+    past EAGER); `wake` is set with either."""
+
+    def __init__(self) -> None:
+        self.out: list[Fetched] = []
+        self.stop = threading.Event()
+        self.go = threading.Event()
+        self.wake = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def cancel(self) -> None:
+        self.stop.set()
+        self.wake.set()
+
+    def release(self) -> None:
+        self.go.set()
+        self.wake.set()
+
+
 _lock = threading.Lock()
-_jobs: dict[str, tuple[threading.Thread, list]] = {}
-_stopping = threading.Event()
+_jobs: dict[str, _Job] = {}
+_cancelled: list[threading.Thread] = []      # stopped readings not yet finished: joined at exit
+
+
+def cancel() -> None:
+    """Stop every reading not taken yet, without waiting: a command that ends (or gives up)
+    before its loader took the reading has no use for it."""
+    with _lock:
+        jobs = list(_jobs.values())
+        _jobs.clear()
+        _cancelled[:] = [t for t in _cancelled if t.is_alive()]      # (a long-lived process cancels often)
+        for job in jobs:
+            job.cancel()
+            if job.thread is not None:
+                _cancelled.append(job.thread)
 
 
 @atexit.register
 def _finish() -> None:
-    """A command that stops early (a bad contract) waits for a reading still under way
-    rather than leaving Arrow's threads running into the interpreter's shutdown; a reading
-    that has not reached the hash and the parse yet stops before them."""
-    _stopping.set()
+    """At the interpreter's exit: cancel what is still under way and wait for the step each
+    reading is in (one chunk read, one piece parsed), so no Arrow thread runs into shutdown."""
+    cancel()
     with _lock:
-        jobs = list(_jobs.values())
-        _jobs.clear()
-    for t, _ in jobs:
+        threads = list(_cancelled)
+        _cancelled.clear()
+    for t in threads:
         t.join()
-    _stopping.clear()
 
 
 def _key(path: str | Path) -> str:
@@ -66,7 +114,11 @@ def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def _read_regular(path: str) -> tuple[bytes, tuple[int, int, int, int]] | None:
+def _read_regular(path: str, job: _Job | None = None
+                  ) -> tuple[bytearray, tuple[int, int, int, int]] | None:
+    """The bytes of the regular file `path` and its identity when opened; None when it is not
+    a regular file, cannot be read, or `job` is cancelled. With a `job`, the first EAGER bytes
+    are read at once and the rest once the loader asks for the log (`job.go`)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError:
@@ -75,8 +127,21 @@ def _read_regular(path: str) -> tuple[bytes, tuple[int, int, int, int]] | None:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return None
+        # a bytearray grows in place (a large one is moved by remapping, not copied), so the
+        # file is in memory once, never twice as joining chunks would have it
+        data = bytearray()
         with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read()
+            while True:
+                if job is not None:
+                    while len(data) >= EAGER and not job.go.is_set() and not job.stop.is_set():
+                        job.wake.wait()
+                    if job.stop.is_set():
+                        return None
+                chunk = f.read(CHUNK)
+                if not chunk:
+                    break
+                data += chunk
+                del chunk
         return data, _identity(st)
     except OSError:
         return None
@@ -84,7 +149,7 @@ def _read_regular(path: str) -> tuple[bytes, tuple[int, int, int, int]] | None:
         os.close(fd)
 
 
-def _work(path: str, out: list) -> None:
+def _work(path: str, job: _Job) -> None:
     from calculators.log_csv import TEXT_CONVERTED, TIME_COLUMNS, convert_columns, looks_like_csv, read_csv_arrow
     from slaschema.errors import InputError
     from slaschema.safefiles import check_cli_file
@@ -93,10 +158,12 @@ def _work(path: str, out: list) -> None:
         check_cli_file(Path(path), "incident log")     # no /proc, /sys or /dev: the loader says why
     except InputError:
         return
-    got = _read_regular(path)
-    if got is None or _stopping.is_set():
+    got = _read_regular(path, job)
+    stop = job.stop
+    if got is None or stop.is_set():
         return
     data, ident = got
+    del got
     digest: list[str] = []
     # hashing releases the GIL: it runs beside the Arrow parse (which uses its own threads)
     hasher = threading.Thread(target=lambda: digest.append(hashlib.sha256(data).hexdigest()), daemon=True)
@@ -104,13 +171,15 @@ def _work(path: str, out: list) -> None:
     arrow, converted = None, {}
     try:
         if looks_like_csv(path, data):
-            arrow = read_csv_arrow(data)
-        if arrow is not None:           # the columns' conversions need neither pandas nor the contract
+            arrow = read_csv_arrow(data, stop=stop.is_set)
+        if arrow is not None and not stop.is_set():     # the conversions need neither pandas nor the contract
             converted = convert_columns(arrow[0], arrow[1], TEXT_CONVERTED, TIME_COLUMNS)
     except Exception:  # noqa: BLE001 - the loader reads the file again and reports what is wrong
         arrow, converted = None, {}
     hasher.join()
-    out.append(Fetched(key=ident, data=data, sha256=digest[0], arrow=arrow, converted=converted))
+    if stop.is_set():
+        return
+    job.out.append(Fetched(key=ident, data=data, sha256=digest[0], arrow=arrow, converted=converted))
 
 
 def start(path: str | Path) -> None:
@@ -125,10 +194,10 @@ def start(path: str | Path) -> None:
     with _lock:
         if name in _jobs:
             return
-        out: list = []
-        t = threading.Thread(target=_work, args=(name, out), name="slakit-log-prefetch", daemon=True)
-        _jobs[name] = (t, out)
-    t.start()
+        job = _Job()
+        job.thread = threading.Thread(target=_work, args=(name, job), name="slakit-log-prefetch", daemon=True)
+        _jobs[name] = job
+    job.thread.start()
 
 
 def take(path: str | Path) -> Fetched | None:
@@ -140,11 +209,12 @@ def take(path: str | Path) -> Fetched | None:
         job = _jobs.pop(name, None)
     if job is None:
         return None
-    t, out = job
-    t.join()
-    if not out:
+    job.release()                          # read on past EAGER: the log is wanted now
+    if job.thread is not None:
+        job.thread.join()
+    if not job.out:
         return None
-    fetched: Fetched = out.pop()
+    fetched: Fetched = job.out.pop()
     try:
         now = _identity(os.stat(name))
     except OSError:

@@ -13,7 +13,8 @@ import functools
 
 import click
 
-from calculators.periods import PeriodError, parse_month, parse_quarter
+from calculators.periods import COMPUTED, FIRST_MONTH, FIRST_QUARTER, PeriodError, outside_computed, parse_month, \
+    parse_quarter
 
 HELP = {
     "month": "A month, YYYY-MM (e.g. 2027-02).",
@@ -44,13 +45,27 @@ class PeriodText(click.ParamType):
             kind = "quarter" if "q" in text.lower() else "month"
         try:
             if kind == "quarter":
-                first = parse_quarter(text, "UTC")[0]
-                return f"{first.label[:4]}-Q{(int(first.label[5:7]) - 1) // 3 + 1}"
-            return parse_month(text, "UTC").label
+                months = parse_quarter(text, "UTC")
+                label = f"{months[0].label[:4]}-Q{(int(months[0].label[5:7]) - 1) // 3 + 1}"
+            else:
+                months = [parse_month(text, "UTC")]
+                label = months[0].label
         except PeriodError as e:
             if self.kind == "month" and "q" in text.lower():
                 e = PeriodError(f"{text[:40]!r} is a quarter; this option takes a month, YYYY-MM [period_invalid]")
+            elif "[period_out_of_range]" in str(e):
+                e = self._out_of_range(text, kind)
             self.fail(str(e), param, ctx)
+        if outside_computed(months[0].label, months[-1].label):
+            self.fail(str(self._out_of_range(text, kind)), param, ctx)
+        return label
+
+    @staticmethod
+    def _out_of_range(text: str, kind: str) -> PeriodError:
+        """A period outside the months the engine computes (`calculators.periods.COMPUTED`)."""
+        first = FIRST_QUARTER if kind == "quarter" else FIRST_MONTH
+        return PeriodError(f"{text[:40]!r} is outside the computed periods; {COMPUTED}. "
+                           f"Name a {kind} in that range (such as {first}) [period_out_of_range]")
 
 
 MONTH = PeriodText("month")

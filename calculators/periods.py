@@ -61,6 +61,31 @@ def _local_midnight(year: int, month: int, tz: ZoneInfo) -> int:
 
 
 MIN_YEAR, MAX_YEAR = 1970, 9998       # months are epoch seconds; the next month must exist too
+EARLIEST_S = 86400                 # 1970-01-02T00:00Z: months are epoch seconds, with a day of room
+LATEST_S = 253_339_200_000         # 9997-12-31T16:00Z: the month after the last one still exists
+# The months the credits engine computes in every zone: inside EARLIEST_S (1970-01-02 UTC) ..
+# LATEST_S (9997-12-31T16:00 UTC), the first and last instants the engine computes. 1970-01 starts before the first, in any zone
+# (UTC-12 .. UTC+14); 9997-12 ends after the second. Asked for on the command line (--month,
+# --quarter, --period, --history-from, --start) a period outside is `period_out_of_range`.
+FIRST_MONTH, LAST_MONTH = "1970-02", "9997-11"
+FIRST_QUARTER, LAST_QUARTER = "1970-Q2", "9997-Q3"
+COMPUTED = (f"slakit computes months {FIRST_MONTH} to {LAST_MONTH} (quarters {FIRST_QUARTER} to {LAST_QUARTER}): "
+            "times from 1970-01-02 to 9997-12-31 UTC")
+
+
+def outside_computed(first: str, last: str | None = None) -> bool:
+    """Whether the months `first` .. `last` (labels YYYY-MM) reach outside FIRST_MONTH .. LAST_MONTH."""
+    return first < FIRST_MONTH or (last or first) > LAST_MONTH
+
+
+def horizon_problem(first: str, months: int, given: str, also: str = "") -> str | None:
+    """The message for `months` months from `first` (YYYY-MM, named by `given`, e.g. `--start
+    9997-06`) that reach outside the computed months, else None; `also`: another fix."""
+    last = shift_label(first, months - 1)
+    if not outside_computed(first, last):
+        return None
+    return (f"{given} with {months} month(s) runs {first} to {last}; {COMPUTED}: "
+            f"start at {FIRST_MONTH} or later, and end by {LAST_MONTH}{also} [period_out_of_range]")
 
 
 def month(year: int, mon: int, zone: str) -> Period:

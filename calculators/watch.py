@@ -198,19 +198,21 @@ def update_log(path: Path, changed: list[Incident]) -> None:
         if not path.exists():
             _atomic_write(path, ",".join(COLUMNS) + "\n")
         return
+    from slaschema.textsafe import csv_cell
+
     header, rows = read_log(path)
     index = {r.get("id"): i for i, r in enumerate(rows)}
     for inc in changed:
         row = inc.row()
-        if inc.id in index:
-            merged = dict(rows[index[inc.id]])
+        key = inc.id if inc.id in index else csv_cell(inc.id)     # the id as this file wrote it
+        if key in index:
+            merged = dict(rows[index[key]])
             merged.update(row)
-            rows[index[inc.id]] = merged
+            rows[index[key]] = merged
         else:
-            index[inc.id] = len(rows)
+            index[key] = len(rows)
             rows.append(row)
     rows.sort(key=lambda r: (r.get("start") or "", r.get("target") or "", r.get("id") or ""))
-    from slaschema.textsafe import csv_cell
 
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=header, lineterminator="\n", extrasaction="ignore")

@@ -55,7 +55,8 @@ class GuardedGroup(click.Group):
         except Exception as exc:  # noqa: BLE001 - the last guard; the type and a cut message are shown
             engine = sys.modules.get("calculators.engine")
             if engine is not None and isinstance(exc, engine.EngineError):
-                click.echo(f"error: {exc} [log_out_of_range]", err=True)
+                text = str(exc)      # a message with its own code ([period_out_of_range]) keeps it
+                click.echo(f"error: {text}" + ("" if text.endswith("]") else " [log_out_of_range]"), err=True)
                 sys.exit(1)
             if os.environ.get("SLAKIT_DEBUG"):
                 raise
@@ -66,6 +67,12 @@ class GuardedGroup(click.Group):
             click.echo(f"error: the input could not be processed ({type(exc).__name__}: {text}); "
                        "check the files and values given [unexpected_error]", err=True)
             sys.exit(1)
+        finally:
+            # a log read in the background that the command did not take (it stopped early: a
+            # bad contract, option or output) is not read on (calculators.log_prefetch)
+            prefetch = sys.modules.get("calculators.log_prefetch")
+            if prefetch is not None:
+                prefetch.cancel()
 
 
 @click.group(cls=GuardedGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

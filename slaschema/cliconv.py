@@ -2,7 +2,8 @@
 
 - `output_option` / `output_format` / `write_output`: `-o/--output FILE`, written atomically
   (temp file + rename), and refused (usage error, exit 2, `[output_extension]`) when the file's
-  extension belongs to another format than the one written.
+  extension belongs to another format than the one written, or (`[output_unwritable]`, exit 1)
+  when it could not be written, as the option is read (`check_writable`).
 - `contract_argument`: the contract as the first positional argument; an older `--contract FILE`
   option can stay as a deprecated alias that prints one notice line on stderr.
 - `Progress`: progress with an ETA on stderr (never stdout) for long work.
@@ -43,6 +44,7 @@ def output_option(*, required: bool = False, dest: str = "output", help: str | N
     def check(ctx, param, value):
         if fixed is not None and value is not None:
             output_format(value, fixed, (fixed,))
+        check_writable(value)
         return value
 
     return click.option("-o", "--output", dest, type=click.Path(dir_okay=False), required=required,
@@ -122,6 +124,42 @@ def write_output(output: str | Path, data: str | bytes, *, announce: bool = Fals
         raise unwritable(output, exc) from None
     if announce:
         click.echo(f"wrote {output}", err=True)
+
+
+def check_writable(output: str | Path | None) -> None:
+    """Refuse, as the option is read, an `output` that `write_output` could not write at the
+    end (a folder, a name under a file, a folder that takes no new file such as /proc): the
+    same `output_unwritable` problem, before any input is read or computed. A file is made
+    and removed in the nearest folder that exists to find out; a FIFO or character device is
+    left to the write (`fileio.write_atomic` writes into it)."""
+    import errno
+    import os
+    import stat
+    import tempfile
+
+    if output is None or str(output) == "-":
+        return
+    path = Path(output)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+        return
+    if mode is not None and not stat.S_ISREG(mode):
+        raise unwritable(output, OSError(errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
+                                         "is a folder" if stat.S_ISDIR(mode) else "not a regular file"))
+    folder = path.parent
+    while not os.path.lexists(folder) and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise unwritable(output, OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)))
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name[:100]}.", suffix=".probe", dir=folder)
+    except OSError as exc:
+        raise unwritable(output, exc) from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def unwritable(output: str | Path, exc: OSError):

@@ -3,10 +3,14 @@
 Incident causes, ids, titles and node names come from files the other party wrote. Each
 output neutralises what its reader would run rather than show:
 
-- CSV (`csv_cell`, `csv_rows`): a cell starting with `=`, `+`, `-`, `@`, TAB or CR is a
-  formula to Excel, LibreOffice and Google Sheets (OWASP "CSV injection"); such a cell gets
-  a leading `'`. Numbers (`-1.5`, `+3`) are left alone. `slakit --raw-csv` (or
-  SLAKIT_RAW_CSV=1) writes cells as they are.
+- CSV (`csv_cell`, `csv_rows`): characters a terminal or a spreadsheet would act on rather
+  than show (C0 and C1 controls other than TAB and newline, DEL, bidi overrides and
+  isolates, zero-width characters, line/paragraph separators, the BOM) are written as
+  visible `<U+hhhh>` (hhhh: the code point in hex; ESC is `<U+001B>`); CRLF becomes LF.
+  Then a cell starting with `=`, `+`, `-`, `@`, TAB or CR is a formula to Excel, LibreOffice
+  and Google Sheets (OWASP "CSV injection"); such a cell gets a leading `'`. Numbers (`-1.5`, `+3`) are left alone. Both
+  steps are idempotent (a neutralised cell stays as it is); `csv_uncell` undoes them for a
+  file slakit reads back. `slakit --raw-csv` (or SLAKIT_RAW_CSV=1) writes cells as they are.
 - Markdown (`md_text`): `<`, `>` and `&` become entities, so raw HTML (`<script>`,
   `<img onerror=...>`) shows as text; links other than http(s)/mailto lose their target.
 - Terminal (`terminal_text`, `rich_text`): control characters, ANSI/OSC escape sequences
@@ -37,20 +41,62 @@ def raw_csv() -> bool:
     return os.environ.get("SLAKIT_RAW_CSV", "") in ("1", "true", "yes")
 
 
+# what a terminal runs (ESC starts a sequence, BEL rings, CR moves the cursor back over text)
+# or a viewer reorders or hides: C0 but TAB and LF, DEL, C1, Arabic letter mark, zero-width
+# and bidi marks, line/paragraph separators, bidi embeddings/overrides and isolates, word
+# joiner and invisible operators, BOM, interlinear annotation
+_CSV_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e"
+                         "\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb]")
+_CSV_SHOWN = re.compile(r"<U\+([0-9A-F]{4})>")
+
+
+def _shown(m: re.Match[str]) -> str:
+    return f"<U+{ord(m.group(0)):04X}>"
+
+
+def _visible(value: str) -> str:
+    """`value` with every `_CSV_HIDDEN` character as `<U+hhhh>` (CRLF as LF first)."""
+    if "\r\n" in value:
+        value = value.replace("\r\n", "\n")
+    return _CSV_HIDDEN.sub(_shown, value)
+
+
 def csv_cell(value: Any) -> Any:
-    """One CSV cell: a text starting like a formula gets a leading `'`; other values unchanged."""
+    """One CSV cell: hidden characters as `<U+hhhh>`, then a text starting like a formula gets
+    a leading `'`; other values unchanged."""
     if not isinstance(value, str) or not value or raw_csv():
         return value
+    if _CSV_HIDDEN.search(value):
+        value = _visible(value)
     if value[0] in _FORMULA_START and not _NUMBER.match(value):
         return "'" + value
     return value
 
 
+def csv_uncell(text: str) -> str:
+    """What `csv_cell` wrote back to the text it was given, for files slakit writes and reads
+    again (the claims ledger): the `'` before a formula start is dropped and `<U+hhhh>` of a
+    hidden character is that character. A text `csv_cell` would not have written (a `'`
+    before a plain letter, `<U+0041>`) is returned as it is."""
+    if not text:
+        return text
+    if text[0] == "'" and len(text) > 1 and text[1] in _FORMULA_START and not _NUMBER.match(text[1:]):
+        text = text[1:]
+    if "<U+" in text:
+        text = _CSV_SHOWN.sub(lambda m: chr(int(m.group(1), 16)) if _CSV_HIDDEN.match(chr(int(m.group(1), 16)))
+                              else m.group(0), text)
+    return text
+
+
 def csv_column(values: Iterable[Any]) -> list[Any]:
     """`csv_cell` over one column's values (the fast path for large tables)."""
+    values = list(values)
     if raw_csv():
-        return list(values)
+        return values
     start = _FORMULA_START
+    # one search over the column's texts together: most columns have no hidden character
+    if _CSV_HIDDEN.search("".join([v for v in values if isinstance(v, str)])) is not None:
+        return [csv_cell(v) for v in values]
     return [("'" + v) if isinstance(v, str) and v and v[0] in start and not _NUMBER.match(v) else v
             for v in values]
 

@@ -61,7 +61,7 @@ def load_inputs(lc, sacct_file, live, incidents, tz, plist, skip_bad_rows):
                                file="sacctmgr show event (live)")
             import pandas as pd
 
-            frame = pd.read_csv(io.StringIO(events_csv(imp)), dtype=str, keep_default_na=False)
+            frame = pd.read_csv(io.StringIO(events_csv(imp, neutralise=False)), dtype=str, keep_default_na=False)
             frame = frame[frame["target"].isin(set(topo.nodes))]
             log = _log_from_frame(frame, lc)
         except InputError as e:
@@ -225,6 +225,8 @@ def _match_training(training, runs):
 
 
 def render_csv(result) -> str:
+    from slaschema.textsafe import csv_cell
+
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
     w.writeheader()
@@ -234,7 +236,7 @@ def render_csv(result) -> str:
                   "runs_ended_by_infrastructure": jobs["ended_by_infrastructure"],
                   "runs_requeued_by_infrastructure": jobs["requeued_by_infrastructure"],
                   "runs_infrastructure_unattributed": jobs["infrastructure_unattributed"]})
-        w.writerow({k: "" if m.get(k) is None else m.get(k) for k in CSV_COLUMNS})
+        w.writerow({k: "" if m.get(k) is None else csv_cell(m.get(k)) for k in CSV_COLUMNS})
     return buf.getvalue()
 
 

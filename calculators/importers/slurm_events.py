@@ -112,15 +112,20 @@ def parse_events(text: str, tz: str = "UTC", file: str = "<sacctmgr>", cluster: 
     return EventImport(tuple(out), read, len(spans))
 
 
-def events_csv(imp: EventImport) -> str:
+def events_csv(imp: EventImport, *, neutralise: bool = True) -> str:
+    """The incident log's CSV text; `neutralise=False` keeps node names and reasons as Slurm
+    wrote them (for a log slakit reads itself, never for a file people open)."""
     import csv
     import io
 
+    from slaschema.textsafe import csv_cell
+
+    cell = csv_cell if neutralise else (lambda v: v)
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
     w.writeheader()
     for inc in imp.incidents:
-        w.writerow(inc.row())
+        w.writerow({k: cell(v) for k, v in inc.row().items()})
     return buf.getvalue()
 
 

@@ -91,6 +91,16 @@ def simulate(ctx, contract: str, model_name: str, months: int, runs: int, seed: 
     lc = load_or_exit(contract, fmt)
     if start is None and lc.model.contract.effective is None:
         raise click.UsageError("the contract has no effective date; name the first month with --start YYYY-MM")
+    from calculators.periods import horizon_problem
+
+    if start is not None:
+        problem = horizon_problem(start, months, f"--start {start}")
+    else:
+        eff = lc.model.contract.effective.from_
+        problem = horizon_problem(f"{eff.year:04d}-{eff.month:02d}", months,
+                                  f"the contract's effective date {eff.year:04d}-{eff.month:02d} (name another with --start)")
+    if problem:
+        raise click.UsageError(problem)
     from calculators.simulate.run import simulate as run_simulation
 
     progress = Progress(f"simulate {lc.id}", runs, enabled=progress_wanted(no_progress))

@@ -141,13 +141,99 @@ def test_a_command_that_stops_early_does_not_wait_for_the_parse(write, monkeypat
     real_read = log_prefetch._read_regular
     parsed = []
 
-    def slow_read(name):
+    def slow_read(name, stop=None):
         time.sleep(0.3)
-        return real_read(name)
+        return real_read(name, stop)
 
     monkeypatch.setattr(log_prefetch, "_read_regular", slow_read)
-    monkeypatch.setattr("calculators.log_csv.read_csv_arrow", lambda data, *a: parsed.append(1))
+    monkeypatch.setattr("calculators.log_csv.read_csv_arrow", lambda data, *a, **k: parsed.append(1))
     log_prefetch.start(path)
     log_prefetch._finish()                  # what the interpreter's exit runs
     assert parsed == []
     assert log_prefetch.take(path) is None
+
+
+def _many_rows(n: int) -> str:
+    return HEADER + "".join(f"R{i},node,r01-n0{1 + i % 6},2027-02-03T10:00:00Z,2027-02-03T11:00:00Z,,,,,,,\n"
+                            for i in range(n))
+
+
+def test_a_cancelled_reading_stops_between_chunks_and_parses_nothing(write, monkeypatch):
+    """Past the first EAGER bytes the reading waits for the loader; a command that ends before
+    asking (cancel) stops it there: nothing more is read, hashed or parsed."""
+    path = write("log.csv", _many_rows(60_000))                   # about 4 MB
+    monkeypatch.setattr(log_prefetch, "CHUNK", 1 << 16)
+    monkeypatch.setattr(log_prefetch, "EAGER", 1 << 20)
+    parsed = []
+    monkeypatch.setattr("calculators.log_csv.read_csv_arrow", lambda data, *a, **k: parsed.append(len(data)))
+    log_prefetch.start(path)
+    job = log_prefetch._jobs[log_prefetch._key(path)]
+    time.sleep(0.3)
+    assert job.thread.is_alive() and not job.out                  # waiting at EAGER, not reading on
+    t0 = time.monotonic()
+    log_prefetch.cancel()
+    job.thread.join(5)
+    assert not job.thread.is_alive() and time.monotonic() - t0 < 2
+    assert parsed == [] and job.out == []
+    assert log_prefetch.take(path) is None
+    log_prefetch._finish()
+
+
+def test_the_loader_gets_the_whole_log_past_the_eager_part(write, lc, monkeypatch):
+    path = write("log.csv", _many_rows(60_000))
+    monkeypatch.setattr(log_prefetch, "CHUNK", 1 << 16)
+    monkeypatch.setattr(log_prefetch, "EAGER", 1 << 20)
+    direct = inc.load_incidents(path, lc)
+    log_prefetch.start(path)
+    fetched = log_prefetch.take(path)
+    assert fetched is not None and bytes(fetched.data) == path.read_bytes()
+    assert fetched.sha256 == direct.sha256 and fetched.arrow[0].num_rows == 60_000
+    log_prefetch.start(path)
+    same(inc.load_incidents(path, lc), direct)
+
+
+def test_a_command_that_fails_on_its_contract_cancels_the_reading(write, tmp_path, monkeypatch):
+    from tests.hostile.conftest import cli
+
+    path = write("log.csv", _many_rows(60_000))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("slakit: 1\ncontract: {id: x\n", encoding="utf-8")
+    monkeypatch.setattr(log_prefetch, "EAGER", 1 << 20)
+    monkeypatch.setattr(log_prefetch, "CHUNK", 1 << 16)
+    parsed = []
+    monkeypatch.setattr("calculators.log_csv.read_csv_arrow", lambda data, *a, **k: parsed.append(len(data)))
+    r = cli("credits", bad, path, "--month", "2027-02")
+    assert r.exit_code == 1, r.output
+    assert log_prefetch._jobs == {}                               # cancelled when the command ended
+    threads = list(log_prefetch._cancelled)
+    assert threads
+    for t in threads:
+        t.join(5)
+        assert not t.is_alive()
+    assert parsed == []
+    log_prefetch._finish()
+
+
+@pytest.mark.parametrize("text", [
+    _many_rows(3000),
+    _many_rows(3000).replace("\n", "\r\n"),
+    "\ufeff" + _many_rows(3000),
+    _many_rows(1500) + "\n\n\n" + _many_rows(1500).split("\n", 1)[1] + "\n\n",
+])
+def test_the_parse_in_pieces_is_the_parse_in_one(text):
+    from calculators.log_csv import read_csv_arrow
+
+    data = text.encode("utf-8")
+    whole = read_csv_arrow(data)
+    pieces = read_csv_arrow(data, stop=lambda: False, piece_size=4096)
+    assert whole is not None and pieces is not None
+    assert pieces[0].equals(whole[0]) and pieces[1:] == whole[1:]
+    assert read_csv_arrow(data, stop=lambda: True, piece_size=4096) is None     # stopped before a piece
+
+
+def test_a_ragged_row_in_a_later_piece_is_still_refused():
+    from calculators.log_csv import read_csv_arrow
+
+    data = (_many_rows(3000) + "R9,node\n" + _many_rows(10).split("\n", 1)[1]).encode()
+    assert read_csv_arrow(data) is None
+    assert read_csv_arrow(data, stop=lambda: False, piece_size=4096) is None
