@@ -71,6 +71,7 @@ MAX_VERDICTS = 5_000_000            # per criterion
 MAX_NODES = 1_000_000
 MAX_WAIVERS = 10_000
 MAX_PROBLEMS = 50                   # problems listed one by one; the rest are counted
+_UTF8_CHUNK = 1 << 23
 
 Time = Annotated[AwareDatetime, PlainSerializer(lambda t: t.isoformat(), return_type=str)]
 
@@ -401,16 +402,19 @@ def read_run_document(path: Path | str, data: bytes | None = None) -> RunDocumen
     elif len(data) > MAX_BYTES:
         raise InputError([Problem("results_too_large", f"the run document is {len(data)} bytes, more than the "
                                   f"{MAX_BYTES} a run document may have", file=file, value=len(data), fix=_FIX)])
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError([Problem("results_invalid", f"not UTF-8 text (byte {exc.start})", file=file,
-                                  fix=_FIX)]) from None
-    try:
-        doc = RunDocument.model_validate_json(text, strict=True, context={"read": True})
-    except ValidationError as exc:
-        raise InputError(_problems(exc, file)) from None
-    twice = _duplicate_keys(text)
+    bad_byte = _not_utf8_at(data)
+    if bad_byte is not None:
+        raise InputError([Problem("results_invalid", f"not UTF-8 text (byte {bad_byte})", file=file,
+                                  fix=_FIX)])
+    over = _over_the_limits(data, file)
+    if over:
+        raise InputError(over)
+    with _no_gc_pauses():
+        try:
+            doc = RunDocument.model_validate_json(data, strict=True, context={"read": True})
+        except ValidationError as exc:
+            raise InputError(_problems(exc, file)) from None
+        twice = _duplicate_keys(data)
     if twice:
         raise InputError([Problem("results_duplicate_key", f"a key given twice in one object: {k!r} (readers "
                                   "disagree on which value counts)", file=file, value=k, fix=_FIX)
@@ -418,7 +422,56 @@ def read_run_document(path: Path | str, data: bytes | None = None) -> RunDocumen
     return doc
 
 
-def _duplicate_keys(text: str) -> list[str]:
+def _not_utf8_at(data: bytes) -> int | None:
+    """The offset of the first byte of `data` that is not UTF-8, checked a chunk at a time
+    (no copy of a large document as text is kept)."""
+    import codecs
+
+    view, size, pos = memoryview(data), len(data), 0
+    while pos < size:
+        try:
+            _, used = codecs.utf_8_decode(view[pos:pos + _UTF8_CHUNK], "strict", pos + _UTF8_CHUNK >= size)
+        except UnicodeDecodeError as exc:
+            return pos + exc.start
+        pos += used
+    return None
+
+
+def _list_limits() -> dict[tuple[Any, ...], int]:
+    """Every bounded list of a run document, by path (`ANY`: each criterion), and its limit
+    (read when a document is read, so the module's constants decide)."""
+    from acceptance.json_scan import ANY
+
+    return {("run", "nodes"): MAX_NODES, ("criteria",): MAX_CRITERIA, ("criteria", ANY, "nodes"): MAX_NODES,
+            ("criteria", ANY, "verdicts"): MAX_VERDICTS, ("aggregate", "racks"): MAX_NODES,
+            ("aggregate", "nodes"): MAX_NODES, ("scope", "nodes"): MAX_NODES,
+            ("scope", "nodes_not_in_contract"): MAX_NODES, ("scope", "criteria"): MAX_CRITERIA,
+            ("scope", "criteria_not_covered"): MAX_CRITERIA, ("waivers",): MAX_WAIVERS}
+
+
+def _over_the_limits(data: bytes, file: str) -> list[Any]:
+    """A problem for each bounded list that holds more than its limit, found by scanning the
+    text before it is parsed (`acceptance.json_scan`): a document over a limit is refused for
+    that alone, in a fraction of the time and memory validating it would take. The problems
+    read as pydantic's own for the same list."""
+    from acceptance.json_scan import long_arrays
+    from slaschema.errors import Problem
+
+    found = long_arrays(data, _list_limits()) or []
+    out = [Problem("results_too_many", f"Tuple should have at most {limit} item{'' if limit == 1 else 's'} after "
+                   f"validation, not {count}", file=file, path=_path_text(path), value=f"a list of {count}", fix=_FIX)
+           for path, count, limit in found[:MAX_PROBLEMS]]
+    if len(found) > MAX_PROBLEMS:
+        out.append(Problem("results_invalid", f"{len(found) - MAX_PROBLEMS} more problems in the run document",
+                           file=file, fix=_FIX))
+    return out
+
+
+def _path_text(loc: tuple[Any, ...]) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".") or "(document)"
+
+
+def _duplicate_keys(text: bytes | str) -> list[str]:
     """The keys that appear twice in one object of `text` (JSON the model has already
     accepted, so nested no deeper than pydantic's parser allows). The model's parser keeps
     the last value; another reader of the same signed bundle may keep the first."""
@@ -478,7 +531,7 @@ def _problems(exc: ValidationError, file: str) -> list[Any]:
             # `measured` is a number, a text or null: one problem, not one per kind it is not
             loc = loc[:-1]
             err = {**err, "msg": "Input should be a number, a text or null"}
-        path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".") or "(document)"
+        path = _path_text(loc)
         if path in seen:
             continue
         seen.add(path)
