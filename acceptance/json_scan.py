@@ -43,7 +43,7 @@ def long_arrays(data: bytes, limits: Mapping[tuple[str | type[int], ...], int]) 
     floor = min(limits.values())
     keys = {k for p in limits for k in p if isinstance(k, str)}
 
-    step = np.zeros(256, np.int64)                        # by byte: +1 opens a container, -1 closes one
+    step = np.zeros(256, np.int32)                        # by byte: +1 opens a container, -1 closes one
     step[[_OPEN_LIST, _OPEN_OBJECT]] = 1
     step[[_CLOSE_LIST, _CLOSE_OBJECT]] = -1
 
@@ -65,8 +65,8 @@ def long_arrays(data: bytes, limits: Mapping[tuple[str | type[int], ...], int]) 
         n = b.size
         quote, mark, other, folded = quote_buf[:n], mark_buf[:n], other_buf[:n], folded_buf[:n]
         np.equal(b, _QUOTE, out=quote)
-        if odd_backslashes or data.find(b"\\", start, start + CHUNK) >= 0:
-            odd_backslashes = _unescaped(b, quote, odd_backslashes, mark, other)
+        if odd_backslashes or data.find(b"\\", start, start + n) >= 0:
+            odd_backslashes = _unescaped(b, quote, odd_backslashes, mark)
         inside = _prefix_xor(quote, in_string)            # bit i: byte i is inside a string (or its quote)
         in_string = int(inside[(n - 1) >> 3] >> ((n - 1) & 7) & 1)
         # brackets and braces (`[` and `{` differ by 0x20, as do `]` and `}`) and commas
@@ -81,14 +81,18 @@ def long_arrays(data: bytes, limits: Mapping[tuple[str | type[int], ...], int]) 
         if not at.size:
             continue
         kind = b[at]
-        after = depth + np.cumsum(step[kind])
+        after = np.cumsum(step[kind], dtype=np.int32)     # the depth after each token
+        after += depth
         if int(after.min()) < 0:
             return None
         depth = int(after[-1])
+        shallow = np.flatnonzero(after <= max_depth)      # (a closer at max_depth is dropped below)
+        pos, kind, level = at[shallow] + start, kind[shallow], after[shallow].astype(np.int64)
         closing = (kind == _CLOSE_LIST) | (kind == _CLOSE_OBJECT)
-        level = after + closing                           # the depth of the container each token belongs to
-        shallow = level <= max_depth
-        pos, kind, level, closing = at[shallow] + start, kind[shallow], level[shallow], closing[shallow]
+        level += closing                                  # the depth of the container each token belongs to
+        if level.size and int(level.max()) > max_depth:
+            keep = level <= max_depth
+            pos, kind, level, closing = pos[keep], kind[keep], level[keep], closing[keep]
         if not kind.size:
             continue
         # commas at each depth up to and including each token, counted from the start of the text
@@ -132,21 +136,21 @@ def long_arrays(data: bytes, limits: Mapping[tuple[str | type[int], ...], int]) 
     return [(path, count, limit) for _, path, count, limit in sorted(found, key=lambda f: f[0])]
 
 
-def _unescaped(b: Any, quote: Any, odd_before: int, mark: Any, other: Any) -> int:
+def _unescaped(b: Any, quote: Any, odd_before: int, scratch: Any) -> int:
     """Clears in `quote` the quotes of chunk `b` that a backslash escapes (one after an odd run
     of backslashes; `odd_before`: the chunk starts right after one). Returns whether the
-    chunk ends in an odd run. `mark` and `other` are scratch space of b's size."""
+    chunk ends in an odd run. `scratch`: a bool array of b's size to use."""
     import numpy as np
 
     if odd_before and quote[0]:
         quote[0] = False
-    backslash = np.equal(b, _BACKSLASH, out=mark)
-    np.logical_and(quote[1:], backslash[:-1], out=other[1:])
-    other[0] = False
-    after_one = np.flatnonzero(other)                        # quotes right after a backslash
-    if not after_one.size and b[-1] != _BACKSLASH:
+    bs = np.flatnonzero(np.equal(b, _BACKSLASH, out=scratch))
+    if not bs.size:
         return 0
-    bs = np.flatnonzero(backslash)
+    n = b.size
+    before_quote = bs[quote[np.minimum(bs + 1, n - 1)] & (bs + 1 < n)]   # backslashes right before a quote
+    if not before_quote.size and bs[-1] != n - 1:
+        return 0
     first = np.ones(bs.size, bool)
     first[1:] = bs[1:] != bs[:-1] + 1
     idx = np.arange(bs.size)
@@ -154,9 +158,9 @@ def _unescaped(b: Any, quote: Any, odd_before: int, mark: Any, other: Any) -> in
     if odd_before and bs[0] == 0:
         later = np.flatnonzero(first[1:])
         run[: later[0] + 1 if later.size else bs.size] += 1
-    last = np.searchsorted(bs, after_one - 1)                # the backslash before each such quote
-    quote[after_one[run[last] % 2 == 1]] = False
-    return int(bs[-1] == b.size - 1 and run[-1] % 2 == 1)
+    odd = run[np.searchsorted(bs, before_quote)] % 2 == 1
+    quote[before_quote[odd] + 1] = False
+    return int(bs[-1] == n - 1 and run[-1] % 2 == 1)
 
 
 def _prefix_xor(flags: Any, odd_before: int) -> Any:
