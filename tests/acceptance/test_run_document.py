@@ -219,7 +219,7 @@ def test_a_criterion_entry_is_built_by_keyword_with_its_statuses_as_enums():
 
 @pytest.mark.parametrize("name", ["full", "partial", "waived", "slurm"])
 def test_the_fast_text_is_the_written_text(documents, name):
-    """`RunDocument.dumps` (pydantic's serializer) writes what `json.dumps` writes."""
+    """`RunDocument.dumps` writes what the bundle writer wrote (`json.dumps` of `to_json()`)."""
     path = documents[name]
     assert read_run_document(path).dumps().encode("utf-8") == path.read_bytes()
 
