@@ -43,7 +43,7 @@ def long_arrays(data: bytes, limits: Mapping[tuple[str | type[int], ...], int]) 
     floor = min(limits.values())
     keys = {k for p in limits for k in p if isinstance(k, str)}
 
-    step = np.zeros(256, np.int32)                        # by byte: +1 opens a container, -1 closes one
+    step = np.zeros(256, np.int64)                        # by byte: +1 opens a container, -1 closes one
     step[[_OPEN_LIST, _OPEN_OBJECT]] = 1
     step[[_CLOSE_LIST, _CLOSE_OBJECT]] = -1
 
@@ -81,13 +81,13 @@ def long_arrays(data: bytes, limits: Mapping[tuple[str | type[int], ...], int]) 
         if not at.size:
             continue
         kind = b[at]
-        after = np.cumsum(step[kind], dtype=np.int32)     # the depth after each token
+        after = np.cumsum(step[kind], dtype=np.int64)     # the depth after each token
         after += depth
         if int(after.min()) < 0:
             return None
         depth = int(after[-1])
         shallow = np.flatnonzero(after <= max_depth)      # (a closer at max_depth is dropped below)
-        pos, kind, level = at[shallow] + start, kind[shallow], after[shallow].astype(np.int64)
+        pos, kind, level = at[shallow] + start, kind[shallow], after[shallow]
         closing = (kind == _CLOSE_LIST) | (kind == _CLOSE_OBJECT)
         level += closing                                  # the depth of the container each token belongs to
         if level.size and int(level.max()) > max_depth:
@@ -149,8 +149,11 @@ def _unescaped(b: Any, quote: Any, odd_before: int, scratch: Any) -> int:
         return 0
     n = b.size
     before_quote = bs[quote[np.minimum(bs + 1, n - 1)] & (bs + 1 < n)]   # backslashes right before a quote
-    if not before_quote.size and bs[-1] != n - 1:
-        return 0
+    if not before_quote.size:
+        if bs[-1] != n - 1:
+            return 0
+        tail = int(np.argmax(b[::-1] != _BACKSLASH)) if bs.size < n else n   # the run the chunk ends in
+        return (tail + (odd_before if tail == n else 0)) % 2
     first = np.ones(bs.size, bool)
     first[1:] = bs[1:] != bs[:-1] + 1
     idx = np.arange(bs.size)

@@ -107,3 +107,14 @@ def test_only_arrays_at_the_paths_given_are_reported():
                        "list": [{"criteria": list(range(9))}]})
     assert long_arrays(text.encode(), LIMITS) == []
     assert long_arrays(b"[1, 2, 3, 4, 5]", {(): 1}) == []           # the root must be an object
+
+
+@pytest.mark.parametrize("run", [1, 2, 3, 4, 9, 10])
+def test_runs_of_backslashes_across_chunks(monkeypatch, run):
+    """A run of backslashes cut by a chunk boundary, or filling whole chunks: an odd run
+    escapes the quote after it, an even one does not."""
+    text = '{"x": "' + "\\" * run + ('"' if run % 2 else "") + '", "criteria": [1, 2, 3, 4]}'
+    assert json.loads(text)                                       # the text is JSON
+    for chunk in (1, 2, 3, 4, 5, 8, 1 << 23):
+        monkeypatch.setattr(json_scan, "CHUNK", chunk)
+        assert long_arrays(text.encode(), LIMITS) == [(("criteria",), 4, 2)], (chunk, text)
