@@ -88,49 +88,58 @@ def long_arrays(data: bytes, limits: Mapping[tuple[str | type[int], ...], int]) 
         depth = int(after[-1])
         shallow = np.flatnonzero(after <= max_depth)      # (a closer at max_depth is dropped below)
         pos, kind, level = at[shallow] + start, kind[shallow], after[shallow]
-        closing = (kind == _CLOSE_LIST) | (kind == _CLOSE_OBJECT)
-        level += closing                                  # the depth of the container each token belongs to
+        level += (kind == _CLOSE_LIST) | (kind == _CLOSE_OBJECT)   # the depth of the container each token is in
         if level.size and int(level.max()) > max_depth:
             keep = level <= max_depth
-            pos, kind, level, closing = pos[keep], kind[keep], level[keep], closing[keep]
+            pos, kind, level = pos[keep], kind[keep], level[keep]
         if not kind.size:
             continue
-        # commas at each depth up to and including each token, counted from the start of the text
-        running = {}
-        for d in range(1, max_depth + 1):
-            c = np.cumsum((kind == _COMMA) & (level == d), dtype=np.int64) + commas[d]
-            running[d] = c
-            commas[d] = int(c[-1])
+        # the tokens grouped by depth (a stable sort keeps each group in text order)
+        order = np.argsort(level.astype(np.int8), kind="stable")
+        pos, kind = pos[order], kind[order]
+        bounds = np.searchsorted(level[order], np.arange(1, max_depth + 2))
+        comma_at: dict[int, Any] = {}
+        shut: dict[int, tuple[Any, Any, Any]] = {}
         opens: dict[int, tuple] = {}
         for d in range(1, max_depth + 1):
-            o = np.flatnonzero(~closing & (kind != _COMMA) & (level == d))
-            o_pos, o_kind = pos[o], kind[o]
-            o_self = running[d][o]
-            o_parent = running[d - 1][o] if d > 1 else np.zeros(o.size, np.int64)
+            p_d, k_d = pos[bounds[d - 1]:bounds[d]], kind[bounds[d - 1]:bounds[d]]
+            is_comma = k_d == _COMMA
+            before = np.cumsum(is_comma) + commas[d]      # commas at this depth up to each token, from the start
+            comma_at[d] = p_d[is_comma]
+            other = np.flatnonzero(~is_comma)
+            p_d, k_d, before = p_d[other], k_d[other], before[other]
+            closing = (k_d == _CLOSE_LIST) | (k_d == _CLOSE_OBJECT)
+            shut[d] = (p_d[closing], k_d[closing], before[closing])
+            opening = ~closing
+            o_pos, o_kind, o_self = p_d[opening], k_d[opening], before[opening]
+            o_parent = None                               # commas at the parent's depth before it: worked out when asked
             if d in carried:
                 p, k, cs, cp = carried.pop(d)
-                o_pos, o_kind = np.r_[p, o_pos], np.r_[k, o_kind]
-                o_self, o_parent = np.r_[cs, o_self], np.r_[cp, o_parent]
+                o_pos, o_kind, o_self = np.r_[p, o_pos], np.r_[k, o_kind], np.r_[cs, o_self]
+                o_parent = cp
             opens[d] = (o_pos, o_kind, o_self, o_parent)
+        chunk = _Chunk(opens, comma_at, list(commas))
         for d in range(1, max_depth + 1):
             o_pos, o_kind, o_self, _ = opens[d]
-            c = np.flatnonzero(closing & (level == d))
-            n = c.size
+            c_pos, c_kind, c_before = shut[d]
+            n = c_pos.size
             if not (o_pos.size == n or o_pos.size == n + 1):
                 return None
-            if np.any((o_kind[:n] == _OPEN_LIST) != (kind[c] == _CLOSE_LIST)):
+            if np.any((o_kind[:n] == _OPEN_LIST) != (c_kind == _CLOSE_LIST)):
                 return None                               # `[` closed by `}` or `{` by `]`
             if o_pos.size == n + 1:
-                carried[d] = (int(o_pos[-1]), int(o_kind[-1]), int(o_self[-1]), int(opens[d][3][-1]))
-            items = running[d][c] - o_self[:n] + 1        # commas inside plus one, unless empty
+                carried[d] = (int(o_pos[-1]), int(o_kind[-1]), int(o_self[-1]), chunk.parent_commas(d, o_pos.size - 1))
+            items = c_before - o_self[:n] + 1             # the commas inside, plus one
             for i in np.flatnonzero((o_kind[:n] == _OPEN_LIST) & (items > floor)):
                 count = int(items[i])
-                if count == 1 and not data[int(o_pos[i]) + 1:int(pos[c[i]])].strip(_WHITESPACE):
+                if count == 1 and not data[int(o_pos[i]) + 1:int(c_pos[i])].strip(_WHITESPACE):
                     continue                              # `[]`
-                path = _path(data, opens, d, int(i), keys)
+                path = _path(data, chunk, d, int(i), keys)
                 limit = _limit(path, limits) if path is not None else None
                 if limit is not None and count > limit:
-                    found.append((int(pos[c[i]]), path, count, limit))
+                    found.append((int(c_pos[i]), path, count, limit))
+        for d in range(1, max_depth + 1):
+            commas[d] += int(comma_at[d].size)
     if in_string or depth:
         return None
     return [(path, count, limit) for _, path, count, limit in sorted(found, key=lambda f: f[0])]
@@ -186,28 +195,47 @@ def _prefix_xor(flags: Any, odd_before: int) -> Any:
     return words
 
 
-def _path(data: bytes, opens: dict[int, tuple], d: int, i: int, keys: set[str]) -> Path | None:
+class _Chunk:
+    """The containers opened at each depth in one chunk (the one carried in from before
+    first) and where its commas are, to work out paths."""
+
+    def __init__(self, opens: dict[int, tuple], comma_at: dict[int, Any], commas_before: list[int]) -> None:
+        self.opens, self.comma_at, self.commas_before = opens, comma_at, commas_before
+
+    def parent_commas(self, d: int, i: int) -> int:
+        """Commas at depth d - 1 before the i-th container opened at depth d."""
+        import numpy as np
+
+        o_pos, _, _, carried_parent = self.opens[d]
+        if i == 0 and carried_parent is not None:
+            return int(carried_parent)
+        if d == 1:
+            return 0
+        return self.commas_before[d - 1] + int(np.searchsorted(self.comma_at[d - 1], o_pos[i]))
+
+
+def _path(data: bytes, chunk: _Chunk, d: int, i: int, keys: set[str]) -> Path | None:
     """The path of the i-th container opened at depth d in this chunk (the one carried in
     first), from its parents; None where a key is not one of `keys` or the root is no object."""
     import numpy as np
 
     out: list[str | int] = []
     while d > 1:
-        o_pos, _, _, o_parent = opens[d]
-        p_pos, p_kind, p_self, _ = opens[d - 1]
+        o_pos = chunk.opens[d][0]
+        p_pos, p_kind, p_self, _ = chunk.opens[d - 1]
         here = int(o_pos[i])
         j = int(np.searchsorted(p_pos, here)) - 1
         if j < 0:
             return None
         if p_kind[j] == _OPEN_LIST:
-            out.append(int(o_parent[i] - p_self[j]))
+            out.append(chunk.parent_commas(d, i) - int(p_self[j]))
         else:
             key = _key_before(data, here, int(p_pos[j]))
             if key is None or key not in keys:
                 return None
             out.append(key)
         d, i = d - 1, j
-    if opens[1][1][i] != _OPEN_OBJECT:
+    if chunk.opens[1][1][i] != _OPEN_OBJECT:
         return None
     return tuple(reversed(out))
 
