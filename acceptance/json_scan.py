@@ -4,12 +4,13 @@
 `("criteria", ANY, "verdicts")`) that holds more items than that path's limit. It reads the
 bytes a chunk at a time with numpy and keeps nothing per value: the strings are marked by
 their unescaped quotes, then the brackets, braces and commas outside strings give each
-container's depth and the number of items of each array. A 335 MB document is scanned in
-about half a second with a few tens of MB beside its bytes, where building it (pydantic's
-parser, `json.loads`) takes seconds and gigabytes.
+container's depth and the number of items of each array. A results.json of 335 MB is
+scanned in 0.8 s of CPU with about 65 MB beside its bytes, where building it (pydantic's
+parser and validation) took 24 s and 6.5 GB. The cost grows with the brackets and commas in
+the text: one made of nothing else takes about 65 ns a byte.
 
-The scan speaks only of text that is well formed at the depths it looks at (balanced
-brackets of the same kind, every string closed); otherwise it answers None and leaves the
+The scan speaks only of text whose brackets balance (and are closed by their own kind at the
+depths of the paths) and whose strings are closed; otherwise it answers None and leaves the
 judgment to the parser, which names the error. An array is identified by its path of object
 keys (escapes decoded) and list indices; with a key given twice, each of its values is counted.
 """
@@ -21,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 ANY: Final = int                     # in a path: any index of a list
-CHUNK: Final = 1 << 23               # bytes scanned at a time
+CHUNK = 1 << 23                      # bytes scanned at a time
 
 _QUOTE, _COMMA, _OPEN_LIST, _CLOSE_LIST, _OPEN_OBJECT, _CLOSE_OBJECT = 0x22, 0x2C, 0x5B, 0x5D, 0x7B, 0x7D
 _BACKSLASH = 0x5C
@@ -112,7 +113,7 @@ def long_arrays(data: bytes, limits: Mapping[tuple[str | type[int], ...], int]) 
             shut[d] = (p_d[closing], k_d[closing], before[closing])
             opening = ~closing
             o_pos, o_kind, o_self = p_d[opening], k_d[opening], before[opening]
-            o_parent = None                               # commas at the parent's depth before it: worked out when asked
+            o_parent = None                               # commas at the depth above: worked out when asked
             if d in carried:
                 p, k, cs, cp = carried.pop(d)
                 o_pos, o_kind, o_self = np.r_[p, o_pos], np.r_[k, o_kind], np.r_[cs, o_self]
