@@ -338,3 +338,17 @@ def test_a_byte_that_is_not_utf8_is_named_by_its_offset_in_any_chunk(monkeypatch
             data.decode("utf-8")
         (p,) = _problems(data)
         assert (p.code, p.message) == ("results_invalid", f"not UTF-8 text (byte {whole.value.start})")
+
+
+def test_accept_report_refuses_a_document_over_a_limit_with_its_code(documents, tmp_path, monkeypatch):
+    b = tmp_path / "b"
+    data = json.loads(documents["full"].read_text())
+    bundle = Bundle(b)
+    bundle.write("results.json", json.dumps(data))
+    bundle.write_manifest()
+    monkeypatch.setattr(rd, "MAX_CRITERIA", len(data["criteria"]) - 1)
+    r = CliRunner().invoke(main, ["accept", "report", str(b), "--format", "json"])
+    assert r.exit_code == 1 and "Traceback" not in r.output
+    n = len(data["criteria"])
+    assert [(p["code"], p["path"], p["value"]) for p in json.loads(r.stdout)["problems"]] == [
+        ("results_too_many", "criteria", f"a list of {n}"), ("results_too_many", "scope.criteria", f"a list of {n}")]
