@@ -203,12 +203,7 @@ class ScopeMonth:
     def downtime_value(self, i: int) -> int | Decimal:
         """`downtime_seconds` of unit i as a number: an int, or (proportional degraded time
         not a whole number of seconds) lost GPU-seconds / GPUs rounded to 3 decimals."""
-        lnum, dn = int(self.lnum[i]), int(self.dn[i])
-        if dn == 1:
-            return lnum
-        if lnum % dn == 0:
-            return lnum // dn
-        return round(Decimal(lnum) / Decimal(dn), 3)
+        return cr.downtime_value(int(self.lnum[i]), int(self.dn[i]))
 
     def credit_pct_value(self, i: int) -> Decimal:
         """The unit's credit in percent: the tier's (as written, normalised) or, pro rata, the

@@ -83,7 +83,7 @@ def _number(v: int | float | Any) -> str:
 
 
 def _cached_money(cents: list[int]) -> list[str]:
-    return cr.each_once(cents, lambda c: f'"{cr.money(c)}"')
+    return cr.each_once(cents, lambda c: f'"{cr.money(int(c))}"')
 
 
 # the depths inside the document: {periods: [ {units: [ {incidents: [...]} ]} ]}
@@ -101,7 +101,9 @@ def _pct(value: Any) -> str:
 
 def unit_records(sm: Any, pr: Any, names_info: NamesInfo | None = None) -> list[bytes | memoryview]:
     """A scope's unit records in one month (`calculators.result.ScopeMonth`) as UTF-8 pieces,
-    the records separated as items of a list."""
+    the records separated as items of a list. The figures are formatted column by column
+    (each distinct value once), each record's text before and after its incident ids is one
+    f-string, and the ids come as slices of one buffer (`_incident_text`)."""
     names_info = names_info or NamesInfo()
     n = len(sm.ids)
     if not n:
@@ -110,19 +112,18 @@ def unit_records(sm: Any, pr: Any, names_info: NamesInfo | None = None) -> list[
     lnum = sm.lnum.tolist()
     dn = sm.dn.tolist()
     if all(int(d) == 1 for d in dn):
-        down = [str(int(x)) for x in lnum]
+        down = cr.each_once(lnum, lambda x: str(int(x)))
     else:
-        down = [_number(sm.downtime_value(i)) for i in range(n)]
+        down = cr.each_once(list(zip(lnum, dn)), lambda p: _number(cr.downtime_value(int(p[0]), int(p[1]))))
     avail = cr.each_once(sm.avail_e4.tolist(), lambda e4: f'"{cr.pct_text(int(e4))}"')
     credit_pct = cr.each_once(sm.credit_pct, lambda v: f'"{_pct(v)}"' if v is not None else None)
     for i, v in enumerate(sm.credit_pct):
         if v is None:                           # pro rata: the unit's own share
             credit_pct[i] = f'"{format(sm.credit_pct_value(i), "f")}"'
-    fee_cents = [int(x) for x in cr.cents_half_up(sm.fee_num, sm.fee_den).tolist()]
-    fees = _cached_money(fee_cents)
-    credit_cents = [int(x) for x in sm.credit_cents.tolist()]
+    fees = _cached_money(cr.cents_half_up(sm.fee_num, sm.fee_den).tolist())
+    credit_cents = sm.credit_cents.tolist()
     credits = _cached_money(credit_cents)
-    after = cr.each_once(credit_cents, lambda c: f'"{cr.money(settle.scaled_cents(c, pr))}"')
+    after = cr.each_once(credit_cents, lambda c: f'"{cr.money(settle.scaled_cents(int(c), pr))}"')
     inner = _RECORD + 1
     bulk = _incident_text(sm, inner, names_info)
     if bulk is None:
@@ -130,39 +131,51 @@ def unit_records(sm: Any, pr: Any, names_info: NamesInfo | None = None) -> list[
             [list(sm.incidents.get(i, ())) for i in range(n)]
         incidents = [strings(x, inner) for x in lists]
         del lists
-    flags = [_FLAG_TEXT[int(b) & FLAG_MASK] for b in sm.flags.tolist()]
-    excluded = [str(int(x)) for x in sm.excluded.tolist()]
+    flags = cr.each_once(sm.flags.tolist(), lambda b: _FLAG_TEXT[int(b) & FLAG_MASK])
+    excluded = cr.each_once(sm.excluded.tolist(), lambda x: str(int(x)))
     met = ["true" if x else "false" for x in sm.met.tolist()]
-    head = "{" + _M + '"scope": ' + quote(sm.scope) + "," + _M + '"id": '
+    head = _RECORD_SEP + "{" + _M + '"scope": ' + quote(sm.scope) + "," + _M + '"id": '
     target = f'"{_pct(sm.target)}"'
     service = sm.service.tolist() if sm.service is not None else None
-    charged = _cached_money([int(x) for x in cr.cents_half_up(sm.charged_num, sm.fee_den).tolist()]) \
+    charged = _cached_money(cr.cents_half_up(sm.charged_num, sm.fee_den).tolist()) \
         if sm.charged_num is not None else fees
-    open_, close = "[\n" + _ind(inner + 1) + '"', '"\n' + _ind(inner) + "]"
+    # each record's text before its incident ids (with the separator from the record
+    # before it) and after them, one f-string each
+    heads = [f'{head}{i},{_M}"downtime_seconds": {d},{_M}"excluded_seconds": {x},'
+             f'{_M}"availability_pct": {a},{_M}"target_pct": {target},{_M}"met": {m},'
+             f'{_M}"credit_pct": {p},{_M}"fee": {f},{_M}"credit": {c},{_M}"incidents": '
+             for i, d, x, a, m, p, f, c in zip(ids, down, excluded, avail, met, credit_pct, fees, credits)]
+    # after the ids: flags, [lost_gpu_seconds], [service_seconds, charged_fee], the credits
+    flag_text = [f',{_M}"flags": {fl},' for fl in flags]
+    if sm.proportional:
+        lost = cr.each_once(lnum, lambda x: f'{_M}"lost_gpu_seconds": {int(x)},')
+        flag_text = [f + g for f, g in zip(flag_text, lost)]
+    keep: range | list[int] = range(n)
+    if service is not None:
+        flag_text = [f'{f}{_M}"service_seconds": {int(s)},{_M}"charged_fee": {ch},'
+                     for f, s, ch in zip(flag_text, service, charged)]
+        keep = [i for i in range(n) if service[i] != 0]     # no unit-month out of service (rev 1.1, 8.1)
+    tails = [f'{f}{_M}"credit_before_cap": {c},{_M}"credit_after_cap_and_minimum": {a}{_END}'
+             for f, c, a in zip(flag_text, credits, after)]
+    if not keep:
+        return []
+    skip = len(_RECORD_SEP)                   # the first record has no separator before it
     out: list[bytes | memoryview] = []
-    sep = ""
-    for i in range(n):
-        if service is not None and service[i] == 0:
-            continue            # not in service this month: no unit-month (revision 1.1, 8.1)
-        text = (f'{sep}{head}{ids[i]},{_M}"downtime_seconds": {down[i]},{_M}"excluded_seconds": {excluded[i]},'
-                f'{_M}"availability_pct": {avail[i]},{_M}"target_pct": {target},{_M}"met": {met[i]},'
-                f'{_M}"credit_pct": {credit_pct[i]},{_M}"fee": {fees[i]},{_M}"credit": {credits[i]},'
-                f'{_M}"incidents": ')
-        sep = _RECORD_SEP
-        tail = f',{_M}"flags": {flags[i]},'
-        if sm.proportional:
-            tail += f'{_M}"lost_gpu_seconds": {int(lnum[i])},'
-        if service is not None:
-            tail += f'{_M}"service_seconds": {int(service[i])},{_M}"charged_fee": {charged[i]},'
-        tail += f'{_M}"credit_before_cap": {credits[i]},{_M}"credit_after_cap_and_minimum": {after[i]}{_END}'
-        if bulk is None:
-            out.append((text + incidents[i] + tail).encode("utf-8"))
-        elif bulk[2][i]:
-            data, starts = bulk[0], bulk[1]
-            out += [(text + open_).encode("utf-8"), data[starts[i]:starts[i + 1]],
-                    (close + tail).encode("utf-8")]
+    text = ""                                 # what comes before the next piece of ids
+    if bulk is None:
+        for k in keep:
+            text += heads[k] + incidents[k] + tails[k]
+        return [text[skip:].encode("utf-8")]
+    data, starts, ends, counts = bulk
+    open_, close = "[\n" + _ind(inner + 1) + '"', '"\n' + _ind(inner) + "]"
+    for k in keep:
+        if counts[k]:
+            out += [(text + heads[k] + open_).encode("utf-8"), data[starts[k]:ends[k]]]
+            text = close + tails[k]
         else:
-            out.append((text + "[]" + tail).encode("utf-8"))
+            text += heads[k] + "[]" + tails[k]
+    out.append(text.encode("utf-8"))
+    out[0] = out[0][skip:]
     return out
 
 
@@ -172,31 +185,49 @@ def _id_sep(depth: int) -> str:
 
 
 class NamesInfo:
-    """The engine's incident-id table (`IdCodes` names) as an Arrow string array, made once
-    per document; None when an id needs JSON escaping (the ids are then quoted one by one)."""
+    """The engine's incident-id table (`IdCodes` names) as an Arrow string array of each id
+    followed by the separator of an id list inside a unit record, made once per document;
+    None when an id needs JSON escaping (the ids are then quoted one by one)."""
 
     def __init__(self) -> None:
         self._seen: dict[int, tuple[Any, Any]] = {}
 
     def get(self, names: Any) -> Any:
         import pyarrow as pa
+        import pyarrow.compute as pc
 
         got = self._seen.get(id(names))
         if got is None or got[0] is not names:
-            listed = names.tolist()
-            arrow = pa.array(listed, type=pa.large_string()) if _plain("".join(listed)) else None
+            try:
+                arrow = pa.array(names, type=pa.large_string())
+            except (pa.ArrowException, UnicodeError, TypeError):    # a lone surrogate, not a str
+                arrow = None
+            if arrow is not None and arrow.null_count == 0 and not _needs_escape(arrow):
+                sep = pa.scalar(_id_sep(_RECORD + 1), pa.large_string())
+                arrow = pc.binary_join_element_wise(arrow, sep, pa.scalar("", pa.large_string()))
+            else:
+                arrow = None
             got = self._seen[id(names)] = (names, arrow)
         return got[1]
 
 
-def _incident_text(sm: Any, depth: int, info: NamesInfo) -> tuple[memoryview, list[int], list[int]] | None:
+_ESCAPE_UTF8 = re.compile(b'["\\\\\x00-\x1f]')       # in UTF-8: every byte of a multi-byte character is >= 0x80
+
+
+def _needs_escape(arrow: Any) -> bool:
+    """Whether a string of the Arrow array needs escaping in JSON (one scan of its data)."""
+    data = arrow.buffers()[2]
+    return data is not None and _ESCAPE_UTF8.search(memoryview(data)) is not None
+
+
+def _incident_text(sm: Any, depth: int, info: NamesInfo
+                   ) -> tuple[memoryview, list[int], list[int], list[int]] | None:
     """Every unit's incident ids of a scope, each unit's joined by the list separator, in one
-    UTF-8 buffer (Arrow gathers and joins them without a Python string per id): (buffer,
-    offsets: unit i is buffer[offsets[i]:offsets[i + 1]], id count per unit). None where the
-    engine's index offers no id codes or an id needs escaping."""
+    UTF-8 buffer (one Arrow gather of the ids each followed by the separator, without a Python
+    string per id): (buffer, starts, ends, counts): unit i's counts[i] ids are
+    buffer[starts[i]:ends[i]]. None where the engine's index offers no id codes or an id needs escaping."""
     import numpy as np
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     index = sm.incidents
     try:
@@ -204,16 +235,19 @@ def _incident_text(sm: Any, depth: int, info: NamesInfo) -> tuple[memoryview, li
         names = index.names()
     except AttributeError:
         return None
+    if depth != _RECORD + 1:
+        return None
     arrow = info.get(names)
     if arrow is None:
         return None
+    taken = arrow.take(pa.array(code))
     bounds = np.searchsorted(unit, np.arange(len(sm.ids) + 1))
-    lists = pa.LargeListArray.from_arrays(pa.array(bounds, pa.int64()), arrow.take(pa.array(code)))
-    joined = pc.binary_join(lists, pa.scalar(_id_sep(depth), pa.large_string()))
-    buffers = joined.buffers()
-    offsets = np.frombuffer(buffers[1], dtype=np.int64)[joined.offset:joined.offset + len(joined) + 1]
+    buffers = taken.buffers()
+    offsets = np.frombuffer(buffers[1], dtype=np.int64)[taken.offset:taken.offset + len(taken) + 1][bounds]
     data = memoryview(buffers[2]) if buffers[2] is not None else memoryview(b"")
-    return data, offsets.tolist(), np.diff(bounds).tolist()
+    starts = offsets[:-1]
+    ends = np.maximum(offsets[1:] - len(_id_sep(depth).encode("utf-8")), starts)    # without the last separator
+    return data, starts.tolist(), ends.tolist(), np.diff(bounds).tolist()
 
 
 def node_records(pr: Any) -> list[str]:
@@ -266,9 +300,9 @@ class _Out:
             self.pieces = []
         self.chunks.extend(data)
 
-    def data(self) -> bytes:
+    def data(self) -> list[bytes | memoryview]:
         self.add_pieces([])
-        return b"".join(self.chunks)
+        return self.chunks
 
 
 def _write_obj(out: _Out, members: list[tuple[str, Any]], depth: int) -> None:
@@ -350,7 +384,16 @@ def _quarters(result: Any) -> list[dict[str, Any]]:
 
 def document_bytes(result: Any, include_units: bool = True, include_incidents: bool = False,
                    extra: dict[str, Any] | None = None) -> bytes:
-    """The document as UTF-8 (ends with a newline). `include_incidents` (the result computed
+    """The document as UTF-8 (ends with a newline): `document_chunks` joined."""
+    return b"".join(document_chunks(result, include_units, include_incidents, extra))
+
+
+def document_chunks(result: Any, include_units: bool = True, include_incidents: bool = False,
+                    extra: dict[str, Any] | None = None) -> list[bytes | memoryview]:
+    """The document as UTF-8 pieces, in order (the text ends with a newline): the long runs
+    of incident ids are slices of Arrow buffers, not copied again; writing the pieces
+    (`slaschema.fileio.write_atomic` takes the list) gives the file without a joined copy
+    of the whole document in memory. `include_incidents` (the result computed
     with `incidents=True`) adds per month `downtime_by_category` and `downtime_by_cause`
     and at the end `incidents` (one record per incident id) and `rack_day_downtime`;
     `extra` adds top-level members after all others."""
