@@ -17,8 +17,8 @@ round is printed with the others' range. Then, once per format, the same job in 
 process with its parts timed: start (importing the command's modules, while the log is
 read, hashed and parsed in a thread as the command does), contract, load (what is left of
 reading the log, and validating it), compute (three months; the support figures for the JSON only,
-as the command does), document (the
-table text or the JSON text) and write. Last, the node-level part of the job as one would
+as the command does), document (the table text, or the JSON document's UTF-8 pieces,
+`Result.dumps_pieces`) and write (`write_atomic`, with fsync). Last, the node-level part of the job as one would
 write it in DuckDB: unplanned node outages merged per node, merged outages under the
 contract's `min_outage` dropped, the rest summed per node and month.
 
@@ -100,7 +100,7 @@ def breakdown(contract: str, log: str, out: str, fmt: str) -> dict[str, float]:
     result = compute(lc, incidents, parse_periods([QUARTER], lc.model.contract.timezone), support=fmt == "json")
     parts["compute"] = time.perf_counter() - t
     t = time.perf_counter()
-    text = result.dumps_utf8() if fmt == "json" else render_table(result)
+    text = result.dumps_pieces() if fmt == "json" else render_table(result)      # as the command writes them
     parts["document"] = time.perf_counter() - t
     t = time.perf_counter()
     write_atomic(out, text)
@@ -110,7 +110,7 @@ def breakdown(contract: str, log: str, out: str, fmt: str) -> dict[str, float]:
     import resource
 
     parts["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    parts["bytes"] = len(text if isinstance(text, bytes) else text.encode())
+    parts["bytes"] = sum(memoryview(p).nbytes for p in text) if isinstance(text, list) else len(text.encode())
     return parts
 
 

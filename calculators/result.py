@@ -469,6 +469,13 @@ class Result:
 
         return document_bytes(self, extra=extra)
 
+    def dumps_pieces(self, extra: dict[str, Any] | None = None) -> list[bytes | memoryview]:
+        """`dumps_utf8()` as UTF-8 pieces in order, not joined (`slaschema.fileio.write_atomic`
+        writes them): what the credits command writes, without a second copy of the document."""
+        from calculators.result_json import document_chunks
+
+        return document_chunks(self, extra=extra)
+
     @property
     def revision_1_1(self) -> bool:
         """The contract uses revision 1.1 fields: results carry service seconds, hours not

@@ -82,6 +82,41 @@ def _number(v: int | float | Any) -> str:
     return repr(float(v))
 
 
+def _ints(values: list[Any]) -> list[str]:
+    """Integers (Python or numpy ints) as JSON writes them."""
+    return list(map(str, map(int, values)))
+
+
+def _pct_e4_texts(e4: Any) -> list[str]:
+    """`cr.pct_text` of each percentage x 10**4 (an array of ints), quoted."""
+    values = [int(x) for x in e4.tolist()]
+    return [f'"{v // 10000}.{v % 10000:04d}"' for v in values]
+
+
+def downtime_texts(lnum: list[int], dn: list[int]) -> list[str]:
+    """The JSON text of each unit's `downtime_seconds` (`cr.downtime_value` of lnum / dn,
+    written as `_number` writes it), in whole columns instead of a Decimal per unit: a whole
+    number of seconds is the quotient; otherwise the value rounded half-even to 3 decimals
+    is m / 1000 for an integer m, and the float repr of that quotient is the text (m is
+    exact as a float, so the division rounds once, correctly, as `float()` converts the
+    Decimal). Where the figures are large (lnum of 2**53 / 1000 or more, a divisor of 10**6
+    or more: m would not be exact, or the Decimal division's 28 digits could round across a
+    half) each unit goes through the Decimal."""
+    import numpy as np
+
+    try:
+        lv = np.asarray(lnum, dtype=np.int64)
+        dv = np.asarray(dn, dtype=np.int64)
+    except OverflowError:
+        lv = dv = None
+    if lv is None or not len(lv) or np.abs(lv).max() >= 2**53 // 1000 or dv.min() <= 0 or dv.max() >= 10**6:
+        return [_number(cr.downtime_value(int(x), int(d))) for x, d in zip(lnum, dn)]
+    q, r = np.divmod(lv, dv)
+    m, r3 = np.divmod(1000 * lv, dv)
+    m += (2 * r3 > dv) | ((2 * r3 == dv) & (m % 2 == 1))        # half-even
+    return [str(w) if e == 0 else repr(f) for w, e, f in zip(q.tolist(), r.tolist(), (m / 1000).tolist())]
+
+
 def _cached_money(cents: list[int]) -> list[str]:
     return cr.each_once(cents, lambda c: f'"{cr.money(int(c))}"')
 
@@ -112,10 +147,10 @@ def unit_records(sm: Any, pr: Any, names_info: NamesInfo | None = None) -> list[
     lnum = sm.lnum.tolist()
     dn = sm.dn.tolist()
     if all(int(d) == 1 for d in dn):
-        down = cr.each_once(lnum, lambda x: str(int(x)))
+        down = _ints(lnum)
     else:
-        down = cr.each_once(list(zip(lnum, dn)), lambda p: _number(cr.downtime_value(int(p[0]), int(p[1]))))
-    avail = cr.each_once(sm.avail_e4.tolist(), lambda e4: f'"{cr.pct_text(int(e4))}"')
+        down = downtime_texts(lnum, dn)
+    avail = _pct_e4_texts(sm.avail_e4)
     credit_pct = cr.each_once(sm.credit_pct, lambda v: f'"{_pct(v)}"' if v is not None else None)
     for i, v in enumerate(sm.credit_pct):
         if v is None:                           # pro rata: the unit's own share
@@ -132,7 +167,7 @@ def unit_records(sm: Any, pr: Any, names_info: NamesInfo | None = None) -> list[
         incidents = [strings(x, inner) for x in lists]
         del lists
     flags = cr.each_once(sm.flags.tolist(), lambda b: _FLAG_TEXT[int(b) & FLAG_MASK])
-    excluded = cr.each_once(sm.excluded.tolist(), lambda x: str(int(x)))
+    excluded = _ints(sm.excluded.tolist())
     met = ["true" if x else "false" for x in sm.met.tolist()]
     head = _RECORD_SEP + "{" + _M + '"scope": ' + quote(sm.scope) + "," + _M + '"id": '
     target = f'"{_pct(sm.target)}"'
@@ -148,8 +183,7 @@ def unit_records(sm: Any, pr: Any, names_info: NamesInfo | None = None) -> list[
     # after the ids: flags, [lost_gpu_seconds], [service_seconds, charged_fee], the credits
     flag_text = [f',{_M}"flags": {fl},' for fl in flags]
     if sm.proportional:
-        lost = cr.each_once(lnum, lambda x: f'{_M}"lost_gpu_seconds": {int(x)},')
-        flag_text = [f + g for f, g in zip(flag_text, lost)]
+        flag_text = [f'{f}{_M}"lost_gpu_seconds": {g},' for f, g in zip(flag_text, _ints(lnum))]
     keep: range | list[int] = range(n)
     if service is not None:
         flag_text = [f'{f}{_M}"service_seconds": {int(s)},{_M}"charged_fee": {ch},'
@@ -163,9 +197,7 @@ def unit_records(sm: Any, pr: Any, names_info: NamesInfo | None = None) -> list[
     out: list[bytes | memoryview] = []
     text = ""                                 # what comes before the next piece of ids
     if bulk is None:
-        for k in keep:
-            text += heads[k] + incidents[k] + tails[k]
-        return [text[skip:].encode("utf-8")]
+        return ["".join(heads[k] + incidents[k] + tails[k] for k in keep)[skip:].encode("utf-8")]
     data, starts, ends, counts = bulk
     open_, close = "[\n" + _ind(inner + 1) + '"', '"\n' + _ind(inner) + "]"
     for k in keep:

@@ -111,8 +111,10 @@ def fmt_given(ctx: click.Context, name: str = "fmt") -> bool:
     return source is not None and source is not click.core.ParameterSource.DEFAULT
 
 
-def write_output(output: str | Path, data: str | bytes, *, announce: bool = False) -> None:
-    """Write `data` to `output` atomically; `announce` prints `wrote FILE` on stderr. A file
+def write_output(output: str | Path, data: str | bytes | list[bytes | memoryview], *,
+                 announce: bool = False) -> None:
+    """Write `data` (text, bytes, or bytes pieces in order) to `output` atomically; `announce`
+    prints `wrote FILE` on stderr. A file
     that cannot be written is an `output_unwritable` input error (`unwritable`)."""
     from slaschema.fileio import write_atomic
 
@@ -134,10 +136,15 @@ def unwritable(output: str | Path, exc: OSError):
     return err
 
 
-def emit_output(text: str, output: str | None) -> None:
-    """`text` to stdout, or atomically to `output` with `wrote FILE` on stderr."""
+def emit_output(text: str | bytes | list[bytes | memoryview], output: str | None) -> None:
+    """`text` (text, bytes, or bytes pieces in order) to stdout, or atomically to `output`
+    with `wrote FILE` on stderr."""
     if output and output != "-":
         write_output(output, text, announce=True)
+    elif isinstance(text, list):
+        out = click.get_binary_stream("stdout")
+        out.writelines(text)
+        out.flush()
     else:
         click.echo(text, nl=False)
 
