@@ -471,10 +471,18 @@ class Result:
 
     def dumps_pieces(self, extra: dict[str, Any] | None = None) -> list[bytes | memoryview]:
         """`dumps_utf8()` as UTF-8 pieces in order, not joined (`slaschema.fileio.write_atomic`
-        writes them): what the credits command writes, without a second copy of the document."""
+        writes them), without a second copy of the document."""
         from calculators.result_json import document_chunks
 
         return document_chunks(self, extra=extra)
+
+    def write_json(self, write, extra: dict[str, Any] | None = None) -> None:
+        """`dumps_utf8()` handed to `write(pieces)` a batch at a time as it is made (what the
+        credits command does: `slaschema.fileio.atomic_writer` writes each batch while the
+        next is made)."""
+        from calculators.result_json import write_document
+
+        write_document(self, write, extra=extra)
 
     @property
     def revision_1_1(self) -> bool:

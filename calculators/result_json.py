@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import orjson
@@ -243,13 +244,17 @@ class NamesInfo:
         return got[1]
 
 
-_ESCAPE_UTF8 = re.compile(b'["\\\\\x00-\x1f]')       # in UTF-8: every byte of a multi-byte character is >= 0x80
-
-
 def _needs_escape(arrow: Any) -> bool:
-    """Whether a string of the Arrow array needs escaping in JSON (one scan of its data)."""
+    """Whether a string of the Arrow array needs escaping in JSON: a byte of its UTF-8 data
+    is a control character, a quote or a backslash (every byte of a multi-byte character is
+    0x80 or more). Three vector comparisons over the data, no Python string per id."""
+    import numpy as np
+
     data = arrow.buffers()[2]
-    return data is not None and _ESCAPE_UTF8.search(memoryview(data)) is not None
+    if data is None:
+        return False
+    b = np.frombuffer(data, dtype=np.uint8)
+    return bool((b < 0x20).any() or (b == 0x22).any() or (b == 0x5C).any())
 
 
 def _incident_text(sm: Any, depth: int, info: NamesInfo
@@ -317,10 +322,12 @@ def _money_or_null(cents: int | None) -> str:
 
 class _Out:
     """The document as UTF-8 chunks: small pieces of text gathered, long lists encoded as
-    they come (one copy of the text, not one per level of nesting)."""
+    they come (one copy of the text, not one per level of nesting). `flush` hands the
+    chunks made so far to `sink` (a file being written while the rest is made)."""
 
-    def __init__(self) -> None:
-        self.chunks: list[bytes] = []
+    def __init__(self, sink: Callable[[list[bytes | memoryview]], None]) -> None:
+        self.sink = sink
+        self.chunks: list[bytes | memoryview] = []
         self.pieces: list[str] = []
 
     def add(self, text: str) -> None:
@@ -332,9 +339,11 @@ class _Out:
             self.pieces = []
         self.chunks.extend(data)
 
-    def data(self) -> list[bytes | memoryview]:
+    def flush(self) -> None:
         self.add_pieces([])
-        return self.chunks
+        if self.chunks:
+            chunks, self.chunks = self.chunks, []
+            self.sink(chunks)
 
 
 def _write_obj(out: _Out, members: list[tuple[str, Any]], depth: int) -> None:
@@ -353,18 +362,18 @@ def _write_obj(out: _Out, members: list[tuple[str, Any]], depth: int) -> None:
     out.add("\n" + _ind(depth) + "}")
 
 
-def _write_records(out: _Out, groups: list[list[bytes | memoryview]], depth: int) -> None:
-    """One list of the records of several groups (each the UTF-8 pieces of its records)."""
-    groups = [g for g in groups if g]
-    if not groups:
-        out.add("[]")
-        return
-    out.add("[\n" + _ind(depth + 1))
-    for k, g in enumerate(groups):
-        if k:
-            out.add(",\n" + _ind(depth + 1))
+def _write_records(out: _Out, groups: Iterable[list[bytes | memoryview]], depth: int) -> None:
+    """One list of the records of several groups (each the UTF-8 pieces of its records),
+    each group handed on (`_Out.flush`) as soon as it is made."""
+    first = True
+    for g in groups:
+        if not g:
+            continue
+        out.add(("[" if first else ",") + "\n" + _ind(depth + 1))
+        first = False
         out.add_pieces(g)
-    out.add("\n" + _ind(depth) + "]")
+        out.flush()
+    out.add("[]" if first else "\n" + _ind(depth) + "]")
 
 
 def period_members(pr: Any, include_units: bool, claim: Any, names_info: NamesInfo | None = None
@@ -388,7 +397,7 @@ def period_members(pr: Any, include_units: bool, claim: Any, names_info: NamesIn
         members.append(("minimum_rule", quote("more_than" if pr.minimum_strict else "at_least")))
 
     def units(out: _Out) -> None:
-        groups = [unit_records(sm, pr, names_info) for sm in pr.scopes.values()] if include_units else []
+        groups = (unit_records(sm, pr, names_info) for sm in pr.scopes.values()) if include_units else ()
         _write_records(out, groups, d)
 
     def nodes(out: _Out) -> None:
@@ -425,7 +434,18 @@ def document_chunks(result: Any, include_units: bool = True, include_incidents: 
     """The document as UTF-8 pieces, in order (the text ends with a newline): the long runs
     of incident ids are slices of Arrow buffers, not copied again; writing the pieces
     (`slaschema.fileio.write_atomic` takes the list) gives the file without a joined copy
-    of the whole document in memory. `include_incidents` (the result computed
+    of the whole document in memory."""
+    chunks: list[bytes | memoryview] = []
+    write_document(result, chunks.extend, include_units, include_incidents, extra)
+    return chunks
+
+
+def write_document(result: Any, write: Callable[[list[bytes | memoryview]], None], include_units: bool = True,
+                   include_incidents: bool = False, extra: dict[str, Any] | None = None) -> None:
+    """The document as UTF-8 pieces handed to `write` in order, a batch at a time as it is
+    made (each scope's unit records of a month, the month's node records, ...): with
+    `slaschema.fileio.atomic_writer` the file is written while the rest is made, and a
+    batch is freed once written. `include_incidents` (the result computed
     with `incidents=True`) adds per month `downtime_by_category` and `downtime_by_cause`
     and at the end `incidents` (one record per incident id) and `rack_day_downtime`;
     `extra` adds top-level members after all others."""
@@ -478,10 +498,10 @@ def document_chunks(result: Any, include_units: bool = True, include_incidents: 
             top += [("incidents", value(f.records(), 1)), ("rack_day_downtime", value(f.rack_days.to_json(), 1))]
         for k, v in (extra or {}).items():
             top.append((k, value(v, 1)))
-        out = _Out()
+        out = _Out(write)
         _write_obj(out, top, 0)
         out.add("\n")
-        return out.data()
+        out.flush()
 
 
 def document_text(result: Any, include_units: bool = True, include_incidents: bool = False,

@@ -9,16 +9,22 @@ data (/dev/full) are an OSError at once, not a hang. Another kind of special fil
 block device, a socket) is refused.
 
 The data is text, bytes, or a list of bytes-like pieces written in order (a large document
-made of pieces is written without joining a copy of it first); it goes to the file with
-`os.writev` straight from the pieces, no buffered copy in between.
+made of pieces is written without joining a copy of the whole first: `write_all`).
+
+`atomic_writer` takes the data while it is being made: each `write(pieces)` hands the pieces
+to a thread that writes them (and, when durable, starts syncing them to disk) while the
+caller makes the next ones; leaving the `with` block normally syncs the rest and swaps the
+file in, leaving it by an exception removes the temporary file (nothing is written).
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import queue
 import stat
 import tempfile
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Union
@@ -42,70 +48,182 @@ def _pieces(data: Data) -> list[memoryview]:
     return [v if v.format == "B" and v.ndim == 1 else v.cast("B") for v in views if v.nbytes]
 
 
-_IOV_MAX = 1024          # pieces per writev call (Linux and the BSDs accept 1024)
+_datasync = getattr(os, "fdatasync", os.fsync)          # macOS has no fdatasync
+_GROUP = 1 << 20
+_SYNC_EVERY = 16 << 20        # a background writer starts syncing after each 16 MB or more
 
 
-def write_all(fd: int, data: Data) -> None:
-    """Write every byte of `data` to the file descriptor `fd` (`os.writev` of up to 1024
-    pieces at a time; a short write goes on from where it stopped)."""
-    pieces = _pieces(data)
-    writev = getattr(os, "writev", None)
-    k = 0
-    while k < len(pieces):
-        if writev is None:
-            done = os.write(fd, pieces[k])
-        else:
-            done = writev(fd, pieces[k:k + _IOV_MAX])
+def write_all(fd: int, data: Data) -> int:
+    """Write every byte of `data` to the file descriptor `fd`; returns the count. Small pieces are joined into
+    runs of about 1 MB first and a run is written with one `os.write` loop: measured on the
+    credits document (80,000 pieces, 235 MB), that takes 0.08 s of CPU where `os.writev` of
+    the pieces takes 0.17-0.24 s and one join of the whole 0.13 s (the run is still in the
+    CPU cache when the kernel copies it)."""
+    group: list[memoryview] = []
+    size = total = 0
+    for piece in _pieces(data):
+        total += piece.nbytes
+        if piece.nbytes >= _GROUP:
+            _write_run(fd, group)
+            group, size = [], 0
+            _write_view(fd, piece)
+            continue
+        group.append(piece)
+        size += piece.nbytes
+        if size >= _GROUP:
+            _write_run(fd, group)
+            group, size = [], 0
+    _write_run(fd, group)
+    return total
+
+
+def _write_run(fd: int, pieces: list[memoryview]) -> None:
+    if pieces:
+        _write_view(fd, memoryview(b"".join(pieces)) if len(pieces) > 1 else pieces[0])
+
+
+def _write_view(fd: int, view: memoryview) -> None:
+    while view:
+        done = os.write(fd, view)
         if done <= 0:                      # nothing taken: no progress to wait for
             raise OSError(errno.EIO, "the write took no data")
-        while k < len(pieces) and done >= pieces[k].nbytes:
-            done -= pieces[k].nbytes
-            k += 1
-        if done:
-            pieces[k] = pieces[k][done:]
+        view = view[done:]
 
 
 def write_atomic(path: Path | str, data: Data, *, durable: bool = True) -> None:
     """Write `data` (text, bytes, or bytes-like pieces in order) to `path` atomically;
     `durable` also fsyncs before the rename."""
-    path = Path(path)
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        mode = None
-    if mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
-        _write_into(path, data)
-        return
-    if mode is not None and not stat.S_ISREG(mode):
-        raise OSError(errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
-                      "is a folder" if stat.S_ISDIR(mode) else "not a regular file", str(path))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
+    with atomic_writer(path, durable=durable, background=False) as w:
+        w.write(data)
+
+
+class AtomicWriter:
+    """The file being written by `atomic_writer`: `write(data)` adds text, bytes or pieces."""
+
+    def __init__(self, path: Path, durable: bool, background: bool) -> None:
+        self.path = path
+        self.durable = durable
+        self.tmp: str | None = None
+        self._fd: int | None = None
+        self._special = False
+        self._queue: queue.Queue | None = None
+        self._thread: threading.Thread | None = None
+        self._error: list[BaseException] = []
         try:
-            write_all(fd, data)
-            if durable:
+            mode = os.stat(path).st_mode
+        except OSError:
+            mode = None
+        if mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+            self._fd = _open_special(path)
+            self._special = True
+            return
+        if mode is not None and not stat.S_ISREG(mode):
+            raise OSError(errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
+                          "is a folder" if stat.S_ISDIR(mode) else "not a regular file", str(path))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd, self.tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        if background:
+            self._queue = queue.Queue(maxsize=2)        # at most two batches waiting: memory stays bounded
+            self._thread = threading.Thread(target=self._drain, name="atomic-writer", daemon=True)
+            self._thread.start()
+
+    def write(self, data: Data) -> None:
+        if self._error:
+            raise self._error[0]
+        if self._queue is None:
+            write_all(self._fd, data)
+        else:
+            self._queue.put(data)
+
+    def _drain(self) -> None:
+        """The writer thread: write each batch, then start syncing it (the caller is making the
+        next batch meanwhile); after an error, take the batches without writing them."""
+        unsynced = 0
+        while True:
+            data = self._queue.get()
+            if data is None:
+                return
+            if self._error:
+                continue
+            try:
+                unsynced += write_all(self._fd, data)
+                if self.durable and unsynced >= _SYNC_EVERY:
+                    _datasync(self._fd)
+                    unsynced = 0
+            except BaseException as exc:       # handed to the caller on its next write or at the end
+                self._error.append(exc)
+
+    def _stop(self) -> None:
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
+            self._thread = None
+
+    def finish(self) -> None:
+        """All written: sync, close and swap the file in."""
+        self._stop()
+        if self._error:
+            raise self._error[0]
+        fd, self._fd = self._fd, None
+        try:
+            if self.durable and not self._special:
                 os.fsync(fd)
         finally:
             os.close(fd)
-        os.chmod(tmp, _default_mode())
-        os.replace(tmp, path)
-    except BaseException:
+        if self._special:
+            return
+        os.chmod(self.tmp, _default_mode())
+        os.replace(self.tmp, self.path)
+        self.tmp = None
+
+    def abandon(self) -> None:
+        """Stop without swapping the file in: the temporary file is removed."""
+        self._stop()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        if self.tmp is not None:
+            try:
+                os.unlink(self.tmp)
+            except FileNotFoundError:
+                pass
+            self.tmp = None
+
+
+class atomic_writer:  # noqa: N801  (used as a context manager, like open)
+    """`with atomic_writer(path) as w: w.write(pieces) ...`: the file appears at `path` when
+    the block ends normally, with everything written; `durable` syncs it to disk first.
+    `background` (the default) writes in a thread while the block goes on making data."""
+
+    def __init__(self, path: Path | str, *, durable: bool = True, background: bool = True) -> None:
+        self._args = (Path(path), durable, background)
+        self._writer: AtomicWriter | None = None
+
+    def __enter__(self) -> AtomicWriter:
+        self._writer = AtomicWriter(*self._args)
+        return self._writer
+
+    def __exit__(self, kind, exc, tb) -> None:
+        w, self._writer = self._writer, None
+        if kind is not None:
+            w.abandon()
+            return
         try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+            w.finish()
+        except BaseException:
+            w.abandon()
+            raise
 
 
-def _write_into(path: Path, data: Data) -> None:
-    """Write `data` into an existing FIFO or character device (no create, no truncate). A FIFO
-    without a reader fails to open (ENXIO) instead of blocking."""
+def _open_special(path: Path) -> int:
+    """Open an existing FIFO or character device for writing (no create, no truncate). A
+    FIFO without a reader fails to open (ENXIO) instead of blocking."""
     fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         if not (stat.S_ISFIFO(os.fstat(fd).st_mode) or stat.S_ISCHR(os.fstat(fd).st_mode)):
             raise OSError(errno.EINVAL, "not a FIFO or character device", str(path))
         os.set_blocking(fd, True)          # a reader is there: wait for it to take the data
-        write_all(fd, data)
-    finally:
+    except BaseException:
         os.close(fd)
+        raise
+    return fd
