@@ -12,9 +12,9 @@ The data is text, bytes, or a list of bytes-like pieces written in order (a larg
 made of pieces is written without joining a copy of the whole first: `write_all`).
 
 `atomic_writer` takes the data while it is being made: each `write(pieces)` hands the pieces
-to a thread that writes them (and, when durable, starts syncing them to disk) while the
-caller makes the next ones; leaving the `with` block normally syncs the rest and swaps the
-file in, leaving it by an exception removes the temporary file (nothing is written).
+to a thread that writes them while the caller makes the next ones; leaving the `with` block
+normally syncs the file (when durable) and swaps it in, leaving it by an exception removes
+the temporary file (nothing is written).
 """
 
 from __future__ import annotations
@@ -48,9 +48,7 @@ def _pieces(data: Data) -> list[memoryview]:
     return [v if v.format == "B" and v.ndim == 1 else v.cast("B") for v in views if v.nbytes]
 
 
-_datasync = getattr(os, "fdatasync", os.fsync)          # macOS has no fdatasync
 _GROUP = 1 << 20
-_SYNC_EVERY = 16 << 20        # a background writer starts syncing after each 16 MB or more
 
 
 def write_all(fd: int, data: Data) -> int:
@@ -136,9 +134,10 @@ class AtomicWriter:
             self._queue.put(data)
 
     def _drain(self) -> None:
-        """The writer thread: write each batch, then start syncing it (the caller is making the
-        next batch meanwhile); after an error, take the batches without writing them."""
-        unsynced = 0
+        """The writer thread: write each batch while the caller makes the next; after an
+        error, take the batches without writing them. (The one sync is at the end: a sync
+        per batch waits, on ext4, for every other dirty file's data in the journal commit,
+        and measured slower on a shared disk.)"""
         while True:
             data = self._queue.get()
             if data is None:
@@ -146,10 +145,7 @@ class AtomicWriter:
             if self._error:
                 continue
             try:
-                unsynced += write_all(self._fd, data)
-                if self.durable and unsynced >= _SYNC_EVERY:
-                    _datasync(self._fd)
-                    unsynced = 0
+                write_all(self._fd, data)
             except BaseException as exc:       # handed to the caller on its next write or at the end
                 self._error.append(exc)
 

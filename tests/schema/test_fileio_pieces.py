@@ -57,8 +57,7 @@ def test_a_write_that_takes_nothing_is_an_error_not_a_hang(tmp_path, monkeypatch
     assert list(tmp_path.iterdir()) == []
 
 
-def test_atomic_writer_writes_batches_in_a_thread_and_swaps_in_at_the_end(tmp_path, monkeypatch):
-    monkeypatch.setattr(fileio, "_SYNC_EVERY", 1 << 20)        # sync between batches too
+def test_atomic_writer_writes_batches_in_a_thread_and_swaps_in_at_the_end(tmp_path):
     out = tmp_path / "out.bin"
     out.write_bytes(b"old")
     with atomic_writer(out) as w:
