@@ -18,8 +18,8 @@ process with its parts timed: start (importing the command's modules, while the 
 read, hashed and parsed in a thread as the command does), contract, load (what is left of
 reading the log, and validating it), compute (three months; the support figures for the JSON only,
 as the command does), document (the table text) and write (`write_atomic`, with fsync), or
-for the JSON document+write: the document made a batch at a time and each batch written and
-synced to disk in a thread while the next is made (`Result.write_json` into
+for the JSON document+write: the document made a batch at a time, each batch written as it
+is made and the file synced at the end (`Result.write_json` into
 `slaschema.fileio.atomic_writer`), as the command does. Last, the node-level part of the job as one would
 write it in DuckDB: unplanned node outages merged per node, merged outages under the
 contract's `min_outage` dropped, the rest summed per node and month.
@@ -102,7 +102,7 @@ def breakdown(contract: str, log: str, out: str, fmt: str) -> dict[str, float]:
     result = compute(lc, incidents, parse_periods([QUARTER], lc.model.contract.timezone), support=fmt == "json")
     parts["compute"] = time.perf_counter() - t
     t = time.perf_counter()
-    if fmt == "json":           # as the command does: each batch written while the next is made
+    if fmt == "json":           # as the command does: each batch written as it is made
         with atomic_writer(out) as w:
             result.write_json(w.write)
         parts["document+write"] = time.perf_counter() - t

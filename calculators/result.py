@@ -478,8 +478,7 @@ class Result:
 
     def write_json(self, write, extra: dict[str, Any] | None = None) -> None:
         """`dumps_utf8()` handed to `write(pieces)` a batch at a time as it is made (what the
-        credits command does: `slaschema.fileio.atomic_writer` writes each batch while the
-        next is made)."""
+        credits command does: `slaschema.fileio.atomic_writer` writes each batch as it comes)."""
         from calculators.result_json import write_document
 
         write_document(self, write, extra=extra)

@@ -135,12 +135,12 @@ def _pct(value: Any) -> str:
     return format(value.normalize(), "f")
 
 
-def unit_records(sm: Any, pr: Any, texts: IncidentTexts | None = None) -> list[bytes | memoryview]:
+def unit_records(sm: Any, pr: Any, names_info: NamesInfo | None = None) -> list[bytes | memoryview]:
     """A scope's unit records in one month (`calculators.result.ScopeMonth`) as UTF-8 pieces,
     the records separated as items of a list. The figures are formatted column by column
     (each distinct value once), each record's text before and after its incident ids is one
-    f-string, and the ids come as slices of one buffer (`_incident_text`, made ahead by
-    `texts` when given)."""
+    f-string, and the ids come as slices of one buffer (`_incident_text`)."""
+    names_info = names_info or NamesInfo()
     n = len(sm.ids)
     if not n:
         return []
@@ -161,7 +161,7 @@ def unit_records(sm: Any, pr: Any, texts: IncidentTexts | None = None) -> list[b
     credits = _cached_money(credit_cents)
     after = cr.each_once(credit_cents, lambda c: f'"{cr.money(settle.scaled_cents(int(c), pr))}"')
     inner = _RECORD + 1
-    bulk = texts.get(sm) if texts is not None else _incident_text(sm, NamesInfo())
+    bulk = _incident_text(sm, inner, names_info)
     if bulk is None:
         lists = sm.incidents.take_lists() if hasattr(sm.incidents, "take_lists") else \
             [list(sm.incidents.get(i, ())) for i in range(n)]
@@ -244,58 +244,6 @@ class NamesInfo:
         return got[1]
 
 
-class IncidentTexts:
-    """The incident-id texts of a document's scope-months (`_incident_text`), made in one
-    worker thread a few scopes ahead of the records being written: the engine's sorted
-    (unit, id) pairs and the Arrow gather run outside the GIL while this thread formats
-    figures. Only the worker touches the engine's id indexes while it runs; when the ids
-    need escaping (the records then read the ids one by one) the worker is stopped first
-    and every later scope is done in the calling thread."""
-
-    AHEAD = 1              # scopes made ahead: each holds its ids' text (up to ~60 MB on the benchmark fleet)
-
-    def __init__(self, scopes: list[Any]) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        self._names = NamesInfo()
-        self._order = scopes
-        self._futures: dict[int, Any] = {}
-        self._submitted = 0
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="incident-text") if scopes else None
-        self._plan(self.AHEAD)
-
-    def _plan(self, upto: int) -> None:
-        while self._pool is not None and self._submitted <= min(upto, len(self._order) - 1):
-            sm = self._order[self._submitted]
-            self._futures[id(sm)] = self._pool.submit(_incident_text, sm, self._names)
-            self._submitted += 1
-
-    def get(self, sm: Any) -> tuple[memoryview, list[int], list[int], list[int]] | None:
-        """`_incident_text(sm)`, waiting for the worker where it is making it."""
-        future = self._futures.pop(id(sm), None)
-        if future is None:
-            self.close()
-            return _incident_text(sm, self._names)
-        self._plan(self._submitted)          # one more scope ahead
-        got = future.result()
-        if got is None:
-            self.close()
-        return got
-
-    def __enter__(self) -> IncidentTexts:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Stop the worker (what it is making is finished, what it has not begun is dropped)."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
-            self._futures.clear()
-
-
 def _needs_escape(arrow: Any) -> bool:
     """Whether a string of the Arrow array needs escaping in JSON: a byte of its UTF-8 data
     is a control character, a quote or a backslash (every byte of a multi-byte character is
@@ -309,7 +257,8 @@ def _needs_escape(arrow: Any) -> bool:
     return bool((b < 0x20).any() or (b == 0x22).any() or (b == 0x5C).any())
 
 
-def _incident_text(sm: Any, info: NamesInfo) -> tuple[memoryview, list[int], list[int], list[int]] | None:
+def _incident_text(sm: Any, depth: int, info: NamesInfo
+                   ) -> tuple[memoryview, list[int], list[int], list[int]] | None:
     """Every unit's incident ids of a scope, each unit's joined by the list separator, in one
     UTF-8 buffer (one Arrow gather of the ids each followed by the separator, without a Python
     string per id): (buffer, starts, ends, counts): unit i's counts[i] ids are
@@ -318,19 +267,23 @@ def _incident_text(sm: Any, info: NamesInfo) -> tuple[memoryview, list[int], lis
     import pyarrow as pa
 
     index = sm.incidents
-    if not (hasattr(index, "names") and hasattr(index, "pairs")):
+    try:
+        unit, code = index.pairs()
+        names = index.names()
+    except AttributeError:
         return None
-    arrow = info.get(index.names())
+    if depth != _RECORD + 1:
+        return None
+    arrow = info.get(names)
     if arrow is None:
         return None
-    unit, code = index.pairs()
     taken = arrow.take(pa.array(code))
     bounds = np.searchsorted(unit, np.arange(len(sm.ids) + 1))
     buffers = taken.buffers()
     offsets = np.frombuffer(buffers[1], dtype=np.int64)[taken.offset:taken.offset + len(taken) + 1][bounds]
     data = memoryview(buffers[2]) if buffers[2] is not None else memoryview(b"")
     starts = offsets[:-1]
-    ends = np.maximum(offsets[1:] - len(_id_sep(_RECORD + 1).encode("utf-8")), starts)    # without the last separator
+    ends = np.maximum(offsets[1:] - len(_id_sep(depth).encode("utf-8")), starts)    # without the last separator
     return data, starts.tolist(), ends.tolist(), np.diff(bounds).tolist()
 
 
@@ -423,7 +376,7 @@ def _write_records(out: _Out, groups: Iterable[list[bytes | memoryview]], depth:
     out.add("[]" if first else "\n" + _ind(depth) + "]")
 
 
-def period_members(pr: Any, include_units: bool, claim: Any, texts: IncidentTexts | None = None
+def period_members(pr: Any, include_units: bool, claim: Any, names_info: NamesInfo | None = None
                    ) -> list[tuple[str, Any]]:
     from calculators.result_records import iso
 
@@ -444,7 +397,7 @@ def period_members(pr: Any, include_units: bool, claim: Any, texts: IncidentText
         members.append(("minimum_rule", quote("more_than" if pr.minimum_strict else "at_least")))
 
     def units(out: _Out) -> None:
-        groups = (unit_records(sm, pr, texts) for sm in pr.scopes.values()) if include_units else ()
+        groups = (unit_records(sm, pr, names_info) for sm in pr.scopes.values()) if include_units else ()
         _write_records(out, groups, d)
 
     def nodes(out: _Out) -> None:
@@ -491,8 +444,8 @@ def write_document(result: Any, write: Callable[[list[bytes | memoryview]], None
                    include_incidents: bool = False, extra: dict[str, Any] | None = None) -> None:
     """The document as UTF-8 pieces handed to `write` in order, a batch at a time as it is
     made (each scope's unit records of a month, the month's node records, ...): with
-    `slaschema.fileio.atomic_writer` the file is written while the rest is made, and a
-    batch is freed once written. `include_incidents` (the result computed
+    `slaschema.fileio.atomic_writer` each batch is written as it comes and then freed, so
+    the whole document is never in memory at once. `include_incidents` (the result computed
     with `incidents=True`) adds per month `downtime_by_category` and `downtime_by_cause`
     and at the end `incidents` (one record per incident id) and `rack_day_downtime`;
     `extra` adds top-level members after all others."""
@@ -500,10 +453,10 @@ def write_document(result: Any, write: Callable[[list[bytes | memoryview]], None
 
     if include_incidents and result.figures is None:
         raise ValueError("per-incident figures were not computed; pass incidents=True to compute()")
-    scopes = [sm for pr in result.periods for sm in pr.scopes.values()] if include_units else []
-    with gc_paused(), IncidentTexts(scopes) as texts:
+    with gc_paused():
         claims = {m.period: m for m in result.claims.months} if result.claims is not None else {}
         f = result.figures if include_incidents else None
+        names_info = NamesInfo()
 
         def periods(out: _Out) -> None:
             if not result.periods:
@@ -512,7 +465,7 @@ def write_document(result: Any, write: Callable[[list[bytes | memoryview]], None
             ind = "\n" + _ind(_PERIOD)
             out.add("[")
             for k, pr in enumerate(result.periods):
-                members = period_members(pr, include_units, claims.get(pr.period.label), texts)
+                members = period_members(pr, include_units, claims.get(pr.period.label), names_info)
                 if f is not None:
                     members += [("downtime_by_category", value(f.breakdown_json(f.by_category[pr.period.label]),
                                                                _PERIOD + 1)),

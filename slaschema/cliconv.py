@@ -121,7 +121,7 @@ def write_output(output: str | Path, data: OutputData, *, announce: bool = False
     """Write `data` (text, bytes, bytes pieces in order, or a function `make(write)` that
     hands its pieces to `write` as it makes them) to `output` atomically; `announce` prints
     `wrote FILE` on stderr. A file that cannot be written is an `output_unwritable` input
-    error (`unwritable`). With a function, the file is written while the rest is made
+    error (`unwritable`). With a function, each batch is written as it is made
     (`slaschema.fileio.atomic_writer`); an error it raises itself leaves nothing written and
     is raised as it is."""
     from slaschema.fileio import atomic_writer
@@ -138,7 +138,7 @@ def write_output(output: str | Path, data: OutputData, *, announce: bool = False
             raise
 
     try:
-        with atomic_writer(output, background=make is not None) as w:
+        with atomic_writer(output) as w:
             making = True
             if make is None:
                 write(data)

@@ -11,20 +11,19 @@ block device, a socket) is refused.
 The data is text, bytes, or a list of bytes-like pieces written in order (a large document
 made of pieces is written without joining a copy of the whole first: `write_all`).
 
-`atomic_writer` takes the data while it is being made: each `write(pieces)` hands the pieces
-to a thread that writes them while the caller makes the next ones; leaving the `with` block
+`atomic_writer` takes the data while it is being made: each `write(pieces)` writes them to the
+temporary file, so a large document's batches are freed as it goes; leaving the `with` block
 normally syncs the file (when durable) and swaps it in, leaving it by an exception removes
-the temporary file (nothing is written).
+the temporary file (nothing is written). (Writing in a thread while the next batch is made,
+and syncing each batch, measured no faster on the shared 2-core machine.)
 """
 
 from __future__ import annotations
 
 import errno
 import os
-import queue
 import stat
 import tempfile
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Union
@@ -91,28 +90,24 @@ def _write_view(fd: int, view: memoryview) -> None:
 def write_atomic(path: Path | str, data: Data, *, durable: bool = True) -> None:
     """Write `data` (text, bytes, or bytes-like pieces in order) to `path` atomically;
     `durable` also fsyncs before the rename."""
-    with atomic_writer(path, durable=durable, background=False) as w:
+    with atomic_writer(path, durable=durable) as w:
         w.write(data)
 
 
 class AtomicWriter:
     """The file being written by `atomic_writer`: `write(data)` adds text, bytes or pieces."""
 
-    def __init__(self, path: Path, durable: bool, background: bool) -> None:
+    def __init__(self, path: Path, durable: bool) -> None:
         self.path = path
         self.durable = durable
         self.tmp: str | None = None
-        self._fd: int | None = None
         self._special = False
-        self._queue: queue.Queue | None = None
-        self._thread: threading.Thread | None = None
-        self._error: list[BaseException] = []
         try:
             mode = os.stat(path).st_mode
         except OSError:
             mode = None
         if mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
-            self._fd = _open_special(path)
+            self._fd: int | None = _open_special(path)
             self._special = True
             return
         if mode is not None and not stat.S_ISREG(mode):
@@ -120,46 +115,12 @@ class AtomicWriter:
                           "is a folder" if stat.S_ISDIR(mode) else "not a regular file", str(path))
         path.parent.mkdir(parents=True, exist_ok=True)
         self._fd, self.tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        if background:
-            self._queue = queue.Queue(maxsize=2)        # at most two batches waiting: memory stays bounded
-            self._thread = threading.Thread(target=self._drain, name="atomic-writer", daemon=True)
-            self._thread.start()
 
     def write(self, data: Data) -> None:
-        if self._error:
-            raise self._error[0]
-        if self._queue is None:
-            write_all(self._fd, data)
-        else:
-            self._queue.put(data)
-
-    def _drain(self) -> None:
-        """The writer thread: write each batch while the caller makes the next; after an
-        error, take the batches without writing them. (The one sync is at the end: a sync
-        per batch waits, on ext4, for every other dirty file's data in the journal commit,
-        and measured slower on a shared disk.)"""
-        while True:
-            data = self._queue.get()
-            if data is None:
-                return
-            if self._error:
-                continue
-            try:
-                write_all(self._fd, data)
-            except BaseException as exc:       # handed to the caller on its next write or at the end
-                self._error.append(exc)
-
-    def _stop(self) -> None:
-        if self._thread is not None:
-            self._queue.put(None)
-            self._thread.join()
-            self._thread = None
+        write_all(self._fd, data)
 
     def finish(self) -> None:
         """All written: sync, close and swap the file in."""
-        self._stop()
-        if self._error:
-            raise self._error[0]
         fd, self._fd = self._fd, None
         try:
             if self.durable and not self._special:
@@ -174,7 +135,6 @@ class AtomicWriter:
 
     def abandon(self) -> None:
         """Stop without swapping the file in: the temporary file is removed."""
-        self._stop()
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
@@ -188,11 +148,10 @@ class AtomicWriter:
 
 class atomic_writer:  # noqa: N801  (used as a context manager, like open)
     """`with atomic_writer(path) as w: w.write(pieces) ...`: the file appears at `path` when
-    the block ends normally, with everything written; `durable` syncs it to disk first.
-    `background` (the default) writes in a thread while the block goes on making data."""
+    the block ends normally, with everything written; `durable` syncs it to disk first."""
 
-    def __init__(self, path: Path | str, *, durable: bool = True, background: bool = True) -> None:
-        self._args = (Path(path), durable, background)
+    def __init__(self, path: Path | str, *, durable: bool = True) -> None:
+        self._args = (Path(path), durable)
         self._writer: AtomicWriter | None = None
 
     def __enter__(self) -> AtomicWriter:

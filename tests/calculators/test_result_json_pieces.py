@@ -8,7 +8,6 @@ import random
 from decimal import Decimal
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from calculators import credits as cr
@@ -96,25 +95,3 @@ def test_the_command_writes_the_same_bytes_to_a_file_and_to_stdout(tmp_path, mon
     assert r.exit_code == 0, r.output
     assert r.stdout_bytes == GOLDEN.read_bytes()
 
-
-def test_an_error_in_the_incident_text_worker_reaches_the_caller_and_stops_it(monkeypatch):
-    import threading
-
-    import calculators.result_json as rj
-
-    lc, lg = example()
-    res = compute(lc, lg, ["2027-Q1"])
-    real, calls = rj._incident_text, []
-
-    def failing(sm, info):
-        calls.append(sm.scope)
-        if len(calls) == 2:
-            raise RuntimeError("gather failed")
-        return real(sm, info)
-
-    monkeypatch.setattr(rj, "_incident_text", failing)
-    with pytest.raises(RuntimeError, match="gather failed"):
-        document_chunks(res)
-    assert not [t for t in threading.enumerate() if t.name.startswith("incident-text")]
-    monkeypatch.setattr(rj, "_incident_text", real)
-    assert b"".join(document_chunks(res)) == reference(res).encode("utf-8")

@@ -1,5 +1,5 @@
 """Writing a document made of pieces (`slaschema.fileio.write_all`, `atomic_writer`) and a
-command's output made while it is written (`slaschema.cliconv.write_output` with a function):
+command's output written a batch at a time as it is made (`slaschema.cliconv.write_output` with a function):
 every byte in order, the file swapped in only when all is written, nothing left behind on an
 error, and an error of the file told apart from an error of making the data."""
 
@@ -57,7 +57,7 @@ def test_a_write_that_takes_nothing_is_an_error_not_a_hang(tmp_path, monkeypatch
     assert list(tmp_path.iterdir()) == []
 
 
-def test_atomic_writer_writes_batches_in_a_thread_and_swaps_in_at_the_end(tmp_path):
+def test_atomic_writer_writes_batches_and_swaps_in_at_the_end(tmp_path):
     out = tmp_path / "out.bin"
     out.write_bytes(b"old")
     with atomic_writer(out) as w:
@@ -81,7 +81,7 @@ def test_an_error_while_making_the_data_leaves_the_old_file(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["out.bin"]
 
 
-def test_an_error_of_the_background_writer_reaches_the_caller(tmp_path, monkeypatch):
+def test_a_write_error_reaches_the_caller_and_leaves_the_old_file(tmp_path, monkeypatch):
     def full(fd, data):
         raise OSError(errno.ENOSPC, "No space left on device")
 
@@ -90,7 +90,7 @@ def test_an_error_of_the_background_writer_reaches_the_caller(tmp_path, monkeypa
     out.write_bytes(b"old")
     with pytest.raises(OSError) as e:
         with atomic_writer(out) as w:
-            for _ in range(50):                # the error comes back on a later write or at the end
+            for _ in range(50):
                 w.write([b"x" * 1000])
     assert e.value.errno == errno.ENOSPC
     assert out.read_bytes() == b"old"
