@@ -90,8 +90,7 @@ def _ints(values: list[Any]) -> list[str]:
 
 def _pct_e4_texts(e4: Any) -> list[str]:
     """`cr.pct_text` of each percentage x 10**4 (an array of ints), quoted."""
-    values = [int(x) for x in e4.tolist()]
-    return [f'"{v // 10000}.{v % 10000:04d}"' for v in values]
+    return [f'"{cr.pct_text(v)}"' for v in map(int, e4.tolist())]
 
 
 def downtime_texts(lnum: list[int], dn: list[int]) -> list[str]:
