@@ -222,8 +222,10 @@ def main() -> None:
         got = subprocess.run([sys.executable, __file__, "--breakdown", str(contract), str(log), str(out), fmt],
                              check=True, capture_output=True, text=True)
         p = json.loads(got.stdout.strip().splitlines()[-1])
-        doc = f"document+write {p['document+write']:.2f} (CPU {p['document+write cpu']:.2f})" if "document+write" in p else \
-            f"document {p['document']:.2f}  write {p['write']:.2f}"
+        if "document+write" in p:
+            doc = f"document+write {p['document+write']:.2f} (CPU {p['document+write cpu']:.2f})"
+        else:
+            doc = f"document {p['document']:.2f}  write {p['write']:.2f}"
         print(f"  {fmt:6} start {p['start']:.2f}  contract {p['contract']:.2f}  load {p['load']:.2f}  "
               f"compute {p['compute']:.2f}  {doc}  "
               f"= {p['total']:.2f} (CPU {p['cpu']:.2f}); {p['bytes'] / 1e6:.1f} MB written, peak {p['peak_mb']:.0f} MB")
