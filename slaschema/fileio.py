@@ -51,8 +51,9 @@ _GROUP = 1 << 20
 
 
 def write_all(fd: int, data: Data) -> int:
-    """Write every byte of `data` to the file descriptor `fd`; returns the count. Small pieces are joined into
-    runs of about 1 MB first and a run is written with one `os.write` loop: measured on the
+    """Write every byte of `data` to the file descriptor `fd`; returns the count. Small
+    pieces are joined into runs of about 1 MB first and a run is written with one `os.write`
+    loop (a piece of 1 MB or more is written as it is, not copied): measured on the
     credits document (80,000 pieces, 235 MB), that takes 0.08 s of CPU where `os.writev` of
     the pieces takes 0.17-0.24 s and one join of the whole 0.13 s (the run is still in the
     CPU cache when the kernel copies it)."""
