@@ -38,11 +38,12 @@ decision (`acceptance.report.certificate.NO_DECISION`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from datetime import datetime
-import re
+import gc
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
 import math
 
@@ -55,7 +56,6 @@ from pydantic import (
     PlainSerializer,
     ValidationError,
     ValidationInfo,
-    model_serializer,
 )
 from pydantic_core import PydanticCustomError
 
@@ -71,6 +71,7 @@ MAX_VERDICTS = 5_000_000            # per criterion
 MAX_NODES = 1_000_000
 MAX_WAIVERS = 10_000
 MAX_PROBLEMS = 50                   # problems listed one by one; the rest are counted
+_UTF8_CHUNK = 1 << 23
 
 Time = Annotated[AwareDatetime, PlainSerializer(lambda t: t.isoformat(), return_type=str)]
 
@@ -112,11 +113,19 @@ def zero_counts() -> Counts:
     return {s: 0 for s in PRECEDENCE}
 
 
-# what pydantic may spell otherwise than Python's json: a float in exponent form (`2.5e-7`,
-# Python `2.5e-07`) and one below 1e-4 (`0.00001`, Python `1e-05`) — in compact JSON a number
-# always follows ":", "," or "[" (the same inside a string only costs the slower way) —
-# and infinities or NaN (written as constants, `ser_json_inf_nan`)
-_NOT_PYTHON_SPELLING = re.compile(r"[:,\[]-?(?:[0-9]+(?:\.[0-9]+)?[eE]|0\.0000)|Infinity|NaN")
+@contextmanager
+def _no_gc_pauses() -> Iterator[None]:
+    """The cyclic garbage collector off while a large document is built or taken apart: the
+    records, dicts and lists made then hold no cycles, and each collection walks every live
+    object again, which took most of the time (a 22 MB document: `model_dump` 1.1 s with
+    the collector on, 0.15 s with it off)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 class Record(BaseModel):
@@ -125,18 +134,14 @@ class Record(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", ser_json_inf_nan="constants")
 
 
-class _Optional(Record):
-    """A record whose `OMIT_WHEN_NONE` fields are left out of the JSON when they are None."""
+def _is_none(value: Any) -> bool:
+    return value is None
 
-    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset()
 
-    @model_serializer(mode="wrap")
-    def _omit(self, handler: Any) -> dict[str, Any]:
-        data = handler(self)
-        for key in self.OMIT_WHEN_NONE:
-            if data.get(key, 0) is None:
-                del data[key]
-        return data
+def _omitted(default: Any = None, **kw: Any) -> Any:
+    """A field left out of the JSON when it is None (a per-field rule: a wrapping model
+    serializer made every list inside the record several times slower to write)."""
+    return Field(default, exclude_if=_is_none, **kw)
 
 
 class ContractInfo(Record):
@@ -156,9 +161,7 @@ class IsolationInfo(Record):
     unit: str
 
 
-class RunInfo(_Optional):
-    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"isolation"})
-
+class RunInfo(Record):
     mode: Mode | None = None
     state: RunState | None = None
     started: Time | None = None
@@ -168,7 +171,7 @@ class RunInfo(_Optional):
     only: tuple[str, ...] = ()
     overrides: dict[str, Data] = Field(default_factory=dict)
     resumed: bool = False
-    isolation: IsolationInfo | None = None
+    isolation: IsolationInfo | None = _omitted()
 
 
 class Thresholds(Record):
@@ -209,10 +212,8 @@ class VerdictEntry(Record):
         return w if isinstance(w, Mapping) else None
 
 
-class CriterionOutcome(_Optional):
+class CriterionOutcome(Record):
     """A criterion's entry: what the contract asks, its status, reason and every verdict."""
-
-    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"evidence_outside_scope"})
 
     id: str
     check: str
@@ -232,7 +233,7 @@ class CriterionOutcome(_Optional):
     duration_s: Number | None = None
     nodes: tuple[str, ...] = Field(default=(), max_length=MAX_NODES)
     # evidence in the bundle about contract nodes or racks outside the scope: not judged
-    evidence_outside_scope: tuple[str, ...] | None = None
+    evidence_outside_scope: tuple[str, ...] | None = _omitted()
     verdicts: tuple[VerdictEntry, ...] = Field(max_length=MAX_VERDICTS)
 
 
@@ -307,9 +308,7 @@ class Decision(Record):
     exit_status: Literal[0, 1]
 
 
-class RunDocument(_Optional):
-    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"scope", "as_of", "waivers", "decision"})
-
+class RunDocument(Record):
     format: Literal["slakit-acceptance-run/1", "slakit-acceptance-run/2"]
     contract: ContractInfo
     run: RunInfo
@@ -317,29 +316,25 @@ class RunDocument(_Optional):
     counts: Counts
     criteria: tuple[CriterionOutcome, ...] = Field(max_length=MAX_CRITERIA)
     aggregate: Aggregate
-    scope: ScopeInfo | None = None
-    as_of: Time | None = None
-    waivers: tuple[WaiverUse, ...] | None = Field(default=None, max_length=MAX_WAIVERS)
-    decision: Decision | None = None
+    scope: ScopeInfo | None = _omitted()
+    as_of: Time | None = _omitted()
+    waivers: tuple[WaiverUse, ...] | None = _omitted(max_length=MAX_WAIVERS)
+    decision: Decision | None = _omitted()
 
     def to_json(self) -> dict[str, Any]:
         """The plain data of the JSON form (statuses as their strings, times in ISO 8601)."""
-        return self.model_dump(mode="python")
+        with _no_gc_pauses():
+            return self.model_dump(mode="python")
 
     def dumps(self) -> str:
         """The compact JSON text of `to_json()` as `json.dumps(..., ensure_ascii=False,
-        separators=(",", ":"))` writes it, plus a newline. pydantic's own serializer writes the
-        same bytes several times faster, except for floats in exponent form (`1e-05` is
-        `1e-5` there) and infinities; when its text has either, Python's spelling is used."""
+        separators=(",", ":"))` writes it, plus a newline, which is what defines the bytes of a
+        results.json. pydantic's own JSON is not used: it spells floats otherwise (`1e-5` for
+        Python's `1e-05`, `0.00001` for `1e-05`), and finding its numbers apart from the same
+        characters inside strings took longer than this whole function."""
         import json
 
-        try:
-            text = self.model_dump_json()
-        except ValueError:                  # e.g. a lone surrogate: the plain way reports it
-            text = None
-        if text is None or _NOT_PYTHON_SPELLING.search(text):
-            text = json.dumps(self.to_json(), ensure_ascii=False, default=str, separators=(",", ":"))
-        return text + "\n"
+        return json.dumps(self.to_json(), ensure_ascii=False, default=str, separators=(",", ":")) + "\n"
 
     @property
     def failed(self) -> bool:
@@ -407,16 +402,19 @@ def read_run_document(path: Path | str, data: bytes | None = None) -> RunDocumen
     elif len(data) > MAX_BYTES:
         raise InputError([Problem("results_too_large", f"the run document is {len(data)} bytes, more than the "
                                   f"{MAX_BYTES} a run document may have", file=file, value=len(data), fix=_FIX)])
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError([Problem("results_invalid", f"not UTF-8 text (byte {exc.start})", file=file,
-                                  fix=_FIX)]) from None
-    try:
-        doc = RunDocument.model_validate_json(text, strict=True, context={"read": True})
-    except ValidationError as exc:
-        raise InputError(_problems(exc, file)) from None
-    twice = _duplicate_keys(text)
+    bad_byte = _not_utf8_at(data)
+    if bad_byte is not None:
+        raise InputError([Problem("results_invalid", f"not UTF-8 text (byte {bad_byte})", file=file,
+                                  fix=_FIX)])
+    over = _over_the_limits(data, file)
+    if over:
+        raise InputError(over)
+    with _no_gc_pauses():
+        try:
+            doc = RunDocument.model_validate_json(data, strict=True, context={"read": True})
+        except ValidationError as exc:
+            raise InputError(_problems(exc, file)) from None
+        twice = _duplicate_keys(data)
     if twice:
         raise InputError([Problem("results_duplicate_key", f"a key given twice in one object: {k!r} (readers "
                                   "disagree on which value counts)", file=file, value=k, fix=_FIX)
@@ -424,7 +422,56 @@ def read_run_document(path: Path | str, data: bytes | None = None) -> RunDocumen
     return doc
 
 
-def _duplicate_keys(text: str) -> list[str]:
+def _not_utf8_at(data: bytes) -> int | None:
+    """The offset of the first byte of `data` that is not UTF-8, checked a chunk at a time
+    (no copy of a large document as text is kept)."""
+    import codecs
+
+    view, size, pos = memoryview(data), len(data), 0
+    while pos < size:
+        try:
+            _, used = codecs.utf_8_decode(view[pos:pos + _UTF8_CHUNK], "strict", pos + _UTF8_CHUNK >= size)
+        except UnicodeDecodeError as exc:
+            return pos + exc.start
+        pos += used
+    return None
+
+
+def _list_limits() -> dict[tuple[Any, ...], int]:
+    """Every bounded list of a run document, by path (`ANY`: each criterion), and its limit
+    (read when a document is read, so the module's constants decide)."""
+    from acceptance.json_scan import ANY
+
+    return {("run", "nodes"): MAX_NODES, ("criteria",): MAX_CRITERIA, ("criteria", ANY, "nodes"): MAX_NODES,
+            ("criteria", ANY, "verdicts"): MAX_VERDICTS, ("aggregate", "racks"): MAX_NODES,
+            ("aggregate", "nodes"): MAX_NODES, ("scope", "nodes"): MAX_NODES,
+            ("scope", "nodes_not_in_contract"): MAX_NODES, ("scope", "criteria"): MAX_CRITERIA,
+            ("scope", "criteria_not_covered"): MAX_CRITERIA, ("waivers",): MAX_WAIVERS}
+
+
+def _over_the_limits(data: bytes, file: str) -> list[Any]:
+    """A problem for each bounded list that holds more than its limit, found by scanning the
+    text before it is parsed (`acceptance.json_scan`): a document over a limit is refused for
+    that alone, in a fraction of the time and memory validating it would take. The problems
+    read as pydantic's own for the same list."""
+    from acceptance.json_scan import long_arrays
+    from slaschema.errors import Problem
+
+    found = long_arrays(data, _list_limits()) or []
+    out = [Problem("results_too_many", f"Tuple should have at most {limit} item{'' if limit == 1 else 's'} after "
+                   f"validation, not {count}", file=file, path=_path_text(path), value=f"a list of {count}", fix=_FIX)
+           for path, count, limit in found[:MAX_PROBLEMS]]
+    if len(found) > MAX_PROBLEMS:
+        out.append(Problem("results_invalid", f"{len(found) - MAX_PROBLEMS} more problems in the run document",
+                           file=file, fix=_FIX))
+    return out
+
+
+def _path_text(loc: tuple[Any, ...]) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".") or "(document)"
+
+
+def _duplicate_keys(text: bytes | str) -> list[str]:
     """The keys that appear twice in one object of `text` (JSON the model has already
     accepted, so nested no deeper than pydantic's parser allows). The model's parser keeps
     the last value; another reader of the same signed bundle may keep the first."""
@@ -484,7 +531,7 @@ def _problems(exc: ValidationError, file: str) -> list[Any]:
             # `measured` is a number, a text or null: one problem, not one per kind it is not
             loc = loc[:-1]
             err = {**err, "msg": "Input should be a number, a text or null"}
-        path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".") or "(document)"
+        path = _path_text(loc)
         if path in seen:
             continue
         seen.add(path)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from calculators.period_option import period_options
-from slaschema.cliconv import emit_output, fmt_given, output_format, output_option
+from slaschema.cliconv import OutputData, emit_output, fmt_given, output_format, output_option
 
 if TYPE_CHECKING:
     from calculators.result import Result
@@ -54,7 +54,7 @@ def _load(contract: str, incidents: str, assume_tz: str | None, skip_bad_rows: b
     return lc, log
 
 
-def _emit(text: str | bytes, output: str | None) -> None:
+def _emit(text: OutputData, output: str | None) -> None:
     emit_output(text, output)
 
 
@@ -201,11 +201,11 @@ def credits(ctx, contract, incidents, periods, as_of, assume_tz, skip_bad_rows, 
     perf = performance_figures(lc, full_log, plist, as_of=as_of_dt) if lc.model.performance else None
     result = apply_history(lc, log, result, history_files, history_from, fmt)
     if fmt == "json" and perf is not None:
-        _emit(result.dumps_utf8(extra={"performance": perf}), output)
+        _emit(lambda write: result.write_json(write, extra={"performance": perf}), output)
     elif fmt == "table" and perf is not None:
         _emit(render_table(result) + "\n" + render_performance(perf, lc.model.contract.currency) + "\n", output)
     elif fmt == "json":
-        _emit(result.dumps_utf8(), output)
+        _emit(result.write_json, output)
     elif fmt == "csv":
         from calculators.settle import CSV_COLUMNS, csv_rows
 

@@ -43,6 +43,16 @@ def availability_e4(lnum: np.ndarray, dn: np.ndarray, month_s: int) -> np.ndarra
     return (10**6 * (total - lnum)) // total
 
 
+def downtime_value(lnum: int, dn: int) -> int | Decimal:
+    """A unit's `downtime_seconds` from its loss `lnum / dn`: an int, or (proportional degraded
+    time not a whole number of seconds) lost GPU-seconds / GPUs rounded to 3 decimals."""
+    if dn == 1:
+        return lnum
+    if lnum % dn == 0:
+        return lnum // dn
+    return round(Decimal(lnum) / Decimal(dn), 3)
+
+
 def pct_text(e4: int) -> str:
     return f"{e4 // 10000}.{e4 % 10000:04d}"
 
@@ -127,12 +137,8 @@ def each_once(values, fmt) -> list[str]:
     """`[fmt(v) for v in values]`, calling `fmt` once per distinct value: amounts and
     percentages repeat across a fleet's units (equal fees, zero credits), so a 12,600-node
     document formats a few hundred of them instead of tens of thousands."""
-    seen: dict = {}
-    out = []
-    for v in values:
-        text = seen.get(v)
-        if text is None:
-            text = seen[v] = fmt(v)
-        out.append(text)
-    return out
+    seen = dict.fromkeys(values)            # the distinct values, each as it first appears
+    for v in seen:
+        seen[v] = fmt(v)
+    return list(map(seen.__getitem__, values))
 

@@ -211,12 +211,7 @@ class ScopeMonth:
     def downtime_value(self, i: int) -> int | Decimal:
         """`downtime_seconds` of unit i as a number: an int, or (proportional degraded time
         not a whole number of seconds) lost GPU-seconds / GPUs rounded to 3 decimals."""
-        lnum, dn = int(self.lnum[i]), int(self.dn[i])
-        if dn == 1:
-            return lnum
-        if lnum % dn == 0:
-            return lnum // dn
-        return round(Decimal(lnum) / Decimal(dn), 3)
+        return cr.downtime_value(int(self.lnum[i]), int(self.dn[i]))
 
     def credit_pct_value(self, i: int) -> Decimal:
         """The unit's credit in percent: the tier's (as written, normalised) or, pro rata, the
@@ -481,6 +476,20 @@ class Result:
         from calculators.result_json import document_bytes
 
         return document_bytes(self, extra=extra)
+
+    def dumps_pieces(self, extra: dict[str, Any] | None = None) -> list[bytes | memoryview]:
+        """`dumps_utf8()` as UTF-8 pieces in order, not joined (`slaschema.fileio.write_atomic`
+        writes them), without a second copy of the document."""
+        from calculators.result_json import document_chunks
+
+        return document_chunks(self, extra=extra)
+
+    def write_json(self, write, extra: dict[str, Any] | None = None) -> None:
+        """`dumps_utf8()` handed to `write(pieces)` a batch at a time as it is made (what the
+        credits command does: `slaschema.fileio.atomic_writer` writes each batch as it comes)."""
+        from calculators.result_json import write_document
+
+        write_document(self, write, extra=extra)
 
     @property
     def revision_1_1(self) -> bool:

@@ -2,8 +2,11 @@
 
 The document is written as text straight from the result's columns: per unit and node
 record the figures are formatted column by column and joined, and the long incident-id
-lists are joined in one piece, with no dict per record in between (a 12,600-node quarter
-with a million incidents writes about 230 MB). The text is exactly what
+lists are gathered in one piece per scope and month (one Arrow take of the ids each followed
+by its separator), with no dict per record in between (a 12,600-node quarter with a million
+incidents writes about 235 MB). The document comes as UTF-8 pieces, a batch per scope and
+month (`write_document`), so a file is written as it is made and no joined copy of the
+whole is needed (`document_bytes` joins them for callers that want one bytes object). The text is exactly what
 `json.dumps(doc, indent=2, ensure_ascii=False) + "\\n"` writes for the same document (two
 spaces of indentation, non-ASCII characters as they are); tests/calculators/
 test_result_json.py holds the document built as Python values next to it.
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import orjson
@@ -34,11 +38,6 @@ _ESCAPE = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')       # what JSON text mus
 
 def _ind(depth: int) -> str:
     return "  " * depth
-
-
-def _plain(text: str) -> bool:
-    """Whether `text` needs no escaping in JSON (fast: C loops over the text)."""
-    return text.isprintable() and '"' not in text and "\\" not in text
 
 
 def quote(text: str) -> str:
@@ -82,8 +81,42 @@ def _number(v: int | float | Any) -> str:
     return repr(float(v))
 
 
+def _ints(values: list[Any]) -> list[str]:
+    """Integers (Python or numpy ints) as JSON writes them."""
+    return list(map(str, map(int, values)))
+
+
+def _pct_e4_texts(e4: Any) -> list[str]:
+    """`cr.pct_text` of each percentage x 10**4 (an array of ints), quoted."""
+    return [f'"{cr.pct_text(v)}"' for v in map(int, e4.tolist())]
+
+
+def downtime_texts(lnum: list[int], dn: list[int]) -> list[str]:
+    """The JSON text of each unit's `downtime_seconds` (`cr.downtime_value` of lnum / dn,
+    written as `_number` writes it), in whole columns instead of a Decimal per unit: a whole
+    number of seconds is the quotient; otherwise the value rounded half-even to 3 decimals
+    is m / 1000 for an integer m, and the float repr of that quotient is the text (m is
+    exact as a float, so the division rounds once, correctly, as `float()` converts the
+    Decimal). Where the figures are large (lnum of 2**53 / 1000 or more, a divisor of 10**6
+    or more: m would not be exact, or the Decimal division's 28 digits could round across a
+    half) each unit goes through the Decimal."""
+    import numpy as np
+
+    try:
+        lv = np.asarray(lnum, dtype=np.int64)
+        dv = np.asarray(dn, dtype=np.int64)
+    except OverflowError:
+        lv = dv = None
+    if lv is None or not len(lv) or np.abs(lv).max() >= 2**53 // 1000 or dv.min() <= 0 or dv.max() >= 10**6:
+        return [_number(cr.downtime_value(int(x), int(d))) for x, d in zip(lnum, dn)]
+    q, r = np.divmod(lv, dv)
+    m, r3 = np.divmod(1000 * lv, dv)
+    m += (2 * r3 > dv) | ((2 * r3 == dv) & (m % 2 == 1))        # half-even
+    return [str(w) if e == 0 else repr(f) for w, e, f in zip(q.tolist(), r.tolist(), (m / 1000).tolist())]
+
+
 def _cached_money(cents: list[int]) -> list[str]:
-    return cr.each_once(cents, lambda c: f'"{cr.money(c)}"')
+    return cr.each_once(cents, lambda c: f'"{cr.money(int(c))}"')
 
 
 # the depths inside the document: {periods: [ {units: [ {incidents: [...]} ]} ]}
@@ -101,7 +134,9 @@ def _pct(value: Any) -> str:
 
 def unit_records(sm: Any, pr: Any, names_info: NamesInfo | None = None) -> list[bytes | memoryview]:
     """A scope's unit records in one month (`calculators.result.ScopeMonth`) as UTF-8 pieces,
-    the records separated as items of a list."""
+    the records separated as items of a list. The figures are formatted column by column
+    (each distinct value once), each record's text before and after its incident ids is one
+    f-string, and the ids come as slices of one buffer (`_incident_text`)."""
     names_info = names_info or NamesInfo()
     n = len(sm.ids)
     if not n:
@@ -110,19 +145,18 @@ def unit_records(sm: Any, pr: Any, names_info: NamesInfo | None = None) -> list[
     lnum = sm.lnum.tolist()
     dn = sm.dn.tolist()
     if all(int(d) == 1 for d in dn):
-        down = [str(int(x)) for x in lnum]
+        down = _ints(lnum)
     else:
-        down = [_number(sm.downtime_value(i)) for i in range(n)]
-    avail = cr.each_once(sm.avail_e4.tolist(), lambda e4: f'"{cr.pct_text(int(e4))}"')
+        down = downtime_texts(lnum, dn)
+    avail = _pct_e4_texts(sm.avail_e4)
     credit_pct = cr.each_once(sm.credit_pct, lambda v: f'"{_pct(v)}"' if v is not None else None)
     for i, v in enumerate(sm.credit_pct):
         if v is None:                           # pro rata: the unit's own share
             credit_pct[i] = f'"{format(sm.credit_pct_value(i), "f")}"'
-    fee_cents = [int(x) for x in cr.cents_half_up(sm.fee_num, sm.fee_den).tolist()]
-    fees = _cached_money(fee_cents)
-    credit_cents = [int(x) for x in sm.credit_cents.tolist()]
+    fees = _cached_money(cr.cents_half_up(sm.fee_num, sm.fee_den).tolist())
+    credit_cents = sm.credit_cents.tolist()
     credits = _cached_money(credit_cents)
-    after = cr.each_once(credit_cents, lambda c: f'"{cr.money(settle.scaled_cents(c, pr))}"')
+    after = cr.each_once(credit_cents, lambda c: f'"{cr.money(settle.scaled_cents(int(c), pr))}"')
     inner = _RECORD + 1
     bulk = _incident_text(sm, inner, names_info)
     if bulk is None:
@@ -130,39 +164,48 @@ def unit_records(sm: Any, pr: Any, names_info: NamesInfo | None = None) -> list[
             [list(sm.incidents.get(i, ())) for i in range(n)]
         incidents = [strings(x, inner) for x in lists]
         del lists
-    flags = [_FLAG_TEXT[int(b) & FLAG_MASK] for b in sm.flags.tolist()]
-    excluded = [str(int(x)) for x in sm.excluded.tolist()]
+    flags = cr.each_once(sm.flags.tolist(), lambda b: _FLAG_TEXT[int(b) & FLAG_MASK])
+    excluded = _ints(sm.excluded.tolist())
     met = ["true" if x else "false" for x in sm.met.tolist()]
-    head = "{" + _M + '"scope": ' + quote(sm.scope) + "," + _M + '"id": '
+    head = _RECORD_SEP + "{" + _M + '"scope": ' + quote(sm.scope) + "," + _M + '"id": '
     target = f'"{_pct(sm.target)}"'
     service = sm.service.tolist() if sm.service is not None else None
-    charged = _cached_money([int(x) for x in cr.cents_half_up(sm.charged_num, sm.fee_den).tolist()]) \
+    charged = _cached_money(cr.cents_half_up(sm.charged_num, sm.fee_den).tolist()) \
         if sm.charged_num is not None else fees
-    open_, close = "[\n" + _ind(inner + 1) + '"', '"\n' + _ind(inner) + "]"
+    # each record's text before its incident ids (with the separator from the record
+    # before it) and after them, one f-string each
+    heads = [f'{head}{i},{_M}"downtime_seconds": {d},{_M}"excluded_seconds": {x},'
+             f'{_M}"availability_pct": {a},{_M}"target_pct": {target},{_M}"met": {m},'
+             f'{_M}"credit_pct": {p},{_M}"fee": {f},{_M}"credit": {c},{_M}"incidents": '
+             for i, d, x, a, m, p, f, c in zip(ids, down, excluded, avail, met, credit_pct, fees, credits)]
+    # after the ids: flags, [lost_gpu_seconds], [service_seconds, charged_fee], the credits
+    flag_text = [f',{_M}"flags": {fl},' for fl in flags]
+    if sm.proportional:
+        flag_text = [f'{f}{_M}"lost_gpu_seconds": {g},' for f, g in zip(flag_text, _ints(lnum))]
+    keep: range | list[int] = range(n)
+    if service is not None:
+        flag_text = [f'{f}{_M}"service_seconds": {int(s)},{_M}"charged_fee": {ch},'
+                     for f, s, ch in zip(flag_text, service, charged)]
+        keep = [i for i in range(n) if service[i] != 0]     # no unit-month out of service (rev 1.1, 8.1)
+    tails = [f'{f}{_M}"credit_before_cap": {c},{_M}"credit_after_cap_and_minimum": {a}{_END}'
+             for f, c, a in zip(flag_text, credits, after)]
+    if not keep:
+        return []
+    skip = len(_RECORD_SEP)                   # the first record has no separator before it
     out: list[bytes | memoryview] = []
-    sep = ""
-    for i in range(n):
-        if service is not None and service[i] == 0:
-            continue            # not in service this month: no unit-month (revision 1.1, 8.1)
-        text = (f'{sep}{head}{ids[i]},{_M}"downtime_seconds": {down[i]},{_M}"excluded_seconds": {excluded[i]},'
-                f'{_M}"availability_pct": {avail[i]},{_M}"target_pct": {target},{_M}"met": {met[i]},'
-                f'{_M}"credit_pct": {credit_pct[i]},{_M}"fee": {fees[i]},{_M}"credit": {credits[i]},'
-                f'{_M}"incidents": ')
-        sep = _RECORD_SEP
-        tail = f',{_M}"flags": {flags[i]},'
-        if sm.proportional:
-            tail += f'{_M}"lost_gpu_seconds": {int(lnum[i])},'
-        if service is not None:
-            tail += f'{_M}"service_seconds": {int(service[i])},{_M}"charged_fee": {charged[i]},'
-        tail += f'{_M}"credit_before_cap": {credits[i]},{_M}"credit_after_cap_and_minimum": {after[i]}{_END}'
-        if bulk is None:
-            out.append((text + incidents[i] + tail).encode("utf-8"))
-        elif bulk[2][i]:
-            data, starts = bulk[0], bulk[1]
-            out += [(text + open_).encode("utf-8"), data[starts[i]:starts[i + 1]],
-                    (close + tail).encode("utf-8")]
+    text = ""                                 # what comes before the next piece of ids
+    if bulk is None:
+        return ["".join(heads[k] + incidents[k] + tails[k] for k in keep)[skip:].encode("utf-8")]
+    data, starts, ends, counts = bulk
+    open_, close = "[\n" + _ind(inner + 1) + '"', '"\n' + _ind(inner) + "]"
+    for k in keep:
+        if counts[k]:
+            out += [(text + heads[k] + open_).encode("utf-8"), data[starts[k]:ends[k]]]
+            text = close + tails[k]
         else:
-            out.append((text + "[]" + tail).encode("utf-8"))
+            text += heads[k] + "[]" + tails[k]
+    out.append(text.encode("utf-8"))
+    out[0] = out[0][skip:]
     return out
 
 
@@ -172,31 +215,53 @@ def _id_sep(depth: int) -> str:
 
 
 class NamesInfo:
-    """The engine's incident-id table (`IdCodes` names) as an Arrow string array, made once
-    per document; None when an id needs JSON escaping (the ids are then quoted one by one)."""
+    """The engine's incident-id table (`IdCodes` names) as an Arrow string array of each id
+    followed by the separator of an id list inside a unit record, made once per document;
+    None when an id needs JSON escaping (the ids are then quoted one by one)."""
 
     def __init__(self) -> None:
         self._seen: dict[int, tuple[Any, Any]] = {}
 
     def get(self, names: Any) -> Any:
         import pyarrow as pa
+        import pyarrow.compute as pc
 
         got = self._seen.get(id(names))
         if got is None or got[0] is not names:
-            listed = names.tolist()
-            arrow = pa.array(listed, type=pa.large_string()) if _plain("".join(listed)) else None
+            try:
+                arrow = pa.array(names, type=pa.large_string())
+            except (pa.ArrowException, UnicodeError, TypeError):    # a lone surrogate, not a str
+                arrow = None
+            if arrow is not None and arrow.null_count == 0 and not _needs_escape(arrow):
+                sep = pa.scalar(_id_sep(_RECORD + 1), pa.large_string())
+                arrow = pc.binary_join_element_wise(arrow, sep, pa.scalar("", pa.large_string()))
+            else:
+                arrow = None
             got = self._seen[id(names)] = (names, arrow)
         return got[1]
 
 
-def _incident_text(sm: Any, depth: int, info: NamesInfo) -> tuple[memoryview, list[int], list[int]] | None:
+def _needs_escape(arrow: Any) -> bool:
+    """Whether a string of the Arrow array needs escaping in JSON: a byte of its UTF-8 data
+    is a control character, a quote or a backslash (every byte of a multi-byte character is
+    0x80 or more). Three vector comparisons over the data, no Python string per id."""
+    import numpy as np
+
+    data = arrow.buffers()[2]
+    if data is None:
+        return False
+    b = np.frombuffer(data, dtype=np.uint8)
+    return bool((b < 0x20).any() or (b == 0x22).any() or (b == 0x5C).any())
+
+
+def _incident_text(sm: Any, depth: int, info: NamesInfo
+                   ) -> tuple[memoryview, list[int], list[int], list[int]] | None:
     """Every unit's incident ids of a scope, each unit's joined by the list separator, in one
-    UTF-8 buffer (Arrow gathers and joins them without a Python string per id): (buffer,
-    offsets: unit i is buffer[offsets[i]:offsets[i + 1]], id count per unit). None where the
-    engine's index offers no id codes or an id needs escaping."""
+    UTF-8 buffer (one Arrow gather of the ids each followed by the separator, without a Python
+    string per id): (buffer, starts, ends, counts): unit i's counts[i] ids are
+    buffer[starts[i]:ends[i]]. None where the engine's index offers no id codes or an id needs escaping."""
     import numpy as np
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     index = sm.incidents
     try:
@@ -204,16 +269,19 @@ def _incident_text(sm: Any, depth: int, info: NamesInfo) -> tuple[memoryview, li
         names = index.names()
     except AttributeError:
         return None
+    if depth != _RECORD + 1:
+        return None
     arrow = info.get(names)
     if arrow is None:
         return None
+    taken = arrow.take(pa.array(code))
     bounds = np.searchsorted(unit, np.arange(len(sm.ids) + 1))
-    lists = pa.LargeListArray.from_arrays(pa.array(bounds, pa.int64()), arrow.take(pa.array(code)))
-    joined = pc.binary_join(lists, pa.scalar(_id_sep(depth), pa.large_string()))
-    buffers = joined.buffers()
-    offsets = np.frombuffer(buffers[1], dtype=np.int64)[joined.offset:joined.offset + len(joined) + 1]
+    buffers = taken.buffers()
+    offsets = np.frombuffer(buffers[1], dtype=np.int64)[taken.offset:taken.offset + len(taken) + 1][bounds]
     data = memoryview(buffers[2]) if buffers[2] is not None else memoryview(b"")
-    return data, offsets.tolist(), np.diff(bounds).tolist()
+    starts = offsets[:-1]
+    ends = np.maximum(offsets[1:] - len(_id_sep(depth).encode("utf-8")), starts)    # without the last separator
+    return data, starts.tolist(), ends.tolist(), np.diff(bounds).tolist()
 
 
 def node_records(pr: Any) -> list[str]:
@@ -251,10 +319,12 @@ def _money_or_null(cents: int | None) -> str:
 
 class _Out:
     """The document as UTF-8 chunks: small pieces of text gathered, long lists encoded as
-    they come (one copy of the text, not one per level of nesting)."""
+    they come (one copy of the text, not one per level of nesting). `flush` hands the
+    chunks made so far to `sink` (a file being written while the rest is made)."""
 
-    def __init__(self) -> None:
-        self.chunks: list[bytes] = []
+    def __init__(self, sink: Callable[[list[bytes | memoryview]], None]) -> None:
+        self.sink = sink
+        self.chunks: list[bytes | memoryview] = []
         self.pieces: list[str] = []
 
     def add(self, text: str) -> None:
@@ -266,9 +336,11 @@ class _Out:
             self.pieces = []
         self.chunks.extend(data)
 
-    def data(self) -> bytes:
+    def flush(self) -> None:
         self.add_pieces([])
-        return b"".join(self.chunks)
+        if self.chunks:
+            chunks, self.chunks = self.chunks, []
+            self.sink(chunks)
 
 
 def _write_obj(out: _Out, members: list[tuple[str, Any]], depth: int) -> None:
@@ -287,18 +359,18 @@ def _write_obj(out: _Out, members: list[tuple[str, Any]], depth: int) -> None:
     out.add("\n" + _ind(depth) + "}")
 
 
-def _write_records(out: _Out, groups: list[list[bytes | memoryview]], depth: int) -> None:
-    """One list of the records of several groups (each the UTF-8 pieces of its records)."""
-    groups = [g for g in groups if g]
-    if not groups:
-        out.add("[]")
-        return
-    out.add("[\n" + _ind(depth + 1))
-    for k, g in enumerate(groups):
-        if k:
-            out.add(",\n" + _ind(depth + 1))
+def _write_records(out: _Out, groups: Iterable[list[bytes | memoryview]], depth: int) -> None:
+    """One list of the records of several groups (each the UTF-8 pieces of its records),
+    each group handed on (`_Out.flush`) as soon as it is made."""
+    first = True
+    for g in groups:
+        if not g:
+            continue
+        out.add(("[" if first else ",") + "\n" + _ind(depth + 1))
+        first = False
         out.add_pieces(g)
-    out.add("\n" + _ind(depth) + "]")
+        out.flush()
+    out.add("[]" if first else "\n" + _ind(depth) + "]")
 
 
 def period_members(pr: Any, include_units: bool, claim: Any, names_info: NamesInfo | None = None
@@ -322,7 +394,7 @@ def period_members(pr: Any, include_units: bool, claim: Any, names_info: NamesIn
         members.append(("minimum_rule", quote("more_than" if pr.minimum_strict else "at_least")))
 
     def units(out: _Out) -> None:
-        groups = [unit_records(sm, pr, names_info) for sm in pr.scopes.values()] if include_units else []
+        groups = (unit_records(sm, pr, names_info) for sm in pr.scopes.values()) if include_units else ()
         _write_records(out, groups, d)
 
     def nodes(out: _Out) -> None:
@@ -418,7 +490,27 @@ def termination_json(t: Any) -> dict[str, Any]:
 
 def document_bytes(result: Any, include_units: bool = True, include_incidents: bool = False,
                    extra: dict[str, Any] | None = None) -> bytes:
-    """The document as UTF-8 (ends with a newline). `include_incidents` (the result computed
+    """The document as UTF-8 (ends with a newline): `document_chunks` joined."""
+    return b"".join(document_chunks(result, include_units, include_incidents, extra))
+
+
+def document_chunks(result: Any, include_units: bool = True, include_incidents: bool = False,
+                    extra: dict[str, Any] | None = None) -> list[bytes | memoryview]:
+    """The document as UTF-8 pieces, in order (the text ends with a newline): the long runs
+    of incident ids are slices of Arrow buffers, not copied again; writing the pieces
+    (`slaschema.fileio.write_atomic` takes the list) gives the file without a joined copy
+    of the whole document in memory."""
+    chunks: list[bytes | memoryview] = []
+    write_document(result, chunks.extend, include_units, include_incidents, extra)
+    return chunks
+
+
+def write_document(result: Any, write: Callable[[list[bytes | memoryview]], None], include_units: bool = True,
+                   include_incidents: bool = False, extra: dict[str, Any] | None = None) -> None:
+    """The document as UTF-8 pieces handed to `write` in order, a batch at a time as it is
+    made (each scope's unit records of a month, the month's node records, ...): with
+    `slaschema.fileio.atomic_writer` each batch is written as it comes and then freed, so
+    the whole document is never in memory at once. `include_incidents` (the result computed
     with `incidents=True`) adds per month `downtime_by_category` and `downtime_by_cause`
     and at the end `incidents` (one record per incident id) and `rack_day_downtime`;
     `extra` adds top-level members after all others."""
@@ -471,10 +563,10 @@ def document_bytes(result: Any, include_units: bool = True, include_incidents: b
             top += [("incidents", value(f.records(), 1)), ("rack_day_downtime", value(f.rack_days.to_json(), 1))]
         for k, v in (extra or {}).items():
             top.append((k, value(v, 1)))
-        out = _Out()
+        out = _Out(write)
         _write_obj(out, top, 0)
         out.add("\n")
-        return out.data()
+        out.flush()
 
 
 def document_text(result: Any, include_units: bool = True, include_incidents: bool = False,

@@ -16,9 +16,15 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Union
 
 import click
+
+# what a command writes: text, bytes, bytes pieces in order, or a function handing its
+# pieces to the `write` it is given
+OutputData = Union[str, bytes, "list[bytes | memoryview]", Callable[[Callable[..., None]], None]]
 
 # Format -> the file extensions that hold it (first: the one to suggest).
 FORMAT_EXTENSIONS: dict[str, tuple[str, ...]] = {
@@ -113,14 +119,37 @@ def fmt_given(ctx: click.Context, name: str = "fmt") -> bool:
     return source is not None and source is not click.core.ParameterSource.DEFAULT
 
 
-def write_output(output: str | Path, data: str | bytes, *, announce: bool = False) -> None:
-    """Write `data` to `output` atomically; `announce` prints `wrote FILE` on stderr. A file
-    that cannot be written is an `output_unwritable` input error (`unwritable`)."""
-    from slaschema.fileio import write_atomic
+def write_output(output: str | Path, data: OutputData, *, announce: bool = False) -> None:
+    """Write `data` (text, bytes, bytes pieces in order, or a function `make(write)` that
+    hands its pieces to `write` as it makes them) to `output` atomically; `announce` prints
+    `wrote FILE` on stderr. A file that cannot be written is an `output_unwritable` input
+    error (`unwritable`). With a function, each batch is written as it is made
+    (`slaschema.fileio.atomic_writer`); an error it raises itself leaves nothing written and
+    is raised as it is."""
+    from slaschema.fileio import atomic_writer
+
+    make = data if callable(data) else None
+    own: list[OSError] = []           # the errors of the file, not of making the data
+    making = False
+
+    def write(pieces) -> None:
+        try:
+            w.write(pieces)
+        except OSError as exc:
+            own.append(exc)
+            raise
 
     try:
-        write_atomic(output, data)
+        with atomic_writer(output) as w:
+            making = True
+            if make is None:
+                write(data)
+            else:
+                make(write)
+            making = False
     except OSError as exc:
+        if making and not any(exc is e for e in own):
+            raise
         raise unwritable(output, exc) from None
     if announce:
         click.echo(f"wrote {output}", err=True)
@@ -172,10 +201,21 @@ def unwritable(output: str | Path, exc: OSError):
     return err
 
 
-def emit_output(text: str, output: str | None) -> None:
-    """`text` to stdout, or atomically to `output` with `wrote FILE` on stderr."""
+def emit_output(text: OutputData, output: str | None) -> None:
+    """`text` (see `write_output`) to stdout, or atomically to `output` with `wrote FILE` on
+    stderr."""
     if output and output != "-":
         write_output(output, text, announce=True)
+    elif callable(text) or isinstance(text, list):
+        def write(pieces) -> None:          # one batch at a time (click writes bytes to the binary stdout)
+            if isinstance(pieces, (str, bytes, bytearray, memoryview)):
+                pieces = [pieces]
+            click.echo(b"".join(p.encode("utf-8") if isinstance(p, str) else p for p in pieces), nl=False)
+
+        if callable(text):
+            text(write)
+        else:
+            write(text)
     else:
         click.echo(text, nl=False)
 

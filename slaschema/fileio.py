@@ -7,6 +7,15 @@ A target that is a FIFO or a character device (`-o /dev/null`, a pipe made with 
 written into, never replaced by the rename: a FIFO nobody reads and a device that refuses the
 data (/dev/full) are an OSError at once, not a hang. Another kind of special file (a folder, a
 block device, a socket) is refused.
+
+The data is text, bytes, or a list of bytes-like pieces written in order (a large document
+made of pieces is written without joining a copy of the whole first: `write_all`).
+
+`atomic_writer` takes the data while it is being made: each `write(pieces)` writes them to the
+temporary file, so a large document's batches are freed as it goes; leaving the `with` block
+normally syncs the file (when durable) and swaps it in, leaving it by an exception removes
+the temporary file (nothing is written). (Writing in a thread while the next batch is made,
+and syncing each batch, measured no faster on the shared 2-core machine.)
 """
 
 from __future__ import annotations
@@ -15,7 +24,11 @@ import errno
 import os
 import stat
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Union
+
+Data = Union[str, bytes, Sequence[Union[bytes, bytearray, memoryview]]]
 
 
 def _default_mode() -> int:
@@ -24,47 +37,149 @@ def _default_mode() -> int:
     return 0o666 & ~umask
 
 
-def write_atomic(path: Path | str, data: str | bytes, *, durable: bool = True) -> None:
-    """Write `data` to `path` atomically; `durable` also fsyncs before the rename."""
-    path = Path(path)
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        mode = None
-    if mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
-        _write_into(path, data.encode("utf-8") if isinstance(data, str) else data)
-        return
-    if mode is not None and not stat.S_ISREG(mode):
-        raise OSError(errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
-                      "is a folder" if stat.S_ISDIR(mode) else "not a regular file", str(path))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
-            if durable:
-                fh.flush()
-                os.fsync(fh.fileno())
-        os.chmod(tmp, _default_mode())
-        os.replace(tmp, path)
-    except BaseException:
+def _pieces(data: Data) -> list[memoryview]:
+    """`data` as byte views, in order, empty pieces left out."""
+    if isinstance(data, str):
+        data = [data.encode("utf-8")]
+    elif isinstance(data, (bytes, bytearray, memoryview)):
+        data = [data]
+    views = [memoryview(d) for d in data]
+    return [v if v.format == "B" and v.ndim == 1 else v.cast("B") for v in views if v.nbytes]
+
+
+_GROUP = 1 << 20
+
+
+def write_all(fd: int, data: Data) -> int:
+    """Write every byte of `data` to the file descriptor `fd`; returns the count. Small
+    pieces are joined into runs of about 1 MB first and a run is written with one `os.write`
+    loop (a piece of 1 MB or more is written as it is, not copied): measured on the
+    credits document (80,000 pieces, 235 MB), that takes 0.08 s of CPU where `os.writev` of
+    the pieces takes 0.17-0.24 s and one join of the whole 0.13 s (the run is still in the
+    CPU cache when the kernel copies it)."""
+    group: list[memoryview] = []
+    size = total = 0
+    for piece in _pieces(data):
+        total += piece.nbytes
+        if piece.nbytes >= _GROUP:
+            _write_run(fd, group)
+            group, size = [], 0
+            _write_view(fd, piece)
+            continue
+        group.append(piece)
+        size += piece.nbytes
+        if size >= _GROUP:
+            _write_run(fd, group)
+            group, size = [], 0
+    _write_run(fd, group)
+    return total
+
+
+def _write_run(fd: int, pieces: list[memoryview]) -> None:
+    if pieces:
+        _write_view(fd, memoryview(b"".join(pieces)) if len(pieces) > 1 else pieces[0])
+
+
+def _write_view(fd: int, view: memoryview) -> None:
+    while view:
+        done = os.write(fd, view)
+        if done <= 0:                      # nothing taken: no progress to wait for
+            raise OSError(errno.EIO, "the write took no data")
+        view = view[done:]
+
+
+def write_atomic(path: Path | str, data: Data, *, durable: bool = True) -> None:
+    """Write `data` (text, bytes, or bytes-like pieces in order) to `path` atomically;
+    `durable` also fsyncs before the rename."""
+    with atomic_writer(path, durable=durable) as w:
+        w.write(data)
+
+
+class AtomicWriter:
+    """The file being written by `atomic_writer`: `write(data)` adds text, bytes or pieces."""
+
+    def __init__(self, path: Path, durable: bool) -> None:
+        self.path = path
+        self.durable = durable
+        self.tmp: str | None = None
+        self._special = False
         try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+            mode = os.stat(path).st_mode
+        except OSError:
+            mode = None
+        if mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+            self._fd: int | None = _open_special(path)
+            self._special = True
+            return
+        if mode is not None and not stat.S_ISREG(mode):
+            raise OSError(errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
+                          "is a folder" if stat.S_ISDIR(mode) else "not a regular file", str(path))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd, self.tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+
+    def write(self, data: Data) -> None:
+        write_all(self._fd, data)
+
+    def finish(self) -> None:
+        """All written: sync, close and swap the file in."""
+        fd, self._fd = self._fd, None
+        try:
+            if self.durable and not self._special:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        if self._special:
+            return
+        os.chmod(self.tmp, _default_mode())
+        os.replace(self.tmp, self.path)
+        self.tmp = None
+
+    def abandon(self) -> None:
+        """Stop without swapping the file in: the temporary file is removed."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        if self.tmp is not None:
+            try:
+                os.unlink(self.tmp)
+            except FileNotFoundError:
+                pass
+            self.tmp = None
 
 
-def _write_into(path: Path, data: bytes) -> None:
-    """Write `data` into an existing FIFO or character device (no create, no truncate). A FIFO
-    without a reader fails to open (ENXIO) instead of blocking."""
+class atomic_writer:  # noqa: N801  (used as a context manager, like open)
+    """`with atomic_writer(path) as w: w.write(pieces) ...`: the file appears at `path` when
+    the block ends normally, with everything written; `durable` syncs it to disk first."""
+
+    def __init__(self, path: Path | str, *, durable: bool = True) -> None:
+        self._args = (Path(path), durable)
+        self._writer: AtomicWriter | None = None
+
+    def __enter__(self) -> AtomicWriter:
+        self._writer = AtomicWriter(*self._args)
+        return self._writer
+
+    def __exit__(self, kind, exc, tb) -> None:
+        w, self._writer = self._writer, None
+        if kind is not None:
+            w.abandon()
+            return
+        try:
+            w.finish()
+        except BaseException:
+            w.abandon()
+            raise
+
+
+def _open_special(path: Path) -> int:
+    """Open an existing FIFO or character device for writing (no create, no truncate). A
+    FIFO without a reader fails to open (ENXIO) instead of blocking."""
     fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         if not (stat.S_ISFIFO(os.fstat(fd).st_mode) or stat.S_ISCHR(os.fstat(fd).st_mode)):
             raise OSError(errno.EINVAL, "not a FIFO or character device", str(path))
         os.set_blocking(fd, True)          # a reader is there: wait for it to take the data
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-    finally:
+    except BaseException:
         os.close(fd)
+        raise
+    return fd

@@ -219,7 +219,7 @@ def test_a_criterion_entry_is_built_by_keyword_with_its_statuses_as_enums():
 
 @pytest.mark.parametrize("name", ["full", "partial", "waived", "slurm"])
 def test_the_fast_text_is_the_written_text(documents, name):
-    """`RunDocument.dumps` (pydantic's serializer) writes what `json.dumps` writes."""
+    """`RunDocument.dumps` writes what the bundle writer wrote (`json.dumps` of `to_json()`)."""
     path = documents[name]
     assert read_run_document(path).dumps().encode("utf-8") == path.read_bytes()
 
@@ -257,3 +257,98 @@ def test_a_key_given_twice_is_refused(documents):
     with pytest.raises(InputError) as exc:
         read_run_document("results.json", text.encode("utf-8"))
     assert [(p.code, p.value) for p in exc.value.problems] == [("results_duplicate_key", "status")]
+
+
+def test_the_list_limits_are_those_of_the_records():
+    """Every bounded list of the records is counted before parsing, with the same limit."""
+    import types
+    from typing import Union, get_args, get_origin
+
+    from pydantic import BaseModel
+
+    from acceptance.json_scan import ANY
+
+    def bounded(model, prefix):
+        for name, field in model.model_fields.items():
+            for m in field.metadata:
+                if getattr(m, "max_length", None) is not None:
+                    yield (*prefix, name), m.max_length
+            union = get_origin(field.annotation) in (Union, types.UnionType)
+            for t in get_args(field.annotation) if union else (field.annotation,):
+                if isinstance(t, type) and issubclass(t, BaseModel):
+                    yield from bounded(t, (*prefix, name))
+                if get_origin(t) is tuple and get_args(t) and isinstance(get_args(t)[0], type) \
+                        and issubclass(get_args(t)[0], BaseModel):
+                    yield from bounded(get_args(t)[0], (*prefix, name, ANY))
+
+    assert dict(bounded(RunDocument, ())) == rd._list_limits()
+
+
+def test_a_list_over_its_limit_is_refused_before_the_document_is_validated(documents, monkeypatch):
+    """The counts are taken from the text: validation (seconds and gigabytes for a document of
+    hundreds of MB) never starts, and the problem reads as pydantic's own."""
+    data = json.loads(documents["full"].read_text())
+    data["status"] = "great"                                      # a problem validation would find
+    for i, c in enumerate(data["criteria"]):
+        c["verdicts"] = c["verdicts"] * 4
+    monkeypatch.setattr(rd, "MAX_VERDICTS", len(data["criteria"][1]["verdicts"]) - 1)
+    monkeypatch.setattr(rd, "MAX_NODES", 1)
+
+    def not_called(*args, **kwargs):
+        raise AssertionError("validated a document over the limits")
+
+    monkeypatch.setattr(RunDocument, "model_validate_json", not_called)
+    problems = _problems(json.dumps(data, indent=1).encode("utf-8"))
+    got = [(p.code, p.path, p.value) for p in problems]
+    n = len(data["criteria"][1]["verdicts"])
+    assert ("results_too_many", "criteria[1].verdicts", f"a list of {n}") in got
+    assert ("results_too_many", "run.nodes", "a list of 4") in got
+    assert ("results_too_many", "aggregate.nodes", "a list of 4") in got
+    assert all(code == "results_too_many" for code, _, _ in got)
+    verdicts = next(p for p in problems if p.path == "criteria[1].verdicts")
+    assert verdicts.message == f"Tuple should have at most {n - 1} items after validation, not {n}"
+    assert verdicts.file == "results.json" and verdicts.fix
+
+
+def test_the_count_before_parsing_says_what_validation_says(documents):
+    data = json.loads(documents["full"].read_text())
+    entry = {"id": "c", "check": "x.y", "status": "pass", "expected": "", "verdicts": []}
+    data["criteria"] = [entry] * (rd.MAX_CRITERIA + 1)
+    text = json.dumps(data).encode("utf-8")
+    with pytest.raises(ValidationError) as exc:
+        RunDocument.model_validate_json(text, strict=True, context={"read": True})
+    assert [p.to_json() for p in rd._problems(exc.value, "r.json")] == \
+        [p.to_json() for p in rd._over_the_limits(text, "r.json")]
+
+
+def test_a_document_within_the_limits_still_has_every_problem_reported(documents):
+    data = json.loads(documents["full"].read_text())
+    data["status"] = "great"
+    data["criteria"][0]["evil"] = 1
+    assert {p.code for p in _problems(json.dumps(data).encode("utf-8"))} == {"results_bad_value",
+                                                                             "results_unknown_field"}
+
+
+def test_a_byte_that_is_not_utf8_is_named_by_its_offset_in_any_chunk(monkeypatch):
+    monkeypatch.setattr(rd, "_UTF8_CHUNK", 4)
+    for data in ("{\"a\": \"é€\"}".encode("utf-8") + b"\xff",    # a stray byte after a character split by chunks
+                 b"{\"a\": \"\xe2\x82\"}",                        # a character cut short
+                 b"\xe2\x82"):                                     # ... at the end
+        with pytest.raises(UnicodeDecodeError) as whole:
+            data.decode("utf-8")
+        (p,) = _problems(data)
+        assert (p.code, p.message) == ("results_invalid", f"not UTF-8 text (byte {whole.value.start})")
+
+
+def test_accept_report_refuses_a_document_over_a_limit_with_its_code(documents, tmp_path, monkeypatch):
+    b = tmp_path / "b"
+    data = json.loads(documents["full"].read_text())
+    bundle = Bundle(b)
+    bundle.write("results.json", json.dumps(data))
+    bundle.write_manifest()
+    monkeypatch.setattr(rd, "MAX_CRITERIA", len(data["criteria"]) - 1)
+    r = CliRunner().invoke(main, ["accept", "report", str(b), "--format", "json"])
+    assert r.exit_code == 1 and "Traceback" not in r.output
+    n = len(data["criteria"])
+    assert [(p["code"], p["path"], p["value"]) for p in json.loads(r.stdout)["problems"]] == [
+        ("results_too_many", "criteria", f"a list of {n}"), ("results_too_many", "scope.criteria", f"a list of {n}")]
