@@ -9,7 +9,10 @@ Pipeline (every step is a few vectorised numpy passes over all incidents at once
  2. exclusions per incident row: notice rule, then the monthly cap per (category, scope,
     target), spent in chronological order on the union of that target's excluded time;
  3. counted parts are propagated site -> cluster -> rack -> node;
- 4. node down time is merged and `min_outage` drops short merged outages;
+ 4. node down time is merged and `min_outage` drops short merged outages; without service
+    windows the pieces pushed down from racks and above are not copied onto every node: they
+    are merged once per rack, and a node's own pieces are widened to the rack blocks they
+    touch (`NodeLift`), so a rack's long outages stay one interval per rack;
  5. rack rule (k of n nodes down) and `nodes_follow_rack`;
  6. cluster rule (share of nodes up below X%, exact integer test) and `nodes_follow_cluster`;
     a rack's or cluster's down time is not copied onto each of its nodes: the nodes' final
@@ -51,10 +54,12 @@ from calculators.intervals import (
     drop_short,
     expand,
     intersect,
+    key,
     merge,
     merge_labels,
     merge_sorted,
     minus_parent,
+    order_by,
     overlap_pairs,
     seconds_in,
 )
@@ -180,16 +185,138 @@ class Tree:
 
 
 @dataclass(frozen=True)
+class NodeLift:
+    """Step 4 with the units above a node kept whole (no service windows).
+
+    A node's down time is the merge of its own pieces with those pushed down onto it from its
+    rack, cluster and site, less merged outages under `min_outage`. Those pushed-down pieces
+    are the same for every node of a rack, so they are merged once per rack (`blocks`): a
+    block of at least `min_outage` (`long_blocks`) is down time of every node of the rack; a
+    node's own pieces, each widened to the blocks it overlaps or touches and merged, give the
+    node's other outages, of which those of at least `min_outage` minus the long blocks are
+    `rest`. The node's down time is then `rest` plus its rack's `long_blocks` (disjoint)."""
+
+    parent: Pieces                     # counted down pieces on racks (the rack's own and pushed down)
+    order: np.ndarray                  # positions in `parent`, sorted by (rack, start)
+    block: np.ndarray                  # the block of each `order` entry
+    blocks: Intervals                  # `parent` merged per rack
+    long: np.ndarray                   # blocks of at least min_outage
+    long_blocks: Intervals
+    rest: Intervals                    # per node: down time outside its rack's long blocks
+    attribution: tuple                 # (unit, start, end, row, flags) of the node-level pieces inside
+                                       # the nodes' down time (own pieces and pieces of short blocks)
+
+    def parent_attribution(self) -> tuple:
+        """(rack, start, end, row, flags) of the pieces in long blocks (down time of every node
+        of the rack)."""
+        at = self.order[self.long[self.block]]
+        p = self.parent
+        return p.iv.unit[at], p.iv.start[at], p.iv.end[at], p.row[at], p.flags[at]
+
+
+def _node_outages(node_p: Pieces, mo: int) -> tuple[Intervals, Intervals, np.ndarray]:
+    """Step 4 on every piece of the nodes: (down time, outages dropped by min_outage, positions
+    of the down pieces inside the down time)."""
+    is_down = node_p.ga == DOWN
+    down_at = None if is_down.all() else np.flatnonzero(is_down)      # positions of the down pieces
+    order, block, merged = merge_labels(node_p.iv if down_at is None else node_p.iv.take(down_at))
+    long = (merged.end - merged.start) >= mo
+    node_down, node_short = (merged, Intervals.empty()) if long.all() else (merged.take(long), merged.take(~long))
+    node_inside = order[long[block]]      # the down pieces inside node_down (each within one outage)
+    if down_at is not None:
+        node_inside = down_at[node_inside]
+    return node_down, node_short, node_inside
+
+
+def _outside_long_blocks(merged: Intervals, long: np.ndarray, order: np.ndarray, block: np.ndarray,
+                         lo: np.ndarray, hi: np.ndarray, p_long: np.ndarray, long_blocks: Intervals) -> Intervals:
+    """The long outages in `merged` less the racks' long blocks inside them, sorted by (node, start).
+
+    A node's outage holds exactly the rack blocks its pieces touch ([lo, hi) of each piece,
+    `order` and `block` from the merge): a block inside the outage touches one of its pieces,
+    since the rack's blocks neither overlap nor touch each other. Those blocks are one run of
+    the rack's, so the outage's long blocks are a run of `long_blocks` and the parts left are
+    the gaps between them (`minus_parent` without a search)."""
+    if not len(merged):
+        return merged
+    if not len(long_blocks):
+        return merged if long.all() else merged.take(long)
+    first = np.flatnonzero(np.concatenate([[True], block[1:] != block[:-1]]))
+    touched = hi > lo
+    b_lo = np.minimum.reduceat(np.where(touched, lo, len(p_long))[order], first)
+    b_hi = np.maximum.reduceat(np.where(touched, hi, 0)[order], first)
+    before = np.concatenate([[0], np.cumsum(p_long)])          # long blocks before each block
+    a = before[np.minimum(b_lo, len(p_long))]
+    cnt = np.where(b_hi > b_lo, before[b_hi] - a, 0)
+    keep = np.flatnonzero(long)
+    a, cnt = a[keep], cnt[keep]
+    m = merged.take(keep)
+    total = int(cnt.sum()) + len(keep)
+    j = np.repeat(np.arange(len(keep), dtype=I64), cnt + 1)    # one more gap than long blocks
+    i = np.arange(total, dtype=I64) - np.repeat(np.cumsum(cnt + 1) - (cnt + 1), cnt + 1)
+    lb = a[j] + i
+    start = np.where(i == 0, m.start[j], long_blocks.end[np.maximum(lb - 1, 0)])
+    end = np.where(i == cnt[j], m.end[j], long_blocks.start[np.minimum(lb, len(long_blocks) - 1)])
+    ok = end > start
+    return Intervals(m.unit[j][ok], start[ok], end[ok])
+
+
+def _lift(own: Pieces, parent: Pieces, tree: Tree, mo: int) -> NodeLift:
+    """`NodeLift` from the nodes' own pieces (all impacts) and the racks' counted down pieces."""
+    p_order, p_block, blocks = merge_labels(parent.iv)
+    p_long = (blocks.end - blocks.start) >= mo
+    long_blocks = blocks if p_long.all() else blocks.take(p_long)
+    is_down = own.ga == DOWN
+    at = np.flatnonzero(is_down & (own.iv.end > own.iv.start))
+    at = at[order_by(own.iv.unit[at], own.iv.start[at])]     # sorted needles: much faster searches
+    o = own.iv.take(at)
+    s, e = o.start, o.end
+    lo = hi = np.zeros(len(at), dtype=I64)
+    if len(blocks) and len(at):
+        rack = tree.owner(NODE, RACK)[o.unit]
+        # the blocks of the node's rack that the piece overlaps or touches: [lo, hi)
+        lo = np.searchsorted(key(blocks.unit, blocks.end), key(rack, s), side="left")
+        hi = np.searchsorted(key(blocks.unit, blocks.start), key(rack, e), side="right")
+        t = hi > lo
+        if t.any():
+            s = np.where(t, np.minimum(s, blocks.start[np.minimum(lo, len(blocks) - 1)]), s)
+            e = np.where(t, np.maximum(e, blocks.end[np.maximum(hi - 1, 0)]), e)
+    order, block, merged = merge_labels(Intervals(o.unit, s, e))
+    long = (merged.end - merged.start) >= mo
+    rest = _outside_long_blocks(merged, long, order, block, lo, hi, p_long, long_blocks)
+    inside = order[long[block]]           # own down pieces inside the nodes' down time
+    parts = [(o.unit[inside], own.iv.start[at[inside]], own.iv.end[at[inside]], own.row[at[inside]],
+              own.flags[at[inside]])]
+    # pieces of the short blocks merged into a node's outage: the node's, once each
+    cnt = np.maximum(hi[inside] - lo[inside], 0)
+    total = int(cnt.sum())
+    if total:
+        b = np.repeat(lo[inside], cnt) + (np.arange(total, dtype=I64) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+        n = np.repeat(o.unit[inside], cnt)
+        short = ~p_long[b]
+        if short.any():
+            pair = np.unique(n[short] * len(blocks) + b[short])
+            n, b = pair // len(blocks), pair % len(blocks)
+            ptr = np.searchsorted(p_block, np.arange(len(blocks) + 1, dtype=I64))
+            k, piece = expand(b, ptr, p_order)
+            parts.append((n[k], parent.iv.start[piece], parent.iv.end[piece], parent.row[piece],
+                          parent.flags[piece]))
+    attribution = tuple(np.concatenate([x[i] for x in parts]) for i in range(5))
+    return NodeLift(parent, p_order, p_block, blocks, p_long, long_blocks, rest, attribution)
+
+
+@dataclass(frozen=True)
 class Trace:
     """Every intermediate interval set of one run (relative times; `base` is the origin)."""
 
     base: int
     as_of: int
     periods: tuple[Period, ...]
-    counted: tuple[Pieces, ...]        # per scope, incl. parts pushed down from above
+    by_scope: tuple[Pieces, ...]       # per scope, the counted pieces of its own incidents (all impacts)
+    views: tuple[Pieces | None, ...]   # per scope, incl. parts pushed down from above (None: see `counted`)
     excluded: tuple[Pieces, ...]       # per scope, incl. parts pushed down from above
-    node_down: Intervals               # step 4: merged, after min_outage
-    node_short: Intervals              # step 4: merged outages dropped by min_outage
+    node_pieces: Pieces                # the pieces step 4 reads on nodes: `counted[NODE]`, or with
+                                       # `lift`, the nodes' own and the pushed-down degraded ones
     rack_rule: Intervals               # times >= k nodes down (before merging with incidents)
     rack_down: Intervals
     rack_short: Intervals
@@ -203,32 +330,70 @@ class Trace:
     degraded_short: Pieces             # degraded pieces dropped by min_outage
     own_counted: tuple[int, ...]       # per scope: the first pieces of `counted` that are the scope's own
     node_layers: tuple[tuple[int, Intervals], ...]
-    """Nodes' final down time as disjoint layers `(scope, intervals per unit of that scope)`: the
-    nodes' own down time not covered by their rack's or cluster's, the racks' not covered by
-    their cluster's (`nodes_follow_rack`), the clusters' (`nodes_follow_cluster`). A rack's down
-    time is not copied onto each of its nodes: figures are summed per layer and spread."""
+    """Nodes' final down time as disjoint layers `(scope, intervals per unit of that scope)`:
+    the nodes' own down time not covered by the layers above; the racks' (`nodes_follow_rack`:
+    their down time not covered by their cluster's; otherwise the long blocks of the pieces
+    pushed down from racks and above, `NodeLift`); the clusters' (`nodes_follow_cluster`). A
+    rack's down time is not copied onto each of its nodes: figures are summed per layer and
+    spread."""
     tree: Tree
-    node_inside: np.ndarray            # positions in counted[NODE] of the pieces inside node_down
+    min_outage: int
+    lift: NodeLift | None = None       # no service windows: step 4 with the units above kept whole
+    step4: tuple | None = None         # with service windows: (node_down, node_short, node_inside)
     service: Service | None = None     # revision 1.1: service windows (None: every unit always in service)
     void: tuple[Pieces, ...] = ()      # revision 1.1: per scope, pieces that count nowhere (flags only)
-    after_rack: Intervals | None = None   # with service windows: step 5's node down time, worked out
+
+    @cached_property
+    def counted(self) -> tuple[Pieces, ...]:
+        """Per scope, the counted pieces on its units: its own (first) plus those pushed down
+        from above (on nodes built on first use when `lift` is set)."""
+        if self.views[NODE] is not None:
+            return self.views
+        node = Pieces.cat(self.by_scope[NODE], *(self.tree.push_down(self.by_scope[p], p, NODE) for p in range(1, 4)))
+        return (node, *self.views[1:])
+
+    def view(self, scope: int) -> Pieces:
+        """`counted[scope]`, without building the nodes' pushed-down pieces for the other scopes."""
+        v = self.views[scope]
+        return v if v is not None else self.counted[scope]
+
+    @cached_property
+    def _step4(self) -> tuple[Intervals, Intervals, np.ndarray]:
+        return self.step4 if self.step4 is not None else _node_outages(self.counted[NODE], self.min_outage)
+
+    @property
+    def node_down(self) -> Intervals:
+        """Step 4: each node's merged down time, after min_outage (sorted by node and start)."""
+        return self._step4[0]
+
+    @property
+    def node_short(self) -> Intervals:
+        """Step 4: the nodes' merged outages dropped by min_outage."""
+        return self._step4[1]
+
+    @property
+    def node_inside(self) -> np.ndarray:
+        """Positions in counted[NODE] of the down pieces inside node_down."""
+        return self._step4[2]
 
     def own(self, scope: int) -> Pieces:
         """The counted pieces of incidents on units of `scope` itself (none pushed down)."""
-        p, n = self.counted[scope], self.own_counted[scope]
+        if scope == NODE and self.views[NODE] is None:
+            return self.by_scope[NODE]
+        p, n = self.view(scope), self.own_counted[scope]
         return p if n == len(p) else p.take(slice(0, n))
+
+    def node_attribution(self) -> tuple:
+        """(node, start, end, row, flags) of the counted pieces that make each node's own down
+        time (not the parts from its rack's or cluster's when it follows them); with `lift`,
+        the pieces in the racks' long blocks are in `lift.parent_attribution()` instead."""
+        if self.lift is not None:
+            return self.lift.attribution
+        p, k = self.counted[NODE], self.node_inside
+        return p.iv.unit[k], p.iv.start[k], p.iv.end[k], p.row[k], p.flags[k]
 
     def final(self, scope: int) -> Intervals:
         return self.node_final if scope == NODE else (None, self.rack_down, self.cluster_down, self.site_down)[scope]
-
-    @cached_property
-    def node_after_rack(self) -> Intervals:
-        """Step 5: each node's down time with its rack's (`nodes_follow_rack`), merged."""
-        if self.after_rack is not None:
-            return self.after_rack
-        if all(s != RACK for s, _ in self.node_layers):
-            return self.node_down
-        return merge_sorted(self.node_down, self.tree.spread_sorted(self.rack_down, RACK, NODE))
 
     @cached_property
     def node_final(self) -> Intervals:
@@ -382,23 +547,28 @@ def _exclusions(contract, frame, cat_codes, cat_names, scope, target, start, end
     return (Pieces.cat(*counted), np.concatenate(counted_scope)), (Pieces.cat(*excluded), np.concatenate(excluded_scope))
 
 
-def _views(pieces: Pieces, scope: np.ndarray, tree: Tree,
-           proportional: bool) -> tuple[tuple[Pieces, ...], tuple[int, ...]]:
+def _views(pieces: Pieces, scope: np.ndarray, tree: Tree, proportional: bool,
+           node: bool = True) -> tuple[tuple[Pieces | None, ...], tuple[int, ...], tuple[Pieces, ...]]:
     """For each scope, the pieces on its units: its own (first) plus those pushed down from
-    above; and for each scope how many of its pieces are its own."""
-    by = [pieces.take(scope == s) for s in range(4)]
-    out = []
+    above (`node=False`: None for nodes); for each scope how many of its pieces are its own;
+    and each scope's own pieces."""
+    by = tuple(pieces.take(scope == s) for s in range(4))
+    out: list[Pieces | None] = []
     own = []
     for c in range(4):
+        n_own = len(by[c])
+        if c == NODE and not node:
+            out.append(None)
+            own.append(n_own)
+            continue
         parts = [by[c]] + [tree.push_down(by[p], p, c) for p in range(c + 1, 4)]
         v = Pieces.cat(*parts)
-        n_own = len(by[c])
         if c > NODE and proportional:
             v = v.down()            # proportional degraded time never makes a rack/cluster/site down
             n_own = int(np.count_nonzero(by[c].ga == DOWN))
         out.append(v)
         own.append(n_own)
-    return tuple(out), tuple(own)
+    return tuple(out), tuple(own), by
 
 
 def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: int | None = None) -> Trace:
@@ -497,9 +667,10 @@ def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: in
     del k, scope, target, start_abs, end_raw, end_abs, open_, notice_at, degraded, gaff, ga, keep, cat_codes
     del start_fault, not_reported
     proportional = dt.degraded == "proportional"
-    counted, own_counted = _views(cp, cscope, tree, proportional)
+    lifted = lc.topology.node_service is None
+    counted, own_counted, by_scope = _views(cp, cscope, tree, proportional, node=not lifted)
     del cp, cscope
-    excluded, _ = _views(ep, escope, tree, proportional)
+    excluded, _, _ = _views(ep, escope, tree, proportional)
     del ep, escope
     void: tuple[Pieces, ...] = ()
     if len(void_p):
@@ -525,26 +696,35 @@ def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: in
         void = tuple(Pieces.cat(void[c] if void else Pieces.empty(), outside[c]) for c in range(4))
 
     # step 4: nodes
-    node_p = counted[NODE]
-    is_down = node_p.ga == DOWN
-    down_at = None if is_down.all() else np.flatnonzero(is_down)      # positions of the down pieces
-    order, block, merged = merge_labels(node_p.iv if down_at is None else node_p.iv.take(down_at))
-    long = (merged.end - merged.start) >= mo
-    node_down, node_short = (merged, Intervals.empty()) if long.all() else (merged.take(long), merged.take(~long))
-    node_inside = order[long[block]]      # the down pieces inside node_down (each within one outage)
-    if down_at is not None:
-        node_inside = down_at[node_inside]
-    del order, block, merged, long, is_down, down_at
+    lift = step4 = None
+    if lifted:
+        # the pieces pushed down from racks and above are kept per rack (`NodeLift`); degraded
+        # ones (proportional) stay with the node's own
+        node_p = Pieces.cat(by_scope[NODE], *(tree.push_down(by_scope[p].take(by_scope[p].ga != DOWN), p, NODE)
+                                              for p in range(1, 4) if proportional))
+        lift = _lift(node_p, counted[RACK].down(), tree, mo)
+        node_down = lift.rest            # and, on every node of a rack, lift.long_blocks
+    else:
+        node_p = counted[NODE]
+        step4 = _node_outages(node_p, mo)
+        node_down = step4[0]
     # step 5: racks
     rack_rule = Intervals.empty()
+    n_rack = tree.count(NODE, RACK)
     if dt.rack is not None:
         k_rack = np.full(tree.size[RACK], dt.rack.down_when_nodes_down, dtype=I64)
         rack_rule = at_least(node_down.relabel(tree.owner(NODE, RACK)), k_rack)
+        if lift is not None and len(lift.long_blocks):   # a long block is down time of all the rack's nodes
+            lb = lift.long_blocks
+            rack_rule = merge_sorted(rack_rule, lb.take(n_rack[lb.unit] >= k_rack[lb.unit]))
     rack_down, rack_short = drop_short(merge(concat(counted[RACK].iv, rack_rule)), mo)
     follow_rack = dt.rack is not None and dt.rack.nodes_follow_rack and len(rack_down) > 0
     # node down time outside its rack's: with the rack's, the nodes' down time after step 5
+    # (the long blocks lie inside the rack's down time)
     node_rest = (minus_parent(node_down, tree.owner(NODE, RACK), rack_down) if follow_rack and svc is None
                  else node_down)
+    # the racks' part of their nodes' down time
+    rack_part = rack_down if follow_rack else (lift.long_blocks if lift is not None else Intervals.empty())
     # step 6: clusters
     cluster_rule = Intervals.empty()
     after_rack = None
@@ -564,21 +744,19 @@ def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: in
         threshold = np.array([(int(x) * 100 * q - p * int(x)) // (100 * q) + 1 for x in n_nodes.tolist()],
                              dtype=I64)
         members = node_rest.relabel(tree.owner(NODE, CLUSTER))
-        if follow_rack:         # a rack down counts all its nodes down
-            cluster_rule = at_least(concat(members, rack_down.relabel(tree.owner(RACK, CLUSTER))), threshold,
-                                    np.concatenate([np.ones(len(members), dtype=I64),
-                                                    tree.count(NODE, RACK)[rack_down.unit]]))
+        if len(rack_part):       # a rack's part counts all its nodes down
+            cluster_rule = at_least(concat(members, rack_part.relabel(tree.owner(RACK, CLUSTER))), threshold,
+                                    np.concatenate([np.ones(len(members), dtype=I64), n_rack[rack_part.unit]]))
         else:
             cluster_rule = at_least(members, threshold)
     cluster_down, cluster_short = drop_short(merge(concat(counted[CLUSTER].iv, cluster_rule)), mo)
     layers: list[tuple[int, Intervals]] = [(NODE, node_rest)]
-    rack_rest = rack_down
     if svc is None and dt.cluster is not None and dt.cluster.nodes_follow_cluster and len(cluster_down):
         layers[0] = (NODE, minus_parent(node_rest, tree.owner(NODE, CLUSTER), cluster_down))
-        rack_rest = minus_parent(rack_down, tree.owner(RACK, CLUSTER), cluster_down)
+        rack_part = minus_parent(rack_part, tree.owner(RACK, CLUSTER), cluster_down)
         layers.append((CLUSTER, cluster_down))
-    if follow_rack and svc is None:
-        layers.insert(1, (RACK, rack_rest))
+    if svc is None and (follow_rack or len(rack_part)):
+        layers.insert(1, (RACK, rack_part))
     if svc is not None:
         final = after_rack
         if dt.cluster is not None and dt.cluster.nodes_follow_cluster and len(cluster_down):
@@ -605,10 +783,12 @@ def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: in
         deg_keep = deg.take(order[long_block[block]])
         deg_short = deg.take(order[~long_block[block]])
         deg_keep = deg_keep.take(deg_keep.ga > 0)
-    return Trace(base, as_of, tuple(periods), counted, excluded, node_down, node_short, rack_rule, rack_down,
-                 rack_short, cluster_rule, cluster_down, cluster_short, site_rule,
-                 site_down, site_short, deg_keep, deg_short, own_counted, tuple(layers), tree, node_inside,
-                 svc, void, after_rack)
+    return Trace(base=base, as_of=as_of, periods=tuple(periods), by_scope=by_scope, views=counted,
+                 excluded=excluded, node_pieces=node_p, rack_rule=rack_rule, rack_down=rack_down,
+                 rack_short=rack_short, cluster_rule=cluster_rule, cluster_down=cluster_down,
+                 cluster_short=cluster_short, site_rule=site_rule, site_down=site_down, site_short=site_short,
+                 degraded=deg_keep, degraded_short=deg_short, own_counted=own_counted, node_layers=tuple(layers),
+                 tree=tree, min_outage=mo, lift=lift, step4=step4, service=svc, void=void)
 
 
 
@@ -744,21 +924,26 @@ def _relabel(p: Pieces, owner: np.ndarray) -> Pieces:
     return Pieces(p.iv.relabel(owner), p.row, p.flags, p.ga)
 
 
-def _candidates(tr: Trace, tree: Tree, scope: int) -> Pieces:
+def _candidate_parts(tr: Trace, tree: Tree, scope: int) -> list[Pieces]:
     """Pieces that may explain a unit's downtime: its own (and pushed-down) incidents and,
     for racks, clusters and sites, the incidents on the nodes under it (rules): those of the
     nodes themselves and, once per unit rather than once per node, those of the units
     between (incidents pushed down onto the nodes from the unit or above are already its own)."""
-    own = tr.counted[scope].down()
+    own = tr.view(scope).down()
     if scope == NODE:
-        return own
+        return [own]
     parts = [own, _relabel(tr.own(NODE).down(), tree.owner(NODE, scope))]
     for s in range(RACK, scope):
         p = tr.own(s).down()
         if len(p):
             p = p.take(tree.count(NODE, s)[p.iv.unit] > 0)      # a unit without nodes pushes nothing down
         parts.append(_relabel(p, tree.owner(s, scope)))
-    return Pieces.cat(*parts)
+    return parts
+
+
+def _candidates(tr: Trace, tree: Tree, scope: int) -> Pieces:
+    """`_candidate_parts` as one `Pieces`."""
+    return Pieces.cat(*_candidate_parts(tr, tree, scope))
 
 
 def _attribution(tr: Trace, tree: Tree, scope: int, ps: int, pe: int,
@@ -814,7 +999,8 @@ def _share_stack(shares: list[tuple[str, np.ndarray, np.ndarray]], stacking: str
 
 def _period_figures(lc: LoadedContract, tr: Trace, tree: Tree, period: Period, ids: IdCodes, att_pairs,
                     excluded_sets: tuple[tuple[Intervals, Intervals], ...],
-                    degraded_sets: list[tuple[int, Intervals, Intervals]], flagged: tuple[Pieces, ...]):
+                    degraded_sets: list[tuple[int, Intervals, Intervals]], flagged: tuple[Pieces, ...],
+                    rack_part: tuple | None = None):
     from calculators.result import NodeMonth, PeriodResult, ScopeMonth
 
     contract = lc.model
@@ -860,6 +1046,10 @@ def _period_figures(lc: LoadedContract, tr: Trace, tree: Tree, period: Period, i
         if c == NODE:
             extra = tuple(tree.children(parent, NODE) + (indexes[parent],) for parent in (RACK, CLUSTER)
                           if follows[parent] and parent in indexes)
+            if rack_part is not None:
+                ru, rr, rf = lifted = _attribution(tr, tree, RACK, ps, pe, rack_part[0])
+                if len(ru):
+                    extra += (tree.children(RACK, NODE) + (IdIndex(ru, rr, ids, tree.size[RACK]),),)
         indexes[c] = IdIndex(u, codes, ids, tree.size[c], extra)
     for c, name in enumerate(SCOPES):
         sl = getattr(contract.service_levels, name)
@@ -915,6 +1105,10 @@ def _period_figures(lc: LoadedContract, tr: Trace, tree: Tree, period: Period, i
                 if follows[parent] and parent in attributed:
                     pu, _, pf = attributed[parent]
                     flags |= _flag_bits(tree.size[parent], [(pu, pf)])[tree.owner(NODE, parent)]
+            if rack_part is not None:
+                ru, _, rf = lifted
+                up = _in_period(rack_part[1], ps, pe)
+                flags |= _flag_bits(tree.size[RACK], [(ru, rf), (up.iv.unit, up.flags)])[tree.owner(NODE, RACK)]
         scopes[name] = ScopeMonth(name, tree.names[c], lnum, dn, excl, avail, sl.effective_target, met, pct,
                                   snum, sden, unum, fee_den, credit, flags, idx,
                                   proportional and c == NODE, M,
@@ -1052,20 +1246,22 @@ def run(lc: LoadedContract, log: IncidentLog, periods: list[str] | list[Period],
         # a node's incidents are matched with its own down time only: the parts of its final
         # down time that come from its rack or cluster bring the ids (and flags) of the
         # rack's or cluster's attribution (IdIndex `extra`), which has every piece in them
-        f = tr.node_down if c == NODE else tr.final(c)
-        if c not in needed or not len(f):
+        f = None if c == NODE else tr.final(c)
+        if c not in needed or (f is not None and not len(f)):
             z = np.zeros(0, dtype=I64)
             att_pairs.append((z, z, z, z, z))
         elif c == NODE:
             # a node's pieces are those merged into its down time: each lies inside one outage
-            p, k = tr.counted[NODE], tr.node_inside
-            att_pairs.append((p.iv.unit[k], p.iv.start[k], p.iv.end[k], p.row[k], p.flags[k]))
+            att_pairs.append(tr.node_attribution())
         else:
-            cand = _candidates(tr, tree, c)
-            a, b = overlap_pairs(cand.iv, f)
             # each overlap of an incident part with the unit's downtime, once for all months
-            att_pairs.append((cand.iv.unit[a], np.maximum(cand.iv.start[a], f.start[b]),
-                              np.minimum(cand.iv.end[a], f.end[b]), cand.row[a], cand.flags[a]))
+            # (part by part: the node pieces are not copied into one array with the others)
+            got = []
+            for cand in _candidate_parts(tr, tree, c):
+                a, b = overlap_pairs(cand.iv, f)
+                got.append((cand.iv.unit[a], np.maximum(cand.iv.start[a], f.start[b]),
+                            np.minimum(cand.iv.end[a], f.end[b]), cand.row[a], cand.flags[a]))
+            att_pairs.append(tuple(np.concatenate([g[i] for g in got]) for i in range(5)))
         if getattr(levels, SCOPES[c]) is None:
             excluded_sets.append((Intervals.empty(), Intervals.empty()))
         else:
@@ -1081,10 +1277,17 @@ def run(lc: LoadedContract, log: IncidentLog, periods: list[str] | list[Period],
             prev = v
     ids = IdCodes(log.frame["id"], log) if len(log.frame) else IdCodes(pd.Series([], dtype=object))
     # the counted and excluded pieces with a flag (most have none), for each unit's flags
-    flagged = tuple(Pieces.cat(*(p.take(p.flags != 0) for p in (tr.counted[c], tr.excluded[c])),
+    flagged = tuple(Pieces.cat(*(p.take(p.flags != 0) for p in (tr.node_pieces if c == NODE else tr.view(c),
+                                                                   tr.excluded[c])),
                                *((tr.void[c],) if tr.void else ())) for c in range(4))
-    results = [_period_figures(lc, tr, tree, p, ids, att_pairs, tuple(excluded_sets), degraded_sets, flagged)
-               for p in plist]
+    # with `lift`, the pieces of the racks' long blocks (down time of each of the rack's nodes)
+    # bring their ids and flags to the nodes from the rack, as the rack's pushed-down flags do
+    rack_part = None
+    if tr.lift is not None and NODE in needed:
+        up = tr.lift.parent
+        rack_part = (tr.lift.parent_attribution(), up.take(up.flags != 0))
+    results = [_period_figures(lc, tr, tree, p, ids, att_pairs, tuple(excluded_sets), degraded_sets, flagged,
+                               rack_part) for p in plist]
     chronic = _chronic(lc, results, tree)
     figures = None
     if incidents:
