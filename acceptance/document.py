@@ -38,10 +38,8 @@ decision (`acceptance.report.certificate.NO_DECISION`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from datetime import datetime
-import gc
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
@@ -60,6 +58,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from acceptance.results import PRECEDENCE, Status, Verdict
+from slaschema.gc_pause import gc_paused
 
 RUN_FORMAT: Final = "slakit-acceptance-run/2"
 FORMATS = ("slakit-acceptance-run/1", RUN_FORMAT)      # /1: written before coverage judging
@@ -111,21 +110,6 @@ Result = Literal["accepted", "accepted_with_warnings", "accepted_with_waivers", 
 def zero_counts() -> Counts:
     """Every status with 0, in PRECEDENCE order (the order the JSON lists them in)."""
     return {s: 0 for s in PRECEDENCE}
-
-
-@contextmanager
-def _no_gc_pauses() -> Iterator[None]:
-    """The cyclic garbage collector off while a large document is built or taken apart: the
-    records, dicts and lists made then hold no cycles, and each collection walks every live
-    object again, which took most of the time (a 22 MB document: `model_dump` 1.1 s with
-    the collector on, 0.15 s with it off)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 class Record(BaseModel):
@@ -323,7 +307,7 @@ class RunDocument(Record):
 
     def to_json(self) -> dict[str, Any]:
         """The plain data of the JSON form (statuses as their strings, times in ISO 8601)."""
-        with _no_gc_pauses():
+        with gc_paused():
             return self.model_dump(mode="python")
 
     def dumps(self) -> str:
@@ -409,7 +393,7 @@ def read_run_document(path: Path | str, data: bytes | None = None) -> RunDocumen
     over = _over_the_limits(data, file)
     if over:
         raise InputError(over)
-    with _no_gc_pauses():
+    with gc_paused():
         try:
             doc = RunDocument.model_validate_json(data, strict=True, context={"read": True})
         except ValidationError as exc:

@@ -20,13 +20,12 @@ records carry no text parsed back from the JSON document: renderers format them.
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from decimal import Decimal
 
 from calculators import credits as cr
+from slaschema.gc_pause import gc_paused  # noqa: F401  (used from here by the result modules)
 
 
 def money(cents: int) -> Decimal:
@@ -45,25 +44,6 @@ def utc(epoch: int) -> datetime:
 
 def iso(epoch: int) -> str:
     return datetime.fromtimestamp(int(epoch), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-@contextmanager
-def gc_paused():
-    """Pause the cyclic garbage collector while tens of thousands of small records are built
-    next to a million-row log: every few hundred new dicts would trigger a collection that
-    rescans the whole live heap (a second of the 1M-incident benchmark). Nothing built here
-    forms reference cycles, so no garbage waits for the collector."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            # the new records go straight to the oldest generation instead of being scanned
-            # at the next allocation (freeze/unfreeze only move objects between generations)
-            gc.freeze()
-            gc.enable()
-            gc.unfreeze()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
 from calculators.engine import NODE, SCOPES, _candidates, run
 from calculators.incidents import IncidentLog
 from calculators.intervals import concat, merge
 from slaschema.loader import load_contract_text
-from tests.calculators.test_engine_vs_reference import contract_yaml, records, scenarios
+from tests.calculators.test_engine_vs_reference import contract_yaml, fixed, records, run_traced, scenarios
 
 RACK, CLUSTER = 1, 2
 
@@ -84,14 +84,10 @@ def brute(lc, log, tr, tree, period):
     return out
 
 
-@settings(max_examples=250, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@fixed(250)
 @given(scenarios(max_incidents=14))
 def test_ids_and_flags_match_their_definition(scenario):
-    spec, incidents, periods, as_of = scenario
-    lc = load_contract_text(contract_yaml(spec))
-    log = IncidentLog.from_records(records(incidents), lc.topology)
-    result, tr, tree = run(lc, log, periods, as_of, support=False)
+    lc, log, result, tr, tree = run_traced(scenario)
     # the nodes' final down time rebuilt from its layers is the union it stands for
     dt = lc.model.downtime
     parts = [tr.node_down]
@@ -112,8 +108,7 @@ def test_ids_and_flags_match_their_definition(scenario):
                 assert int(sm.flags[i]) == flags, (pr.period.label, scope, uid)
 
 
-@settings(max_examples=120, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@fixed(120)
 @given(scenarios(max_incidents=14))
 def test_preloaded_ids_are_the_full_lists(scenario):
     """`IdIndex.preload` (a table's shown rows) works out a few units' ids without sorting

@@ -166,6 +166,23 @@ def records(incidents):
     return out
 
 
+def fixed(max_examples: int):
+    """The settings of the engine's derandomised property tests."""
+    return settings(max_examples=max_examples, deadline=None, derandomize=True, database=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def run_traced(scenario, yaml_of=contract_yaml):
+    """The engine on a scenario, with its trace: (contract, log, result, trace, tree)."""
+    from calculators.engine import run
+
+    spec, incidents, periods, as_of = scenario
+    lc = load_contract_text(yaml_of(spec))
+    log = IncidentLog.from_records(records(incidents), lc.topology)
+    result, tr, tree = run(lc, log, periods, as_of, support=False)
+    return lc, log, result, tr, tree
+
+
 def run_both(spec, incidents, periods, as_of, with_reference=True, yaml_of=contract_yaml):
     lc = load_contract_text(yaml_of(spec))
     log = IncidentLog.from_records(records(incidents), lc.topology)

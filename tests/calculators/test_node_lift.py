@@ -4,13 +4,11 @@ step 4 on every node's pieces, the pushed-down ones included (`Trace.node_down`,
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
-from calculators.engine import DOWN, NODE, RACK, run
-from calculators.incidents import IncidentLog
+from calculators.engine import DOWN, NODE, RACK
 from calculators.intervals import concat, merge
-from slaschema.loader import load_contract_text
-from tests.calculators.test_engine_vs_reference import contract_yaml, records, scenarios
+from tests.calculators.test_engine_vs_reference import fixed, run_traced, scenarios
 
 
 def _pieces_inside(tr, tree):
@@ -32,14 +30,10 @@ def _lifted_inside(tr, tree):
     return got
 
 
-@settings(max_examples=300, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@fixed(300)
 @given(scenarios(max_incidents=16))
 def test_lifted_step_4_is_step_4_on_every_node(scenario):
-    spec, incidents, periods, as_of = scenario
-    lc = load_contract_text(contract_yaml(spec))
-    log = IncidentLog.from_records(records(incidents), lc.topology)
-    _, tr, tree = run(lc, log, periods, as_of, support=False)
+    _, _, _, tr, tree = run_traced(scenario)
     assert tr.lift is not None and tr.views[NODE] is None
     lift = tr.lift
     # the node's down time is its rest plus its rack's long blocks, which never overlap
