@@ -53,3 +53,15 @@ def test_signal_while_writing_leaves_no_temporary_file(tmp_path, sig):
         assert proc.returncode == 1, err.decode()
         assert b"Traceback" not in err
     assert caught >= 1
+
+
+def test_a_full_disk_is_told_as_such():
+    """/dev/full answers every write with ENOSPC: the fix speaks of space, not of folders."""
+    from tests.hostile.conftest import cli
+
+    r = cli("credits", REPO / "examples" / "gb200-contract.yaml", REPO / "examples" / "gb200-incidents-2027Q1.csv",
+            "--month", "2027-01", "--format", "json", "-o", "/dev/full")
+    assert r.exit_code == 1
+    assert "[output_unwritable]" in r.output or '"output_unwritable"' in r.output
+    assert "No space left on device" in r.output
+    assert "free space" in r.output and "Traceback" not in r.output
