@@ -243,10 +243,10 @@ def write_ledger(path: str | Path, rows: list[LedgerRow]) -> None:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
     w.writeheader()
-    from slaschema.textsafe import csv_cell
+    from slaschema.textsafe import csv_exact
 
     for r in sorted(rows, key=lambda r: (r.contract, r.month)):      # read back with csv_uncell (read_ledger)
-        w.writerow({k: csv_cell(v) for k, v in r.to_csv().items()})
+        w.writerow({k: csv_exact(v) for k, v in r.to_csv().items()})
     write_atomic(path, buf.getvalue())
 
 

@@ -43,6 +43,7 @@ class GuardedGroup(click.Group):
 
         from slaschema.errors import InputError
 
+        old_term = _sigterm_as_interrupt()
         try:
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort, SystemExit,
@@ -73,6 +74,36 @@ class GuardedGroup(click.Group):
             prefetch = sys.modules.get("calculators.log_prefetch")
             if prefetch is not None:
                 prefetch.cancel()
+            _restore_sigterm(old_term)
+
+
+def _raise_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+def _sigterm_as_interrupt():
+    """SIGTERM (a scheduler's kill, `timeout`, systemd stop) ends a command like Ctrl-C: the
+    `with` blocks unwind, so an `-o FILE` being written leaves no temporary file, and the
+    command ends with `Aborted!` and exit 1. Only where SIGTERM still has its default action
+    (a process that set its own handler keeps it); returns the handler to restore."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    try:
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+            return None
+        return signal.signal(signal.SIGTERM, _raise_interrupt)
+    except (ValueError, OSError):
+        return None
+
+
+def _restore_sigterm(old) -> None:
+    if old is not None:
+        import signal
+
+        signal.signal(signal.SIGTERM, old)
 
 
 @click.group(cls=GuardedGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

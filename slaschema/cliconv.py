@@ -195,8 +195,16 @@ def unwritable(output: str | Path, exc: OSError):
     """The `InputError` of an output file that cannot be written (nothing was written)."""
     from slaschema.errors import InputError, Problem
 
+    import errno
+
+    if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        fix = "free space on that disk (or raise the quota), or name a file on another disk"
+    elif exc.errno == errno.EFBIG:
+        fix = "name a file on a disk or under a limit (ulimit -f) that takes a file this large"
+    else:
+        fix = "name a file in a folder that exists and can be written"
     err = InputError([Problem("output_unwritable", f"cannot be written ({exc.strerror or type(exc).__name__})",
-                              file=str(output), fix="name a file in a folder that exists and can be written")])
+                              file=str(output), fix=fix)])
     err.add_note("nothing written")
     return err
 

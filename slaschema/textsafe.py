@@ -73,18 +73,48 @@ def csv_cell(value: Any) -> Any:
     return value
 
 
+def _unshown(m: re.Match[str]) -> str:
+    c = chr(int(m.group(1), 16))
+    return c if c == "<" or _CSV_HIDDEN.match(c) else m.group(0)
+
+
+def _guarded(text: str) -> bool:
+    """True when the leading `'` of `text` is one a CSV rule added (`csv_uncell` drops it)."""
+    return (len(text) > 1 and text[0] == "'"
+            and ((text[1] in _FORMULA_START and not _NUMBER.match(text[1:])) or text[1] == "'"))
+
+
+def csv_exact(value: Any) -> Any:
+    """One cell of a CSV slakit reads back (the claims ledger): as `csv_cell`, but every text
+    comes back unchanged through `csv_uncell`, including texts that look like what the rule
+    writes. A literal `<U+hhhh>` that `csv_uncell` would turn into a character starts with
+    `<U+003C>` (the `<`), a CR is `<U+000D>` (also in CRLF), and a text starting with `'`
+    that `csv_uncell` would shorten gets one more `'`. Texts without such look-alikes are
+    written as `csv_cell` writes them. Not idempotent (an escape is escaped again), which
+    is why the other CSV outputs keep `csv_cell`; `--raw-csv` does not apply to this file."""
+    if not isinstance(value, str) or not value:
+        return value
+    if "<U+" in value:
+        value = _CSV_SHOWN.sub(lambda m: "<U+003C>" + m.group(0)[1:] if _unshown(m) != m.group(0) else m.group(0),
+                               value)
+    value = _CSV_HIDDEN.sub(_shown, value)
+    if (value[0] in _FORMULA_START and not _NUMBER.match(value)) or _guarded(value):
+        return "'" + value
+    return value
+
+
 def csv_uncell(text: str) -> str:
-    """What `csv_cell` wrote back to the text it was given, for files slakit writes and reads
-    again (the claims ledger): the `'` before a formula start is dropped and `<U+hhhh>` of a
-    hidden character is that character. A text `csv_cell` would not have written (a `'`
-    before a plain letter, `<U+0041>`) is returned as it is."""
+    """What `csv_cell` or `csv_exact` wrote back to the text it was given, for files slakit
+    writes and reads again (the claims ledger): the `'` before a formula start (or before
+    another `'`) is dropped and `<U+hhhh>` of a hidden character (or of `<`) is that
+    character. A text neither would have written (a `'` before a plain letter, `<U+0041>`)
+    is returned as it is."""
     if not text:
         return text
-    if text[0] == "'" and len(text) > 1 and text[1] in _FORMULA_START and not _NUMBER.match(text[1:]):
+    if _guarded(text):
         text = text[1:]
     if "<U+" in text:
-        text = _CSV_SHOWN.sub(lambda m: chr(int(m.group(1), 16)) if _CSV_HIDDEN.match(chr(int(m.group(1), 16)))
-                              else m.group(0), text)
+        text = _CSV_SHOWN.sub(_unshown, text)
     return text
 
 
