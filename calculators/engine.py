@@ -190,7 +190,7 @@ class NodeLift:
 
     A node's down time is the merge of its own pieces with those pushed down onto it from its
     rack, cluster and site, less merged outages under `min_outage`. Those pushed-down pieces
-    are the same for every node of a rack, so they are merged once per rack (`blocks`): a
+    are the same for every node of a rack, so they are merged once per rack (blocks): a
     block of at least `min_outage` (`long_blocks`) is down time of every node of the rack; a
     node's own pieces, each widened to the blocks it overlaps or touches and merged, give the
     node's other outages, of which those of at least `min_outage` minus the long blocks are
@@ -198,8 +198,7 @@ class NodeLift:
 
     parent: Pieces                     # counted down pieces on racks (the rack's own and pushed down)
     order: np.ndarray                  # positions in `parent`, sorted by (rack, start)
-    block: np.ndarray                  # the block of each `order` entry
-    blocks: Intervals                  # `parent` merged per rack
+    block: np.ndarray                  # the block (`parent` merged per rack) of each `order` entry
     long: np.ndarray                   # blocks of at least min_outage
     long_blocks: Intervals
     rest: Intervals                    # per node: down time outside its rack's long blocks
@@ -302,7 +301,7 @@ def _lift(own: Pieces, parent: Pieces, tree: Tree, mo: int) -> NodeLift:
             parts.append((n[k], parent.iv.start[piece], parent.iv.end[piece], parent.row[piece],
                           parent.flags[piece]))
     attribution = tuple(np.concatenate([x[i] for x in parts]) for i in range(5))
-    return NodeLift(parent, p_order, p_block, blocks, p_long, long_blocks, rest, attribution)
+    return NodeLift(parent, p_order, p_block, p_long, long_blocks, rest, attribution)
 
 
 @dataclass(frozen=True)
@@ -941,11 +940,6 @@ def _candidate_parts(tr: Trace, tree: Tree, scope: int) -> list[Pieces]:
     return parts
 
 
-def _candidates(tr: Trace, tree: Tree, scope: int) -> Pieces:
-    """`_candidate_parts` as one `Pieces`."""
-    return Pieces.cat(*_candidate_parts(tr, tree, scope))
-
-
 def _attribution(tr: Trace, tree: Tree, scope: int, ps: int, pe: int,
                  pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(unit, frame row, flags) of the incident pieces that overlap the unit's downtime in [ps, pe)."""
@@ -1047,7 +1041,7 @@ def _period_figures(lc: LoadedContract, tr: Trace, tree: Tree, period: Period, i
             extra = tuple(tree.children(parent, NODE) + (indexes[parent],) for parent in (RACK, CLUSTER)
                           if follows[parent] and parent in indexes)
             if rack_part is not None:
-                ru, rr, rf = lifted = _attribution(tr, tree, RACK, ps, pe, rack_part[0])
+                ru, rr, _ = _attribution(tr, tree, RACK, ps, pe, rack_part[0])
                 if len(ru):
                     extra += (tree.children(RACK, NODE) + (IdIndex(ru, rr, ids, tree.size[RACK]),),)
         indexes[c] = IdIndex(u, codes, ids, tree.size[c], extra)
@@ -1105,10 +1099,9 @@ def _period_figures(lc: LoadedContract, tr: Trace, tree: Tree, period: Period, i
                 if follows[parent] and parent in attributed:
                     pu, _, pf = attributed[parent]
                     flags |= _flag_bits(tree.size[parent], [(pu, pf)])[tree.owner(NODE, parent)]
-            if rack_part is not None:
-                ru, _, rf = lifted
+            if rack_part is not None:      # the flagged pieces on racks (those of long blocks among them)
                 up = _in_period(rack_part[1], ps, pe)
-                flags |= _flag_bits(tree.size[RACK], [(ru, rf), (up.iv.unit, up.flags)])[tree.owner(NODE, RACK)]
+                flags |= _flag_bits(tree.size[RACK], [(up.iv.unit, up.flags)])[tree.owner(NODE, RACK)]
         scopes[name] = ScopeMonth(name, tree.names[c], lnum, dn, excl, avail, sl.effective_target, met, pct,
                                   snum, sden, unum, fee_den, credit, flags, idx,
                                   proportional and c == NODE, M,
@@ -1281,7 +1274,8 @@ def run(lc: LoadedContract, log: IncidentLog, periods: list[str] | list[Period],
                                                                    tr.excluded[c])),
                                *((tr.void[c],) if tr.void else ())) for c in range(4))
     # with `lift`, the pieces of the racks' long blocks (down time of each of the rack's nodes)
-    # bring their ids and flags to the nodes from the rack, as the rack's pushed-down flags do
+    # bring their ids to the nodes from the rack, and every flagged piece on a rack its flags
+    # (the pieces pushed down onto the nodes brought both before)
     rack_part = None
     if tr.lift is not None and NODE in needed:
         up = tr.lift.parent

@@ -6,7 +6,7 @@ that made the node's outages, and takes flags from the flagged pieces alone. Her
 definition is applied directly, one piece and one interval at a time, against the nodes'
 fully built final down time (`Trace.node_final`):
 
-- a unit's ids are those of its candidate pieces (`_candidates`: its own and pushed-down
+- a unit's ids are those of its candidate pieces (`_candidate_parts`: its own and pushed-down
   pieces and, for racks, clusters and sites, those of the nodes and units under it) that
   overlap its final down time inside the month, plus, for nodes, the surviving degraded
   pieces in the month and, when nodes follow their rack or cluster, that unit's ids;
@@ -22,7 +22,7 @@ from collections import defaultdict
 
 from hypothesis import given
 
-from calculators.engine import NODE, SCOPES, _candidates, run
+from calculators.engine import NODE, SCOPES, Pieces, _candidate_parts, run
 from calculators.incidents import IncidentLog
 from calculators.intervals import concat, merge
 from slaschema.loader import load_contract_text
@@ -52,7 +52,7 @@ def brute(lc, log, tr, tree, period):
         f = tr.final(c)
         for u, s, e in zip(f.unit.tolist(), f.start.tolist(), f.end.tolist()):
             final[u].append((s, e))
-        cand = _candidates(tr, tree, c)
+        cand = Pieces.cat(*_candidate_parts(tr, tree, c))
         for u, s, e, r, fl in zip(cand.iv.unit.tolist(), cand.iv.start.tolist(), cand.iv.end.tolist(),
                                   cand.row.tolist(), cand.flags.tolist()):
             if any(overlaps(s, e, fs, fe) and overlaps(max(s, fs), min(e, fe), ps, pe) for fs, fe in final[u]):
