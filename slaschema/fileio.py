@@ -24,7 +24,8 @@ import errno
 import os
 import stat
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Union
 
@@ -147,28 +148,17 @@ class AtomicWriter:
             self.tmp = None
 
 
-class atomic_writer:  # noqa: N801  (used as a context manager, like open)
+@contextmanager
+def atomic_writer(path: Path | str, *, durable: bool = True) -> Iterator[AtomicWriter]:
     """`with atomic_writer(path) as w: w.write(pieces) ...`: the file appears at `path` when
     the block ends normally, with everything written; `durable` syncs it to disk first."""
-
-    def __init__(self, path: Path | str, *, durable: bool = True) -> None:
-        self._args = (Path(path), durable)
-        self._writer: AtomicWriter | None = None
-
-    def __enter__(self) -> AtomicWriter:
-        self._writer = AtomicWriter(*self._args)
-        return self._writer
-
-    def __exit__(self, kind, exc, tb) -> None:
-        w, self._writer = self._writer, None
-        if kind is not None:
-            w.abandon()
-            return
-        try:
-            w.finish()
-        except BaseException:
-            w.abandon()
-            raise
+    w = AtomicWriter(Path(path), durable)
+    try:
+        yield w
+        w.finish()
+    except BaseException:
+        w.abandon()
+        raise
 
 
 def _open_special(path: Path) -> int:
@@ -176,7 +166,8 @@ def _open_special(path: Path) -> int:
     FIFO without a reader fails to open (ENXIO) instead of blocking."""
     fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
-        if not (stat.S_ISFIFO(os.fstat(fd).st_mode) or stat.S_ISCHR(os.fstat(fd).st_mode)):
+        mode = os.fstat(fd).st_mode
+        if not (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
             raise OSError(errno.EINVAL, "not a FIFO or character device", str(path))
         os.set_blocking(fd, True)          # a reader is there: wait for it to take the data
     except BaseException:
