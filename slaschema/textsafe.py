@@ -50,6 +50,11 @@ _CSV_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-
 _CSV_SHOWN = re.compile(r"<U\+([0-9A-F]{4})>")
 
 
+def _formula_like(text: str) -> bool:
+    """A non-empty text a spreadsheet would run: it starts like a formula and is not a plain number."""
+    return text[0] in _FORMULA_START and not _NUMBER.match(text)
+
+
 def _shown(m: re.Match[str]) -> str:
     return f"<U+{ord(m.group(0)):04X}>"
 
@@ -68,7 +73,7 @@ def csv_cell(value: Any) -> Any:
         return value
     if _CSV_HIDDEN.search(value):
         value = _visible(value)
-    if value[0] in _FORMULA_START and not _NUMBER.match(value):
+    if _formula_like(value):
         return "'" + value
     return value
 
@@ -81,7 +86,7 @@ def _unshown(m: re.Match[str]) -> str:
 def _guarded(text: str) -> bool:
     """True when the leading `'` of `text` is one a CSV rule added (`csv_uncell` drops it)."""
     return (len(text) > 1 and text[0] == "'"
-            and ((text[1] in _FORMULA_START and not _NUMBER.match(text[1:])) or text[1] == "'"))
+            and (_formula_like(text[1:]) or text[1] == "'"))
 
 
 def csv_exact(value: Any) -> Any:
@@ -98,7 +103,7 @@ def csv_exact(value: Any) -> Any:
         value = _CSV_SHOWN.sub(lambda m: "<U+003C>" + m.group(0)[1:] if _unshown(m) != m.group(0) else m.group(0),
                                value)
     value = _CSV_HIDDEN.sub(_shown, value)
-    if (value[0] in _FORMULA_START and not _NUMBER.match(value)) or _guarded(value):
+    if _formula_like(value) or _guarded(value):
         return "'" + value
     return value
 
@@ -123,12 +128,10 @@ def csv_column(values: Iterable[Any]) -> list[Any]:
     values = list(values)
     if raw_csv():
         return values
-    start = _FORMULA_START
     # one search over the column's texts together: most columns have no hidden character
     if _CSV_HIDDEN.search("".join([v for v in values if isinstance(v, str)])) is not None:
         return [csv_cell(v) for v in values]
-    return [("'" + v) if isinstance(v, str) and v and v[0] in start and not _NUMBER.match(v) else v
-            for v in values]
+    return [("'" + v) if isinstance(v, str) and v and _formula_like(v) else v for v in values]
 
 
 def csv_rows(rows: Iterable[Iterable[Any]]) -> Iterable[list[Any]]:
