@@ -71,8 +71,8 @@ import pyarrow.csv as pa_csv
 from calculators.column_spec import Check, Column, Context, validate
 from calculators.incident_reasons import Reason
 from calculators import log_prefetch
-from calculators.log_csv import (BLOCK_SIZE, COLUMNS, NA, TEXT_CONVERTED, TIME_COLUMNS, convert_columns, detect_format,
-                                 fast_times, read_csv_arrow, text_column)
+from calculators.log_csv import (BLOCK_SIZE, COLUMNS, LAZY_TEXT, NA, TEXT_CONVERTED, TIME_COLUMNS, convert_columns,
+                                 detect_format, fast_times, read_csv_arrow, text_column)
 from slaschema import hostlist
 from slaschema.safefiles import check_cli_file
 from slaschema.errors import InputError, Problem
@@ -344,7 +344,7 @@ class _ArrowSource:
         if col is None or len(col) == 0:
             got = _Text.missing(self.n)
         else:
-            conv = self.converted.get(("text", c)) or text_column(col)
+            conv = self.converted.get(("text", c)) or text_column(col, lazy=c in LAZY_TEXT)
             got = _Text(conv.codes, conv.uniques, True, arrow=conv.dictionary)
         self._text[c] = got
         return got
@@ -485,7 +485,7 @@ class _Text:
         if self.arrow is not None and isinstance(pd.array([], dtype=str), pd.arrays.ArrowStringArray):
             taken = self.arrow.take(pa.array(codes, mask=codes < 0))     # no Python strings
             return pd.arrays.ArrowStringArray(pa.chunked_array([taken]), dtype=pd.array([], dtype=str).dtype)
-        return pd.array(self.uniques, dtype=str).take(codes, allow_fill=True)
+        return pd.array(np.asarray(self.uniques, dtype=object), dtype=str).take(codes, allow_fill=True)
 
 
 

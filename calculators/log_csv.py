@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -141,18 +142,91 @@ _WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\
                "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
 
 
+class TextValues:
+    """Distinct strings kept as an Arrow string array; Python strings are made only for the
+    ones asked for (`values[codes]`), or for all of them at once on first need of the whole
+    (`np.asarray(values)`, iteration).
+
+    A log's incident ids are a million distinct strings, and a command shows the ids of a
+    few units (or, in a JSON document, gathers them in Arrow again): making a Python string
+    of each id as the log is read took a quarter of a second, holding the interpreter lock
+    the command's start-up needs. Indexing gives what an object array's indexing gives: a
+    `str` for an integer, an object array for an integer array, a boolean mask or a slice."""
+
+    __slots__ = ("_objects", "arrow")
+
+    def __init__(self, arrow: pa.Array) -> None:
+        self.arrow = arrow
+        self._objects: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.arrow)
+
+    def objects(self) -> np.ndarray:
+        """All the values as an object array (made once)."""
+        if self._objects is None:
+            self._objects = np.asarray(self.arrow.to_numpy(zero_copy_only=False), dtype=object)
+        return self._objects
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = self.objects()
+        return out if dtype is None or np.dtype(dtype) == out.dtype else out.astype(dtype)
+
+    def __iter__(self) -> Any:
+        return iter(self.objects())
+
+    def tolist(self) -> list[Any]:
+        return self.objects().tolist()
+
+    def __getitem__(self, key: Any) -> Any:
+        if self._objects is not None:
+            return self._objects[key]
+        if isinstance(key, (int, np.integer)):
+            k = int(key) + (len(self.arrow) if key < 0 else 0)
+            if not 0 <= k < len(self.arrow):
+                raise IndexError(f"index {int(key)} out of range for {len(self.arrow)} values")
+            return self.arrow[k].as_py()
+        if isinstance(key, slice):
+            return np.asarray(self.arrow[key].to_numpy(zero_copy_only=False), dtype=object)
+        key = np.asarray(key)
+        if key.dtype == bool:
+            if len(key) != len(self.arrow):
+                raise IndexError(f"boolean index of length {len(key)} for {len(self.arrow)} values")
+            key = np.flatnonzero(key)
+        elif not np.issubdtype(key.dtype, np.integer):
+            raise IndexError(f"values are indexed by integers or a boolean mask, not {key.dtype}")
+        flat = key.reshape(-1).astype(np.int64, copy=False)
+        if len(flat) and (int(flat.min()) < -len(self.arrow) or int(flat.max()) >= len(self.arrow)):
+            raise IndexError(f"index out of range for {len(self.arrow)} values")
+        flat = np.where(flat < 0, flat + len(self.arrow), flat)
+        taken = self.arrow.take(pa.array(flat)).to_numpy(zero_copy_only=False)
+        return np.asarray(taken, dtype=object).reshape(key.shape)
+
+
+def arrow_strings(values: Any, type: pa.DataType = pa.large_string()) -> pa.Array:
+    """`values` (an object array of str, or `TextValues`) as an Arrow array of `type`, without
+    a Python string per value where they are Arrow already."""
+    if isinstance(values, TextValues) and values._objects is None:
+        return values.arrow.cast(type)
+    return pa.array(values, type=type)
+
+
 @dataclass(frozen=True)
 class TextColumn:
     """A text column as `codes` (int64, -1 where the cell is empty or blank) into its
     distinct stripped cells, in order of first appearance: `dictionary` (Arrow) and
-    `uniques` (the same as Python strings)."""
+    `uniques` (the same as Python strings: an object array, or `TextValues` over
+    `dictionary` for a column of mostly distinct values, made by `text_column(lazy=True)`)."""
 
     codes: np.ndarray
     dictionary: pa.Array
-    uniques: np.ndarray
+    uniques: np.ndarray | TextValues
 
 
-def text_column(col: pa.ChunkedArray) -> TextColumn:
+LAZY_TEXT = ("id",)      # mostly distinct in a log: its values stay in Arrow until asked for
+
+
+def text_column(col: pa.ChunkedArray, lazy: bool = False) -> TextColumn:
     """The cells are dictionary-encoded as read; stripping and dropping the empty cell then
     work on the distinct values only (a value's first appearance is that of the earliest cell
     that strips to it, so the order of first appearance stays)."""
@@ -168,6 +242,8 @@ def text_column(col: pa.ChunkedArray) -> TextColumn:
     if empty >= 0:
         codes = np.where(codes == empty, -1, codes - (codes > empty))
         dictionary = pa.concat_arrays([dictionary[:empty], dictionary[empty + 1:]])
+    if lazy:
+        return TextColumn(codes, dictionary, TextValues(dictionary))
     return TextColumn(codes, dictionary, np.asarray(dictionary.to_numpy(zero_copy_only=False), dtype=object))
 
 
@@ -203,7 +279,7 @@ def convert_columns(table: pa.Table, raw_names: dict[str, str], text_columns: tu
                if raw_names.get(c) in table.column_names and table.num_rows]
     if len(present) < 2 or table.num_rows < 50_000:
         return {}
-    jobs = [(("text", c), text_column) for c in text_columns if c in present]
+    jobs = [(("text", c), partial(text_column, lazy=c in LAZY_TEXT)) for c in text_columns if c in present]
     jobs += [(("times", c), fast_times) for c in time_columns if c in present]
     from concurrent.futures import ThreadPoolExecutor
 

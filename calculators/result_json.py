@@ -226,10 +226,12 @@ class NamesInfo:
         import pyarrow as pa
         import pyarrow.compute as pc
 
+        from calculators.log_csv import arrow_strings
+
         got = self._seen.get(id(names))
         if got is None or got[0] is not names:
             try:
-                arrow = pa.array(names, type=pa.large_string())
+                arrow = arrow_strings(names)
             except (pa.ArrowException, UnicodeError, TypeError):    # a lone surrogate, not a str
                 arrow = None
             if arrow is not None and arrow.null_count == 0 and not _needs_escape(arrow):

@@ -1,0 +1,102 @@
+"""`log_csv.TextValues`: the incident ids of a CSV log stay an Arrow array until a Python
+string of each is needed; indexing answers as the object array of the same values would."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import calculators.incidents as inc
+from calculators import log_csv
+from calculators.engine import compute
+from calculators.periods import parse_periods
+from calculators.result import incident_ids
+from tests.calculators.helpers import contract
+
+WORDS = ["INC-1", "INC-2", "Ü-3", "", "INC-10", "a b", "INC-7"]
+
+
+def pair():
+    return log_csv.TextValues(pa.array(WORDS)), np.asarray(WORDS, dtype=object)
+
+
+@pytest.mark.parametrize("key", [
+    0, 3, 6, -1, -7, np.int64(2),
+    slice(None), slice(1, 5), slice(None, None, -2), slice(9, 12),
+    [4, 0, 0, 6], np.array([], dtype=np.int64), np.array([[1, 2], [3, -1]]), np.array([-7, -1, 5], dtype=np.int32),
+    np.array([True, False, True, False, False, True, True]),
+])
+def test_indexing_gives_what_the_object_array_gives(key):
+    lazy, objects = pair()
+    got, want = lazy[key], objects[key]
+    if isinstance(want, np.ndarray):
+        assert isinstance(got, np.ndarray) and got.dtype == object and got.shape == want.shape
+        assert got.tolist() == want.tolist()
+    else:
+        assert type(got) is str and got == want
+    assert lazy._objects is None            # no Python string made for the others
+
+
+@pytest.mark.parametrize("key", [7, -8, [0, 7], np.array([-8]), np.array([True, False]), np.array([0.5])])
+def test_bad_indexes_are_refused_as_the_object_array_refuses_them(key):
+    lazy, objects = pair()
+    with pytest.raises(IndexError):
+        objects[key]
+    with pytest.raises(IndexError):
+        lazy[key]
+
+
+def test_the_whole_is_made_once_and_then_used():
+    lazy, objects = pair()
+    assert len(lazy) == len(WORDS)
+    assert list(lazy) == WORDS and lazy.tolist() == WORDS
+    whole = np.asarray(lazy)
+    assert whole.dtype == object and whole.tolist() == WORDS and np.asarray(lazy) is whole
+    assert np.append(lazy, None)[np.array([1, -1])].tolist() == ["INC-2", None]
+    assert lazy[np.array([2, 0])].tolist() == ["Ü-3", "INC-1"]
+    assert np.asarray(lazy, dtype=str).tolist() == WORDS
+
+
+def test_arrow_strings_keeps_the_arrow_values():
+    lazy, objects = pair()
+    a, b = log_csv.arrow_strings(lazy), log_csv.arrow_strings(objects)
+    assert a.type == b.type == pa.large_string() and a.equals(b)
+    assert lazy._objects is None
+    lazy.objects()
+    assert log_csv.arrow_strings(lazy).equals(b)
+
+
+def test_text_column_is_lazy_only_when_asked():
+    col = pa.chunked_array([pa.array([" x", "y", "", "x"]), pa.array(["z ", "y"])])
+    plain, lazy = log_csv.text_column(col), log_csv.text_column(col, lazy=True)
+    assert isinstance(plain.uniques, np.ndarray) and isinstance(lazy.uniques, log_csv.TextValues)
+    assert plain.codes.tolist() == lazy.codes.tolist() == [0, 1, -1, 0, 2, 1]
+    assert plain.uniques.tolist() == list(lazy.uniques) == ["x", "y", "z"]
+
+
+def test_a_csv_logs_ids_are_not_made_into_python_strings_for_the_table(tmp_path):
+    """Reading the log, computing the credits and the ids of a few units as a table shows them
+    gathers only those ids; the duplicate check and the open incidents still work on them."""
+    lc = contract()
+    nodes = lc.topology.units("node")
+    rows = [f"I{k},node,{nodes[k % len(nodes)]},2027-02-0{1 + k % 5}T10:00:00Z,"
+            f"{'' if k == 3 else f'2027-02-0{1 + k % 5}T12:00:00Z'}" for k in range(40)]
+    path = tmp_path / "log.csv"
+    path.write_text("id,scope,target,start,end\n" + "\n".join(rows) + "\n")
+    log = inc.load_incidents(path, lc)
+    codes, names = log.coded("id")
+    assert isinstance(names, log_csv.TextValues) and names._objects is None
+    result = compute(lc, log, parse_periods(["2027-02"], lc.model.contract.timezone), support=False)
+    assert result.open_incidents == ("I3",)
+    month = result.periods[0].scopes["node"]
+    shown = [0, 2, 3]
+    got = incident_ids(month.incidents, shown)
+    assert names._objects is None
+    assert all(got[i] and set(got[i]) <= {f"I{k}" for k in range(40)} for i in shown)
+    # the same log with a repeated id: refused, naming the first row of the id
+    path.write_text("id,scope,target,start,end\n" + "\n".join(rows + [rows[5]]) + "\n")
+    with pytest.raises(inc.InputError) as e:
+        inc.load_incidents(path, lc)
+    assert [(p.code, p.row, p.value) for p in e.value.problems] == [("duplicate_id", 41, "I5")]
+    assert "row 6" in e.value.problems[0].message
