@@ -865,10 +865,10 @@ class IdIndex:
         if not len(todo):
             return
         unit, code = self._pairs_of(todo)
-        names = self._codes.get()[1]
+        flat = self._codes.get()[1][code].tolist()        # one gather (the names may be Arrow's)
         b = np.searchsorted(unit, np.append(todo, todo[-1] + 1)).tolist()
         for n, i in enumerate(todo.tolist()):
-            self._some[i] = tuple(names[code[b[n]:b[n + 1]]].tolist())
+            self._some[i] = tuple(flat[b[n]:b[n + 1]])
 
     def pairs(self) -> tuple[np.ndarray, np.ndarray]:
         """Sorted unique (unit, id code)."""
