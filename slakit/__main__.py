@@ -1,3 +1,3 @@
-from slakit.cli import main
+from slakit.cli import run
 
-main()
+run()

@@ -1,0 +1,89 @@
+"""`slakit.cli.quick_exit`: the program ends as the interpreter's own exit would (status,
+threads, atexit functions, flushed output), without its tear-down."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from slakit.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def python(code: str, *args: str, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], cwd=REPO, stdout=stdout,
+                          stderr=subprocess.PIPE, timeout=60)
+
+
+def slakit(*args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "slakit", *args], cwd=REPO, capture_output=True, timeout=120, **kw)
+
+
+@pytest.mark.parametrize("code, status, err", [
+    ("None", 0, b""), ("0", 0, b""), ("3", 3, b""), ("True", 1, b""), ("256 + 7", 7, b""), ("-1", 255, b""),
+    ("'no such thing'", 1, b"no such thing\n"),
+])
+def test_the_status_is_the_interpreters(code, status, err):
+    quick = python(f"from slakit.cli import quick_exit; quick_exit({code})")
+    plain = python(f"import sys; sys.exit({code})")
+    assert quick.returncode == plain.returncode == status
+    assert quick.stderr == plain.stderr == err
+
+
+def test_threads_pools_and_atexit_functions_finish_first(tmp_path):
+    got = python("""
+        import atexit, sys, threading, time
+        from concurrent.futures import ThreadPoolExecutor
+        from pathlib import Path
+        out = Path(sys.argv[1])
+        def late(name):
+            time.sleep(0.3)
+            (out / name).write_text("done")
+        threading.Thread(target=late, args=("thread",)).start()        # not a daemon: joined
+        pool = ThreadPoolExecutor(1)                                     # never shut down
+        pool.submit(late, "pool")
+        atexit.register(lambda: (out / "atexit").write_text(str(sorted(p.name for p in out.iterdir()))))
+        print("buffered", end="")                                        # flushed at the end
+        sys.stderr.write("err")
+        from slakit.cli import quick_exit
+        quick_exit(4)
+    """, str(tmp_path))
+    assert got.returncode == 4
+    assert got.stdout == b"buffered" and got.stderr == b"err"
+    assert (tmp_path / "thread").read_text() == "done" and (tmp_path / "pool").read_text() == "done"
+    # the atexit functions run after the threads, as at an interpreter's exit
+    assert (tmp_path / "atexit").read_text() == "['pool', 'thread']"
+
+
+@pytest.mark.parametrize("end", ["from slakit.cli import quick_exit; quick_exit(0)", "sys.exit(0)"])
+def test_a_closed_output_pipe_is_status_120(end):
+    got = python(f"""
+        import os, sys
+        r, w = os.pipe()
+        os.close(r)                    # the reader went away before the output was flushed
+        os.dup2(w, 1)
+        sys.stdout = open(1, "w", buffering=1 << 16, closefd=False)
+        sys.stdout.write("x" * 100)
+        {end}
+    """)
+    assert got.returncode == 120
+    if "quick_exit" in end:
+        assert got.stderr == b""       # (the interpreter's own exit prints "Exception ignored ...")
+
+
+def test_the_program_gives_the_same_output_and_status_as_in_process(tmp_path):
+    """Large output through a pipe arrives whole; usage and input errors keep their status."""
+    big = slakit("completion", "zsh")
+    assert big.returncode == 0 and big.stdout.decode() == CliRunner().invoke(main, ["completion", "zsh"]).output
+    assert slakit("--no-such-option").returncode == 2
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("slakit: 1\ncontract: {id: x}\n")
+    got = slakit("validate", str(bad))
+    assert got.returncode == 1 and b"Traceback" not in got.stderr
+    assert got.stdout + got.stderr == (lambda r: r.output.encode())(CliRunner().invoke(main, ["validate", str(bad)]))
