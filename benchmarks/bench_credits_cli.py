@@ -26,7 +26,8 @@ write it in DuckDB: unplanned node outages merged per node, merged outages under
 contract's `min_outage` dropped, the rest summed per node and month.
 
 Targets (2 cores): table <= 6x the pyarrow read (goal 4x), JSON <= 8x, peak memory < 2 GB
-each; the table run <= 2x the DuckDB subset.
+each; the table run <= 2x the DuckDB subset. Beside them, the time of a process that only
+imports the command's modules: what of the 6x is left for the work.
 """
 
 from __future__ import annotations
@@ -125,6 +126,23 @@ def breakdown(contract: str, log: str, out: str, fmt: str) -> dict[str, float]:
     return parts
 
 
+IMPORTS = ("calculators.cli", "calculators.engine", "calculators.incidents", "calculators.log_prefetch",
+           "calculators.periods", "slaschema.fileio", "slaschema.loader")
+
+
+def import_floor(rounds: int = 3) -> float:
+    """Median wall seconds of a child process that only imports the modules the credits
+    command needs (and exits as it does): the part of every run no log or engine change
+    touches."""
+    code = f"import {', '.join(IMPORTS)}; from slakit.cli import quick_exit; quick_exit(0)"
+    took = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True)
+        took.append(time.perf_counter() - t)
+    return statistics.median(took)
+
+
 def duckdb_subset(contract: Path, log: Path) -> tuple[float, int]:
     """(seconds, node-months with downtime) of the node-level subset written in DuckDB."""
     import duckdb
@@ -217,6 +235,11 @@ def main() -> None:
         print(f"{fmt:6} {wall:6.2f} ({med(r['cpu'] for r in rs):5.2f}) {med(r['read'] for r in rs):5.2f} "
               f"({med(r['read_cpu'] for r in rs):4.2f}) {ratio:6.1f}x {min(ratios):4.1f}-{max(ratios):4.1f}x "
               f"{cpu_ratio:9.1f}x {peak:8.0f}  <= {targets[fmt]:g}x, < 2 GB: {'met' if ok else 'NOT met'}")
+    floor = import_floor()
+    read = statistics.median(r["read"] for rs in runs.values() for r in rs)
+    print(f"the imports alone (a process importing the command's modules and exiting): {floor:.2f} s = "
+          f"{floor / read:.1f}x the read; {targets['table']:g}x the read leaves "
+          f"{targets['table'] * read - floor:.2f} s for the rest of the table run")
     print("in one process (seconds):")
     for fmt in ("table", "json"):
         out = work / f"breakdown.{'txt' if fmt == 'table' else 'json'}"
