@@ -47,8 +47,8 @@ def measured(argv: list[str], timeout: float = 60) -> tuple[subprocess.Completed
             "        if ln.startswith('VmHWM:'):\n"
             "            return int(ln.split()[1])\n"
             "    import resource; return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-            "try:\n    runpy.run_module('slakit', run_name='__main__')\n"
-            "finally:\n    sys.stderr.write('\\nPEAK_KB=%d\\n' % hwm())")
+            "import atexit; atexit.register(lambda: sys.stderr.write('\\nPEAK_KB=%d\\n' % hwm()))\n"
+            "runpy.run_module('slakit', run_name='__main__')")     # (the program ends in os._exit: atexit runs)
     t0 = time.monotonic()
     proc = subprocess.run([sys.executable, "-c", code, *argv], cwd=REPO, capture_output=True, text=True,
                           timeout=timeout)
