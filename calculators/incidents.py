@@ -473,7 +473,10 @@ class _Text:
     def values(self) -> np.ndarray:
         """The cells (object array, None where missing)."""
         if self._values is None:
-            self._values = np.append(self.uniques, None)[self.codes]
+            if not len(self.uniques):            # no cell given: an object array starts as all None
+                self._values = np.empty(len(self.codes), dtype=object)
+            else:
+                self._values = np.append(self.uniques, None)[self.codes]
         return self._values
 
     def take(self, idx: np.ndarray) -> np.ndarray:
@@ -483,7 +486,10 @@ class _Text:
         """The column as pandas' `str` dtype, without checking each cell (only the distinct values)."""
         codes = self.codes if keep is None else self.codes[keep]
         if self.arrow is not None and isinstance(pd.array([], dtype=str), pd.arrays.ArrowStringArray):
-            taken = self.arrow.take(pa.array(codes, mask=codes < 0))     # no Python strings
+            if len(codes) == len(self.arrow) and (codes == np.arange(len(codes))).all():
+                taken = self.arrow           # every cell distinct and given (the ids): the values in order
+            else:
+                taken = self.arrow.take(pa.array(codes, mask=codes < 0))     # no Python strings
             return pd.arrays.ArrowStringArray(pa.chunked_array([taken]), dtype=pd.array([], dtype=str).dtype)
         return pd.array(np.asarray(self.uniques, dtype=object), dtype=str).take(codes, allow_fill=True)
 
@@ -1073,9 +1079,9 @@ def _build(source: _FrameSource | _ArrowSource, rows: np.ndarray, topo: Resolved
         "reported_at": na_int(v["reported_at"]),
         "responded_at": na_int(v["responded_at"]),
         "resolved_at": na_int(v["resolved_at"]),
-        "severity": pd.Series(pick(v["severity"].values()), dtype=object),
-        "cause": pd.Series(pick(v["cause"].values()), dtype=object),
-        "ticket": pd.Series(pick(v["ticket"].values()), dtype=object),
+        "severity": pd.Series(pick(v["severity"].values()), dtype=object, copy=False),
+        "cause": pd.Series(pick(v["cause"].values()), dtype=object, copy=False),
+        "ticket": pd.Series(pick(v["ticket"].values()), dtype=object, copy=False),
     }, copy=isinstance(source, _FrameSource))   # a caller's columns (from_records) are copied; a file's are ours
     # the codes the frame's text columns were built from, for the calculators (`IncidentLog.coded`)
     coded = {c: v[c].distinct().subset(kept) for c in ("id", "scope", "target", "impact", "category", "severity")}
