@@ -185,3 +185,27 @@ def test_a_repeated_column_is_reported_by_the_general_reader(write, lc):
     with pytest.raises(InputError) as ei:
         inc.load_incidents(path, lc)
     assert [(p.code, p.column) for p in ei.value.problems] == [("duplicate_column", "scope")]
+
+
+@pytest.mark.parametrize("extra, skip", [
+    ("", False),
+    ("\nA2,node,r01-n03,2027-02-04T00:00:00Z,2027-02-04T03:00:00Z,,,,,,,"      # a repeated id, skipped
+     "\nX,node,r99-n01,2027-02-03T10:00:00Z,,,,,,,,", True),                       # an unknown target, skipped
+])
+def test_the_credits_are_the_same_from_either_reader(write, lc, extra, skip):
+    """The Arrow reader's ids stay Arrow strings (`log_csv.TextValues`) through skipped rows,
+    hostlists and the engine; the whole credits document (incident lists included) is the
+    same as from logs read by pandas."""
+    from calculators.engine import compute
+    from calculators.periods import parse_periods
+
+    path = write("log.csv", HEADER + "\n".join(ROWS) + extra + "\n")
+    fast, slow, used = frames(path, lc, skip_bad_rows=skip)
+    assert used and bool(fast.skipped) == skip
+    fast_ids, slow_ids = fast.coded("id")[1], slow.coded("id")[1]
+    assert isinstance(fast_ids, log_csv.TextValues) != skip       # (skipping rows makes a subset of strings)
+    assert list(fast_ids) == list(slow_ids)
+    periods = parse_periods(["2027-Q1"], lc.model.contract.timezone)
+    docs = [compute(lc, log, periods).dumps() for log in (fast, slow)]
+    assert docs[0] == docs[1]
+    assert '"A4"' in docs[0]
