@@ -51,6 +51,7 @@ from acceptance.executors.base import RawOutput
 from slaschema.fileio import write_atomic
 
 FORMAT = "slakit-acceptance-bundle/1"
+VERIFY_FORMAT = "slakit-verify/1"        # the first field of `accept verify --format json`
 MANIFEST = "manifest.json"
 SIGNATURES = "signatures"
 _SAFE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,200}$")
@@ -274,7 +275,7 @@ class VerifyResult:
         return [s["principal"] or s["fingerprint"] or "?" for s in self.signatures if s["ok"]]
 
     def to_json(self) -> dict[str, Any]:
-        return {"root": self.root, "ok": self.ok, "manifest_present": self.manifest_present,
+        return {"format": VERIFY_FORMAT, "root": self.root, "ok": self.ok, "manifest_present": self.manifest_present,
                 "digest_ok": self.digest_ok, "digest": self.digest, "checked": self.checked,
                 "changed": list(self.changed), "missing": list(self.missing), "added": list(self.added),
                 "problems": list(self.problems), "signed": self.signed, "trust_checked": self.trust_checked,

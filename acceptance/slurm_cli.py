@@ -37,6 +37,8 @@ class DurationType(click.ParamType):
 
 
 DURATION = DurationType()
+DRILL_FORMAT = "slakit-drill/1"          # the first field of `accept drill --format json`
+BURN_IN_FORMAT = "slakit-burn-in/1"      # of burn-in/results.json and `accept burn-in --format json`
 
 
 def _print_verdicts(verdicts, title: str) -> None:
@@ -131,7 +133,8 @@ def drill(contract, contract_option, node, fault, marker, kmsg, via, confirmed, 
         )
     except DrillError as exc:
         if fmt == "json":
-            click.echo(json.dumps({"ok": False, "error": exc.code, "message": str(exc)}, indent=2))
+            click.echo(json.dumps({"format": DRILL_FORMAT, "ok": False, "error": exc.code, "message": str(exc)},
+                                  indent=2))
         else:
             click.echo(f"drill: {exc} [{exc.code}]", err=True)
         sys.exit(1)
@@ -144,7 +147,7 @@ def drill(contract, contract_option, node, fault, marker, kmsg, via, confirmed, 
     verdicts = judge_drill(result, target)
     status = worst(v.status for v in verdicts)
     if fmt == "json":
-        doc = {"ok": status not in (Status.FAIL, Status.ERROR), "status": str(status),
+        doc = {"format": DRILL_FORMAT, "ok": status not in (Status.FAIL, Status.ERROR), "status": str(status),
                "result": result.to_json(),
                "target_s": target.total_seconds() if target is not None else None,
                "verdicts": [_verdict_json(v) for v in verdicts]}
@@ -457,7 +460,8 @@ def burn_in(contract, duration, executor_name, nodes_expr, partition, stress, in
                    err=True)
     verdicts = judge(state, limits)
     status = worst(v.status for v in verdicts)
-    doc = {"status": str(status), "plan": plan.to_json(), "limits": limits, "done_s": done_s(state),
+    doc = {"format": BURN_IN_FORMAT, "status": str(status), "plan": plan.to_json(), "limits": limits,
+           "done_s": done_s(state),
            "verdicts": [_verdict_json(v) for v in verdicts]}
     bundle.write_json(RESULTS, doc)
     bundle.write_manifest()

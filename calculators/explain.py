@@ -27,6 +27,8 @@ from calculators.periods import parse_month
 from calculators.result import iso
 from calculators.service import bucket_counted, not_charged_buckets
 
+FORMAT = "slakit-explain/1"
+
 if TYPE_CHECKING:
     from calculators.incidents import IncidentLog
     from slaschema.loader import LoadedContract
@@ -160,7 +162,7 @@ def explain(lc: LoadedContract, log: IncidentLog, unit_id: str, period: str, as_
 
     pr = result.periods[0]
     out: dict[str, Any] = {
-        "contract": lc.id, "unit": unit_id, "scope": scope, "parents": lc.topology.parent(scope, unit_id),
+        "format": FORMAT, "contract": lc.id, "unit": unit_id, "scope": scope, "parents": lc.topology.parent(scope, unit_id),
         "period": per.label, "zone": zone, "start": iso(per.start), "end": iso(per.end),
         "month_seconds": per.seconds, "hours": format(per.hours.normalize(), "f"),
         "as_of": iso(result.as_of), "incidents": incidents, "steps": steps,

@@ -14,12 +14,18 @@ from slaschema.cliconv import output_option
 if TYPE_CHECKING:
     from slaschema.loader import LoadedContract
 
+# the first field of each JSON document these commands print
+PROBLEMS_FORMAT = "slakit-problems/1"          # the problems of an input judged bad (any command, --format json)
+VALIDATE_FORMAT = "slakit-validate/1"
+SUMMARY_FORMAT = "slakit-contract-summary/1"   # `show`
+
 
 def emit_problems(problems, fmt: str, stream=None) -> None:
     """Print problems as `file:line:col: path: message (got V) [code]` lines or JSON."""
     stream = stream or sys.stderr
     if fmt == "json":
-        click.echo(json.dumps({"ok": False, "problems": [p.to_json() for p in problems]}, indent=2))
+        click.echo(json.dumps({"format": PROBLEMS_FORMAT, "ok": False, "problems": [p.to_json() for p in problems]},
+                              indent=2))
     else:
         from slaschema.textsafe import terminal_text
 
@@ -127,7 +133,7 @@ def validate(files: tuple[str, ...], fmt: str) -> None:
             if fmt == "table":
                 emit_problems(e.problems, fmt, sys.stdout)
     if fmt == "json":
-        click.echo(json.dumps({"ok": not bad, "files": results}, indent=2))
+        click.echo(json.dumps({"format": VALIDATE_FORMAT, "ok": not bad, "files": results}, indent=2))
     sys.exit(1 if bad else 0)
 
 
@@ -141,7 +147,7 @@ def show(file: str, fmt: str) -> None:
     lc = load_or_exit(file, fmt)
     data = summary(lc)
     if fmt == "json":
-        click.echo(json.dumps(data, indent=2))
+        click.echo(json.dumps({"format": SUMMARY_FORMAT, **data}, indent=2))
     else:
         render_summary(data)
 

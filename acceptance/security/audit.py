@@ -34,6 +34,7 @@ from .serial import raw_from_json
 if TYPE_CHECKING:
     from .audit_access import ContractData
 
+FORMAT = "slakit-security-audit/1"       # the first field of `security audit --format json`
 CHECKS = ("security.versions", "security.access", "security.isolation")
 SHORT = {"versions": "security.versions", "access": "security.access", "isolation": "security.isolation"}
 
@@ -188,6 +189,7 @@ class AuditResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "format": FORMAT,
             "status": str(self.status),
             "now": self.now,
             "checks": list(self.checks),

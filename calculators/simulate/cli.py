@@ -15,6 +15,8 @@ from slaschema.cliconv import Progress, emit_output, fmt_given, no_progress_opti
 if TYPE_CHECKING:
     from calculators.simulate.run import SimSummary
 
+MODEL_FORMAT = "slakit-failure-model/1"      # the first field of `simulate --show-model --format json`
+
 
 def render_table(summary: SimSummary, file=None) -> None:
     """The simulation's distributions as terminal tables (`SimResult.summary()`)."""
@@ -86,7 +88,7 @@ def simulate(ctx, contract: str, model_name: str, months: int, runs: int, seed: 
 
     model = load_model(model_name)        # a bad model: problems printed, exit 1 (report_input_errors)
     if show_model:
-        click.echo(json.dumps(model.describe(), indent=2))
+        click.echo(json.dumps({"format": MODEL_FORMAT, **model.describe()}, indent=2))
         return
     lc = load_or_exit(contract, fmt)
     if start is None and lc.model.contract.effective is None:

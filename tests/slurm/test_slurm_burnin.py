@@ -80,7 +80,8 @@ def test_cpu_burn_in_for_60_s_on_all_four_nodes(slurm_cluster, tmp_path):
                                     "--segment", "20s", "--interval", "5s", "-o", str(out), "--format", "json"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output[res.output.index("{"):])
-    assert doc["done_s"] == 60.0 and doc["status"] == "pass"
+    assert doc["format"] == "slakit-burn-in/1" and doc["done_s"] == 60.0 and doc["status"] == "pass"
+    assert json.loads((out / "burn-in" / "results.json").read_text()) == doc
     per_node = {v["node"] for v in doc["verdicts"] if v["status"] == "pass"}
     assert per_node == set(slurm_cluster.nodes)
     state = json.loads((out / "burn-in" / "state.json").read_text())

@@ -157,6 +157,7 @@ def test_marker_drill_on_the_testbed_detects_within_the_health_check_interval(sl
                                     "--detect-timeout", "60s", "--return-timeout", "60s", "--format", "json"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
+    assert doc["format"] == "slakit-drill/1"
     result = doc["result"]
     assert 0 < result["detection_s"] <= _bound(slurm_cluster)
     assert result["detected_reason"].startswith("healthcheck: fault marker")
@@ -204,7 +205,8 @@ def test_drill_on_an_unknown_node_is_refused(slurm_cluster, tmp_path):
     res = CliRunner().invoke(main, ["accept", "drill", "--node", "gpu-99", "--marker", str(marker),
                                     "--format", "json"])
     assert res.exit_code == 1
-    assert json.loads(res.output)["error"] == "node_unknown"
+    got = json.loads(res.output)
+    assert (got["format"], got["ok"], got["error"]) == ("slakit-drill/1", False, "node_unknown")
     assert not (tmp_path / "fault-gpu-99").exists()
 
 
