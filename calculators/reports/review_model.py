@@ -150,8 +150,7 @@ class Register:
 
     def _times(self, col: str, f: pd.DataFrame) -> list[str]:
         v = f[col].to_numpy()
-        ts = pd.to_datetime(np.where(v < 0, 0, v), unit="s", utc=True).tz_convert(self.zone).strftime("%Y-%m-%d %H:%M")
-        out = np.asarray(ts, dtype=object)
+        out = np.asarray(local_minutes(np.where(v < 0, 0, v), self.zone), dtype=object)
         out[v < 0] = ""
         return out.tolist()
 
@@ -188,6 +187,21 @@ class Register:
 
         w.writerows(zip(*(csv_column(c) for c in cols)))
         return buf.getvalue().encode("utf-8")
+
+
+def local_minutes(epoch_s: np.ndarray, zone: str) -> np.ndarray:
+    """`YYYY-MM-DD HH:MM` of each epoch second in `zone` (the minute it falls in, as
+    strftime("%Y-%m-%d %H:%M") writes it): pandas converts to the zone, numpy writes the
+    wall-clock minutes (strftime took 0.45 s per million times, this 0.1 s)."""
+    local = pd.to_datetime(epoch_s, unit="s", utc=True).tz_convert(zone).tz_localize(None)
+    text = np.datetime_as_string(local.to_numpy(dtype="datetime64[m]"), unit="m")    # YYYY-MM-DDTHH:MM
+    width = text.dtype.itemsize // 4
+    chars = text.view(np.uint32).reshape(len(text), width)
+    if width < 16 or (chars[:, 16:] != 0).any() or (chars[:, 10] != ord("T")).any():
+        # a year outside 0000-9999 (not in a contract's term): strftime writes it
+        return np.asarray(local.strftime("%Y-%m-%d %H:%M"), dtype=object)
+    chars[:, 10] = ord(" ")
+    return text.astype("<U16")
 
 
 def _breakdown(frames: list[pd.DataFrame], top: int | None = None) -> tuple[Breakdown, ...]:

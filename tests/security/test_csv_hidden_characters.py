@@ -56,6 +56,35 @@ def test_cell_rule_shows_hidden_characters_then_guards_formulas():
     assert csv_column(["a\x1b", "=x", "-3", 7, None, ""]) == ["a<U+001B>", "'=x", "-3", 7, None, ""]
 
 
+class _Text(str):
+    """A str subclass (numpy's str_ is one): a text for the CSV rule."""
+
+
+_CELLS = st.one_of(
+    st.text(alphabet=st.sampled_from(list("ab=+-@'.1e%\t\n\r\x1b\u202e\u200b ")), max_size=6),
+    st.none(), st.integers(-5, 5), st.floats(allow_nan=False, width=16), st.sampled_from(["-12.50", "+1", "=A1"]),
+    st.text(alphabet="ab=\n", max_size=4).map(_Text))
+
+
+@given(st.lists(_CELLS, max_size=30))
+def test_csv_column_is_csv_cell_of_each_value(values):
+    """The column fast path (one search over the joined texts) gives what the rule gives cell
+    by cell, whatever mix of texts, numbers and None a column holds; a newline inside a cell
+    followed by a formula character is no formula start."""
+    got = csv_column(values)
+    assert got == [csv_cell(v) for v in values]
+    assert [type(v) for v in got] == [type(csv_cell(v)) for v in values]
+
+
+def test_csv_column_sees_formula_starts_and_hidden_characters_in_any_cell():
+    ids = [f"INC-{i}" for i in range(1000)]
+    assert csv_column(ids) == ids
+    assert csv_column(ids + ["=cmd"])[-1] == "'=cmd" and csv_column(["=cmd"] + ids)[0] == "'=cmd"
+    assert csv_column(ids + ["a\n=b"])[-1] == "a\n=b"              # not at the cell's start
+    assert csv_column([None] * 5 + ["\tx"]) == [None] * 5 + ["'\tx"]
+    assert csv_column([1, 2, "x\x1b"]) == [1, 2, "x<U+001B>"]
+
+
 @given(st.text(alphabet=st.sampled_from(list("ab=+-@'<>U0\t\n\r\x1b\x07\x9b\u202e\u200b\ufeff1B")), max_size=12))
 def test_cell_rule_is_idempotent_and_leaves_nothing_hidden(text):
     once = csv_cell(text)
