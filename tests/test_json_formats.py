@@ -31,6 +31,7 @@ def first_field(argv: list[str], code: int = 0) -> tuple[str, str]:
     (["validate", C], "slakit-validate/1"),
     (["show", C], "slakit-contract-summary/1"),
     (["lint", C], "slakit-lint/1"),
+    (["lint", "--rules"], "slakit-lint-rules/1"),
     (["compare", C, C], "slakit-compare/2"),
     (["simulate", C, "--runs", "3", "--months", "1", "--no-progress"], "slakit-simulate/1"),
     (["simulate", C, "--show-model"], "slakit-failure-model/1"),

@@ -7,6 +7,8 @@ import sys
 
 import click
 
+RULES_FORMAT = "slakit-lint-rules/1"     # `lint --rules --format json`: {"format", "rules": [...]}
+
 
 def _render_table(report) -> None:
     from rich.console import Console
@@ -66,7 +68,7 @@ def lint(contracts: tuple[str, ...], fmt: str, profile: str, list_rules: bool) -
         if fmt in ("json", "sarif"):
             from slaschema.lint.engine import all_rules
 
-            click.echo(json.dumps([r.describe() for r in all_rules()], indent=2))
+            click.echo(json.dumps({"format": RULES_FORMAT, "rules": [r.describe() for r in all_rules()]}, indent=2))
         else:
             _render_rules()
         return

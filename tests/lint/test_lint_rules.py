@@ -240,7 +240,9 @@ def test_cli_exit_codes_and_json(tmp_path):
     assert res.exit_code == 1
     assert "SLA021" in res.output
     listing = runner.invoke(main, ["lint", "--rules", "--format", "json"])
-    assert listing.exit_code == 0 and len(json.loads(listing.output)) == len(RULES) + 1
+    listed = json.loads(listing.output)
+    assert listing.exit_code == 0 and listed["format"] == "slakit-lint-rules/1"
+    assert len(listed["rules"]) == len(RULES) + 1 and {"id", "severity", "why"} <= set(listed["rules"][0])
 
 
 def test_cli_invalid_contract_exits_1(tmp_path):
