@@ -46,6 +46,8 @@ from slaschema.models import SCOPES
 from slaschema.safefiles import check_cli_file
 
 _KEPT_PAIRS = 4_000_000       # pairs kept for the augmenting-path searches (about 8 bytes each)
+_FEW = 64                     # entries of a side on a unit up to which they are not grouped by duration
+                              # and each entry's pairs are found at once, nor the searches' ends counted
 
 
 @dataclass(frozen=True)
@@ -278,8 +280,10 @@ class _Partners:
         self.by_start = sorted(range(len(b_list)), key=lambda bi: (b_list[bi].start, bi))
         self.starts = [b_list[bi].start for bi in self.by_start]
         groups: dict[int, list[int]] = defaultdict(list)
-        for bi in self.by_start:
-            groups[int((self.b_end[bi] - b_list[bi].start).total_seconds()).bit_length()].append(bi)
+        for bi in self.by_start:       # (a few entries are one group)
+            groups[int((self.b_end[bi] - b_list[bi].start).total_seconds()).bit_length()
+                   if len(b_list) > _FEW else 0].append(bi)
+        self.few: dict[int, list[tuple]] = {}        # with a few b entries: each a entry's pairs
         self.groups = [([b_list[bi].start for bi in group], group,
                         max(self.b_end[bi] - b_list[bi].start for bi in group)) for group in groups.values()]
 
@@ -294,22 +298,24 @@ class _Partners:
                 self.a_feat[ai], self.b_feat[bi], ai, bi)
 
     def preferred(self, ai: int, taken: dict[int, int] | None = None) -> Iterator[tuple]:
-        """The pairs of a (index `ai`), most preferred first; without those of the b entries in
-        `taken` when they are looked at (a b entry once taken stays taken)."""
+        """The pairs of a (index `ai`), most preferred first; those of the b entries in `taken`
+        when they are looked at may be left out (a b entry once taken stays taken)."""
         a = self.a_list[ai]
         earliest = a.start - self.tolerance           # a b entry must end at or after this
         latest = self.a_end[ai] + self.tolerance      # ... and start at or before this
         b_list, b_end = self.b_list, self.b_end
-        # walks: [b indices, position, where it stops, step]; heads: (start distance, walk)
-        walks = [[self.by_start, bisect_left(self.starts, a.start), bisect_right(self.starts, latest), 1]]
-        for starts, group, longest in self.groups:
-            walks.append([group, bisect_left(starts, a.start) - 1, bisect_left(starts, earliest - longest) - 1, -1])
-        heads = []
-        for w, walk in enumerate(walks):
-            d = self._distance(a.start, earliest, walk, b_list, b_end)
-            if d is not None:
-                heads.append((d, w))
-        heapify(heads)
+        if not b_list:
+            return
+        if len(b_list) <= _FEW:                       # a few: all of a's pairs at once, kept
+            pairs = self.few.get(ai)
+            if pairs is None:
+                (starts, group, longest), = self.groups
+                near = group[bisect_left(starts, earliest - longest):bisect_right(starts, latest)]
+                pairs = self.few[ai] = sorted(p for p in (self.pair(ai, bi) for bi in near if b_end[bi] >= earliest)
+                                              if p is not None)
+            yield from pairs
+            return
+        walks, heads = self._walks(a.start, earliest, latest)
         while heads:
             d = heads[0][0]
             same = []
@@ -327,6 +333,37 @@ class _Partners:
             pairs = [p for p in (self.pair(ai, bi) for bi in same) if p is not None]
             pairs.sort()
             yield from pairs
+
+    def has_pair(self, ai: int) -> bool:
+        """Whether a (index `ai`) has any pair."""
+        start = self.a_list[ai].start
+        earliest = start - self.tolerance
+        if bisect_left(self.starts, start) < bisect_right(self.starts, self.a_end[ai] + self.tolerance):
+            return True
+        for starts, group, longest in self.groups:
+            pos, stop = bisect_left(starts, start) - 1, bisect_left(starts, earliest - longest) - 1
+            while pos > stop:
+                if self.b_end[group[pos]] >= earliest:
+                    return True
+                pos -= 1
+        return False
+
+    def _walks(self, start: datetime, earliest: datetime, latest: datetime) -> tuple[list[list], list[tuple]]:
+        """The walks over the b entries that may be paired with an a entry starting at `start`
+        (each [b indices, position, where it stops, step]: forward from `start` on, back in
+        each duration group), and a heap of (start distance, walk) of those not over."""
+        b_list, b_end = self.b_list, self.b_end
+        walks = [[self.by_start, bisect_left(self.starts, start), bisect_right(self.starts, latest), 1]]
+        for starts, group, longest in self.groups:
+            if starts[0] < start:                     # (a group starting later has nothing before `start`)
+                walks.append([group, bisect_left(starts, start) - 1, bisect_left(starts, earliest - longest) - 1, -1])
+        heads = []
+        for w, walk in enumerate(walks):
+            d = self._distance(start, earliest, walk, b_list, b_end)
+            if d is not None:
+                heads.append((d, w))
+        heapify(heads)
+        return walks, heads
 
     @staticmethod
     def _distance(start: datetime, earliest: datetime, walk: list, b_list: list[LogEntry],
@@ -396,9 +433,10 @@ def _maximum_matching(partners: _Partners, order: list[int]) -> dict[int, int]:
     left = [ai for ai in order if ai not in b_of and ai in paired]
     if not left or len(a_of) == len(partners.b_list):
         return b_of
-    theirs = _Partners(partners.b_list, partners.a_list, partners.tolerance, partners.as_of)
-    open_ends = sum(1 for bi in range(len(partners.b_list))
-                    if bi not in a_of and next(theirs.preferred(bi), None) is not None)
+    open_ends = len(partners.b_list) - len(a_of)      # the unmatched theirs entries with a pair, or more
+    if len(partners.a_list) > _FEW:
+        theirs = _Partners(partners.b_list, partners.a_list, partners.tolerance, partners.as_of)
+        open_ends = sum(1 for bi in range(len(partners.b_list)) if bi not in a_of and theirs.has_pair(bi))
     kept: dict[int, list[int]] = {}
     room = _KEPT_PAIRS
 

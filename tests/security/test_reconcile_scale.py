@@ -49,17 +49,21 @@ def _random_logs(rng: random.Random, n: int):
     return a, b
 
 
-def test_each_entrys_pairs_are_every_pair_within_the_tolerance_most_preferred_first():
+def test_each_entrys_pairs_are_every_pair_within_the_tolerance_most_preferred_first(monkeypatch):
+    """Walking the entries by start, grouped by duration or (a few) not, and found at once."""
     rng = random.Random(3)
     as_of = T0 + timedelta(days=3)
     for _ in range(40):
         a, b = _random_logs(rng, rng.randint(0, 60))
         tol = rng.choice([0.0, 60.0, 300.0, 7200.0])
-        partners = rec._Partners(a, b, timedelta(seconds=tol), as_of)
-        got = {ai: list(partners.preferred(ai)) for ai in range(len(a))}
-        assert {(p[-2], p[-1]) for pairs in got.values() for p in pairs} == _all_pairs(a, b, tol, as_of)
-        for ai, pairs in got.items():
-            assert pairs == sorted(partners.pair(ai, bi) for bi in range(len(b)) if partners.pair(ai, bi))
+        for few in (0, 64):
+            monkeypatch.setattr(rec, "_FEW", few)
+            partners = rec._Partners(a, b, timedelta(seconds=tol), as_of)
+            got = {ai: list(partners.preferred(ai)) for ai in range(len(a))}
+            assert {(p[-2], p[-1]) for pairs in got.values() for p in pairs} == _all_pairs(a, b, tol, as_of)
+            for ai, pairs in got.items():
+                assert pairs == sorted(partners.pair(ai, bi) for bi in range(len(b)) if partners.pair(ai, bi))
+                assert partners.has_pair(ai) == bool(pairs)
 
 
 def _matching_of_all_pairs(partners, order):
@@ -103,6 +107,7 @@ def test_the_matching_is_that_of_all_pairs_sorted_at_once(monkeypatch):
     augmented = 0
     for _ in range(150):
         monkeypatch.setattr(rec, "_KEPT_PAIRS", rng.choice([0, 5, 1_000_000]))
+        monkeypatch.setattr(rec, "_FEW", rng.choice([0, 5, 64]))
         a, b = _random_logs(rng, rng.randint(0, 70))
         tol = timedelta(seconds=rng.choice([0.0, 60.0, 300.0, 7200.0]))
         as_of = T0 + timedelta(seconds=rng.choice([0, 3600, 86400 * 3]))
