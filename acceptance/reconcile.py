@@ -254,9 +254,10 @@ def reconcile(ours: Iterable[LogEntry], theirs: Iterable[LogEntry], tolerance: t
 class _Partners:
     """The entries of `b_list` that each entry of `a_list` may be paired with (no more than
     the tolerance apart: b starts at most `tolerance` after a ends and ends at most
-    `tolerance` before a starts), in the order of preference, found when asked and kept
-    nowhere: memory does not grow with the number of pairs (open entries run to `as_of`, so
-    each overlaps every later one: 10,000 entries a side, every 7th open, make millions).
+    `tolerance` before a starts), in the order of preference, found when asked and not kept
+    (but on a unit of a few entries): memory does not grow with the number of pairs (open
+    entries run to `as_of`, so each overlaps every later one: 10,000 entries a side, every 7th
+    open, make 14 million).
 
     A pair is (start distance, end distance, open on one side only, categories differ, gap,
     a's features, b's features, a index, b index), and the order of preference is that of
@@ -267,7 +268,9 @@ class _Partners:
     tolerance, in that order; those starting before it are grouped by duration (powers of two
     of seconds), since in a group only those starting no earlier than a.start - tolerance -
     the group's longest can reach a, and walked back from a's start. The walks are merged by
-    start distance, those at the same distance sorted as a whole."""
+    start distance, those at the same distance sorted as a whole (so entries alike in start,
+    K of them on each side, still make K * K pairs at once). Up to _FEW b entries are one
+    group, and each a entry's pairs are found at once and kept."""
 
     def __init__(self, a_list: list[LogEntry], b_list: list[LogEntry], tolerance: timedelta,
                  as_of: datetime) -> None:
