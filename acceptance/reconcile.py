@@ -268,9 +268,10 @@ class _Partners:
     tolerance, in that order; those starting before it are grouped by duration (powers of two
     of seconds), since in a group only those starting no earlier than a.start - tolerance -
     the group's longest can reach a, and walked back from a's start. The walks are merged by
-    start distance, those at the same distance sorted as a whole (so entries alike in start,
-    K of them on each side, still make K * K pairs at once). Up to _FEW b entries are one
-    group, and each a entry's pairs are found at once and kept."""
+    start distance, those at the same distance sorted as a whole; b entries alike in all that
+    a pair looks at (start, end, open or not, category) are walked as one, and their pairs,
+    which sort by index among themselves, are made one at a time. Up to _FEW b entries are
+    one group, and each a entry's pairs are found at once and kept."""
 
     def __init__(self, a_list: list[LogEntry], b_list: list[LogEntry], tolerance: timedelta,
                  as_of: datetime) -> None:
@@ -280,7 +281,12 @@ class _Partners:
         self.b_end = [_end(b, as_of) for b in b_list]
         self.a_feat = [_features(a, as_of) for a in a_list]
         self.b_feat = [_features(b, as_of) for b in b_list]
-        self.by_start = sorted(range(len(b_list)), key=lambda bi: (b_list[bi].start, bi))
+        # b entries alike in all a pair looks at pair alike but for their index: walked as one
+        self.alike: dict[int, list[int]] = {}          # the first of each kind -> all of them, in order
+        first: dict[tuple, int] = {}
+        for bi, feat in enumerate(self.b_feat):
+            self.alike.setdefault(first.setdefault(feat, bi), []).append(bi)
+        self.by_start = sorted(self.alike, key=lambda bi: (b_list[bi].start, bi))
         self.starts = [b_list[bi].start for bi in self.by_start]
         groups: dict[int, list[int]] = defaultdict(list)
         for bi in self.by_start:       # (a few entries are one group)
@@ -300,8 +306,8 @@ class _Partners:
                 (a.end is None) != (b.end is None), a.category != b.category, gap,
                 self.a_feat[ai], self.b_feat[bi], ai, bi)
 
-    def preferred(self, ai: int, taken: dict[int, int] | None = None) -> Iterator[tuple]:
-        """The pairs of a (index `ai`), most preferred first; those of the b entries in `taken`
+    def preferred(self, ai: int, taken: _Taken | None = None) -> Iterator[tuple]:
+        """The pairs of a (index `ai`), most preferred first; those of the b entries taken
         when they are looked at may be left out (a b entry once taken stays taken)."""
         a = self.a_list[ai]
         earliest = a.start - self.tolerance           # a b entry must end at or after this
@@ -314,8 +320,10 @@ class _Partners:
             if pairs is None:
                 (starts, group, longest), = self.groups
                 near = group[bisect_left(starts, earliest - longest):bisect_right(starts, latest)]
-                pairs = self.few[ai] = sorted(p for p in (self.pair(ai, bi) for bi in near if b_end[bi] >= earliest)
-                                              if p is not None)
+                pairs = self.few[ai] = [
+                    q for p in sorted(p for p in (self.pair(ai, bi) for bi in near if b_end[bi] >= earliest)
+                                      if p is not None)
+                    for q in (self._alike(p, None) if len(self.alike[p[-1]]) > 1 else (p,))]
             yield from pairs
             return
         walks, heads = self._walks(a.start, earliest, latest)
@@ -332,10 +340,35 @@ class _Partners:
                 else:
                     heapreplace(heads, (nd, heads[0][1]))
             if taken is not None:
-                same = [bi for bi in same if bi not in taken]
+                same = [bi for bi in same if len(self.alike[bi]) > 1 or bi not in taken.by]
             pairs = [p for p in (self.pair(ai, bi) for bi in same) if p is not None]
             pairs.sort()
-            yield from pairs
+            for p in pairs:
+                if len(self.alike[p[-1]]) == 1:
+                    yield p
+                else:
+                    yield from self._alike(p, taken)
+
+    def _alike(self, pair: tuple, taken: _Taken | None) -> Iterator[tuple]:
+        """The pairs of the entries alike in kind with the b entry of `pair` (in index order,
+        as they sort), without those taken (those taken before all the others of their kind
+        are passed over once for all a entries)."""
+        kind, head = pair[-1], pair[:-1]
+        alike = self.alike[kind]
+        i = 0
+        while True:
+            if taken is not None:
+                first_free = taken.free_from.get(kind, 0)
+                while first_free < len(alike) and alike[first_free] in taken.by:
+                    first_free += 1
+                taken.free_from[kind] = first_free
+                i = max(i, first_free)
+                while i < len(alike) and alike[i] in taken.by:
+                    i += 1
+            if i >= len(alike):
+                return
+            yield (*head, alike[i])
+            i += 1
 
     def has_pair(self, ai: int) -> bool:
         """Whether a (index `ai`) has any pair."""
@@ -382,6 +415,14 @@ class _Partners:
         return (start - b_list[seq[pos]].start).total_seconds() if pos > stop else None
 
 
+@dataclass(frozen=True)
+class _Taken:
+    """The b entries a matching has taken (b index -> a index), and for each kind of alike b
+    entries (by its first) how many of them, from the first on, are taken."""
+    by: dict[int, int]
+    free_from: dict[int, int] = field(default_factory=dict)
+
+
 def _end(e: LogEntry, as_of: datetime) -> datetime:
     """Where an entry ends for matching: its end, or `as_of` when open (never before its start)."""
     if e.end is not None:
@@ -414,8 +455,9 @@ def _maximum_matching(partners: _Partners, order: list[int]) -> dict[int, int]:
     b_of: dict[int, int] = {}            # ours -> theirs
     streams: dict[int, Iterator[tuple]] = {}
     heads = []
+    taken = _Taken(a_of)
     for ai in range(len(partners.a_list)):
-        stream = partners.preferred(ai, a_of)
+        stream = partners.preferred(ai, taken)
         first = next(stream, None)
         if first is not None:
             streams[ai] = stream

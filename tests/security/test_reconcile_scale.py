@@ -156,3 +156,46 @@ def test_open_incidents_overlapping_everything_take_neither_time_nor_memory_by_t
         tracemalloc.stop()
     assert again == r
     assert peak < 300 * 2**20, f"{peak / 2**20:.0f} MB at the peak"
+
+
+def _alike_logs(rng: random.Random, n: int, m: int) -> tuple[list[LogEntry], list[LogEntry]]:
+    """Entries of a few kinds only (three starts, open or one of two ends, two categories),
+    all overlapping."""
+    def log(side, count):
+        return [LogEntry(f"{side}{i}", "node", "n1", T0 + timedelta(minutes=10 * rng.randrange(3)),
+                         None if rng.random() < 0.4 else T0 + timedelta(hours=rng.choice([1, 2])),
+                         rng.choice(["unplanned", "maintenance"]), i + 1) for i in range(count)]
+    return log("o", n), log("t", m)
+
+
+def test_entries_alike_are_paired_as_the_definition_pairs_them(monkeypatch):
+    rng = random.Random(5)
+    for _ in range(30):
+        n = rng.randint(1, 90)
+        a, b = _alike_logs(rng, n, rng.randint(n // 2, n))
+        as_of = T0 + timedelta(days=2)
+        monkeypatch.setattr(rec, "_FEW", rng.choice([0, 64]))
+        partners = rec._Partners(a, b, timedelta(minutes=5), as_of)
+        order = sorted(range(len(a)), key=lambda i: (rec._features(a[i], as_of), i))
+        assert rec._maximum_matching(partners, order) == _matching_of_all_pairs(partners, order)
+
+
+def test_ten_thousand_entries_alike_take_neither_time_nor_memory_by_the_pair():
+    """10,000 entries a side of a few kinds, all overlapping: 100 million pairs within the
+    tolerance, at three start distances. Entries alike are walked as one and their pairs
+    made one at a time: about 1 s and 25 MB."""
+    ours, theirs = _alike_logs(random.Random(8), 10_000, 10_000)
+    as_of = T0 + timedelta(days=2)
+    t = time.process_time()
+    r = reconcile(ours, theirs, timedelta(minutes=5), as_of)
+    spent = time.process_time() - t
+    assert r.matched == 10_000 and r.counts()["end_differs"] > 100
+    assert spent < 20, f"{spent:.1f} s of CPU"
+    tracemalloc.start()
+    try:
+        again = reconcile(ours, theirs, timedelta(minutes=5), as_of)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert again == r
+    assert peak < 300 * 2**20, f"{peak / 2**20:.0f} MB at the peak"
