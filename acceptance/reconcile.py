@@ -32,10 +32,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from heapq import heapify, heappop, heapreplace
 from pathlib import Path
 
 from slaschema.errors import InputError, Problem
@@ -43,6 +45,9 @@ from slaschema.hostlist import Budget, HostlistError, count
 from slaschema.models import SCOPES
 from slaschema.safefiles import check_cli_file
 
+_KEPT_PAIRS = 4_000_000       # pairs kept for the augmenting-path searches (about 8 bytes each)
+_FEW = 64                     # entries of a side on a unit up to which they are not grouped by duration
+                              # and each entry's pairs are found at once, nor the searches' ends counted
 
 
 @dataclass(frozen=True)
@@ -209,22 +214,8 @@ def reconcile(ours: Iterable[LogEntry], theirs: Iterable[LogEntry], tolerance: t
     findings: list[Finding] = []
     matched = 0
     for (scope, unit), (a_list, b_list) in sorted(by_unit.items()):
-        pairs = []
-        a_feat = [_features(a, as_of) for a in a_list]
-        b_feat = [_features(b, as_of) for b in b_list]
-        for ai, bi, a_end, b_end in _candidates(a_list, b_list, tolerance, as_of):
-            a, b = a_list[ai], b_list[bi]
-            gap = max((b.start - a_end).total_seconds(), (a.start - b_end).total_seconds(), 0.0)
-            if gap <= tol:
-                pairs.append((abs((b.start - a.start).total_seconds()), abs((b_end - a_end).total_seconds()),
-                              (a.end is None) != (b.end is None), a.category != b.category, gap,
-                              a_feat[ai], b_feat[bi], ai, bi))
-        # closest start first, then closest end, both open or both closed, the same category;
-        # ties by the entries' times, then the rows' order (only between entries alike in all
-        # of these, so the counts do not depend on the order of the rows)
-        pairs.sort()
         order = sorted(range(len(a_list)), key=lambda i: (_features(a_list[i], as_of), i))
-        partner = _maximum_matching([(ai, bi) for *_, ai, bi in pairs], order)
+        partner = _maximum_matching(_Partners(a_list, b_list, tolerance, as_of), order)
         used_a = set(partner)
         used_b = set(partner.values())
         for ai, bi in sorted(partner.items(), key=lambda kv: (a_list[kv[0]].start, kv[0])):
@@ -260,32 +251,176 @@ def reconcile(ours: Iterable[LogEntry], theirs: Iterable[LogEntry], tolerance: t
                           tolerance_s=tol, as_of=as_of)
 
 
-def _candidates(a_list: list[LogEntry], b_list: list[LogEntry], tolerance: timedelta,
-                as_of: datetime) -> Iterable[tuple[int, int, datetime, datetime]]:
-    """(a index, b index, a's end, b's end) of every pair no more than `tolerance` apart (b
-    starts at most `tolerance` after a ends and ends at most `tolerance` before a starts),
-    without comparing every pair: `b_list` is grouped by duration (powers of two of seconds)
-    and sorted by start in each group, so for each entry of `a_list` only the b entries that
-    start in [a.start - tolerance - the group's longest, a's end + tolerance] are looked at.
-    10,000 entries on each side of one unit: seconds instead of 10^8 comparisons."""
-    from bisect import bisect_left, bisect_right
+class _Partners:
+    """The entries of `b_list` that each entry of `a_list` may be paired with (no more than
+    the tolerance apart: b starts at most `tolerance` after a ends and ends at most
+    `tolerance` before a starts), in the order of preference, found when asked and not kept
+    (but on a unit of a few entries): memory does not grow with the number of pairs (open
+    entries run to `as_of`, so each overlaps every later one: 10,000 entries a side, every 7th
+    open, make 14 million).
 
-    groups: dict[int, list[tuple[datetime, datetime, int]]] = defaultdict(list)
-    for bi, b in enumerate(b_list):
-        b_end = _end(b, as_of)
-        groups[int((b_end - b.start).total_seconds()).bit_length()].append((b.start, b_end, bi))
-    prepared = []
-    for group in groups.values():
-        group.sort(key=lambda t: (t[0], t[2]))
-        prepared.append(([t[0] for t in group], group, max(t[1] - t[0] for t in group)))
-    for ai, a in enumerate(a_list):
-        a_end = _end(a, as_of)
-        earliest = a.start - tolerance            # a b entry must end at or after this
-        latest = a_end + tolerance                # ... and start at or before this
-        for starts, group, longest in prepared:
-            for b_start, b_end, bi in group[bisect_left(starts, earliest - longest):bisect_right(starts, latest)]:
-                if b_end >= earliest:
-                    yield ai, bi, a_end, b_end
+    A pair is (start distance, end distance, open on one side only, categories differ, gap,
+    a's features, b's features, a index, b index), and the order of preference is that of
+    these tuples: closest start first, then closest end, both open or both closed, the same
+    category; ties by the entries' times, then the rows' order (only between entries alike in
+    all of these, so the counts do not depend on the order of the rows). The b entries are
+    sorted by start: those starting at or after a's start are paired with it up to a's end +
+    tolerance, in that order; those starting before it are grouped by duration (powers of two
+    of seconds), since in a group only those starting no earlier than a.start - tolerance -
+    the group's longest can reach a, and walked back from a's start. The walks are merged by
+    start distance, those at the same distance sorted as a whole; b entries alike in all that
+    a pair looks at (start, end, open or not, category) are walked as one, and their pairs,
+    which sort by index among themselves, are made one at a time. Up to _FEW b entries are
+    one group, and each a entry's pairs are found at once and kept."""
+
+    def __init__(self, a_list: list[LogEntry], b_list: list[LogEntry], tolerance: timedelta,
+                 as_of: datetime) -> None:
+        self.a_list, self.b_list, self.tolerance, self.as_of = a_list, b_list, tolerance, as_of
+        self.tol = tolerance.total_seconds()
+        self.a_end = [_end(a, as_of) for a in a_list]
+        self.b_end = [_end(b, as_of) for b in b_list]
+        self.a_feat = [_features(a, as_of) for a in a_list]
+        self.b_feat = [_features(b, as_of) for b in b_list]
+        # b entries alike in all a pair looks at pair alike but for their index: walked as one
+        self.alike: dict[int, list[int]] = {}          # the first of each kind -> all of them, in order
+        first: dict[tuple, int] = {}
+        for bi, feat in enumerate(self.b_feat):
+            self.alike.setdefault(first.setdefault(feat, bi), []).append(bi)
+        self.by_start = sorted(self.alike, key=lambda bi: (b_list[bi].start, bi))
+        self.starts = [b_list[bi].start for bi in self.by_start]
+        groups: dict[int, list[int]] = defaultdict(list)
+        for bi in self.by_start:       # (a few entries are one group)
+            groups[int((self.b_end[bi] - b_list[bi].start).total_seconds()).bit_length()
+                   if len(b_list) > _FEW else 0].append(bi)
+        self.few: dict[int, list[tuple]] = {}        # with a few b entries: each a entry's pairs
+        self.groups = [([b_list[bi].start for bi in group], group,
+                        max(self.b_end[bi] - b_list[bi].start for bi in group)) for group in groups.values()]
+
+    def pair(self, ai: int, bi: int) -> tuple | None:
+        """The pair of a and b, None when they are more than the tolerance apart."""
+        a, b, a_end, b_end = self.a_list[ai], self.b_list[bi], self.a_end[ai], self.b_end[bi]
+        gap = max((b.start - a_end).total_seconds(), (a.start - b_end).total_seconds(), 0.0)
+        if gap > self.tol:
+            return None
+        return (abs((b.start - a.start).total_seconds()), abs((b_end - a_end).total_seconds()),
+                (a.end is None) != (b.end is None), a.category != b.category, gap,
+                self.a_feat[ai], self.b_feat[bi], ai, bi)
+
+    def preferred(self, ai: int, taken: _Taken | None = None) -> Iterator[tuple]:
+        """The pairs of a (index `ai`), most preferred first; those of the b entries taken
+        when they are looked at may be left out (a b entry once taken stays taken)."""
+        a = self.a_list[ai]
+        earliest = a.start - self.tolerance           # a b entry must end at or after this
+        latest = self.a_end[ai] + self.tolerance      # ... and start at or before this
+        b_list, b_end = self.b_list, self.b_end
+        if not b_list:
+            return
+        if len(b_list) <= _FEW:                       # a few: all of a's pairs at once, kept
+            pairs = self.few.get(ai)
+            if pairs is None:
+                (starts, group, longest), = self.groups
+                near = group[bisect_left(starts, earliest - longest):bisect_right(starts, latest)]
+                pairs = self.few[ai] = [
+                    q for p in sorted(p for p in (self.pair(ai, bi) for bi in near if b_end[bi] >= earliest)
+                                      if p is not None)
+                    for q in (self._alike(p, None) if len(self.alike[p[-1]]) > 1 else (p,))]
+            yield from pairs
+            return
+        walks, heads = self._walks(a.start, earliest, latest)
+        while heads:
+            d = heads[0][0]
+            same = []
+            while heads and heads[0][0] == d:
+                walk = walks[heads[0][1]]
+                same.append(walk[0][walk[1]])
+                walk[1] += walk[3]
+                nd = self._distance(a.start, earliest, walk, b_list, b_end)
+                if nd is None:
+                    heappop(heads)
+                else:
+                    heapreplace(heads, (nd, heads[0][1]))
+            if taken is not None:
+                same = [bi for bi in same if len(self.alike[bi]) > 1 or bi not in taken.by]
+            pairs = [p for p in (self.pair(ai, bi) for bi in same) if p is not None]
+            pairs.sort()
+            for p in pairs:
+                if len(self.alike[p[-1]]) == 1:
+                    yield p
+                else:
+                    yield from self._alike(p, taken)
+
+    def _alike(self, pair: tuple, taken: _Taken | None) -> Iterator[tuple]:
+        """The pairs of the entries alike in kind with the b entry of `pair` (in index order,
+        as they sort), without those taken (those taken before all the others of their kind
+        are passed over once for all a entries)."""
+        kind, head = pair[-1], pair[:-1]
+        alike = self.alike[kind]
+        i = 0
+        while True:
+            if taken is not None:
+                first_free = taken.free_from.get(kind, 0)
+                while first_free < len(alike) and alike[first_free] in taken.by:
+                    first_free += 1
+                taken.free_from[kind] = first_free
+                i = max(i, first_free)
+                while i < len(alike) and alike[i] in taken.by:
+                    i += 1
+            if i >= len(alike):
+                return
+            yield (*head, alike[i])
+            i += 1
+
+    def has_pair(self, ai: int) -> bool:
+        """Whether a (index `ai`) has any pair."""
+        start = self.a_list[ai].start
+        earliest = start - self.tolerance
+        if bisect_left(self.starts, start) < bisect_right(self.starts, self.a_end[ai] + self.tolerance):
+            return True
+        for starts, group, longest in self.groups:
+            pos, stop = bisect_left(starts, start) - 1, bisect_left(starts, earliest - longest) - 1
+            while pos > stop:
+                if self.b_end[group[pos]] >= earliest:
+                    return True
+                pos -= 1
+        return False
+
+    def _walks(self, start: datetime, earliest: datetime, latest: datetime) -> tuple[list[list], list[tuple]]:
+        """The walks over the b entries that may be paired with an a entry starting at `start`
+        (each [b indices, position, where it stops, step]: forward from `start` on, back in
+        each duration group), and a heap of (start distance, walk) of those not over."""
+        b_list, b_end = self.b_list, self.b_end
+        walks = [[self.by_start, bisect_left(self.starts, start), bisect_right(self.starts, latest), 1]]
+        for starts, group, longest in self.groups:
+            if starts[0] < start:                     # (a group starting later has nothing before `start`)
+                walks.append([group, bisect_left(starts, start) - 1, bisect_left(starts, earliest - longest) - 1, -1])
+        heads = []
+        for w, walk in enumerate(walks):
+            d = self._distance(start, earliest, walk, b_list, b_end)
+            if d is not None:
+                heads.append((d, w))
+        heapify(heads)
+        return walks, heads
+
+    @staticmethod
+    def _distance(start: datetime, earliest: datetime, walk: list, b_list: list[LogEntry],
+                  b_end: list[datetime]) -> float | None:
+        """Seconds between `start` and the start of the b entry the walk is at (a walk back first
+        passes over those that end before `earliest`); None when the walk is over."""
+        seq, pos, stop, step = walk
+        if step > 0:
+            return (b_list[seq[pos]].start - start).total_seconds() if pos < stop else None
+        while pos > stop and b_end[seq[pos]] < earliest:
+            pos -= 1
+        walk[1] = pos
+        return (start - b_list[seq[pos]].start).total_seconds() if pos > stop else None
+
+
+@dataclass(frozen=True)
+class _Taken:
+    """The b entries a matching has taken (b index -> a index), and for each kind of alike b
+    entries (by its first) how many of them, from the first on, are taken."""
+    by: dict[int, int]
+    free_from: dict[int, int] = field(default_factory=dict)
 
 
 def _end(e: LogEntry, as_of: datetime) -> datetime:
@@ -305,22 +440,64 @@ def _features(e: LogEntry, as_of: datetime) -> tuple:
     return (e.start, _end(e, as_of), e.end is None, e.category)
 
 
-def _maximum_matching(edges: list[tuple[int, int]], order: list[int]) -> dict[int, int]:
-    """A maximum one-to-one matching of the candidate pairs (ours index, theirs index), `edges`
-    in order of preference: first greedily in that order, then augmenting paths (Kuhn) for
-    the entries left over, in `order`, trying partners in the same preference. Returns ours ->
-    theirs."""
-    adj: dict[int, list[int]] = defaultdict(list)
-    for a, b in edges:
-        adj[a].append(b)
+def _maximum_matching(partners: _Partners, order: list[int]) -> dict[int, int]:
+    """A maximum one-to-one matching of the pairs (ours index, theirs index): first greedily
+    in the order of preference of all pairs, then augmenting paths (Kuhn) for the entries left
+    over, in `order`, trying partners in the same preference. Returns ours -> theirs.
+
+    The pairs are taken as they come: the greedy pass merges each entry's own pairs, most
+    preferred first, holding one pair per entry not yet matched. A search for an augmenting
+    path is made only while some theirs entry with a pair is unmatched (it ends at one), and
+    skips the theirs entries every search since the last augmentation has passed in vain (no
+    path leads from them to an unmatched one; the path found is the same). An entry's pairs
+    are kept for the searches up to _KEPT_PAIRS in all and found anew beyond that."""
     a_of: dict[int, int] = {}            # theirs -> ours
     b_of: dict[int, int] = {}            # ours -> theirs
-    for a, b in edges:
-        if a not in b_of and b not in a_of:
-            b_of[a], a_of[b] = b, a
-    for start in order:
-        if start in b_of or start not in adj:
-            continue
+    streams: dict[int, Iterator[tuple]] = {}
+    heads = []
+    taken = _Taken(a_of)
+    for ai in range(len(partners.a_list)):
+        stream = partners.preferred(ai, taken)
+        first = next(stream, None)
+        if first is not None:
+            streams[ai] = stream
+            heads.append(first)
+    paired = set(streams)                # the ours entries with any pair
+    heapify(heads)
+    while heads and len(a_of) < len(partners.b_list):
+        *_, ai, bi = heads[0]
+        following = None if bi not in a_of else next(streams[ai], None)
+        if bi not in a_of:
+            b_of[ai], a_of[bi] = bi, ai
+        if following is None:
+            heappop(heads)
+            del streams[ai]
+        else:
+            heapreplace(heads, following)
+
+    left = [ai for ai in order if ai not in b_of and ai in paired]
+    if not left or len(a_of) == len(partners.b_list):
+        return b_of
+    open_ends = len(partners.b_list) - len(a_of)      # the unmatched theirs entries with a pair, or more
+    if len(partners.a_list) > _FEW:
+        theirs = _Partners(partners.b_list, partners.a_list, partners.tolerance, partners.as_of)
+        open_ends = sum(1 for bi in range(len(partners.b_list)) if bi not in a_of and theirs.has_pair(bi))
+    kept: dict[int, list[int]] = {}
+    room = _KEPT_PAIRS
+
+    def adjacent(a: int) -> list[int]:
+        nonlocal room
+        got = kept.get(a)
+        if got is None:
+            got = [p[-1] for p in partners.preferred(a)]
+            if len(got) <= room:
+                kept[a], room = got, room - len(got)
+        return got
+
+    in_vain: set[int] = set()            # theirs entries the searches since the last augmentation passed
+    for start in left:                   # (an augmenting path matches no ours entry but its start)
+        if not open_ends:
+            break                        # no search can end anywhere
         # iterative search for an augmenting path from `start` (no recursion limit on long chains)
         parent: dict[int, tuple[int, int | None]] = {}     # theirs -> (ours reached from, previous theirs)
         seen: set[int] = set()
@@ -328,8 +505,8 @@ def _maximum_matching(edges: list[tuple[int, int]], order: list[int]) -> dict[in
         end = None
         while stack and end is None:
             a, via = stack.pop()
-            for b in adj[a]:
-                if b in seen:
+            for b in adjacent(a):
+                if b in seen or b in in_vain:
                     continue
                 seen.add(b)
                 parent[b] = (a, via)
@@ -338,12 +515,15 @@ def _maximum_matching(edges: list[tuple[int, int]], order: list[int]) -> dict[in
                     break
                 stack.append((a_of[b], b))
         if end is None:
+            in_vain |= seen
             continue
         b = end
         while b is not None:                 # flip the path: each ours on it takes the next theirs
             a, prev = parent[b]
             b_of[a], a_of[b] = b, a
             b = prev
+        in_vain.clear()
+        open_ends -= 1
     return b_of
 
 

@@ -310,6 +310,23 @@ def test_a_list_over_its_limit_is_refused_before_the_document_is_validated(docum
     assert verdicts.file == "results.json" and verdicts.fix
 
 
+def test_a_list_of_empty_places_is_malformed_json_not_a_long_list(documents):
+    """`"criteria": [,,,…]` of 10,001 commas holds no 10,002 criteria: it is not JSON, and it
+    is refused as such, with where the parser stopped, not as a list over its limit."""
+    data = json.loads(documents["full"].read_text())
+    data["criteria"] = []
+    text = json.dumps(data, indent=1).replace('"criteria": []', '"criteria": [' + "," * (rd.MAX_CRITERIA + 1) + "]")
+    line = text[:text.index('"criteria": [')].count("\n") + 1
+    column = text.index('"criteria": [') - text.rindex("\n", 0, text.index('"criteria": [')) + len('"criteria": [')
+    problems = _problems(text.encode("utf-8"))
+    assert [(p.code, p.path, p.value) for p in problems] == [("results_invalid", None, None)]
+    assert problems[0].message == f"not a readable JSON document: Invalid JSON: expected value at line {line} " \
+                                  f"column {column}"
+    text = text.replace("," * (rd.MAX_CRITERIA + 1), "{}," * rd.MAX_CRITERIA + "{},")     # a trailing comma
+    problems = _problems(text.encode("utf-8"))
+    assert [p.code for p in problems] == ["results_invalid"] and "trailing comma" in problems[0].message
+
+
 def test_the_count_before_parsing_says_what_validation_says(documents):
     data = json.loads(documents["full"].read_text())
     entry = {"id": "c", "check": "x.y", "status": "pass", "expected": "", "verdicts": []}
