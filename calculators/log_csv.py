@@ -198,6 +198,10 @@ class TextValues:
         flat = key.reshape(-1).astype(np.int64, copy=False)
         if len(flat) and (int(flat.min()) < -len(self.arrow) or int(flat.max()) >= len(self.arrow)):
             raise IndexError(f"index out of range for {len(self.arrow)} values")
+        if len(flat) > len(self.arrow) // 4:
+            # a gather of many (every unit's ids for a document): one string per value, shared
+            # by every place it is gathered to, not a new one per place
+            return self.objects()[key]
         flat = np.where(flat < 0, flat + len(self.arrow), flat)
         taken = self.arrow.take(pa.array(flat)).to_numpy(zero_copy_only=False)
         return np.asarray(taken, dtype=object).reshape(key.shape)
@@ -206,7 +210,7 @@ class TextValues:
 def arrow_strings(values: Any, type: pa.DataType = pa.large_string()) -> pa.Array:
     """`values` (an object array of str, or `TextValues`) as an Arrow array of `type`, without
     a Python string per value where they are Arrow already."""
-    if isinstance(values, TextValues) and values._objects is None:
+    if isinstance(values, TextValues):
         return values.arrow.cast(type)
     return pa.array(values, type=type)
 

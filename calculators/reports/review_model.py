@@ -150,7 +150,7 @@ class Register:
 
     def _times(self, col: str, f: pd.DataFrame) -> list[str]:
         v = f[col].to_numpy()
-        out = np.asarray(local_minutes(np.where(v < 0, 0, v), self.zone), dtype=object)
+        out = local_minutes(np.where(v < 0, 0, v), self.zone)
         out[v < 0] = ""
         return out.tolist()
 
@@ -191,17 +191,25 @@ class Register:
 
 def local_minutes(epoch_s: np.ndarray, zone: str) -> np.ndarray:
     """`YYYY-MM-DD HH:MM` of each epoch second in `zone` (the minute it falls in, as
-    strftime("%Y-%m-%d %H:%M") writes it): pandas converts to the zone, numpy writes the
-    wall-clock minutes (strftime took 0.45 s per million times, this 0.1 s)."""
+    strftime("%Y-%m-%d %H:%M") writes it), an object array of str: pandas converts to the
+    zone, numpy writes the wall-clock minutes, a block of rows at a time (strftime took
+    0.45 s per million times, this 0.15 s, with a few MB beside the result)."""
     local = pd.to_datetime(epoch_s, unit="s", utc=True).tz_convert(zone).tz_localize(None)
-    text = np.datetime_as_string(local.to_numpy(dtype="datetime64[m]"), unit="m")    # YYYY-MM-DDTHH:MM
-    width = text.dtype.itemsize // 4
-    chars = text.view(np.uint32).reshape(len(text), width)
-    if width < 16 or (chars[:, 16:] != 0).any() or (chars[:, 10] != ord("T")).any():
-        # a year outside 0000-9999 (not in a contract's term): strftime writes it
-        return np.asarray(local.strftime("%Y-%m-%d %H:%M"), dtype=object)
-    chars[:, 10] = ord(" ")
-    return text.astype("<U16")
+    minutes = local.to_numpy(dtype="datetime64[m]")
+    out = np.empty(len(minutes), dtype=object)
+    for lo in range(0, len(minutes), _BLOCK):
+        text = np.datetime_as_string(minutes[lo:lo + _BLOCK], unit="m")       # YYYY-MM-DDTHH:MM
+        width = text.dtype.itemsize // 4
+        chars = text.view(np.uint32).reshape(len(text), width)
+        if width < 16 or (chars[:, 16:] != 0).any() or (chars[:, 10] != ord("T")).any():
+            # a year outside 0000-9999 (not in a contract's term): strftime writes it
+            return np.asarray(local.strftime("%Y-%m-%d %H:%M"), dtype=object)
+        chars[:, 10] = ord(" ")
+        out[lo:lo + _BLOCK] = text.astype("<U16")
+    return out
+
+
+_BLOCK = 1 << 16
 
 
 def _breakdown(frames: list[pd.DataFrame], top: int | None = None) -> tuple[Breakdown, ...]:

@@ -32,7 +32,7 @@ def test_local_minutes_are_strftime_of_the_local_time(zone):
     at = changes[1:][offsets[1:] != offsets[:-1]].asi8 // 10**9
     times = np.concatenate([times, *(at + d for d in (-3601, -61, -1, 0, 1, 59, 3599))])
     got = local_minutes(times, zone)
-    assert got.dtype == np.dtype("<U16")
+    assert got.dtype == object and {type(t) for t in got} == {str}
     assert got.tolist() == strftime(times, zone)
 
 
