@@ -11,13 +11,30 @@ from typing import TYPE_CHECKING
 import click
 
 from calculators.period_option import period_options
-from slaschema.cliconv import OutputData, emit_output, fmt_given, output_format, output_option
+from slaschema.cliconv import (OutputData, Progress, emit_output, fmt_given, no_progress_option, output_format,
+                               output_option, progress_wanted)
 
 if TYPE_CHECKING:
     from calculators.result import Result
     from slaschema.loader import LoadedContract
 
 REV11_COLUMNS = ("service_seconds", "charged_fee", "not_charged")     # contracts using revision 1.1 fields
+
+# a log of this size or more (about half a million incidents: a few seconds' work) shows its
+# stages on a terminal's stderr; a smaller one finishes before a progress line would help
+PROGRESS_LOG_BYTES = 64 << 20
+
+
+def stage_progress(label: str, log_path: str, steps: int, no_progress: bool) -> Progress:
+    """Progress through a command's `steps` stages (read and checked, computed, written) for
+    a large incident log, on a terminal only (`--no-progress`, SLAKIT_NO_PROGRESS=1: none)."""
+    import os
+
+    try:
+        large = os.stat(log_path).st_size >= PROGRESS_LOG_BYTES
+    except OSError:
+        large = False
+    return Progress(label, steps, enabled=large and progress_wanted(no_progress))
 
 
 def parse_as_of(text: str | None, assume_tz: str | None = None, zone_option: str | None = "--assume-tz"
@@ -54,8 +71,19 @@ def _load(contract: str, incidents: str, assume_tz: str | None, skip_bad_rows: b
     return lc, log
 
 
-def _emit(text: OutputData, output: str | None) -> None:
-    emit_output(text, output)
+def _emit(text: OutputData, output: str | None, progress: Progress | None = None) -> None:
+    """`emit_output`; with a `progress`, its last stage (written) is drawn before the
+    `wrote FILE` line rather than across it."""
+    if progress is None or not progress.enabled or not output or output == "-":
+        emit_output(text, output)
+        if progress is not None:
+            progress.step(note="written")
+        return
+    from slaschema.cliconv import write_output
+
+    write_output(output, text)
+    progress.step(note="written")
+    click.echo(f"wrote {output}", err=True)
 
 
 def history_options(f):
@@ -168,9 +196,10 @@ def _check_zone(assume_tz: str | None) -> None:
               help="Output format (default: from the -o extension, else table).")
 @output_option()
 @history_options
+@no_progress_option
 @click.pass_context
 def credits(ctx, contract, incidents, periods, as_of, assume_tz, skip_bad_rows, accepted_on, fmt, output,
-            history_files, history_from):
+            history_files, history_from, no_progress):
     """Availability and service credits per unit and month from an INCIDENTS log.
 
     Every scope with a service level is listed unit by unit; every node gets its fee and
@@ -180,13 +209,26 @@ def credits(ctx, contract, incidents, periods, as_of, assume_tz, skip_bad_rows, 
     from calculators import log_prefetch
 
     log_prefetch.start(incidents)           # the log is read while the modules below load
-    from calculators.engine import compute
-    from calculators.periods import PeriodError, parse_periods
+    import calculators.engine  # noqa: F401
 
     fmt = output_format(output, fmt, ("table", "json", "csv"), explicit=fmt_given(ctx))
     _check_zone(assume_tz)
     as_of_dt = parse_as_of(as_of, assume_tz)
+    progress = stage_progress("credits", incidents, 3, no_progress)
+    try:
+        _credits(progress, contract, incidents, periods, as_of_dt, assume_tz, skip_bad_rows, accepted_on, fmt,
+                 output, history_files, history_from)
+    finally:
+        progress.close()
+
+
+def _credits(progress, contract, incidents, periods, as_of_dt, assume_tz, skip_bad_rows, accepted_on, fmt, output,
+             history_files, history_from) -> None:
+    from calculators.engine import compute
+    from calculators.periods import PeriodError, parse_periods
+
     lc, log = _load(contract, incidents, assume_tz, skip_bad_rows, fmt)
+    progress.step(note=f"{len(log.frame):,} incident rows read and checked")
     try:
         plist = parse_periods(list(periods), lc.model.contract.timezone)
     except PeriodError as e:
@@ -200,12 +242,14 @@ def credits(ctx, contract, incidents, periods, as_of, assume_tz, skip_bad_rows, 
                      accepted_on=accepted_on.date() if accepted_on else None, support=fmt == "json")
     perf = performance_figures(lc, full_log, plist, as_of=as_of_dt) if lc.model.performance else None
     result = apply_history(lc, log, result, history_files, history_from, fmt)
+    progress.step(note=f"{len(plist)} month(s) computed")
     if fmt == "json" and perf is not None:
-        _emit(lambda write: result.write_json(write, extra={"performance": perf}), output)
+        _emit(lambda write: result.write_json(write, extra={"performance": perf}), output, progress)
     elif fmt == "table" and perf is not None:
-        _emit(render_table(result) + "\n" + render_performance(perf, lc.model.contract.currency) + "\n", output)
+        _emit(render_table(result) + "\n" + render_performance(perf, lc.model.contract.currency) + "\n", output,
+              progress)
     elif fmt == "json":
-        _emit(result.write_json, output)
+        _emit(result.write_json, output, progress)
     elif fmt == "csv":
         from calculators.settle import CSV_COLUMNS, csv_rows
 
@@ -217,9 +261,9 @@ def credits(ctx, contract, incidents, periods, as_of, assume_tz, skip_bad_rows, 
 
         for r in csv_rows(result):
             w.writerow({k: csv_cell(v) for k, v in r.items()})
-        _emit(buf.getvalue(), output)
+        _emit(buf.getvalue(), output, progress)
     else:
-        _emit(render_table(result), output)
+        _emit(render_table(result), output, progress)
 
 
 def render_table(result: Result, max_rows: int = 25) -> str:
@@ -384,8 +428,9 @@ def _affected(sm):
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               help="Output format (default: from the -o extension, else table).")
 @output_option()
+@no_progress_option
 @click.pass_context
-def explain(ctx, contract, incidents, unit, periods, as_of, assume_tz, skip_bad_rows, fmt, output):
+def explain(ctx, contract, incidents, unit, periods, as_of, assume_tz, skip_bad_rows, fmt, output, no_progress):
     """How one unit's credit for one month comes about: timeline and arithmetic."""
     from calculators import log_prefetch
 
@@ -396,15 +441,21 @@ def explain(ctx, contract, incidents, unit, periods, as_of, assume_tz, skip_bad_
     fmt = output_format(output, fmt, ("table", "json"), explicit=fmt_given(ctx))
     _check_zone(assume_tz)
     as_of_dt = parse_as_of(as_of, assume_tz)
-    lc, log = _load(contract, incidents, assume_tz, skip_bad_rows, fmt)
+    progress = stage_progress("explain", incidents, 3, no_progress)
     try:
-        doc = build(lc, log, unit, periods[0], as_of_dt)     # EngineError: printed with its code (slakit.cli)
-    except PeriodError as e:
-        raise click.BadParameter(str(e), param_hint="--month/--period") from None
-    if fmt == "json":
-        _emit(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", output)
-    else:
-        _emit(render_explanation(doc), output)
+        lc, log = _load(contract, incidents, assume_tz, skip_bad_rows, fmt)
+        progress.step(note=f"{len(log.frame):,} incident rows read and checked")
+        try:
+            doc = build(lc, log, unit, periods[0], as_of_dt)     # EngineError: printed with its code (slakit.cli)
+        except PeriodError as e:
+            raise click.BadParameter(str(e), param_hint="--month/--period") from None
+        progress.step(note=f"{unit} explained")
+        if fmt == "json":
+            _emit(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", output, progress)
+        else:
+            _emit(render_explanation(doc), output, progress)
+    finally:
+        progress.close()
 
 
 def render_explanation(doc: dict) -> str:
