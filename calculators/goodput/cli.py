@@ -11,7 +11,7 @@ import click
 from calculators.cli import check_zone_option as _check_zone     # shared with `import slurm-events`
 from calculators.cli import zone_option as _zone_option
 from calculators.period_option import period_options
-from slaschema.cliconv import output_option
+from slaschema.cliconv import no_progress_option, output_option
 
 
 def _utc_year(t: datetime) -> int:
@@ -112,9 +112,10 @@ def _log_from_frame(frame, lc):
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table",
               help="Output format (default: from the -o extension, else table).")
 @output_option()
+@no_progress_option
 @click.pass_context
 def goodput(ctx, contract, sacct_file, live, incidents, periods, checkpoint_interval, window, train_logs, profiles,
-            tz, as_of, skip_bad_rows, include_jobs, fmt, output):
+            tz, as_of, skip_bad_rows, include_jobs, fmt, output, no_progress):
     """GPU-hours paid, available, allocated, completed and useful per month, and the work lost
     to infrastructure, from Slurm accounting (sacct) and an incident log.
 
@@ -125,7 +126,7 @@ def goodput(ctx, contract, sacct_file, live, incidents, periods, checkpoint_inte
     """
     import json
 
-    from calculators.cli import _emit, parse_as_of
+    from calculators.cli import _emit, parse_as_of, stage_progress
     from calculators.goodput.compute import compute_goodput
     from calculators.periods import PeriodError, parse_periods
     from slaschema.cli import load_or_exit
@@ -169,15 +170,22 @@ def goodput(ctx, contract, sacct_file, live, incidents, periods, checkpoint_inte
     else:               # the end of the period; now while the period runs
         as_of_s = now if start < now < end else end
     training = _training(train_logs, profiles, zone)
-    runs, log = load_inputs(lc, sacct_file, live, incidents, zone, plist, skip_bad_rows)
-    result = compute_goodput(lc, runs, plist, log=log, as_of=as_of_s, checkpoint_interval_s=ckpt, window_s=win,
-                             training=_match_training(training, runs))
-    if fmt == "json":
-        _emit(json.dumps(result.to_json(include_jobs), indent=2, ensure_ascii=False) + "\n", output)
-    elif fmt == "csv":
-        _emit(render_csv(result), output)
-    else:
-        _emit(render_table(result, include_jobs), output)
+    # a saved sacct file of 64 MiB or more (about half a million jobs): its stages on a terminal
+    progress = stage_progress("goodput", sacct_file or "", 3, no_progress)
+    try:
+        runs, log = load_inputs(lc, sacct_file, live, incidents, zone, plist, skip_bad_rows)
+        progress.step(note="job records" + (" and incidents" if incidents else "") + " read and checked")
+        result = compute_goodput(lc, runs, plist, log=log, as_of=as_of_s, checkpoint_interval_s=ckpt, window_s=win,
+                                 training=_match_training(training, runs))
+        progress.step(note=f"{len(plist)} month(s) computed")
+        if fmt == "json":
+            _emit(json.dumps(result.to_json(include_jobs), indent=2, ensure_ascii=False) + "\n", output, progress)
+        elif fmt == "csv":
+            _emit(render_csv(result), output, progress)
+        else:
+            _emit(render_table(result, include_jobs), output, progress)
+    finally:
+        progress.close()
     for p in runs.skipped[:20]:
         click.echo(f"skipped: {p.format()}", err=True)
 

@@ -156,3 +156,25 @@ def test_a_sacct_export_larger_than_the_file_cap_is_read(inputs):
     assert json.loads(r.output)["total"]["useful_gpu_hours"] == "308.00"
     r = CliRunner().invoke(main, [*base[:3], "/proc/self/environ", *base[4:]])
     assert r.exit_code == 1 and "path_forbidden" in r.output and "PATH=" not in r.output
+
+
+def test_a_large_sacct_file_shows_its_stages(inputs, monkeypatch):
+    """On a terminal (faked: CliRunner's stderr is none) and a sacct file of PROGRESS_LOG_BYTES
+    or more, the stages go to stderr; stdout is the same as without them."""
+    import calculators.cli as ccli
+
+    lc, _, _, tmp = inputs
+    s = write(tmp, "jobs.txt", JOBS)
+    argv = ["goodput", str(tmp / "contract.yaml"), "--sacct", str(s), "--incidents", str(tmp / "inc.csv"),
+            "--month", "2027-01", "--tz", "UTC", "--format", "json"]
+    monkeypatch.setattr(ccli, "progress_wanted", lambda no_progress=False, **kw: not no_progress)
+    quiet = CliRunner().invoke(main, argv)
+    assert quiet.exit_code == 0 and quiet.stderr == ""
+    monkeypatch.setattr(ccli, "PROGRESS_LOG_BYTES", 1)
+    r = CliRunner().invoke(main, argv)
+    assert r.exit_code == 0 and r.stdout == quiet.stdout
+    lines = r.stderr.splitlines()
+    assert [ln.split(" - ")[-1] for ln in lines] == ["job records and incidents read and checked",
+                                                      "1 month(s) computed", "written"]
+    assert lines[-1].startswith("goodput: 3/3 (100%)")
+    assert CliRunner().invoke(main, [*argv, "--no-progress"]).stderr == ""
