@@ -145,8 +145,10 @@ class Register:
     def ids(self, flag: str, limit: int | None = None) -> list[str]:
         if not len(self.frame):
             return []
-        ids = self.frame["id"].to_numpy()[self._flagged(flag)]
-        return [str(x) for x in (ids[:limit] if limit is not None else ids)]
+        rows = np.flatnonzero(self._flagged(flag))
+        if limit is not None:
+            rows = rows[:limit]
+        return [str(x) for x in self.frame["id"].take(rows).tolist()]      # only these ids become strings
 
     def _times(self, col: str, f: pd.DataFrame) -> list[str]:
         v = f[col].to_numpy()
