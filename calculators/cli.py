@@ -325,7 +325,8 @@ def render_table(result: Result, max_rows: int = 25) -> str:
             for col in ("id", "downtime s", *(("service s",) if rev11 else ()), "excluded s", "availability %",
                         "met", "credit %", "credit", "incidents", "flags"):
                 t.add_column(col, justify="right" if col.endswith(("s", "%", "credit")) else "left")
-            order = sorted(hit, key=lambda i: (-int(sm.credit_cents[i]), sm.ids[i]))
+            cents, unit_ids = sm.credit_cents.tolist(), sm.ids      # Python ints: no numpy scalar per unit
+            order = sorted(hit, key=lambda i: (-cents[i], unit_ids[i]))
             for u in sm.records(p, order[:max_rows]):
                 ids = u.incidents
                 t.add_row(terminal_text(u.id), seconds_text(u.downtime_seconds),
