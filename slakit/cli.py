@@ -226,11 +226,13 @@ def quick_exit(code: Any = 0) -> NoReturn:
     that are not daemons are joined (and thread pools finish their work), the `atexit`
     functions run, standard output and error are flushed; a code that is not an int is
     printed to standard error and the status is 1, and a standard output that cannot be
-    flushed (a closed pipe) makes the status 120, as Python's. What is left out is freeing
+    flushed makes the status 120, as Python's (a full disk with one line saying so, a closed
+    pipe quietly). What is left out is freeing
     every module and object one by one, which after a large incident log took 0.13-0.15 s
     of a 3 s `credits` run (and as long after `slakit --help`: it is the modules, not the
     data); the operating system takes the memory back at once."""
     import atexit
+    import errno
     import os
     import sys
     import threading
@@ -253,7 +255,9 @@ def quick_exit(code: Any = 0) -> NoReturn:
         try:
             if stream is not None:
                 stream.flush()
-        except (OSError, ValueError):
+        except (OSError, ValueError) as exc:
             if stream is sys.stdout and status == 0:
                 status = 120
+                if isinstance(exc, OSError) and exc.errno != errno.EPIPE:
+                    _report_output_failed(exc)      # (the interpreter says so too; a closed pipe: quietly)
     os._exit(status & 0xFF)         # the status the OS keeps of any int

@@ -126,3 +126,25 @@ def test_a_reader_that_has_gone_ends_the_command_quietly(args):
     finally:
         os.close(write)
     assert r.returncode == 1 and r.stderr == b"", r.stderr
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+def test_a_last_flush_into_a_full_disk_is_said_not_only_in_the_status():
+    """Output still buffered at the end that a full disk refuses: status 120 as the
+    interpreter's, and a line saying so (the interpreter prints the OSError; quietly would
+    look like success to someone not reading the status)."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}       # the output stays buffered
+
+    def run(code: str) -> subprocess.CompletedProcess:
+        with open("/dev/full", "w") as full:
+            return subprocess.run([sys.executable, "-c", code], cwd=REPO, stdout=full, stderr=subprocess.PIPE,
+                                  env=env, timeout=60)
+
+    quick = run("import sys; from slakit.cli import quick_exit; sys.stdout.write('x' * 10); quick_exit(0)")
+    plain = run("import sys; sys.stdout.write('x' * 10); sys.exit(0)")
+    assert quick.returncode == plain.returncode == 120
+    assert b"No space left on device" in plain.stderr
+    assert b"standard output could not be written (No space left on device)" in quick.stderr
+    assert b"[output_unwritable]" in quick.stderr and b"Traceback" not in quick.stderr
