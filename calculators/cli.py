@@ -54,24 +54,6 @@ def _load(contract: str, incidents: str, assume_tz: str | None, skip_bad_rows: b
     return lc, log
 
 
-def _check_unit(lc, unit: str, contract: str) -> None:
-    """`--unit` names a node, rack, cluster or site of the contract, or is an `unknown_unit`
-    input problem (a JSON problems document with --format json), with the nearest names."""
-    import difflib
-
-    from calculators.engine import SCOPES
-    from slaschema.errors import InputError, Problem
-
-    topo = lc.topology
-    if any(unit in topo.index_of(scope) for scope in SCOPES):
-        return
-    names = [n for scope in SCOPES for n in topo.units(scope)]
-    near = difflib.get_close_matches(unit, names, n=3, cutoff=0.6) if len(names) <= 20_000 else []
-    fix = (f"did you mean {', '.join(near)}? " if near else "") + "name a unit of the contract (`slakit show CONTRACT` lists them)"
-    raise InputError([Problem("unknown_unit", "--unit is not a node, rack, cluster or site of the contract",
-                              file=contract, value=unit, fix=fix)])
-
-
 def _emit(text: OutputData, output: str | None) -> None:
     emit_output(text, output)
 
@@ -415,7 +397,6 @@ def explain(ctx, contract, incidents, unit, periods, as_of, assume_tz, skip_bad_
     _check_zone(assume_tz)
     as_of_dt = parse_as_of(as_of, assume_tz)
     lc, log = _load(contract, incidents, assume_tz, skip_bad_rows, fmt)
-    _check_unit(lc, unit, contract)
     try:
         doc = build(lc, log, unit, periods[0], as_of_dt)     # EngineError: printed with its code (slakit.cli)
     except PeriodError as e:

@@ -151,8 +151,7 @@ class TextValues:
     few units (or, in a JSON document, gathers them in Arrow again): making a Python string
     of each id as the log is read took a quarter of a second, holding the interpreter lock
     the command's start-up needs. Indexing gives what an object array's indexing gives: a
-    `str` for an integer, an object array for an integer array, a boolean mask or a slice
-    (from the Arrow values); any other key is answered by the object array itself."""
+    `str` for an integer, an object array for an integer array, a boolean mask or a slice."""
 
     __slots__ = ("_objects", "arrow")
 
@@ -189,8 +188,10 @@ class TextValues:
             return self.arrow[k].as_py()
         if isinstance(key, slice):
             return np.asarray(self.arrow[key].to_numpy(zero_copy_only=False), dtype=object)
+        # any other key (a bool, None, Ellipsis, a tuple, a 0-d array, a mask of more dimensions)
+        # is answered by the object array itself, as numpy answers it
         if not isinstance(key, (list, range, np.ndarray)):
-            return self.objects()[key]         # a bool, None, Ellipsis, a tuple: numpy's own answer
+            return self.objects()[key]
         array = np.asarray(key)
         if array.size == 0 and not isinstance(key, np.ndarray):
             array = array.astype(np.intp)      # an empty list is an empty gather, as numpy takes it
