@@ -20,7 +20,7 @@ import pandas as pd
 
 from calculators import credits as cr
 from calculators import settle
-from calculators.engine import (CLUSTER, DOWN, NODE, RACK, SCOPES, SITE, EngineError, Pieces, Tree,
+from calculators.engine import (CLUSTER, DOWN, NODE, RACK, SCOPES, SITE, Pieces, Tree,
                                 flag_names, run)
 from calculators.intervals import Intervals, merge
 from calculators.periods import parse_month
@@ -34,11 +34,21 @@ if TYPE_CHECKING:
     from slaschema.loader import LoadedContract
 
 
-def find_unit(topology, unit_id: str) -> str:
+def find_unit(topology, unit_id: str, file: str | None = None) -> str:
+    """The scope of `unit_id`; one it is not in is an `unknown_unit` input problem (of the
+    contract `file`) naming the nearest units."""
+    import difflib
+
+    from slaschema.errors import InputError, Problem
+
     for scope in SCOPES:
         if unit_id in topology.index_of(scope):
             return scope
-    raise EngineError(f"{unit_id!r} is not a node, rack, cluster or site of the contract")
+    names = [n for scope in SCOPES for n in topology.units(scope)]
+    near = difflib.get_close_matches(unit_id, names, n=3, cutoff=0.6) if len(names) <= 20_000 else []
+    fix = (f"did you mean {', '.join(near)}? " if near else "") + "name a unit of the contract (`slakit show CONTRACT` lists them)"
+    raise InputError([Problem("unknown_unit", "--unit is not a node, rack, cluster or site of the contract",
+                              file=file, value=unit_id, fix=fix)])
 
 
 def _ivs(iv: Intervals, unit: int, base: int, lo: int, hi: int) -> list[dict[str, Any]]:
@@ -78,7 +88,7 @@ def _pieces(p: Pieces, unit: int, frame, base: int, lo: int, hi: int, kind: str)
 def explain(lc: LoadedContract, log: IncidentLog, unit_id: str, period: str, as_of: datetime | int | None = None) -> dict[str, Any]:
     zone = lc.model.contract.timezone
     per = parse_month(period, zone)
-    scope = find_unit(lc.topology, unit_id)
+    scope = find_unit(lc.topology, unit_id, lc.file)
     result, tr, tree = run(lc, log, [per], as_of, support=False)
     c = SCOPES.index(scope)
     u = lc.topology.index_of(scope)[unit_id]

@@ -184,14 +184,23 @@ class TextValues:
     def __getitem__(self, key: Any) -> Any:
         if self._objects is not None:
             return self._objects[key]
-        if isinstance(key, (int, np.integer)):
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
             k = int(key) + (len(self.arrow) if key < 0 else 0)
             if not 0 <= k < len(self.arrow):
                 raise IndexError(f"index {int(key)} out of range for {len(self.arrow)} values")
             return self.arrow[k].as_py()
         if isinstance(key, slice):
             return np.asarray(self.arrow[key].to_numpy(zero_copy_only=False), dtype=object)
-        key = np.asarray(key)
+        # any other key (a bool, None, Ellipsis, a tuple, a 0-d array, a mask of more dimensions)
+        # is answered by the object array itself, as numpy answers it
+        if not isinstance(key, (list, range, np.ndarray)):
+            return self.objects()[key]
+        array = np.asarray(key)
+        if array.size == 0 and not isinstance(key, np.ndarray):
+            array = array.astype(np.intp)      # an empty list is an empty gather, as numpy takes it
+        if array.ndim == 0 or (array.dtype == bool and array.ndim != 1):
+            return self.objects()[key]         # a 0-d array is a scalar index, a 2-d mask numpy's
+        key = array
         if key.dtype == bool:
             if len(key) != len(self.arrow):
                 raise IndexError(f"boolean index of length {len(key)} for {len(self.arrow)} values")

@@ -54,21 +54,17 @@ class GuardedGroup(click.Group):
             from slaschema.cli import exit_on_input_error
 
             exit_on_input_error(exc)
+        except OSError as exc:
+            if _output_failed(exc):
+                raise           # a closed pipe: click ends quietly, exit 1; a full disk: `run`
+            _unexpected(exc)
         except Exception as exc:  # noqa: BLE001 - the last guard; the type and a cut message are shown
             engine = sys.modules.get("calculators.engine")
             if engine is not None and isinstance(exc, engine.EngineError):
                 text = str(exc)      # a message with its own code ([period_out_of_range]) keeps it
                 click.echo(f"error: {text}" + ("" if text.endswith("]") else " [log_out_of_range]"), err=True)
                 sys.exit(1)
-            if os.environ.get("SLAKIT_DEBUG"):
-                raise
-            from slaschema.textsafe import terminal_text
-
-            text = terminal_text(str(exc))
-            text = text if len(text) <= 200 else text[:197] + "..."
-            click.echo(f"error: the input could not be processed ({type(exc).__name__}: {text}); "
-                       "check the files and values given [unexpected_error]", err=True)
-            sys.exit(1)
+            _unexpected(exc)
         finally:
             # a log read in the background that the command did not take (it stopped early: a
             # bad contract, option or output) is not read on (calculators.log_prefetch)
@@ -76,6 +72,59 @@ class GuardedGroup(click.Group):
             if prefetch is not None:
                 prefetch.cancel()
             _restore_sigterm(old_term)
+
+
+def _unexpected(exc: Exception) -> NoReturn:
+    """One line `error: ... [unexpected_error]`, exit 1 (SLAKIT_DEBUG=1: the traceback)."""
+    import os
+    import sys
+
+    if os.environ.get("SLAKIT_DEBUG"):
+        raise exc
+    from slaschema.textsafe import terminal_text
+
+    text = terminal_text(str(exc))
+    text = text if len(text) <= 200 else text[:197] + "..."
+    click.echo(f"error: the input could not be processed ({type(exc).__name__}: {text}); "
+               "check the files and values given [unexpected_error]", err=True)
+    sys.exit(1)
+
+
+def _output_failed(exc: BaseException) -> bool:
+    """Whether `exc` is standard output that could not be written: a pipe whose reader has
+    gone (`| head`), or a full disk or file-size limit (`> /dev/full`). Known by a frame of
+    the failing write holding the stream itself (click.echo's `file`, json.dump's `fp`) or
+    a rich console writing to it."""
+    import errno
+    import sys
+
+    if not isinstance(exc, OSError) or getattr(exc, "filename", None) is not None:
+        return False
+    if exc.errno not in (errno.EPIPE, errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG):
+        return False
+    streams = [s for s in (sys.stdout, sys.__stdout__) if s is not None]
+    streams += [getattr(s, "buffer", None) for s in list(streams)]
+    ids = {id(s) for s in streams if s is not None}
+    tb = exc.__traceback__
+    while tb is not None:
+        for v in tb.tb_frame.f_locals.values():
+            if id(v) in ids or (type(v).__module__.startswith("rich.") and id(getattr(v, "file", None)) in ids):
+                return True
+        tb = tb.tb_next
+    return False
+
+
+def _report_output_failed(exc: OSError) -> None:
+    """The one line of a standard output that could not be written (not a closed pipe)."""
+    import sys
+
+    try:
+        sys.stderr.write(f"error: standard output could not be written ({exc.strerror or type(exc).__name__}); "
+                         "free space on the disk it goes to, or write to a file on another disk with -o FILE "
+                         "[output_unwritable]\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def _raise_interrupt(signum, frame) -> None:
@@ -155,10 +204,18 @@ _report_input_errors(main)
 def run() -> NoReturn:
     """The `slakit` program (the console script and `python -m slakit`): `main`, then
     `quick_exit` with its status."""
+    import errno
+
     try:
         main.main(prog_name="slakit")
     except SystemExit as e:
         quick_exit(e.code)
+    except OSError as e:        # --help or --version, or a command's output, into a full disk
+        if not _output_failed(e):
+            raise
+        if e.errno != errno.EPIPE:
+            _report_output_failed(e)
+        quick_exit(1)
     quick_exit(0)       # (click's standalone mode always ends in SystemExit)
 
 
@@ -169,11 +226,13 @@ def quick_exit(code: Any = 0) -> NoReturn:
     that are not daemons are joined (and thread pools finish their work), the `atexit`
     functions run, standard output and error are flushed; a code that is not an int is
     printed to standard error and the status is 1, and a standard output that cannot be
-    flushed (a closed pipe) makes the status 120, as Python's. What is left out is freeing
+    flushed makes the status 120, as Python's (a full disk with one line saying so, a closed
+    pipe quietly). What is left out is freeing
     every module and object one by one, which after a large incident log took 0.13-0.15 s
     of a 3 s `credits` run (and as long after `slakit --help`: it is the modules, not the
     data); the operating system takes the memory back at once."""
     import atexit
+    import errno
     import os
     import sys
     import threading
@@ -196,7 +255,9 @@ def quick_exit(code: Any = 0) -> NoReturn:
         try:
             if stream is not None:
                 stream.flush()
-        except (OSError, ValueError):
+        except (OSError, ValueError) as exc:
             if stream is sys.stdout and status == 0:
                 status = 120
+                if isinstance(exc, OSError) and exc.errno != errno.EPIPE:
+                    _report_output_failed(exc)      # (the interpreter says so too; a closed pipe: quietly)
     os._exit(status & 0xFF)         # the status the OS keeps of any int

@@ -53,9 +53,12 @@ def output_option(*, required: bool = False, dest: str = "output", help: str | N
         check_writable(value)
         return value
 
+    # a default only where there is one: an explicit default=None is a value given to click
+    # 8.3 and later, which then never finds a required -o missing
+    given = {} if default is None else {"default": default}
     return click.option("-o", "--output", dest, type=click.Path(dir_okay=False), required=required,
-                        default=default, show_default=show_default, metavar="FILE", help=help or OUTPUT_HELP,
-                        callback=check)
+                        show_default=show_default, metavar="FILE", help=help or OUTPUT_HELP,
+                        callback=check, **given)
 
 
 def _suffix(output: str) -> str:

@@ -277,3 +277,17 @@ def test_single_format_writers_check_the_extension(tmp_path):
     assert run("schema", "-o", tmp_path / "s.yaml").exit_code == 2
     assert run("schema", "-o", tmp_path / "s.json").exit_code == 0 and json.loads((tmp_path / "s.json").read_text())
     assert not (tmp_path / "log.json").exists() and not (tmp_path / "s.yaml").exists()
+
+
+@pytest.mark.parametrize("args", [
+    ["draft", str(CONTRACT)],
+    ["review", str(CONTRACT), str(LOG), "--quarter", "2027-Q1", "--no-progress"],
+    ["claim", "letter", str(CONTRACT), str(LOG), "--quarter", "2027-Q1", "--as-of", NOW],
+    ["init", "--template", "gb200", "--provider", "P", "--customer", "C", "--nodes", "4"],
+])
+def test_a_required_output_left_out_is_a_usage_error(args):
+    """`-o` of a command that must write a file, not given: exit 2 naming the option (the
+    option's default must not count as a value given)."""
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 2, r.output
+    assert "Missing option '-o' / '--output'" in r.output and "unexpected_error" not in r.output

@@ -64,3 +64,18 @@ def test_a_bundle_verification_and_a_security_audit_say_their_format(tmp_path):
     res = CliRunner().invoke(main, ["security", "audit", C, "--only", "versions", "--format", "json"])
     doc = json.loads(res.stdout)
     assert next(iter(doc)) == "format" and doc["format"] == "slakit-security-audit/1"
+
+
+def test_explain_of_a_unit_the_contract_lacks_is_a_problems_document():
+    """--unit naming no node, rack, cluster or site: an `unknown_unit` problem (the JSON
+    problems document with --format json, the nearest names as the fix), exit 1."""
+    argv = ["explain", C, LOG, "--unit", "r01-n7", "--month", "2027-01"]
+    res = CliRunner().invoke(main, [*argv, "--format", "json"])
+    assert res.exit_code == 1, res.output
+    doc = json.loads(res.stdout)
+    assert doc["format"] == "slakit-problems/1" and doc["ok"] is False
+    [p] = doc["problems"]
+    assert (p["code"], p["value"], p["file"]) == ("unknown_unit", "r01-n7", C)
+    assert "r01-n07" in p["fix"]
+    res = CliRunner().invoke(main, argv)
+    assert res.exit_code == 1 and "[unknown_unit]" in res.stderr and "log_out_of_range" not in res.stderr

@@ -87,3 +87,64 @@ def test_the_program_gives_the_same_output_and_status_as_in_process(tmp_path):
     got = slakit("validate", str(bad))
     assert got.returncode == 1 and b"Traceback" not in got.stderr
     assert got.stdout + got.stderr == (lambda r: r.output.encode())(CliRunner().invoke(main, ["validate", str(bad)]))
+
+
+CONTRACT = str(REPO / "examples" / "gb200-contract.yaml")
+LOG = str(REPO / "examples" / "gb200-incidents-2027Q1.csv")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+@pytest.mark.parametrize("args", [
+    ["--help"], ["--version"], ["schema"], ["show", CONTRACT],
+    ["credits", CONTRACT, LOG, "--month", "2027-02", "--format", "json"],
+])
+def test_standard_output_on_a_full_disk_is_one_coded_line(args):
+    """`> /dev/full`: exit 1 and one line naming standard output, never a traceback or an
+    `unexpected_error` blaming the input (--help and --version fail outside any command)."""
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sys.executable, "-m", "slakit", *args], cwd=REPO, stdout=full,
+                           stderr=subprocess.PIPE, timeout=120)
+    err = r.stderr.decode()
+    assert r.returncode == 1, err
+    assert "error: standard output could not be written (No space left on device)" in err
+    assert "[output_unwritable]" in err and "Traceback" not in err and "unexpected_error" not in err
+
+
+@pytest.mark.parametrize("args", [
+    ["credits", CONTRACT, LOG, "--month", "2027-02", "--format", "json"], ["schema"], ["show", CONTRACT],
+])
+def test_a_reader_that_has_gone_ends_the_command_quietly(args):
+    """`| head -c 1` that has already exited: the write fails with a broken pipe; exit 1 and
+    nothing on standard error (as click's own handling), not an `unexpected_error`."""
+    import os
+
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        r = subprocess.run([sys.executable, "-m", "slakit", *args], cwd=REPO, stdout=write,
+                           stderr=subprocess.PIPE, timeout=120)
+    finally:
+        os.close(write)
+    assert r.returncode == 1 and r.stderr == b"", r.stderr
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+def test_a_last_flush_into_a_full_disk_is_said_not_only_in_the_status():
+    """Output still buffered at the end that a full disk refuses: status 120 as the
+    interpreter's, and a line saying so (the interpreter prints the OSError; quietly would
+    look like success to someone not reading the status)."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}       # the output stays buffered
+
+    def run(code: str) -> subprocess.CompletedProcess:
+        with open("/dev/full", "w") as full:
+            return subprocess.run([sys.executable, "-c", code], cwd=REPO, stdout=full, stderr=subprocess.PIPE,
+                                  env=env, timeout=60)
+
+    quick = run("import sys; from slakit.cli import quick_exit; sys.stdout.write('x' * 10); quick_exit(0)")
+    plain = run("import sys; sys.stdout.write('x' * 10); sys.exit(0)")
+    assert quick.returncode == plain.returncode == 120
+    assert b"No space left on device" in plain.stderr
+    assert b"standard output could not be written (No space left on device)" in quick.stderr
+    assert b"[output_unwritable]" in quick.stderr and b"Traceback" not in quick.stderr

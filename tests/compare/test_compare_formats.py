@@ -68,3 +68,12 @@ def test_cli_writes_html(tmp_path):
     html = out.read_text(encoding="utf-8")
     assert html.startswith("<!DOCTYPE html>") and "<title>Offer comparison</title>" in html
     assert "Simulated" not in html and "3.0822 ✓" in html
+
+
+def test_the_simulations_inside_a_comparison_are_as_before(cmp_doc):
+    """The comparison (`slakit-compare/2`) starts with its format; the simulation summaries it
+    holds do not repeat `slakit-simulate/1` (their members are what they were)."""
+    assert next(iter(cmp_doc)) == "format" and cmp_doc["format"] == "slakit-compare/2"
+    assert len(cmp_doc["simulations"]) == 2
+    for s in cmp_doc["simulations"]:
+        assert "format" not in s and next(iter(s)) == "contract" and {"credits", "fee_total", "seed"} <= set(s)

@@ -102,3 +102,38 @@ def test_a_csv_logs_ids_are_not_made_into_python_strings_for_the_table(tmp_path)
         inc.load_incidents(path, lc)
     assert [(p.code, p.row, p.value) for p in e.value.problems] == [("duplicate_id", 401, "I5")]
     assert "row 6" in e.value.problems[0].message
+
+
+def _same_answer(lazy, objects, key):
+    try:
+        want = objects[key]
+    except IndexError:
+        with pytest.raises(IndexError):
+            lazy[key]
+        return
+    got = lazy[key]
+    if isinstance(want, np.ndarray):
+        assert isinstance(got, np.ndarray) and got.dtype == object and got.shape == want.shape
+        assert got.tolist() == want.tolist()
+    else:
+        assert type(got) is str and got == want
+
+
+@pytest.mark.parametrize("key", [
+    [], (), [[]], np.array(3), np.array(-1), np.array(56), (4,), (slice(None),), (np.array([1, 2]),),
+    None, Ellipsis, True, False, np.bool_(True), np.array(True),
+    np.zeros((2, 0), dtype=np.int64), np.zeros((56, 1), dtype=bool), [True] * 56, [[True] * 56],
+    np.uint64(3), np.array([3, 4], dtype=np.uint8), range(3), range(55, -1, -1),
+])
+def test_every_other_key_is_answered_as_numpy_answers_it(key):
+    """Keys no command uses still get numpy's answer (an empty list is an empty gather, a 0-d
+    integer array a value, a bool is a new axis, a tuple a multi-dimensional index)."""
+    _same_answer(*pair(), key)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+@pytest.mark.parametrize("key", [0, -1, [], [0], np.array([], dtype=np.int64), slice(None), np.ones(3, dtype=bool)])
+def test_small_arrays_answer_as_numpy(n, key):
+    """A log of no, one or three distinct ids."""
+    words = WORDS[:n]
+    _same_answer(log_csv.TextValues(pa.array(words, type=pa.string())), np.asarray(words, dtype=object), key)
