@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from slaschema.loader import LoadedContract
 
 VERSION = 1
+FORMAT = "slakit-goodput/1"      # the first field of `goodput --format json` (with `version`, as before)
 INFRA_STATES = ("NODE_FAIL", "BOOT_FAIL")
 REQUEUE_STATES = ("REQUEUED",)
 DEFAULT_WINDOW_S = 300
@@ -206,7 +207,7 @@ class GoodputResult:
         from calculators.result import iso
 
         out = {
-            "version": VERSION, "contract": self.contract, "contract_sha256": self.contract_sha256,
+            "format": FORMAT, "version": VERSION, "contract": self.contract, "contract_sha256": self.contract_sha256,
             "currency": self.currency, "timezone": self.timezone, "as_of": iso(self.as_of), "sacct": self.sacct,
             "incidents_file": self.incidents_file, "incidents_sha256": self.incidents_sha256,
             "checkpoint_interval_seconds": self.checkpoint_interval_s, "attribution_window_seconds": self.window_s,

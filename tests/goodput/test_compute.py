@@ -111,6 +111,7 @@ def test_cli_formats_and_errors(inputs):
     r = CliRunner().invoke(main, [*base, "--format", "json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.output)
+    assert next(iter(doc)) == "format" and doc["format"] == "slakit-goodput/1"
     assert doc["version"] == 1 and doc["total"]["useful_gpu_hours"] == "308.00"
     r = CliRunner().invoke(main, [*base, "--format", "csv"])
     lines = r.output.splitlines()
