@@ -1,3 +1,3 @@
-from slakit.cli import run
+from slakit.entry import run
 
 run()

@@ -148,3 +148,32 @@ def test_a_last_flush_into_a_full_disk_is_said_not_only_in_the_status():
     assert b"No space left on device" in plain.stderr
     assert b"standard output could not be written (No space left on device)" in quick.stderr
     assert b"[output_unwritable]" in quick.stderr and b"Traceback" not in quick.stderr
+
+
+def test_a_ctrl_c_while_the_program_loads_is_aborted_without_a_traceback():
+    """A Ctrl-C while `slakit.cli` and its commands are imported (`slakit.entry`) ends as one
+    during a command does: `Aborted!`, exit 1."""
+    got = python("""
+        import sys
+
+        class Interrupt:                      # the user's Ctrl-C, while slakit.cli is imported
+            def find_spec(self, name, path=None, target=None):
+                if name == "slakit.cli":
+                    raise KeyboardInterrupt
+                return None
+
+        sys.meta_path.insert(0, Interrupt())
+        from slakit.entry import run
+        run()
+    """)
+    assert got.returncode == 1
+    assert got.stderr == b"\nAborted!\n"
+
+
+def test_the_console_script_and_python_m_start_at_the_entry():
+    import tomllib
+
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"slakit": "slakit.entry:run"}
+    assert (REPO / "slakit" / "__main__.py").read_text().startswith("from slakit.entry import run")
+    assert slakit("--version").returncode == 0
