@@ -102,8 +102,7 @@ def comparison(offers: list[LoadedContract], sims: list[dict[str, Any]] | None =
                     "title": lc.model.contract.title, "sha256": lc.sha256} for lc in offers],
         "rows": [r.to_json() for r in rows],
         "simulation": sim_info,
-        # each offer's simulation summary as before: its own document's `format` is not repeated inside
-        "simulations": [{k: v for k, v in s.items() if k != "format"} for s in sims or []],
+        "simulations": sims or [],
         "best_counts": [sum(1 for r in rows if i in r.best) for i in range(len(offers))],
     }
 

@@ -103,6 +103,7 @@ def simulate(ctx, contract: str, model_name: str, months: int, runs: int, seed: 
                                   f"the contract's effective date {eff.year:04d}-{eff.month:02d} (name another with --start)")
     if problem:
         raise click.UsageError(problem)
+    from calculators.simulate.run import FORMAT
     from calculators.simulate.run import simulate as run_simulation
 
     progress = Progress(f"simulate {lc.id}", runs, enabled=progress_wanted(no_progress))
@@ -117,7 +118,7 @@ def simulate(ctx, contract: str, model_name: str, months: int, runs: int, seed: 
 
         write_atomic(Path(chart), render_chart(result, Path(chart).suffix.lower().lstrip(".")))
     if fmt == "json":
-        emit_output(json.dumps(summary.to_json(), indent=2) + "\n", output)
+        emit_output(json.dumps({"format": FORMAT, **summary.to_json()}, indent=2) + "\n", output)
     elif output:
         import io
 

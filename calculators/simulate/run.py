@@ -23,7 +23,7 @@ from slaschema.loader import LoadedContract
 from slaschema.models import SCOPES
 
 CENT = Decimal("0.01")
-FORMAT = "slakit-simulate/1"            # the first field of the JSON summary
+FORMAT = "slakit-simulate/1"            # the first field of `simulate --format json` (the summary's document)
 
 
 @dataclass(frozen=True)
@@ -162,7 +162,6 @@ class SimSummary:
     def to_json(self) -> dict[str, Any]:
         c = self.credits
         return {
-            "format": FORMAT,
             "contract": self.contract,
             "file": self.file,
             "currency": self.currency,
