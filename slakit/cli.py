@@ -118,10 +118,11 @@ def _report_output_failed(exc: OSError) -> None:
     """The one line of a standard output that could not be written (not a closed pipe)."""
     import sys
 
+    from slaschema.cliconv import unwritable_fix
+
     try:
         sys.stderr.write(f"error: standard output could not be written ({exc.strerror or type(exc).__name__}); "
-                         "free space on the disk it goes to, or write to a file on another disk with -o FILE "
-                         "[output_unwritable]\n")
+                         f"{unwritable_fix(exc)} (-o FILE) [output_unwritable]\n")
         sys.stderr.flush()
     except (OSError, ValueError):
         pass

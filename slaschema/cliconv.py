@@ -194,20 +194,23 @@ def check_writable(output: str | Path | None) -> None:
     os.unlink(probe)
 
 
+def unwritable_fix(exc: OSError) -> str:
+    """What to do about an output (a file, or standard output) that `exc` kept from being written."""
+    import errno
+
+    if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        return "free space on that disk (or raise the quota), or name a file on another disk"
+    if exc.errno == errno.EFBIG:
+        return "name a file on a disk or under a limit (ulimit -f) that takes a file this large"
+    return "name a file in a folder that exists and can be written"
+
+
 def unwritable(output: str | Path, exc: OSError):
     """The `InputError` of an output file that cannot be written (nothing was written)."""
     from slaschema.errors import InputError, Problem
 
-    import errno
-
-    if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
-        fix = "free space on that disk (or raise the quota), or name a file on another disk"
-    elif exc.errno == errno.EFBIG:
-        fix = "name a file on a disk or under a limit (ulimit -f) that takes a file this large"
-    else:
-        fix = "name a file in a folder that exists and can be written"
     err = InputError([Problem("output_unwritable", f"cannot be written ({exc.strerror or type(exc).__name__})",
-                              file=str(output), fix=fix)])
+                              file=str(output), fix=unwritable_fix(exc))])
     err.add_note("nothing written")
     return err
 
