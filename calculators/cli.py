@@ -74,16 +74,7 @@ def _load(contract: str, incidents: str, assume_tz: str | None, skip_bad_rows: b
 def _emit(text: OutputData, output: str | None, progress: Progress | None = None) -> None:
     """`emit_output`; with a `progress`, its last stage (written) is drawn before the
     `wrote FILE` line rather than across it."""
-    if progress is None or not progress.enabled or not output or output == "-":
-        emit_output(text, output)
-        if progress is not None:
-            progress.step(note="written")
-        return
-    from slaschema.cliconv import write_output
-
-    write_output(output, text)
-    progress.step(note="written")
-    click.echo(f"wrote {output}", err=True)
+    emit_output(text, output, written=None if progress is None else lambda: progress.step(note="written"))
 
 
 def history_options(f):

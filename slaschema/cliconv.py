@@ -122,10 +122,11 @@ def fmt_given(ctx: click.Context, name: str = "fmt") -> bool:
     return source is not None and source is not click.core.ParameterSource.DEFAULT
 
 
-def write_output(output: str | Path, data: OutputData, *, announce: bool = False) -> None:
+def write_output(output: str | Path, data: OutputData, *, announce: bool = False,
+                 written: Callable[[], None] | None = None) -> None:
     """Write `data` (text, bytes, bytes pieces in order, or a function `make(write)` that
-    hands its pieces to `write` as it makes them) to `output` atomically; `announce` prints
-    `wrote FILE` on stderr. A file that cannot be written is an `output_unwritable` input
+    hands its pieces to `write` as it makes them) to `output` atomically; `written` is
+    called once the file is in place, then `announce` prints `wrote FILE` on stderr. A file that cannot be written is an `output_unwritable` input
     error (`unwritable`). With a function, each batch is written as it is made
     (`slaschema.fileio.atomic_writer`); an error it raises itself leaves nothing written and
     is raised as it is."""
@@ -154,6 +155,8 @@ def write_output(output: str | Path, data: OutputData, *, announce: bool = False
         if making and not any(exc is e for e in own):
             raise
         raise unwritable(output, exc) from None
+    if written is not None:
+        written()
     if announce:
         click.echo(f"wrote {output}", err=True)
 
@@ -215,12 +218,14 @@ def unwritable(output: str | Path, exc: OSError):
     return err
 
 
-def emit_output(text: OutputData, output: str | None) -> None:
+def emit_output(text: OutputData, output: str | None, written: Callable[[], None] | None = None) -> None:
     """`text` (see `write_output`) to stdout, or atomically to `output` with `wrote FILE` on
-    stderr."""
+    stderr; `written` is called once the data is out (before that line: a progress line's
+    last stage)."""
     if output and output != "-":
-        write_output(output, text, announce=True)
-    elif callable(text) or isinstance(text, list):
+        write_output(output, text, announce=True, written=written)
+        return
+    if callable(text) or isinstance(text, list):
         def write(pieces) -> None:          # one batch at a time (click writes bytes to the binary stdout)
             if isinstance(pieces, (str, bytes, bytearray, memoryview)):
                 pieces = [pieces]
@@ -232,6 +237,8 @@ def emit_output(text: OutputData, output: str | None) -> None:
             write(text)
     else:
         click.echo(text, nl=False)
+    if written is not None:
+        written()
 
 
 CONTRACT_HELP = "The contract (YAML) as the first argument."
