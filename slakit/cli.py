@@ -1,7 +1,8 @@
 """The one `slakit` command. Each area registers its own subcommands.
 
-Area modules only import click at import time; heavy libraries (pandas, reportlab)
-are imported inside the commands so `slakit validate` starts fast.
+A command's area module is imported only when that command is run (`COMMAND_MODULES`,
+`GuardedGroup.get_command`); area modules only import click at import time, and heavy
+libraries (pandas, reportlab) are imported inside the commands, so `slakit validate` starts fast.
 Exit codes: 0 success, 1 input judged bad (invalid contract, failed check), 2 usage error.
 """
 
@@ -14,29 +15,63 @@ import click
 
 from slakit import __version__
 
-# Modules that define `register(group: click.Group) -> None`.
-COMMAND_MODULES = [
-    "calculators.cli",
-    "acceptance.security.cli",
-    "slaschema.cli",
-    "acceptance.slurm_cli",
-    "acceptance.cli",
-    "acceptance.cli_isolate",
-    "slaschema.lint.cli",
-    "calculators.simulate.cli",
-    "calculators.compare_cli",
-    "acceptance.parsers.cli",
-    "calculators.importers.cli",
-    "calculators.reports.cli",
-    "calculators.claim_cli",
-    "calculators.goodput.cli",
-    "slakit.completion",
-]
+# Modules that define `register(group: click.Group) -> None`, and the top-level commands each
+# adds (tests/test_cli_lazy.py checks the names against what the modules register). A
+# command's modules are imported when the command is asked for, not before: `slakit credits`
+# imports none of the other areas' command modules, so it starts (and begins reading its log)
+# sooner; `slakit --help` and the command table load them all.
+COMMAND_MODULES = {
+    "calculators.cli": ("credits", "explain"),
+    "acceptance.security.cli": ("security",),
+    "slaschema.cli": ("validate", "show", "schema", "templates", "init"),
+    "acceptance.slurm_cli": ("accept", "watch", "reconcile"),
+    "acceptance.cli": ("accept",),
+    "acceptance.cli_isolate": ("accept",),
+    "slaschema.lint.cli": ("lint",),
+    "calculators.simulate.cli": ("simulate",),
+    "calculators.compare_cli": ("compare",),
+    "acceptance.parsers.cli": ("parse",),
+    "calculators.importers.cli": ("import",),
+    "calculators.reports.cli": ("draft", "review"),
+    "calculators.claim_cli": ("claim",),
+    "calculators.goodput.cli": ("goodput",),
+    "slakit.completion": ("completion",),
+}
 
 
 class GuardedGroup(click.Group):
     """The top-level group: an exception no command turned into a coded problem ends as one
-    line `... [unexpected_error]` and exit 1, never a traceback (SLAKIT_DEBUG=1 shows it)."""
+    line `... [unexpected_error]` and exit 1, never a traceback (SLAKIT_DEBUG=1 shows it).
+
+    Its commands are loaded lazily (`COMMAND_MODULES`): `get_command` imports the modules of
+    the command asked for and registers them; `list_commands` names every command without
+    importing any. Code walking the commands uses those two (click's own interface), or
+    `load_all()` first."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._loaded: set[str] = set()
+
+    def _load(self, modules) -> None:
+        for name in modules:
+            if name not in self._loaded:
+                importlib.import_module(name).register(self)
+                self._loaded.add(name)
+        _report_input_errors(self)
+
+    def load_all(self) -> click.Group:
+        """Every command registered (for walking `self.commands`); returns the group."""
+        self._load(COMMAND_MODULES)
+        return self
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *(n for names in COMMAND_MODULES.values() for n in names)})
+
+    def get_command(self, ctx: click.Context, cmd_name: str):
+        wanted = [m for m, names in COMMAND_MODULES.items() if cmd_name in names]
+        if wanted:
+            self._load(wanted)
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context):
         import os
@@ -183,10 +218,6 @@ def main(max_nodes: int | None, max_file_size: int | None, raw_csv: bool) -> Non
     tune_memory()        # big incident logs: reuse freed memory, no huge pages (calculators/memory.py)
 
 
-for _name in COMMAND_MODULES:
-    importlib.import_module(_name).register(main)
-
-
 def _report_input_errors(group: click.Group) -> None:
     """Every subcommand prints the problems of an `InputError` and exits 1 (one place:
     `slaschema.cli.report_input_errors`)."""
@@ -198,8 +229,6 @@ def _report_input_errors(group: click.Group) -> None:
         if isinstance(cmd, click.Group):
             _report_input_errors(cmd)
 
-
-_report_input_errors(main)
 
 
 def run() -> NoReturn:

@@ -7,7 +7,10 @@ import click
 
 
 def walk(group: click.Group, prefix: str = ""):
-    """(`accept run`, command) for every command under `group`, sorted."""
+    """(`accept run`, command) for every command under `group`, sorted (a lazily loaded
+    group, `slakit.cli.GuardedGroup`, loads all its commands first)."""
+    if hasattr(group, "load_all"):
+        group.load_all()
     for name, cmd in sorted(group.commands.items()):
         path = f"{prefix}{name}"
         if isinstance(cmd, click.Group):

@@ -36,7 +36,7 @@ NOT_CONTRACT_FIRST = {
 }
 
 
-def walk(group: click.Group = main, prefix: str = ""):
+def walk(group: click.Group = main.load_all(), prefix: str = ""):
     for name, cmd in sorted(group.commands.items()):
         path = f"{prefix}{name}"
         if isinstance(cmd, click.Group):

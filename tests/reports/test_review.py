@@ -321,5 +321,5 @@ def test_every_command_reports_input_errors():
             yield cmd
             if isinstance(cmd, click.Group):
                 yield from commands(cmd)
-    callbacks = [c.callback for c in commands(main) if c.callback]
+    callbacks = [c.callback for c in commands(main.load_all()) if c.callback]
     assert len(callbacks) > 20 and all(getattr(cb, "reports_input_errors", False) for cb in callbacks)
