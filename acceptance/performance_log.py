@@ -22,7 +22,6 @@ from __future__ import annotations
 import csv
 import io
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -31,6 +30,7 @@ from pathlib import Path
 
 from acceptance.document import RunDocument
 from slaschema.errors import InputError, Problem
+from slaschema.fileio import temp_for
 from slaschema.models import Contract
 
 CATEGORY = "performance"
@@ -170,8 +170,7 @@ def write_rows(path: Path, header: Sequence[str], rows: Sequence[Mapping[str, st
     w.writeheader()
     for r in rows:
         w.writerow({k: r.get(k, "") for k in header})
-    folder = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    fd, tmp = temp_for(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(buf.getvalue())

@@ -21,7 +21,6 @@ import io
 import json
 import os
 import subprocess
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -143,7 +142,9 @@ def poll_slurm(partition: str | None = None, env: Mapping[str, str] | None = Non
 
 def _atomic_write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    from slaschema.fileio import temp_for
+
+    fd, tmp = temp_for(path)
     try:
         with os.fdopen(fd, "w", newline="") as f:
             f.write(text)

@@ -170,7 +170,8 @@ def check_writable(output: str | Path | None) -> None:
     import errno
     import os
     import stat
-    import tempfile
+
+    from slaschema.fileio import temp_for
 
     if output is None or str(output) == "-":
         return
@@ -190,7 +191,7 @@ def check_writable(output: str | Path | None) -> None:
     if not folder.is_dir():
         raise unwritable(output, OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)))
     try:
-        fd, probe = tempfile.mkstemp(prefix=f".{path.name[:100]}.", suffix=".probe", dir=folder)
+        fd, probe = temp_for(folder / path.name, suffix=".probe")
     except OSError as exc:
         raise unwritable(output, exc) from None
     os.close(fd)

@@ -16,14 +16,23 @@ temporary file, so a large document's batches are freed as it goes; leaving the 
 normally syncs the file (when durable) and swaps it in, leaving it by an exception removes
 the temporary file (nothing is written). (Writing in a thread while the next batch is made,
 and syncing each batch, measured no faster on the shared 2-core machine.)
+
+The temporary file is `.NAME.HOST-PID.RANDOM.tmp` beside the target (`temp_for`; NAME cut to
+its first 120 bytes, so a target whose name is near the 255-byte limit can still be written).
+A process killed while writing (SIGKILL, the kernel's out-of-memory killer) cannot remove its
+temporary; the next write of the same target on the same host removes those whose process no
+longer runs, that belong to the same user and that nobody has written to for ten minutes.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import re
+import socket
 import stat
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -49,6 +58,59 @@ def _pieces(data: Data) -> list[memoryview]:
 
 
 _GROUP = 1 << 20
+_NAME_ROOM = 120                 # bytes of the target's name kept in its temporary's name
+STALE_AFTER_S = 600              # a dead process's temporary untouched this long is removed
+
+
+def _host_tag() -> str:
+    host = re.sub(r"[^A-Za-z0-9-]", "", socket.gethostname())[:40]
+    return host or "host"
+
+
+def temp_for(path: Path, suffix: str = ".tmp") -> tuple[int, str]:
+    """A new temporary file beside `path` for writing it: `(fd, name)` as `tempfile.mkstemp`
+    returns them, named `.NAME.HOST-PID.RANDOM{suffix}`. This host's temporaries of the same
+    target left by processes that no longer run are removed first (see the module's text)."""
+    folder = path.parent if str(path.parent) else Path(".")
+    stem = os.fsdecode(os.fsencode(path.name)[:_NAME_ROOM])
+    prefix = f".{stem}.{_host_tag()}-"
+    _remove_stale(folder, prefix, suffix)
+    return tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}.", suffix=suffix, dir=folder)
+
+
+def _remove_stale(folder: Path, prefix: str, suffix: str) -> None:
+    """Remove `prefix PID.RANDOM suffix` files in `folder` whose process PID is gone, that
+    this user owns and that were last written STALE_AFTER_S or more ago. Nothing here fails a
+    write: a folder that cannot be listed, or a file that cannot be removed, is left as it is."""
+    try:
+        entries = [e.name for e in os.scandir(folder) if e.name.startswith(prefix) and e.name.endswith(suffix)]
+    except OSError:
+        return
+    now = time.time()
+    for name in entries:
+        pid_text = name[len(prefix):].split(".", 1)[0]
+        if not pid_text.isdigit() or not pid_text.isascii():
+            continue
+        pid = int(pid_text)
+        if pid == os.getpid() or pid <= 0 or _running(pid):
+            continue
+        target = folder / name
+        try:
+            st = os.lstat(target)
+            if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() and now - st.st_mtime >= STALE_AFTER_S:
+                os.unlink(target)
+        except OSError:
+            pass
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True             # another user's process, or a number that is no process id here: kept
+    return True
 
 
 def write_all(fd: int, data: Data) -> int:
@@ -116,7 +178,7 @@ class AtomicWriter:
             raise OSError(errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
                           "is a folder" if stat.S_ISDIR(mode) else "not a regular file", str(path))
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._fd, self.tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        self._fd, self.tmp = temp_for(path)
 
     def write(self, data: Data) -> None:
         write_all(self._fd, data)

@@ -29,3 +29,67 @@ def test_write_atomic_leaves_old_file_when_interrupted(tmp_path, monkeypatch):
         write_atomic(p, "new")
     assert p.read_text() == "old"
     assert [x.name for x in tmp_path.iterdir()] == ["out.txt"]
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def _aged(path, seconds: float) -> None:
+    import time
+
+    t = time.time() - seconds
+    os.utime(path, (t, t))
+
+
+def test_a_name_near_the_length_limit_can_be_written(tmp_path):
+    name = "r" * 246 + ".pdf"            # 250 bytes: the temporary's name must not be longer than 255
+    write_atomic(tmp_path / name, b"%PDF")
+    assert [x.name for x in tmp_path.iterdir()] == [name]
+    ml = "€" * 80 + ".txt"               # 244 bytes of UTF-8: cut on a byte, the name still works
+    write_atomic(tmp_path / ml, "x")
+    assert (tmp_path / ml).read_text() == "x"
+
+
+def test_temporary_names_carry_host_and_pid(tmp_path):
+    from slaschema.fileio import _host_tag, temp_for
+
+    fd, name = temp_for(tmp_path / "out.json")
+    os.close(fd)
+    base = os.path.basename(name)
+    assert base.startswith(f".out.json.{_host_tag()}-{os.getpid()}.") and base.endswith(".tmp")
+
+
+def test_a_killed_writers_temporary_is_removed_by_the_next_write(tmp_path):
+    from slaschema.fileio import STALE_AFTER_S, _host_tag
+
+    host = _host_tag()
+    dead = _dead_pid()
+    stale = tmp_path / f".out.json.{host}-{dead}.abc123.tmp"          # killed long ago: removed
+    fresh = tmp_path / f".out.json.{host}-{dead}.def456.tmp"          # killed just now: kept a while
+    alive = tmp_path / f".out.json.{host}-{os.getppid()}.ghi789.tmp"  # its process runs: kept
+    other_host = tmp_path / f".out.json.elsewhere{host}x-{dead}.jkl012.tmp"   # another host's: kept
+    other_target = tmp_path / f".other.json.{host}-{dead}.mno345.tmp"         # another file's: kept
+    for p in (stale, fresh, alive, other_host, other_target):
+        p.write_text("partial")
+    for p in (stale, alive, other_host, other_target):
+        _aged(p, STALE_AFTER_S + 60)
+    write_atomic(tmp_path / "out.json", "{}")
+    left = sorted(x.name for x in tmp_path.iterdir())
+    assert left == sorted(["out.json", fresh.name, alive.name, other_host.name, other_target.name])
+
+
+def test_a_folder_that_cannot_be_listed_does_not_fail_the_write(tmp_path, monkeypatch):
+    import slaschema.fileio as fileio
+
+    def refuse(*a, **k):
+        raise PermissionError(13, "listing refused")
+
+    monkeypatch.setattr(fileio.os, "scandir", refuse)
+    write_atomic(tmp_path / "out.txt", "ok")
+    assert (tmp_path / "out.txt").read_text() == "ok"
