@@ -201,8 +201,16 @@ def credits(ctx, contract, incidents, periods, as_of, assume_tz, skip_bad_rows, 
 
     log_prefetch.start(incidents)           # the log is read while the modules below load
     import calculators.engine  # noqa: F401
+    # and those the engine and the table take later: imported while the log is still being read
+    import calculators.claims  # noqa: F401
+    import calculators.result  # noqa: F401
+    import calculators.support  # noqa: F401
 
     fmt = output_format(output, fmt, ("table", "json", "csv"), explicit=fmt_given(ctx))
+    if fmt == "table":
+        import rich.table  # noqa: F401
+
+        import slaschema.plain_table  # noqa: F401
     _check_zone(assume_tz)
     as_of_dt = parse_as_of(as_of, assume_tz)
     progress = stage_progress("credits", incidents, 3, no_progress)
