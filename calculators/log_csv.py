@@ -286,19 +286,44 @@ def fast_times(col: pa.ChunkedArray) -> np.ndarray | None:
 
 
 def convert_columns(table: pa.Table, raw_names: dict[str, str], text_columns: tuple[str, ...],
-                    time_columns: tuple[str, ...]) -> dict[tuple[str, str], Any]:
+                    time_columns: tuple[str, ...], *, stop: Callable[[], bool] | None = None
+                    ) -> dict[tuple[str, str], Any]:
     """`{("text", c): TextColumn, ("times", c): array or None}` for the columns present,
     converted in two threads above 50,000 rows: Arrow's dictionary encoding and casts release
     the GIL, and after the parse a command's other core would be idle. Empty below that (each
-    column is converted when first asked for)."""
+    column is converted when first asked for). `stop`: asked before each column; once it says
+    True the columns not begun are left out and the result is incomplete (the background
+    reading of a command that is exiting, which discards it). The two threads are daemons,
+    joined here: a process ending with `os._exit` (the `slakit` program) does not wait for
+    them, as it would for a thread pool's."""
     present = [c for c in (*text_columns, *time_columns)
                if raw_names.get(c) in table.column_names and table.num_rows]
     if len(present) < 2 or table.num_rows < 50_000:
         return {}
     jobs = [(("text", c), partial(text_column, lazy=c in LAZY_TEXT)) for c in text_columns if c in present]
     jobs += [(("times", c), fast_times) for c in time_columns if c in present]
-    from concurrent.futures import ThreadPoolExecutor
+    import threading
 
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="slakit-columns") as pool:
-        futures = [(key, pool.submit(fn, table.column(raw_names[key[1]]))) for key, fn in jobs]
-        return {key: f.result() for key, f in futures}
+    todo = list(reversed(jobs))
+    got: dict[tuple[str, str], Any] = {}
+    failed: list[BaseException] = []
+
+    def worker() -> None:
+        while not failed and not (stop is not None and stop()):
+            try:
+                key, fn = todo.pop()           # list.pop is atomic: each job is taken once
+            except IndexError:
+                return
+            try:
+                got[key] = fn(table.column(raw_names[key[1]]))
+            except BaseException as exc:  # noqa: BLE001 - raised again in the calling thread
+                failed.append(exc)
+
+    threads = [threading.Thread(target=worker, name="slakit-columns", daemon=True) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if failed:
+        raise failed[0]
+    return {key: got[key] for key, _ in jobs if key in got}

@@ -18,7 +18,8 @@ outcome: `slakit.cli`) and the interpreter's exit stop it. The file is read in c
 `CHUNK` bytes and the Arrow parse goes piece by piece (`log_csv.read_csv_arrow(stop=...)`),
 each step asking whether the reading was cancelled, so a cancelled reading ends within one
 chunk or piece and lets its memory go; the exit then waits only for that step (Arrow's threads
-must not run into the interpreter's shutdown). Only the first `EAGER` bytes (256 MiB, a log of
+must not run into the interpreter's shutdown; the `slakit` program ends with `os._exit`, which has no
+shutdown, and does not wait). Only the first `EAGER` bytes (256 MiB, a log of
 about two million incidents) are read before the loader asks for the log (`take`); the rest
 of a larger one is read then, so a command that stops early has read, and taken the cores
 from its own start-up for, at most that much. A CSV with quote characters is parsed in one go
@@ -98,11 +99,24 @@ def cancel() -> None:
                 _cancelled.append(job.thread)
 
 
+_join_at_exit = True
+
+
+def exit_without_teardown() -> None:
+    """The process is about to end with `os._exit` (`slakit.cli.quick_exit`): no interpreter
+    shutdown follows, so the exit cancels the readings without waiting for them."""
+    global _join_at_exit
+    _join_at_exit = False
+
+
 @atexit.register
 def _finish() -> None:
     """At the interpreter's exit: cancel what is still under way and wait for the step each
-    reading is in (one chunk read, one piece parsed), so no Arrow thread runs into shutdown."""
+    reading is in (one chunk read, one piece parsed), so no Arrow thread runs into shutdown
+    (not when the process ends without the shutdown: `exit_without_teardown`)."""
     cancel()
+    if not _join_at_exit:
+        return
     with _lock:
         threads = list(_cancelled)
         _cancelled.clear()
@@ -181,7 +195,7 @@ def _work(path: str, job: _Job) -> None:
         if looks_like_csv(path, data):
             arrow = read_csv_arrow(data, stop=stop.is_set)
         if arrow is not None and not stop.is_set():     # the conversions need neither pandas nor the contract
-            converted = convert_columns(arrow[0], arrow[1], TEXT_CONVERTED, TIME_COLUMNS)
+            converted = convert_columns(arrow[0], arrow[1], TEXT_CONVERTED, TIME_COLUMNS, stop=stop.is_set)
     except Exception:  # noqa: BLE001 - the loader reads the file again and reports what is wrong
         arrow, converted = None, {}
     hasher.join()

@@ -280,6 +280,9 @@ def quick_exit(code: Any = 0) -> NoReturn:
     shutdown = getattr(threading, "_shutdown", None)
     if shutdown is not None:
         shutdown()
+    prefetch = sys.modules.get("calculators.log_prefetch")
+    if prefetch is not None:        # a log read in the background is not waited for: nothing follows
+        prefetch.exit_without_teardown()
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:

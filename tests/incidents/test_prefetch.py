@@ -237,3 +237,59 @@ def test_a_ragged_row_in_a_later_piece_is_still_refused():
     data = (_many_rows(3000) + "R9,node\n" + _many_rows(10).split("\n", 1)[1]).encode()
     assert read_csv_arrow(data) is None
     assert read_csv_arrow(data, stop=lambda: False, piece_size=4096) is None
+
+
+def _table(n: int):
+    import pyarrow as pa
+
+    starts = [f"2027-02-01T00:00:{i % 60:02d}Z" for i in range(n)]
+    return pa.table({"id": [f"X{i}" for i in range(n)], "scope": ["node"] * n, "start": starts}), \
+        {"id": "id", "scope": "scope", "start": "start"}
+
+
+def test_column_conversion_stops_between_columns_and_leaves_no_thread():
+    from calculators.log_csv import convert_columns
+
+    table, names = _table(60_000)
+    every = convert_columns(table, names, ("id", "scope"), ("start",))
+    assert set(every) == {("text", "id"), ("text", "scope"), ("times", "start")}
+    asked = []
+
+    def stop() -> bool:                     # says stop once each thread took a column
+        asked.append(1)
+        return len(asked) > 2
+
+    some = convert_columns(table, names, ("id", "scope"), ("start",), stop=stop)
+    assert 0 < len(some) < 3 and set(some) < set(every)
+    assert not [t for t in threading.enumerate() if t.name == "slakit-columns"]
+
+
+def test_a_failing_column_conversion_is_raised_in_the_caller(monkeypatch):
+    import calculators.log_csv as log_csv
+
+    table, names = _table(60_000)
+
+    def boom(col):
+        raise RuntimeError("conversion failed")
+
+    monkeypatch.setattr(log_csv, "fast_times", boom)
+    with pytest.raises(RuntimeError, match="conversion failed"):
+        log_csv.convert_columns(table, names, ("id",), ("start",))
+
+
+def test_an_exit_without_teardown_does_not_wait_for_a_cancelled_reading(monkeypatch):
+    class Stuck:
+        def is_alive(self) -> bool:
+            return True
+
+        def join(self, timeout=None):
+            raise AssertionError("the exit waited for the reading")
+
+    monkeypatch.setattr(log_prefetch, "_cancelled", [Stuck()])
+    monkeypatch.setattr(log_prefetch, "_join_at_exit", True)
+    with pytest.raises(AssertionError, match="waited"):
+        log_prefetch._finish()                 # the interpreter's own exit waits for it
+    monkeypatch.setattr(log_prefetch, "_cancelled", [Stuck()])
+    log_prefetch.exit_without_teardown()       # what slakit.cli.quick_exit says before os._exit
+    log_prefetch._finish()
+    assert not log_prefetch._join_at_exit
