@@ -230,7 +230,6 @@ def _report_input_errors(group: click.Group) -> None:
             _report_input_errors(cmd)
 
 
-
 def run() -> NoReturn:
     """The `slakit` program (the console script and `python -m slakit`): `main`, then
     `quick_exit` with its status."""
