@@ -56,6 +56,7 @@ import io
 import json
 import re
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -941,6 +942,12 @@ def _gpus_limit_message(ctx: Context, i: int, v: Any) -> str:
     return f"gpus_affected must be between 1 and {limit if limit < 2**62 else 'the GPUs per node'}"
 
 
+def _cells_as_written(c: str) -> Callable[[Context], _Text]:
+    """`Check.show` for a time column: its cells as the log writes them (stripped), not the
+    parsed epoch seconds."""
+    return lambda ctx: ctx.source.text(c)
+
+
 def _iso_pair(ctx: Context, i: int, v: Any) -> str:
     return f"end is before start ({_iso(ctx.values['end'][i])} < {_iso(ctx.values['start'][i])})"
 
@@ -969,7 +976,8 @@ SPEC: tuple[Column, ...] = (
         Check(Reason.MISSING_VALUE, _start_missing, "start is empty", _TIME_FIX, show=None),
     )),
     Column("end", _times, checks=(
-        Check(Reason.END_BEFORE_START, _end_before_start, _iso_pair, "swap or correct the times"),
+        Check(Reason.END_BEFORE_START, _end_before_start, _iso_pair, "swap or correct the times",
+              show=_cells_as_written("end")),
     )),
     Column("impact", _lower, default="down", checks=(
         Check(Reason.UNKNOWN_IMPACT, _one_of("impact", IMPACTS), "impact must be down or degraded",

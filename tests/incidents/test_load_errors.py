@@ -181,3 +181,23 @@ def test_unknown_assume_tz(write, lc):
     with pytest.raises(InputError) as ei:
         load_incidents(path, lc, assume_tz="Mars/Olympus_Mons")
     assert ei.value.codes == ["unknown_timezone"]
+
+
+@pytest.mark.parametrize("name, text", [
+    ("log.csv", HEADER + GOOD + "X,node,r01-n01,2027-02-03T10:00:00Z, 2027-02-03T09:59:59Z ,,,,,\n"),   # Arrow
+    ("log.csv", HEADER + GOOD + "X,node,r01-n01,2027-02-03T10:00:00Z,2027-02-03 09:59:59Z,,,,\n"),     # pandas (short row)
+    ("log.jsonl", '{"id":"G1","scope":"node","target":"r01-n01","start":"2027-02-03T10:00:00Z"}\n'
+                  '{"id":"X","scope":"node","target":"r01-n01","start":"2027-02-03T10:00:00Z",'
+                  '"end":"2027-02-03T09:59:59Z"}\n'),
+])
+def test_end_before_start_shows_the_end_as_written(write, lc, name, text):
+    """The value of an end_before_start problem is the end cell as the log writes it (what
+    the user looks for in the file), not the parsed epoch seconds."""
+    path = write(name, text)
+    with pytest.raises(InputError) as ei:
+        load_incidents(path, lc)
+    (p,) = [p for p in ei.value.problems if p.code == "end_before_start"]
+    assert (p.row, p.column) == (2, "end")
+    assert p.value in ("2027-02-03T09:59:59Z", "2027-02-03 09:59:59Z")
+    skipped = load_incidents(path, lc, skip_bad_rows=True).skipped
+    assert [s.value for s in skipped] == [p.value]
