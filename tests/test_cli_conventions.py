@@ -291,3 +291,12 @@ def test_a_required_output_left_out_is_a_usage_error(args):
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 2, r.output
     assert "Missing option '-o' / '--output'" in r.output and "unexpected_error" not in r.output
+
+
+def test_watch_output_must_be_a_csv_file(tmp_path):
+    """`watch` writes a CSV incident log: `-o log.json` (which `slakit credits` would read as
+    JSON) is refused before Slurm is polled, as for every single-format writer."""
+    for name in ("log.json", "log.pdf"):
+        res = run("watch", "--slurm", "-o", tmp_path / name, "--once")
+        assert res.exit_code == 2 and "[output_extension]" in res.output and "name it *.csv" in res.output
+        assert not (tmp_path / name).exists() and not (tmp_path / f"{name}.state.json").exists()
