@@ -38,18 +38,17 @@ def claim() -> None:
     """
 
 
-def _as_of(text: str | None) -> datetime:
+def _as_of(text: str | None, assume_tz: str | None = None) -> datetime:
+    """`--as-of` read as every command reads it (`calculators.cli.parse_as_of`); default: now."""
     if text is None:
         return datetime.now(timezone.utc).replace(microsecond=0)
+    from calculators.cli import _check_zone, parse_as_of
+
+    _check_zone(assume_tz)
+    t = parse_as_of(text, assume_tz)
+    assert t is not None
     try:
-        t = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        raise click.BadParameter(f"{text!r} is not an ISO 8601 instant such as 2027-04-03T00:00:00Z",
-                                 param_hint="--as-of") from None
-    if t.tzinfo is None:
-        raise click.BadParameter("give an offset or Z, e.g. 2027-04-03T00:00:00Z", param_hint="--as-of")
-    try:
-        in_range = 1900 <= t.astimezone(timezone.utc).year <= 9998
+        in_range = 1900 <= t.astimezone(timezone.utc).year
     except OverflowError:
         in_range = False
     if not in_range:
@@ -112,7 +111,7 @@ def letter(contract, incidents, periods, as_of, assume_tz, output, fmt, monitor_
     from slaschema.fileio import write_atomic
 
     fmt = _format_for(output, fmt)
-    when = _as_of(as_of)
+    when = _as_of(as_of, assume_tz)
     lc = load_or_exit(contract)
     log = load_incidents(incidents, lc, assume_tz=assume_tz)    # InputError: printed, exit 1 (report_input_errors)
     label = periods[0]
