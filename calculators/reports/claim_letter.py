@@ -16,11 +16,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from calculators.reports import doc as d
 from calculators.reports.claims_text import STATUS_WORDS, window_words
 from calculators.reports.fmt import dec, duration, money, pct, plural, spaced_hostlist
+
+if TYPE_CHECKING:
+    from slaschema.loader import LoadedContract
 
 FORM_WORDS = {"future_invoice": "a credit on a future invoice", "same_invoice": "a deduction on the invoice of the "
               "month", "refund": "a refund"}
@@ -40,7 +44,7 @@ class LetterInputs:
     signed_by: str | None = None        # key fingerprint when the manifest is signed
 
 
-def schedule_clauses(lc) -> dict[str, str]:
+def schedule_clauses(lc: LoadedContract) -> dict[str, str]:
     """Clause citations from the SLA schedule's numbered headings: keys `downtime`,
     `exclusions`, `service_levels`, `credits`, and each scope (`node`, `rack` ...). A clause
     the schedule does not number is cited by its contract field alone."""
@@ -140,7 +144,7 @@ def _amount_rows(m, cur: str) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[
     return tuple(rows), tuple(billing)
 
 
-def _letter(lc, run, m, clauses: dict[str, str], inputs: LetterInputs) -> list[d.Block]:
+def _letter(lc: LoadedContract, run, m, clauses: dict[str, str], inputs: LetterInputs) -> list[d.Block]:
     info = lc.model.contract
     cp = lc.model.credits
     cur, zone = run.currency, run.timezone
@@ -222,7 +226,7 @@ def _letter(lc, run, m, clauses: dict[str, str], inputs: LetterInputs) -> list[d
     return out
 
 
-def _not_claimed(lc, run, months, clauses: dict[str, str]) -> list[d.Block]:
+def _not_claimed(lc: LoadedContract, run, months, clauses: dict[str, str]) -> list[d.Block]:
     cur, zone = run.currency, run.timezone
     cp = lc.model.credits
     out: list[d.Block] = [d.Heading("Months not claimed", 1)]
@@ -241,7 +245,7 @@ def _not_claimed(lc, run, months, clauses: dict[str, str]) -> list[d.Block]:
     return out
 
 
-def claim_document(lc, run, inputs: LetterInputs) -> d.Document:
+def claim_document(lc: LoadedContract, run, inputs: LetterInputs) -> d.Document:
     info = lc.model.contract
     cp = lc.model.credits
     clauses = schedule_clauses(lc)
