@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from calculators.reports.fmt import dec
 from calculators.result_records import MonthTotals
+from slaschema.errors import SlakitError
 
 if TYPE_CHECKING:
     from calculators.incidents import IncidentLog
@@ -135,7 +136,7 @@ class ClaimRun:
         }
 
 
-class ClaimError(ValueError):
+class ClaimError(SlakitError, ValueError):
     """A month that cannot be claimed yet (it has not ended as of the instant named)."""
 
 

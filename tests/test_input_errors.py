@@ -127,3 +127,20 @@ def test_reconcile_reports_both_bad_logs_at_once(tmp_path):
     res = run("reconcile", ours, theirs)
     assert res.exit_code == 1
     assert "[timestamp_invalid]" in res.stderr and "[invalid_choice]" in res.stderr and "2 error(s)" in res.stderr
+
+
+def test_the_coded_errors_are_one_hierarchy():
+    """Every error slakit raises about what it was given, with a stable code, is a SlakitError
+    (slaschema.errors), whatever else it also is."""
+    from acceptance.drill import DrillError
+    from calculators.claim_case import ClaimError
+    from calculators.engine import EngineError
+    from calculators.periods import PeriodError
+    from slaschema.errors import SlakitError
+    from slaschema.hostlist import HostlistError
+    from slaschema.sshsig import SigningError
+
+    for cls in (InputError, PeriodError, EngineError, HostlistError, SigningError, DrillError, ClaimError):
+        assert issubclass(cls, SlakitError), cls
+    assert issubclass(HostlistError, ValueError) and issubclass(DrillError, RuntimeError)
+    assert issubclass(ClaimError, ValueError)
