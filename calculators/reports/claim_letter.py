@@ -128,19 +128,19 @@ def _units_sentence(units, clauses: dict[str, str]) -> str:
 
 def _amount_rows(m, cur: str) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
     """(the claim's amounts, last = the amount claimed; the billing adjustment rows, if any)."""
-    a = m.amounts
-    rows = [("Credit of the month before the cap", money(a["credit_uncapped"]))]
-    if a.get("cap_amount") is not None:
-        rows.append(("Cap" + (" (applied)" if a.get("cap_applied") else " (not reached)"), money(a["cap_amount"])))
-    if dec(a.get("minimum")) > 0:
-        rows.append(("Minimum credit" + (" (not reached: nothing issued)" if a.get("minimum_applied") else ""),
-                     money(a["minimum"])))
-    rows.append((f"Credit owed: the amount claimed ({cur})", money(a["credit_total"])))
+    t = m.totals
+    rows = [("Credit of the month before the cap", money(t.credit_uncapped))]
+    if t.cap_amount is not None:
+        rows.append(("Cap" + (" (applied)" if t.cap_applied else " (not reached)"), money(t.cap_amount)))
+    if t.minimum > 0:
+        rows.append(("Minimum credit" + (" (not reached: nothing issued)" if t.minimum_applied else ""),
+                     money(t.minimum)))
+    rows.append((f"Credit owed: the amount claimed ({cur})", money(t.credit_total)))
     billing: list[tuple[str, str]] = []
-    if a.get("not_charged") is not None:
+    if t.not_charged_total is not None:
         billing.append(("Hours not charged (a billing adjustment on the invoice, not part of this claim)",
-                        money(a["not_charged"])))
-        billing.append(("Remedy for the month (credit owed + not charged)", money(a["remedy"])))
+                        money(t.not_charged_total)))
+        billing.append(("Remedy for the month (credit owed + not charged)", money(t.remedy_total)))
     return tuple(rows), tuple(billing)
 
 
@@ -236,9 +236,9 @@ def _not_claimed(lc: LoadedContract, run, months, clauses: dict[str, str]) -> li
             items.append(f"{m.period}: not claimed. The claim was due before {_local(m.due, zone)} "
                          f"({window_words(cp.claim_window)}, {clauses['credits']}); as of {_local(run.as_of, zone)} "
                          f"the window has closed, so the credit of {money(m.credit, cur)} has lapsed.")
-        elif m.amounts.get("minimum_applied"):
+        elif m.totals.minimum_applied:
             items.append(f"{m.period}: nothing to claim. The month's credit is below the contract's minimum of "
-                         f"{money(m.amounts['minimum'], cur)} ({clauses['credits']}), so none is issued.")
+                         f"{money(m.totals.minimum, cur)} ({clauses['credits']}), so none is issued.")
         else:
             items.append(f"{m.period}: nothing to claim. Every unit met its target ({clauses['service_levels']}).")
     out.append(d.Bullets(tuple(items)))
