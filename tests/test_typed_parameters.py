@@ -23,3 +23,20 @@ def test_every_lc_parameter_is_a_loaded_contract():
                     if arg.arg == "lc" and (arg.annotation is None or ast.unparse(arg.annotation) != "LoadedContract"):
                         untyped.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name}")
     assert untyped == []
+
+
+def test_the_scopes_are_written_once():
+    """The four scopes are spelled out once, as the contract format's `Scope` literal
+    (slaschema.models); everything else names them through `SCOPES`."""
+    names = ("node", "rack", "cluster", "site")
+    spelled = []
+    for pkg in PACKAGES:
+        for path in sorted((REPO / pkg).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            literal_args = {id(n.slice) for n in ast.walk(tree)
+                            if isinstance(n, ast.Subscript) and ast.unparse(n.value) == "Literal"}
+            for node in ast.walk(tree):
+                if (isinstance(node, (ast.Tuple, ast.List)) and id(node) not in literal_args
+                        and tuple(getattr(e, "value", None) for e in node.elts) == names):
+                    spelled.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert spelled == []
