@@ -39,16 +39,16 @@ def claim() -> None:
 
 
 def _as_of(text: str | None, assume_tz: str | None = None) -> datetime:
-    """`--as-of` read as every command reads it (`calculators.cli.parse_as_of`); default: now."""
+    """`--as-of` read as every command reads it (`calculators.cli.read_as_of`), between the
+    years 1900 and 9998; default: now."""
     if text is None:
         return datetime.now(timezone.utc).replace(microsecond=0)
-    from calculators.cli import _check_zone, parse_as_of
+    from calculators.cli import _check_zone, read_as_of
 
     _check_zone(assume_tz)
-    t = parse_as_of(text, assume_tz)
-    assert t is not None
+    t = read_as_of(text, assume_tz)
     try:
-        in_range = 1900 <= t.astimezone(timezone.utc).year
+        in_range = 1900 <= t.astimezone(timezone.utc).year <= 9998
     except OverflowError:
         in_range = False
     if not in_range:

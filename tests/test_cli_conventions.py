@@ -317,7 +317,7 @@ AS_OF_COMMANDS = {
 ])
 @pytest.mark.parametrize("command", sorted(AS_OF_COMMANDS))
 def test_as_of_is_read_the_same_by_every_command(tmp_path, monkeypatch, command, value, says):
-    """One reading of --as-of (calculators.cli.parse_as_of): the same value is refused with the
+    """One reading of --as-of (calculators.cli.read_as_of): the same value is refused with the
     same usage error (exit 2) by every command that takes an instant."""
     monkeypatch.chdir(tmp_path)
     res = CliRunner().invoke(main, [*AS_OF_COMMANDS[command], "--as-of", value])
