@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 
 from calculators.period_option import period_options
-from slaschema.cliconv import output_option
+from slaschema.cliconv import extra_output, output_option
 
 FORMATS = ("pdf", "md")
 
@@ -85,8 +85,8 @@ def _package_path(output: Path) -> Path:
               metavar="FILE", help="A `slakit reconcile` report for the package (repeatable).")
 @click.option("--sign", "key", type=click.Path(dir_okay=False), metavar="KEY",
               help="Sign the package manifest with this SSH key (ssh-keygen -Y sign -n slakit-evidence).")
-@click.option("--ledger", type=click.Path(dir_okay=False), metavar="FILE",
-              help="Add the claimed months to this claims ledger (CSV; created when missing).")
+@click.option("--ledger", type=click.Path(dir_okay=False), metavar="FILE", callback=extra_output("csv"),
+              help="Add the claimed months to this claims ledger (CSV, *.csv; created when missing).")
 def letter(contract, incidents, periods, as_of, assume_tz, output, fmt, monitor_logs, reconcile_reports,
            key, ledger) -> None:
     """Write the claim letter for a month or a quarter, and its evidence package.

@@ -340,3 +340,20 @@ def test_accept_as_of_reads_times_as_the_other_commands_do():
         with pytest.raises(InputError) as ei:
             _as_of(bad)
         assert ei.value.codes == ["bad_as_of"]
+
+
+@pytest.mark.parametrize("argv, option, want", [
+    (["review", CONTRACT, LOG, "--quarter", "2027-Q1", "-o", "r.pdf", "--json-out", "r.pdf.pdf"], "--json-out", "json"),
+    (["claim", "letter", CONTRACT, LOG, "--month", "2027-03", "--as-of", "2027-04-03T00:00:00Z", "-o", "c.md",
+      "--ledger", "ledger.json"], "--ledger", "csv"),
+    (["import", "lanl", LOG, "-o", "log.csv", "--inventory-out", "inventory.yaml"], "--inventory-out", "csv"),
+])
+def test_extra_outputs_check_their_extension_too(tmp_path, monkeypatch, argv, option, want):
+    """The extra files beside -o (`review --json-out`, `claim letter --ledger`, `import lanl
+    --inventory-out`) each hold one format: another format's extension is refused before any
+    work is done, and nothing is written."""
+    monkeypatch.chdir(tmp_path)
+    res = run(*argv)
+    assert res.exit_code == 2 and "[output_extension]" in res.output and option in res.output, res.output
+    assert f"name it *.{want}" in res.output
+    assert list(tmp_path.iterdir()) == []
