@@ -66,6 +66,7 @@ def parse_as_of(text: str | None, assume_tz: str | None = None, zone_option: str
 
 
 def _load(contract: str, incidents: str, assume_tz: str | None, skip_bad_rows: bool, fmt: str):
+    from calculators.incident_reasons import ROW_REASONS
     from calculators.incidents import load_incidents
     from slaschema.cli import load_or_exit
     from slaschema.errors import InputError
@@ -74,7 +75,7 @@ def _load(contract: str, incidents: str, assume_tz: str | None, skip_bad_rows: b
     try:
         log = load_incidents(incidents, lc, assume_tz=assume_tz, skip_bad_rows=skip_bad_rows)
     except InputError as e:                 # printed, exit 1 (slaschema.cli.report_input_errors)
-        if not skip_bad_rows and any(p.row is not None for p in e.problems):
+        if not skip_bad_rows and any(p.row is not None and p.code in ROW_REASONS for p in e.problems):
             e.add_note("nothing computed: fix the rows above or pass --skip-bad-rows")
         raise
     return lc, log

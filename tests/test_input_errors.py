@@ -144,3 +144,18 @@ def test_the_coded_errors_are_one_hierarchy():
         assert issubclass(cls, SlakitError), cls
     assert issubclass(HostlistError, ValueError) and issubclass(DrillError, RuntimeError)
     assert issubclass(ClaimError, ValueError)
+
+
+@pytest.mark.parametrize("name, text", [
+    ("log.jsonl", '{"id": "A", "scope": "node", "target": "r01-n01", "start": "2027-02-03T10:00:00Z"}\n[1]\n'),
+    ("log.csv", HEADER + "A,node,r01-n01,2027-02-03T10:00:00Z,,extra\n"),
+])
+def test_a_file_problem_with_a_row_is_not_told_to_skip_bad_rows(tmp_path, name, text):
+    """json_invalid and csv_invalid stop the command even with --skip-bad-rows, so the note
+    after them does not suggest it (it follows row problems only)."""
+    log = tmp_path / name
+    log.write_text(text)
+    for extra in ((), ("--skip-bad-rows",)):
+        res = run("credits", CONTRACT, log, "--month", "2027-02", *extra)
+        assert res.exit_code == 1 and ("[json_invalid]" in res.stderr or "[csv_invalid]" in res.stderr)
+        assert "--skip-bad-rows" not in res.stderr, res.stderr
