@@ -201,3 +201,21 @@ def test_end_before_start_shows_the_end_as_written(write, lc, name, text):
     assert p.value in ("2027-02-03T09:59:59Z", "2027-02-03 09:59:59Z")
     skipped = load_incidents(path, lc, skip_bad_rows=True).skipped
     assert [s.value for s in skipped] == [p.value]
+
+
+@pytest.mark.parametrize("body, row, line", [
+    (GOOD + "X,node,r01-n01,2027-02-03T10:00:00Z,,,,,,,extra\n", 2, 3),
+    (GOOD + "\n" + GOOD.replace("G1", "G2") + "X,node,r01-n01,2027-02-03T10:00:00Z,,,,,,,extra,more\n", 3, 5),
+    ("X,node,r01-n01,2027-02-03T10:00:00Z,,,,,,,extra\n", 1, 2),          # the only data row
+    (GOOD + 'Q,node,r01-n01,2027-02-03T10:00:00Z,,,,,,"two\nlines",extra\n', 2, 3),
+])
+def test_a_row_with_more_cells_than_the_header_is_located(write, lc, body, row, line):
+    """csv_invalid for a row with too many cells names that row (data rows, blank lines not
+    counted) and the file line it starts on, with or without --skip-bad-rows."""
+    path = write("log.csv", HEADER + body)
+    for skip in (False, True):
+        with pytest.raises(InputError) as ei:
+            load_incidents(path, lc, skip_bad_rows=skip)
+        (p,) = ei.value.problems
+        assert (p.code, p.row, p.line) == ("csv_invalid", row, line)
+        assert f"the header has {len(HEADER.split(','))}" in p.message
