@@ -27,23 +27,23 @@ USAGE_CODES = {"unknown_selection", "bad_param_override", "unknown_criterion", "
 
 
 def _as_of(text: str | None):
-    """--as-of: an ISO date (midnight UTC) or an aware ISO time; None for now."""
+    """--as-of: an ISO date (midnight UTC) or an aware ISO time, read as every command reads
+    one (`calculators.periods.parse_instant`); None for now."""
     if not text:
         return None
     from datetime import date, datetime, time, timezone
 
+    from calculators.periods import parse_instant
     from slaschema.errors import InputError, Problem
 
     try:
         if len(text.strip()) == 10:
             return datetime.combine(date.fromisoformat(text.strip()), time(0), tzinfo=timezone.utc)
-        dt = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        dt = None
-    if dt is None or dt.tzinfo is None:
+        return parse_instant(text.strip())
+    except ValueError:              # PeriodError too: not ISO 8601, or a time without its offset
         raise InputError([Problem("bad_as_of", f"--as-of {text}: expected a date or a time with its offset",
-                                  value=text, fix="e.g. --as-of 2027-01-15 or --as-of 2027-01-15T09:00:00+00:00")])
-    return dt
+                                  value=text, fix="e.g. --as-of 2027-01-15 or --as-of 2027-01-15T09:00:00+00:00")]
+                         ) from None
 
 
 def _waivers(path: str | None, loaded: LoadedContract) -> tuple[Waiver, ...]:

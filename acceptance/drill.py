@@ -20,6 +20,7 @@ from pathlib import Path
 
 from acceptance.executors.slurm import node_usable
 from acceptance.results import Status, Verdict
+from slaschema.errors import SlakitError
 
 OUT_OF_SERVICE = {"down", "drain", "drained", "draining", "fail", "failing"}
 
@@ -261,7 +262,7 @@ class DrillResult:
         }
 
 
-class DrillError(RuntimeError):
+class DrillError(SlakitError, RuntimeError):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code

@@ -15,7 +15,7 @@ import click
 
 from acceptance.cli_group import get_accept_group
 from calculators.period_option import period_options
-from slaschema.cliconv import contract_argument, deprecated_contract_option, resolve_contract
+from slaschema.cliconv import contract_argument, deprecated_contract_option, output_option, resolve_contract
 
 
 class DurationType(click.ParamType):
@@ -168,8 +168,8 @@ def _verdict_json(v) -> dict:
 @click.option("--slurm", "use_slurm", is_flag=True, required=True,
               help="Poll Slurm node states (sinfo) of the cluster in this environment.")
 @click.option("--interval", type=DURATION, default="30s", show_default=True)
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Incident log (CSV) to create or update; feeds `slakit credits` directly.")
+@output_option(required=True, fixed="csv",
+               help="Incident log (CSV, *.csv) to create or update; feeds `slakit credits` directly.")
 @click.option("--state", "state_file", type=click.Path(dir_okay=False),
               help="State file for restarts [default: OUTPUT.state.json].")
 @click.option("--partition", help="Only nodes of this partition.")

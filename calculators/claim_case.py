@@ -22,8 +22,8 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from calculators.reports.fmt import dec
 from calculators.result_records import MonthTotals
+from slaschema.errors import SlakitError
 
 if TYPE_CHECKING:
     from calculators.incidents import IncidentLog
@@ -65,8 +65,7 @@ class MonthClaim:
     due: int | None
     status: str
     seconds_left: int | None
-    amounts: dict[str, Any]            # fee_total, credit_uncapped, cap_amount, cap_applied, minimum,
-                                       # minimum_applied, credit_total, not_charged, remedy (str/None)
+    totals: MonthTotals                # the month's amounts, as the credits result computed them
     units: tuple[CreditedUnit, ...]
     incidents: tuple[IncidentLine, ...]          # incidents counted in a credited unit
     other_incidents: tuple[str, ...]             # incidents touching the month that drive no credit
@@ -74,7 +73,7 @@ class MonthClaim:
 
     @property
     def credit(self) -> Decimal:
-        return dec(self.amounts["credit_total"])
+        return self.totals.credit_total
 
     @property
     def claimable(self) -> bool:
@@ -124,7 +123,7 @@ class ClaimRun:
             "claim_window": self.window, "claimed_total": f"{self.claimed_total:.2f}",
             "months": [{"period": m.period, "start": iso(m.start), "end": iso(m.end),
                         "claim": {"due": iso(m.due) if m.due is not None else None, "status": m.status},
-                        "claimed": m.to_claim, **m.amounts,
+                        "claimed": m.to_claim, **_amounts(m.totals),
                         "units": [{"scope": u.scope, "id": u.id, "availability_pct": u.availability_pct,
                                    "target_pct": u.target_pct, "met": u.met, "credit_pct": u.credit_pct,
                                    "credit": u.credit,
@@ -135,7 +134,7 @@ class ClaimRun:
         }
 
 
-class ClaimError(ValueError):
+class ClaimError(SlakitError, ValueError):
     """A month that cannot be claimed yet (it has not ended as of the instant named)."""
 
 
@@ -224,7 +223,7 @@ def claim_months(lc: LoadedContract, log: IncidentLog, labels: list[str], as_of:
         row_numbers = sorted({n for i in touching for n in rows.get(i, [])})
         months.append(MonthClaim(period=p.label, start=p.start, end=p.end, due=deadline.due,
                                  status=deadline.status, seconds_left=deadline.seconds_left,
-                                 amounts=_amounts(res.month_totals()[0]),
+                                 totals=res.month_totals()[0],
                                  units=units, incidents=tuple(lines), other_incidents=tuple(others),
                                  row_numbers=tuple(row_numbers)))
     from pathlib import Path

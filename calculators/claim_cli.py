@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 
 from calculators.period_option import period_options
-from slaschema.cliconv import output_option
+from slaschema.cliconv import extra_output, output_option
 
 FORMATS = ("pdf", "md")
 
@@ -38,16 +38,15 @@ def claim() -> None:
     """
 
 
-def _as_of(text: str | None) -> datetime:
+def _as_of(text: str | None, assume_tz: str | None = None) -> datetime:
+    """`--as-of` read as every command reads it (`calculators.cli.read_as_of`), between the
+    years 1900 and 9998; default: now."""
     if text is None:
         return datetime.now(timezone.utc).replace(microsecond=0)
-    try:
-        t = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        raise click.BadParameter(f"{text!r} is not an ISO 8601 instant such as 2027-04-03T00:00:00Z",
-                                 param_hint="--as-of") from None
-    if t.tzinfo is None:
-        raise click.BadParameter("give an offset or Z, e.g. 2027-04-03T00:00:00Z", param_hint="--as-of")
+    from calculators.cli import _check_zone, read_as_of
+
+    _check_zone(assume_tz)
+    t = read_as_of(text, assume_tz)
     try:
         in_range = 1900 <= t.astimezone(timezone.utc).year <= 9998
     except OverflowError:
@@ -86,8 +85,8 @@ def _package_path(output: Path) -> Path:
               metavar="FILE", help="A `slakit reconcile` report for the package (repeatable).")
 @click.option("--sign", "key", type=click.Path(dir_okay=False), metavar="KEY",
               help="Sign the package manifest with this SSH key (ssh-keygen -Y sign -n slakit-evidence).")
-@click.option("--ledger", type=click.Path(dir_okay=False), metavar="FILE",
-              help="Add the claimed months to this claims ledger (CSV; created when missing).")
+@click.option("--ledger", type=click.Path(dir_okay=False), metavar="FILE", callback=extra_output("csv"),
+              help="Add the claimed months to this claims ledger (CSV, *.csv; created when missing).")
 def letter(contract, incidents, periods, as_of, assume_tz, output, fmt, monitor_logs, reconcile_reports,
            key, ledger) -> None:
     """Write the claim letter for a month or a quarter, and its evidence package.
@@ -112,7 +111,7 @@ def letter(contract, incidents, periods, as_of, assume_tz, output, fmt, monitor_
     from slaschema.fileio import write_atomic
 
     fmt = _format_for(output, fmt)
-    when = _as_of(as_of)
+    when = _as_of(as_of, assume_tz)
     lc = load_or_exit(contract)
     log = load_incidents(incidents, lc, assume_tz=assume_tz)    # InputError: printed, exit 1 (report_input_errors)
     label = periods[0]

@@ -37,18 +37,27 @@ def stage_progress(label: str, log_path: str, steps: int, no_progress: bool) -> 
     return Progress(label, steps, enabled=large and progress_wanted(no_progress))
 
 
-def parse_as_of(text: str | None, assume_tz: str | None = None, zone_option: str | None = "--assume-tz"
-                ) -> datetime | None:
-    """`--as-of` of every command (`calculators.periods.parse_instant`); a bad value is a
-    usage error (exit 2) naming the option."""
-    if text is None:
-        return None
-    from calculators.periods import LAST_MONTH, LATEST_S, PeriodError, parse_instant
+def read_as_of(text: str, assume_tz: str | None = None, zone_option: str | None = "--assume-tz") -> datetime:
+    """The reading of `--as-of` every command shares (`calculators.periods.parse_instant`); a
+    value that is no instant is a usage error (exit 2) naming the option. `parse_as_of` adds
+    the range the credits engine computes; a command with a range of its own checks that."""
+    from calculators.periods import PeriodError, parse_instant
 
     try:
-        at = parse_instant(text, assume_tz, zone_option)
+        return parse_instant(text, assume_tz, zone_option)
     except PeriodError as e:
         raise click.BadParameter(str(e), param_hint="--as-of") from None
+
+
+def parse_as_of(text: str | None, assume_tz: str | None = None, zone_option: str | None = "--assume-tz"
+                ) -> datetime | None:
+    """`--as-of` of every command that computes credits (`read_as_of`), up to the latest
+    instant the engine computes."""
+    if text is None:
+        return None
+    from calculators.periods import LAST_MONTH, LATEST_S
+
+    at = read_as_of(text, assume_tz, zone_option)
     if at.timestamp() > LATEST_S:
         raise click.BadParameter(f"{text[:40]!r} is after 9997-12-31T16:00Z, the latest instant slakit computes; "
                                  f"name an earlier time (and periods up to {LAST_MONTH}) [period_out_of_range]",
@@ -57,6 +66,7 @@ def parse_as_of(text: str | None, assume_tz: str | None = None, zone_option: str
 
 
 def _load(contract: str, incidents: str, assume_tz: str | None, skip_bad_rows: bool, fmt: str):
+    from calculators.incident_reasons import ROW_REASONS
     from calculators.incidents import load_incidents
     from slaschema.cli import load_or_exit
     from slaschema.errors import InputError
@@ -65,7 +75,7 @@ def _load(contract: str, incidents: str, assume_tz: str | None, skip_bad_rows: b
     try:
         log = load_incidents(incidents, lc, assume_tz=assume_tz, skip_bad_rows=skip_bad_rows)
     except InputError as e:                 # printed, exit 1 (slaschema.cli.report_input_errors)
-        if not skip_bad_rows and any(p.row is not None for p in e.problems):
+        if not skip_bad_rows and any(p.row is not None and p.code in ROW_REASONS for p in e.problems):
             e.add_note("nothing computed: fix the rows above or pass --skip-bad-rows")
         raise
     return lc, log

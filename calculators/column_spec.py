@@ -39,13 +39,14 @@ class Check:
 
     `show`: which cells are reported as the value -- "raw" (the column's cells as read,
     before normalising, e.g. `Node` for a scope read as `node`), "parsed" (the parsed text),
-    the name of another column's raw cells, or None (nothing: the cell is empty)."""
+    the name of another column's raw cells, a function of the `Context` giving the cells
+    (asked only when some row fails), or None (nothing: the cell is empty)."""
 
     code: str
     test: Callable[[Context], np.ndarray]
     message: Message
     fix: Message = None
-    show: str | None = "raw"
+    show: str | Callable[[Context], Any] | None = "raw"
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,8 @@ def validate(spec: Sequence[Column], ctx: Context) -> Context:
                 continue
             if check.show is None:
                 shown = None
+            elif callable(check.show):
+                shown = check.show(ctx)
             elif check.show == "raw":
                 shown = ctx.raw.get(col.name, ctx.values[col.name])
             elif check.show == "parsed":

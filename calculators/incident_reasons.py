@@ -61,6 +61,10 @@ class Reason(StrEnum):
     UNKNOWN_COLUMN = "unknown_column", "a column that is not part of the format; it is ignored", "file", "warning"
 
 
+# the codes --skip-bad-rows leaves out with their rows (the others stop the command even then)
+ROW_REASONS = frozenset(r.value for r in Reason if r.scope == "row")
+
+
 def markdown() -> str:
     """The docs page: every code, where it applies, and what it means."""
     lines = [

@@ -56,6 +56,7 @@ import io
 import json
 import re
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -244,10 +245,37 @@ def _read_csv(data: bytes, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
                               skip_blank_lines=True, index_col=False, encoding="utf-8-sig",
                               encoding_errors="replace")
     except (pd.errors.ParserError, pd.errors.ParserWarning, pd.errors.EmptyDataError, ValueError) as e:
+        long_row = _first_long_row(data)
+        if long_row is not None:
+            row, line, cells, header = long_row
+            raise InputError([Problem(Reason.CSV_INVALID, f"the CSV cannot be read: the row has {cells} cells, the "
+                                      f"header has {header} (file line {line})", file=fname, row=row, line=line,
+                                      fix="quote a cell that holds a comma, or remove the extra cells")]) from None
         raise InputError([Problem(Reason.CSV_INVALID, f"the CSV cannot be read: {str(e).strip()}", file=fname,
                                   fix="check quoting and that every row has as many cells as the header")]) from None
     raw.columns = [str(c).strip() for c in raw.columns]
     return raw, np.arange(1, len(raw) + 1, dtype=np.int64)
+
+
+def _first_long_row(data: bytes) -> tuple[int, int, int, int] | None:
+    """(data row, file line it starts on, its cells, the header's cells) of the first row with
+    more cells than the header, rows counted as the readers count them (header and blank lines
+    excluded); None when there is none or the quoting is what is broken."""
+    reader = csv.reader(io.StringIO(data.decode("utf-8-sig", errors="replace"), newline=""))
+    try:
+        header = next(reader, None)
+        if header is None:
+            return None
+        row, line = 0, reader.line_num + 1
+        for cells in reader:
+            if cells:
+                row += 1
+                if len(cells) > len(header):
+                    return row, line, len(cells), len(header)
+            line = reader.line_num + 1
+    except csv.Error:
+        return None
+    return None
 
 
 _BLOCK_SIZE = BLOCK_SIZE
@@ -941,6 +969,12 @@ def _gpus_limit_message(ctx: Context, i: int, v: Any) -> str:
     return f"gpus_affected must be between 1 and {limit if limit < 2**62 else 'the GPUs per node'}"
 
 
+def _cells_as_written(c: str) -> Callable[[Context], _Text]:
+    """`Check.show` for a time column: its cells as the log writes them (stripped), not the
+    parsed epoch seconds."""
+    return lambda ctx: ctx.source.text(c)
+
+
 def _iso_pair(ctx: Context, i: int, v: Any) -> str:
     return f"end is before start ({_iso(ctx.values['end'][i])} < {_iso(ctx.values['start'][i])})"
 
@@ -969,7 +1003,8 @@ SPEC: tuple[Column, ...] = (
         Check(Reason.MISSING_VALUE, _start_missing, "start is empty", _TIME_FIX, show=None),
     )),
     Column("end", _times, checks=(
-        Check(Reason.END_BEFORE_START, _end_before_start, _iso_pair, "swap or correct the times"),
+        Check(Reason.END_BEFORE_START, _end_before_start, _iso_pair, "swap or correct the times",
+              show=_cells_as_written("end")),
     )),
     Column("impact", _lower, default="down", checks=(
         Check(Reason.UNKNOWN_IMPACT, _one_of("impact", IMPACTS), "impact must be down or degraded",

@@ -35,7 +35,7 @@ def _is_perf(log: Any) -> np.ndarray:
     return (log.frame["category"].to_numpy(dtype=object) == CATEGORY)
 
 
-def availability_log(lc: Any, log: Any) -> Any:
+def availability_log(lc: LoadedContract, log: Any) -> Any:
     """The log without performance incidents when the contract has performance levels."""
     if not getattr(lc.model, "performance", None) or log.frame.empty:
         return log
@@ -45,7 +45,7 @@ def availability_log(lc: Any, log: Any) -> Any:
     return replace(log, frame=log.frame[~mask].reset_index(drop=True))
 
 
-def _level_contract(lc: Any, level: Any) -> Any:
+def _level_contract(lc: LoadedContract, level: Any) -> Any:
     from slaschema.models import CreditPolicy, Downtime, ServiceLevel, ServiceLevels
 
     m = lc.model
@@ -59,7 +59,7 @@ def _level_contract(lc: Any, level: Any) -> Any:
     return replace(lc, model=model)
 
 
-def _level_log(lc: Any, log: Any, level_id: str) -> Any:
+def _level_log(lc: LoadedContract, log: Any, level_id: str) -> Any:
     from calculators.incidents import IncidentLog
 
     frame = log.frame
@@ -120,7 +120,7 @@ def performance_figures(lc: LoadedContract, log: Any, periods: list[Any], as_of:
     return out
 
 
-def performance_json(lc: Any, log: Any, periods: list[Any], as_of: Any = None) -> dict[str, Any]:
+def performance_json(lc: LoadedContract, log: Any, periods: list[Any], as_of: Any = None) -> dict[str, Any]:
     return {"format": FORMAT, "contract": lc.model.contract.id,
             "levels": performance_figures(lc, log, periods, as_of)}
 

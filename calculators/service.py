@@ -20,10 +20,14 @@ contract runs exactly the code it ran before:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from calculators.intervals import MAX_TIME, Intervals, concat, intersect, merge, overlap_pairs, seconds_in, sweep
+
+if TYPE_CHECKING:
+    from slaschema.loader import LoadedContract
 
 I64 = np.int64
 NEVER = 1 << 40          # a threshold no count reaches
@@ -299,7 +303,7 @@ def service_fee(pricing, gpus: np.ndarray, seconds: np.ndarray, month_s: int) ->
     return obj(seconds) * pn, pd * month_s
 
 
-def uses_revision_1_1(lc) -> bool:
+def uses_revision_1_1(lc: LoadedContract) -> bool:
     """Whether a contract uses any field of revision 1.1 (its results then carry the revision
     1.1 figures: service seconds, hours not charged, remedy)."""
     m = lc.model

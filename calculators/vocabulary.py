@@ -19,7 +19,7 @@ import numpy as np
 
 from slaschema.models import SCOPES
 
-NODE, RACK, CLUSTER, SITE = (SCOPES.index(s) for s in ("node", "rack", "cluster", "site"))
+NODE, RACK, CLUSTER, SITE = SCOPES.index("node"), SCOPES.index("rack"), SCOPES.index("cluster"), SCOPES.index("site")
 
 F_NOTICE, F_CAP, F_UNKNOWN, F_OPEN = 1, 2, 4, 8
 F_NOT_REPORTED, F_OUTSIDE = 16, 32          # revision 1.1 (8.2, 8.1): the incident counts nowhere

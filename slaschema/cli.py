@@ -77,7 +77,7 @@ def register_contract_check(check) -> None:
         CONTRACT_CHECKS.append(check)
 
 
-def contract_check_problems(lc) -> list:
+def contract_check_problems(lc: LoadedContract) -> list:
     """The problems the registered checks find in `lc`, located in its file."""
     from slaschema.loader import locate_problems
 

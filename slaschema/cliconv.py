@@ -61,6 +61,26 @@ def output_option(*, required: bool = False, dest: str = "output", help: str | N
                         callback=check, **given)
 
 
+def extra_output(fmt: str):
+    """The click callback of an extra file of one format a command writes beside its `-o`
+    (`review --json-out`, `claim letter --ledger`, `import lanl --inventory-out`): refused as
+    the option is read when its extension belongs to another format (`[output_extension]`,
+    exit 2) or it could not be written (`[output_unwritable]`), as `-o` is."""
+    def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if value is None or value == "-":
+            return value
+        suffix = _suffix(value)
+        known = _FORMAT_OF.get(suffix)
+        if suffix and known is not None and known != fmt:
+            option = max(param.opts, key=len) if param.opts else param.name
+            raise click.UsageError(f"{option} {value}: a {suffix} file does not hold {fmt}; name it "
+                                   f"*{FORMAT_EXTENSIONS[fmt][0]} [output_extension]")
+        check_writable(value)
+        return value
+
+    return check
+
+
 def _suffix(output: str) -> str:
     return Path(output).suffix.lower()
 

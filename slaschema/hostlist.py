@@ -11,6 +11,8 @@ import os
 import re
 from collections.abc import Iterable
 
+from slaschema.errors import SlakitError
+
 DEFAULT_MAX_NODES = 1_000_000
 _max_nodes: int | None = None
 
@@ -39,7 +41,7 @@ def row_budget(known_nodes: int | None = None) -> int:
     return min(cap, known_nodes) if known_nodes else cap
 
 
-class HostlistError(ValueError):
+class HostlistError(SlakitError, ValueError):
     def __init__(self, code: str, message: str, expr: str) -> None:
         super().__init__(message)
         self.code = code

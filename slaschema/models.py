@@ -11,7 +11,7 @@ import re
 from datetime import date, timedelta
 from datetime import date as _Date
 from decimal import Decimal
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -19,7 +19,7 @@ from pydantic_core import PydanticCustomError
 from slaschema.types import DateOrInstant, Duration, Money, Percent, Threshold, TimeZoneName
 
 Scope = Literal["node", "rack", "cluster", "site"]
-SCOPES: tuple[str, ...] = ("node", "rack", "cluster", "site")
+SCOPES: tuple[str, ...] = get_args(Scope)          # smallest first
 Architecture = Literal["hgx-8gpu", "gb200-nvl72", "gb300-nvl72", "mi355x-8gpu", "custom"]
 DEFAULT_GPUS_PER_NODE = {"hgx-8gpu": 8, "gb200-nvl72": 4, "gb300-nvl72": 4, "mi355x-8gpu": 8}
 BUILTIN_EXCLUSIONS = ("maintenance", "security_patch", "customer_caused", "force_majeure")

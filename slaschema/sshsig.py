@@ -28,13 +28,15 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from slaschema.errors import SlakitError
+
 TIMEOUT_S = 30.0
 EVIDENCE_NAMESPACE = "slakit-evidence"
 _FINGERPRINT = re.compile(r"(SHA256:[A-Za-z0-9+/=]+)")
 _KEYTYPE = re.compile(r"with ([A-Z0-9-]+) key")
 
 
-class SigningError(Exception):
+class SigningError(SlakitError):
     """ssh-keygen is missing or refused; `code` is a stable reason."""
 
     def __init__(self, code: str, message: str) -> None:

@@ -18,7 +18,7 @@ from slaschema import hostlist
 from slaschema.errors import Problem
 from pydantic_core import PydanticCustomError
 
-from slaschema.models import NodeEntry, Topology
+from slaschema.models import SCOPES, NodeEntry, Topology
 from slaschema.types import instant_epoch, parse_date_or_instant
 
 
@@ -275,7 +275,7 @@ def _parse_inventory(text: str, file: str, default_gpus: int, gpu_model: str | N
     problems: list[Problem] = []
     reader = csv.DictReader(io.StringIO(text))
     header = [h.strip() for h in (reader.fieldnames or [])]
-    missing = [c for c in ("node", "rack", "cluster", "site") if c not in header]
+    missing = [c for c in SCOPES if c not in header]          # a column per scope
     if missing:
         # the header is not echoed: a file that is no inventory must not be shown back
         return None, [Problem("inventory_columns", f"inventory lacks columns {missing}", file=file, line=1,
@@ -297,7 +297,7 @@ def _parse_inventory(text: str, file: str, default_gpus: int, gpu_model: str | N
             break
         row = {k.strip(): (v or "").strip() for k, v in raw.items() if k}
         bad = False
-        for col in ("node", "rack", "cluster", "site"):
+        for col in SCOPES:
             if not row.get(col):
                 problems.append(Problem("inventory_value", f"{col} is empty", file=file, row=rowno, column=col))
                 bad = True

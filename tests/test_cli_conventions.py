@@ -291,3 +291,69 @@ def test_a_required_output_left_out_is_a_usage_error(args):
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 2, r.output
     assert "Missing option '-o' / '--output'" in r.output and "unexpected_error" not in r.output
+
+
+def test_watch_output_must_be_a_csv_file(tmp_path):
+    """`watch` writes a CSV incident log: `-o log.json` (which `slakit credits` would read as
+    JSON) is refused before Slurm is polled, as for every single-format writer."""
+    for name in ("log.json", "log.pdf"):
+        res = run("watch", "--slurm", "-o", tmp_path / name, "--once")
+        assert res.exit_code == 2 and "[output_extension]" in res.output and "name it *.csv" in res.output
+        assert not (tmp_path / name).exists() and not (tmp_path / f"{name}.state.json").exists()
+
+
+AS_OF_COMMANDS = {
+    "credits": ["credits", str(CONTRACT), str(LOG), "--month", "2027-02"],
+    "explain": ["explain", str(CONTRACT), str(LOG), "--unit", "r01-n01", "--month", "2027-02"],
+    "review": ["review", str(CONTRACT), str(LOG), "--month", "2027-02", "-o", "r.pdf"],
+    "claim letter": ["claim", "letter", str(CONTRACT), str(LOG), "--month", "2027-02", "-o", "c.pdf"],
+    "claim status": ["claim", "status", "ledger.csv"],
+}
+
+
+@pytest.mark.parametrize("value, says", [
+    ("soon", "'soon' is not an ISO 8601 timestamp (e.g. 2027-04-01T00:00:00Z)"),
+    ("2027-04-01T00:00:00", "give an offset or Z (2027-04-01T00:00:00Z)"),
+])
+@pytest.mark.parametrize("command", sorted(AS_OF_COMMANDS))
+def test_as_of_is_read_the_same_by_every_command(tmp_path, monkeypatch, command, value, says):
+    """One reading of --as-of (calculators.cli.read_as_of): the same value is refused with the
+    same usage error (exit 2) by every command that takes an instant."""
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(main, [*AS_OF_COMMANDS[command], "--as-of", value])
+    assert res.exit_code == 2 and "Invalid value for --as-of: " in res.output and says in res.output, res.output
+
+
+def test_accept_as_of_reads_times_as_the_other_commands_do():
+    """`accept run/evaluate --as-of` also takes a bare date (midnight UTC); a time is read as
+    every other command reads it (a lowercase z included)."""
+    from datetime import datetime, timezone
+
+    from acceptance.cli import _as_of
+    from calculators.cli import parse_as_of
+    from slaschema.errors import InputError
+
+    for text in ("2027-01-15T09:00:00z", "2027-01-15T09:00:00Z", "2027-01-15T10:00:00+01:00"):
+        assert _as_of(text) == parse_as_of(text) == datetime(2027, 1, 15, 9, tzinfo=timezone.utc)
+    assert _as_of("2027-01-15") == datetime(2027, 1, 15, tzinfo=timezone.utc)
+    for bad in ("2027-01-15T09:00:00", "soon"):
+        with pytest.raises(InputError) as ei:
+            _as_of(bad)
+        assert ei.value.codes == ["bad_as_of"]
+
+
+@pytest.mark.parametrize("argv, option, want", [
+    (["review", CONTRACT, LOG, "--quarter", "2027-Q1", "-o", "r.pdf", "--json-out", "r.pdf.pdf"], "--json-out", "json"),
+    (["claim", "letter", CONTRACT, LOG, "--month", "2027-03", "--as-of", "2027-04-03T00:00:00Z", "-o", "c.md",
+      "--ledger", "ledger.json"], "--ledger", "csv"),
+    (["import", "lanl", LOG, "-o", "log.csv", "--inventory-out", "inventory.yaml"], "--inventory-out", "csv"),
+])
+def test_extra_outputs_check_their_extension_too(tmp_path, monkeypatch, argv, option, want):
+    """The extra files beside -o (`review --json-out`, `claim letter --ledger`, `import lanl
+    --inventory-out`) each hold one format: another format's extension is refused before any
+    work is done, and nothing is written."""
+    monkeypatch.chdir(tmp_path)
+    res = run(*argv)
+    assert res.exit_code == 2 and "[output_extension]" in res.output and option in res.output, res.output
+    assert f"name it *.{want}" in res.output
+    assert list(tmp_path.iterdir()) == []

@@ -127,3 +127,35 @@ def test_reconcile_reports_both_bad_logs_at_once(tmp_path):
     res = run("reconcile", ours, theirs)
     assert res.exit_code == 1
     assert "[timestamp_invalid]" in res.stderr and "[invalid_choice]" in res.stderr and "2 error(s)" in res.stderr
+
+
+def test_the_coded_errors_are_one_hierarchy():
+    """Every error slakit raises about what it was given, with a stable code, is a SlakitError
+    (slaschema.errors), whatever else it also is."""
+    from acceptance.drill import DrillError
+    from calculators.claim_case import ClaimError
+    from calculators.engine import EngineError
+    from calculators.periods import PeriodError
+    from slaschema.errors import SlakitError
+    from slaschema.hostlist import HostlistError
+    from slaschema.sshsig import SigningError
+
+    for cls in (InputError, PeriodError, EngineError, HostlistError, SigningError, DrillError, ClaimError):
+        assert issubclass(cls, SlakitError), cls
+    assert issubclass(HostlistError, ValueError) and issubclass(DrillError, RuntimeError)
+    assert issubclass(ClaimError, ValueError)
+
+
+@pytest.mark.parametrize("name, text", [
+    ("log.jsonl", '{"id": "A", "scope": "node", "target": "r01-n01", "start": "2027-02-03T10:00:00Z"}\n[1]\n'),
+    ("log.csv", HEADER + "A,node,r01-n01,2027-02-03T10:00:00Z,,extra\n"),
+])
+def test_a_file_problem_with_a_row_is_not_told_to_skip_bad_rows(tmp_path, name, text):
+    """json_invalid and csv_invalid stop the command even with --skip-bad-rows, so the note
+    after them does not suggest it (it follows row problems only)."""
+    log = tmp_path / name
+    log.write_text(text)
+    for extra in ((), ("--skip-bad-rows",)):
+        res = run("credits", CONTRACT, log, "--month", "2027-02", *extra)
+        assert res.exit_code == 1 and ("[json_invalid]" in res.stderr or "[csv_invalid]" in res.stderr)
+        assert "--skip-bad-rows" not in res.stderr, res.stderr

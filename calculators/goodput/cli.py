@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 import click
 
@@ -12,6 +13,9 @@ from calculators.cli import check_zone_option as _check_zone     # shared with `
 from calculators.cli import zone_option as _zone_option
 from calculators.period_option import period_options
 from slaschema.cliconv import no_progress_option, output_option
+
+if TYPE_CHECKING:
+    from slaschema.loader import LoadedContract
 
 
 def _utc_year(t: datetime) -> int:
@@ -28,7 +32,7 @@ CSV_COLUMNS = ("period", "contracted_gpu_hours", "paid_gpu_hours", "available_gp
 
 
 
-def load_inputs(lc, sacct_file, live, incidents, tz, plist, skip_bad_rows):
+def load_inputs(lc: LoadedContract, sacct_file, live, incidents, tz, plist, skip_bad_rows):
     """(runs, log) for the goodput commands; one InputError with the problems of every input."""
     from calculators.goodput.sacct import parse_sacct, read_sacct_file, sacct_live
     from calculators.incidents import load_incidents
@@ -71,7 +75,7 @@ def load_inputs(lc, sacct_file, live, incidents, tz, plist, skip_bad_rows):
     return runs, log
 
 
-def _log_from_frame(frame, lc):
+def _log_from_frame(frame, lc: LoadedContract):
     """An incident log from imported rows (written to a temporary CSV and loaded as any log)."""
     import tempfile
     from pathlib import Path
@@ -319,7 +323,7 @@ def goodput_options(f):
                         help="Saved sacct output (see `slakit goodput`): adds the goodput section.")(f)
 
 
-def review_goodput_json(lc, log, res, opts: dict, skip_bad_rows: bool = False):
+def review_goodput_json(lc: LoadedContract, log, res, opts: dict, skip_bad_rows: bool = False):
     """The goodput document for `slakit review` (None without --sacct); same log and credits run."""
     if not opts.get("gp_sacct"):
         return None

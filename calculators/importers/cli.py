@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from slaschema.cliconv import output_option
+from slaschema.cliconv import extra_output, output_option
 
 
 def _read(path: str) -> str:
@@ -38,8 +38,9 @@ def import_group() -> None:
 @import_group.command("lanl")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @output_option(dest="out", default="-", show_default=True, fixed="csv", help="Incident-log CSV to write ('-': stdout)")
-@click.option("--inventory-out", type=click.Path(dir_okay=False), help="Also write the inventory CSV "
-              "(node,rack,cluster,site,gpus) for a contract's `topology.inventory`")
+@click.option("--inventory-out", type=click.Path(dir_okay=False), callback=extra_output("csv"),
+              help="Also write the inventory CSV (node,rack,cluster,site,gpus; *.csv) for a contract's "
+                   "`topology.inventory`")
 @click.option("--tz", "tz", default="America/Denver", show_default=True, help="Zone of the table's local times")
 @click.option("--nodes-per-rack", type=click.IntRange(1, 100_000), default=32, show_default=True,
               help="The table has no racks: group this many consecutive node numbers per rack")

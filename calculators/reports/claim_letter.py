@@ -16,11 +16,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from calculators.reports import doc as d
 from calculators.reports.claims_text import STATUS_WORDS, window_words
 from calculators.reports.fmt import dec, duration, money, pct, plural, spaced_hostlist
+
+if TYPE_CHECKING:
+    from slaschema.loader import LoadedContract
 
 FORM_WORDS = {"future_invoice": "a credit on a future invoice", "same_invoice": "a deduction on the invoice of the "
               "month", "refund": "a refund"}
@@ -40,7 +44,7 @@ class LetterInputs:
     signed_by: str | None = None        # key fingerprint when the manifest is signed
 
 
-def schedule_clauses(lc) -> dict[str, str]:
+def schedule_clauses(lc: LoadedContract) -> dict[str, str]:
     """Clause citations from the SLA schedule's numbered headings: keys `downtime`,
     `exclusions`, `service_levels`, `credits`, and each scope (`node`, `rack` ...). A clause
     the schedule does not number is cited by its contract field alone."""
@@ -124,23 +128,23 @@ def _units_sentence(units, clauses: dict[str, str]) -> str:
 
 def _amount_rows(m, cur: str) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
     """(the claim's amounts, last = the amount claimed; the billing adjustment rows, if any)."""
-    a = m.amounts
-    rows = [("Credit of the month before the cap", money(a["credit_uncapped"]))]
-    if a.get("cap_amount") is not None:
-        rows.append(("Cap" + (" (applied)" if a.get("cap_applied") else " (not reached)"), money(a["cap_amount"])))
-    if dec(a.get("minimum")) > 0:
-        rows.append(("Minimum credit" + (" (not reached: nothing issued)" if a.get("minimum_applied") else ""),
-                     money(a["minimum"])))
-    rows.append((f"Credit owed: the amount claimed ({cur})", money(a["credit_total"])))
+    t = m.totals
+    rows = [("Credit of the month before the cap", money(t.credit_uncapped))]
+    if t.cap_amount is not None:
+        rows.append(("Cap" + (" (applied)" if t.cap_applied else " (not reached)"), money(t.cap_amount)))
+    if t.minimum > 0:
+        rows.append(("Minimum credit" + (" (not reached: nothing issued)" if t.minimum_applied else ""),
+                     money(t.minimum)))
+    rows.append((f"Credit owed: the amount claimed ({cur})", money(t.credit_total)))
     billing: list[tuple[str, str]] = []
-    if a.get("not_charged") is not None:
+    if t.not_charged_total is not None:
         billing.append(("Hours not charged (a billing adjustment on the invoice, not part of this claim)",
-                        money(a["not_charged"])))
-        billing.append(("Remedy for the month (credit owed + not charged)", money(a["remedy"])))
+                        money(t.not_charged_total)))
+        billing.append(("Remedy for the month (credit owed + not charged)", money(t.remedy_total)))
     return tuple(rows), tuple(billing)
 
 
-def _letter(lc, run, m, clauses: dict[str, str], inputs: LetterInputs) -> list[d.Block]:
+def _letter(lc: LoadedContract, run, m, clauses: dict[str, str], inputs: LetterInputs) -> list[d.Block]:
     info = lc.model.contract
     cp = lc.model.credits
     cur, zone = run.currency, run.timezone
@@ -222,7 +226,7 @@ def _letter(lc, run, m, clauses: dict[str, str], inputs: LetterInputs) -> list[d
     return out
 
 
-def _not_claimed(lc, run, months, clauses: dict[str, str]) -> list[d.Block]:
+def _not_claimed(lc: LoadedContract, run, months, clauses: dict[str, str]) -> list[d.Block]:
     cur, zone = run.currency, run.timezone
     cp = lc.model.credits
     out: list[d.Block] = [d.Heading("Months not claimed", 1)]
@@ -232,16 +236,16 @@ def _not_claimed(lc, run, months, clauses: dict[str, str]) -> list[d.Block]:
             items.append(f"{m.period}: not claimed. The claim was due before {_local(m.due, zone)} "
                          f"({window_words(cp.claim_window)}, {clauses['credits']}); as of {_local(run.as_of, zone)} "
                          f"the window has closed, so the credit of {money(m.credit, cur)} has lapsed.")
-        elif m.amounts.get("minimum_applied"):
+        elif m.totals.minimum_applied:
             items.append(f"{m.period}: nothing to claim. The month's credit is below the contract's minimum of "
-                         f"{money(m.amounts['minimum'], cur)} ({clauses['credits']}), so none is issued.")
+                         f"{money(m.totals.minimum, cur)} ({clauses['credits']}), so none is issued.")
         else:
             items.append(f"{m.period}: nothing to claim. Every unit met its target ({clauses['service_levels']}).")
     out.append(d.Bullets(tuple(items)))
     return out
 
 
-def claim_document(lc, run, inputs: LetterInputs) -> d.Document:
+def claim_document(lc: LoadedContract, run, inputs: LetterInputs) -> d.Document:
     info = lc.model.contract
     cp = lc.model.credits
     clauses = schedule_clauses(lc)

@@ -9,7 +9,8 @@ import click
 from calculators.cli import history_options, parse_as_of
 from calculators.goodput.cli import goodput_options, review_goodput_json
 from calculators.period_option import period_options
-from slaschema.cliconv import Progress, no_progress_option, output_format, output_option, progress_wanted
+from slaschema.cliconv import (Progress, extra_output, no_progress_option, output_format, output_option,
+                               progress_wanted)
 
 FORMATS = ("pdf", "md", "html")
 
@@ -77,8 +78,8 @@ def draft(contract: str, output: str, fmt: str | None) -> None:
 @click.option("--skip-bad-rows", is_flag=True, help="Leave out unreadable rows (they are listed in the report).")
 @click.option("--register-limit", type=click.IntRange(min=0), default=1000, show_default=True,
               help="Incidents printed in the register; the full register goes to OUTPUT.incidents.csv.")
-@click.option("--json-out", type=click.Path(dir_okay=False), default=None,
-              help="Also write the result document the report is built from (JSON).")
+@click.option("--json-out", type=click.Path(dir_okay=False), default=None, callback=extra_output("json"),
+              help="Also write the result document the report is built from (JSON, *.json).")
 @history_options
 @goodput_options
 @no_progress_option

@@ -20,7 +20,7 @@ from calculators.reports import doc as d
 from calculators.reports.fmt import CENT, count, money, pct, pct_terms, plural, spaced_hostlist, words
 from slaschema import hostlist
 from slaschema.loader import LoadedContract
-from slaschema.models import Contract, Criterion, ServiceLevel
+from slaschema.models import SCOPES, Contract, Criterion, ServiceLevel
 from slaschema.summary import monthly_fees
 from slaschema.types import format_threshold, human_duration
 
@@ -493,7 +493,7 @@ def _support(c: _Ctx) -> list[d.Block]:
         out.append(d.Table(("Severity", "Response within"), tuple(rows), align=("l", "r"), widths=(1, 1),
                            width_fraction=0.5))
     if s.restore is not None:
-        rows = [(sc, _hd(getattr(s.restore, sc))) for sc in ("node", "rack", "cluster", "site")
+        rows = [(sc, _hd(getattr(s.restore, sc))) for sc in SCOPES
                 if getattr(s.restore, sc) is not None]
         out.append(d.Para("Restore: from the fault's start until the capacity is back (by a hot spare or a repair), "
                           "by the scope of the incident:"))

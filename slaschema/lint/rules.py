@@ -15,6 +15,7 @@ from typing import Any
 from slaschema.checks import AREAS, KNOWN_CHECKS
 from slaschema.lint.base import Hit, rule
 from slaschema.loader import LoadedContract
+from slaschema.models import SCOPES
 from slaschema.types import format_duration, format_percent, format_threshold, human_duration
 
 NVL72 = ("gb200-nvl72", "gb300-nvl72")
@@ -573,7 +574,7 @@ support:
 def _restore(lc: LoadedContract) -> list[Hit]:
     s = lc.model.support
     has_restore = s.restore is not None and any(getattr(s.restore, k) is not None
-                                                for k in ("node", "rack", "cluster", "site"))
+                                                for k in SCOPES)
     has_spares = s.hot_spares is not None and s.hot_spares.nodes > 0
     if not has_restore and not has_spares:
         return [Hit(("support",), "neither `support.restore` nor `support.hot_spares` is set")]

@@ -181,3 +181,41 @@ def test_unknown_assume_tz(write, lc):
     with pytest.raises(InputError) as ei:
         load_incidents(path, lc, assume_tz="Mars/Olympus_Mons")
     assert ei.value.codes == ["unknown_timezone"]
+
+
+@pytest.mark.parametrize("name, text", [
+    ("log.csv", HEADER + GOOD + "X,node,r01-n01,2027-02-03T10:00:00Z, 2027-02-03T09:59:59Z ,,,,,\n"),   # Arrow
+    ("log.csv", HEADER + GOOD + "X,node,r01-n01,2027-02-03T10:00:00Z,2027-02-03 09:59:59Z,,,,\n"),     # pandas (short row)
+    ("log.jsonl", '{"id":"G1","scope":"node","target":"r01-n01","start":"2027-02-03T10:00:00Z"}\n'
+                  '{"id":"X","scope":"node","target":"r01-n01","start":"2027-02-03T10:00:00Z",'
+                  '"end":"2027-02-03T09:59:59Z"}\n'),
+])
+def test_end_before_start_shows_the_end_as_written(write, lc, name, text):
+    """The value of an end_before_start problem is the end cell as the log writes it (what
+    the user looks for in the file), not the parsed epoch seconds."""
+    path = write(name, text)
+    with pytest.raises(InputError) as ei:
+        load_incidents(path, lc)
+    (p,) = [p for p in ei.value.problems if p.code == "end_before_start"]
+    assert (p.row, p.column) == (2, "end")
+    assert p.value in ("2027-02-03T09:59:59Z", "2027-02-03 09:59:59Z")
+    skipped = load_incidents(path, lc, skip_bad_rows=True).skipped
+    assert [s.value for s in skipped] == [p.value]
+
+
+@pytest.mark.parametrize("body, row, line", [
+    (GOOD + "X,node,r01-n01,2027-02-03T10:00:00Z,,,,,,,extra\n", 2, 3),
+    (GOOD + "\n" + GOOD.replace("G1", "G2") + "X,node,r01-n01,2027-02-03T10:00:00Z,,,,,,,extra,more\n", 3, 5),
+    ("X,node,r01-n01,2027-02-03T10:00:00Z,,,,,,,extra\n", 1, 2),          # the only data row
+    (GOOD + 'Q,node,r01-n01,2027-02-03T10:00:00Z,,,,,,"two\nlines",extra\n', 2, 3),
+])
+def test_a_row_with_more_cells_than_the_header_is_located(write, lc, body, row, line):
+    """csv_invalid for a row with too many cells names that row (data rows, blank lines not
+    counted) and the file line it starts on, with or without --skip-bad-rows."""
+    path = write("log.csv", HEADER + body)
+    for skip in (False, True):
+        with pytest.raises(InputError) as ei:
+            load_incidents(path, lc, skip_bad_rows=skip)
+        (p,) = ei.value.problems
+        assert (p.code, p.row, p.line) == ("csv_invalid", row, line)
+        assert f"the header has {len(HEADER.split(','))}" in p.message

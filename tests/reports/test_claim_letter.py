@@ -311,7 +311,8 @@ def test_not_charged_amounts_are_shown_when_the_result_carries_them(engine_march
     assert Decimal(amounts["remedy"]) == period.credit_total + Decimal("112.00")
     assert _amounts(month_totals)["not_charged"] is None
     run = claim_months(lc, log, ["2027-03"], datetime(2027, 4, 3, tzinfo=timezone.utc))
-    month = dataclasses.replace(run.months[0], amounts=amounts)
+    assert run.months[0].totals == month_totals and run.months[0].credit == month_totals.credit_total
+    month = dataclasses.replace(run.months[0], totals=period)
     run = dataclasses.replace(run, months=(month,))
     md = render_markdown(claim_document(lc, run, LetterInputs("gb200-contract.yaml", "test", "2027-03")))
     assert "Hours not charged (a billing adjustment on the invoice, not part of this claim) | 112.00" in md
