@@ -932,7 +932,7 @@ def _targets_as_written(ctx: Context, target: _Text) -> _Text:
     budget = hostlist.max_nodes()
     total = int(rows_of.sum()) + sum((names - 1) * int(rows_of[k]) for k, names in names_of.items())
     if total > budget:
-        raise InputError([Problem("hostlist_too_large", f"the node rows name {total:,} nodes together; one log "
+        raise InputError([Problem(Reason.HOSTLIST_TOO_LARGE, f"the node rows name {total:,} nodes together; one log "
                                   f"read without a contract may name at most {budget:,}", file=ctx.file,
                                   column="target", value=total,
                                   fix="check the targets; a larger cluster needs `slakit --max-nodes N`")])
