@@ -110,20 +110,22 @@ class Reconciliation:
 
 # --- reading ---------------------------------------------------------------------------------
 
-def read_log(path: str | Path, lc: LoadedContract | None = None) -> list[LogEntry]:
+def read_log(path: str | Path, contract: LoadedContract | None = None) -> list[LogEntry]:
     """Incident log (CSV, JSON Lines or JSON array) -> entries, one per unit; every problem at
     once. Read by the loader `slakit credits` reads logs with (`calculators.incidents`), so a
     log is accepted or refused as there, with the same codes, rows and columns; with a
     contract its targets are checked against the topology, without one they are taken as
     written (`load_incidents_without_contract`)."""
-    return log_entries(load_log(path, lc))
+    return log_entries(load_log(path, contract))
 
 
-def load_log(path: str | Path, lc: LoadedContract | None = None) -> IncidentLog:
+def load_log(path: str | Path, contract: LoadedContract | None = None) -> IncidentLog:
     """The validated log: `load_incidents` under a contract, else `load_incidents_without_contract`."""
     from calculators.incidents import load_incidents, load_incidents_without_contract
 
-    return load_incidents(path, lc) if lc is not None else load_incidents_without_contract(path)
+    if contract is None:
+        return load_incidents_without_contract(path)
+    return load_incidents(path, contract)
 
 
 def log_entries(log: IncidentLog) -> list[LogEntry]:

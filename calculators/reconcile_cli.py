@@ -12,12 +12,18 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from calculators.period_option import period_options
 from slaschema.cliconv import DURATION, deprecated_contract_option, resolve_contract
+
+if TYPE_CHECKING:
+    from calculators.incidents import IncidentLog
+    from slaschema.loader import LoadedContract
 
 # the JSON of `slakit reconcile`: 2 counts incidents as rows and adds the entries compared
 RECONCILE_FORMAT = "slakit-reconcile/2"
@@ -42,8 +48,6 @@ def reconcile_cmd(paths, tolerance, as_of, contract_option, periods, fmt) -> Non
     and node, and their difference. Exit 0 when the logs agree, 1 when they do not (or an
     input is bad).
     """
-    from datetime import datetime
-
     from calculators.cli import parse_as_of
     from calculators.reconcile import latest_time, load_log, log_entries, reconcile
     from slaschema.cli import load_or_exit
@@ -57,10 +61,10 @@ def reconcile_cmd(paths, tolerance, as_of, contract_option, periods, fmt) -> Non
                                "OURS and THEIRS, after the contract [reconcile_arguments]")
     contract = resolve_contract(paths[0] if len(paths) == 3 else None, contract_option)
     ours, theirs = paths[-2:]
-    lc = load_or_exit(contract, fmt) if contract is not None else None
+    loaded = load_or_exit(contract, fmt) if contract is not None else None
     # both logs read as `slakit credits` reads a log (with the contract: its targets checked);
     # every problem of both at once: printed, exit 1 (slaschema.cli.report_input_errors)
-    logs = gather(lambda path: load_log(path, lc), (ours, theirs))
+    logs = gather(lambda path: load_log(path, loaded), (ours, theirs))
     ours_log, theirs_log = (log_entries(log) for log in logs)
     if as_of:
         at = parse_as_of(as_of, zone_option=None)
@@ -68,7 +72,7 @@ def reconcile_cmd(paths, tolerance, as_of, contract_option, periods, fmt) -> Non
         at = latest_time(ours_log + theirs_log) or datetime.fromisoformat("1970-01-01T00:00:00+00:00")
     result = reconcile(ours_log, theirs_log, tolerance, at)
     earliest = min((e.start for e in ours_log + theirs_log), default=None)
-    credit = _credit_difference(lc, *logs, periods, at, earliest)
+    credit = _credit_difference(loaded, *logs, periods, at, earliest)
     if fmt == "json":
         doc = {"format": RECONCILE_FORMAT, "agree": result.agree, "as_of": at.isoformat(),
                "tolerance_s": result.tolerance_s,
@@ -82,10 +86,11 @@ def reconcile_cmd(paths, tolerance, as_of, contract_option, periods, fmt) -> Non
     sys.exit(0 if result.agree else 1)
 
 
-def _credit_difference(lc, ours_log, theirs_log, periods, as_of, earliest) -> dict:
+def _credit_difference(contract: LoadedContract | None, ours_log: IncidentLog, theirs_log: IncidentLog, periods,
+                       as_of: datetime, earliest: datetime | None) -> dict:
     """The JSON of the credit difference the logs make under the contract
     (`calculators.credit_difference`); `available: false` without a contract."""
-    if lc is None:
+    if contract is None:
         return {"available": False, "reason": "no_contract"}
     from calculators.credit_difference import compare_logs
     from calculators.periods import PeriodError
@@ -93,7 +98,7 @@ def _credit_difference(lc, ours_log, theirs_log, periods, as_of, earliest) -> di
     if earliest is None and not periods:
         return {"available": False, "reason": "no_incidents"}      # no month to compute without --month
     try:
-        return compare_logs(lc, ours_log, theirs_log, periods, as_of=as_of, first=earliest).to_json()
+        return compare_logs(contract, ours_log, theirs_log, periods, as_of=as_of, first=earliest).to_json()
     except PeriodError as e:            # a month outside the years computed (--as-of 9999-...)
         raise click.BadParameter(str(e), param_hint="--as-of/--month/--quarter/--period") from None
 
