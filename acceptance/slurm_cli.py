@@ -1,5 +1,4 @@
-"""Slurm commands: `slakit accept drill`, `slakit accept burn-in`, `slakit watch --slurm`,
-`slakit reconcile`.
+"""Slurm commands: `slakit accept drill`, `slakit accept burn-in`, `slakit watch --slurm`.
 
 The cluster is the one `srun`/`sinfo` would use from this environment (SLURM_CONF).
 """
@@ -8,35 +7,13 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import timedelta
 from pathlib import Path
 
 import click
 
 from acceptance.cli_group import get_accept_group
-from calculators.period_option import period_options
-from slaschema.cliconv import contract_argument, deprecated_contract_option, output_option, resolve_contract
+from slaschema.cliconv import DURATION, contract_argument, output_option, resolve_contract
 
-
-class DurationType(click.ParamType):
-    """A duration with a unit, as in contracts: 90s, 5m, 1h, PT5M."""
-
-    name = "duration"
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, timedelta):
-            return value
-        from pydantic_core import PydanticCustomError
-
-        from slaschema.types import parse_duration
-
-        try:
-            return parse_duration(value)
-        except PydanticCustomError as exc:
-            self.fail(f"{value!r}: {exc.message()}", param, ctx)
-
-
-DURATION = DurationType()
 DRILL_FORMAT = "slakit-drill/1"          # the first field of `accept drill --format json`
 BURN_IN_FORMAT = "slakit-burn-in/1"      # of burn-in/results.json and `accept burn-in --format json`
 
@@ -228,137 +205,6 @@ def watch(use_slurm, interval, output, state_file, partition, once, max_polls) -
 
 
 
-# the JSON of `slakit reconcile`: 2 counts incidents as rows and adds the entries compared
-RECONCILE_FORMAT = "slakit-reconcile/2"
-
-
-@click.command("reconcile")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(dir_okay=False),
-                metavar="[CONTRACT] OURS THEIRS")
-@click.option("--tolerance", type=DURATION, default="5m", show_default=True,
-              help="Start/end differences up to this are agreement.")
-@click.option("--as-of", "as_of", help="End of open incidents (ISO 8601 with offset) "
-              "[default: the latest time in either log].")
-@deprecated_contract_option("--contract")
-@period_options(many=True, required=False,
-                help="For the credit difference [default: every month from the first incident to --as-of].")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def reconcile_cmd(paths, tolerance, as_of, contract_option, periods, fmt) -> None:
-    """Compare our incident log OURS with the provider's THEIRS.
-
-    Lists incidents missing on either side and start/end disagreements beyond the
-    tolerance. With a CONTRACT first, also the credits each log earns under it, per month
-    and node, and their difference. Exit 0 when the logs agree, 1 when they do not (or an
-    input is bad).
-    """
-    from datetime import datetime
-
-    from acceptance.reconcile import latest_time, read_log, reconcile
-    from calculators.cli import parse_as_of
-    from slaschema.errors import gather
-
-    if len(paths) not in (2, 3):
-        raise click.UsageError(f"expected [CONTRACT] OURS THEIRS, got {len(paths)} path(s) [reconcile_arguments]")
-    if len(paths) == 2 and Path(paths[0]).suffix.lower() in (".yaml", ".yml"):
-        # an incident log is CSV, JSON Lines or JSON: a YAML file first is the contract
-        raise click.UsageError(f"{paths[0]} is a contract and {paths[1]} one log; reconcile needs both logs, "
-                               "OURS and THEIRS, after the contract [reconcile_arguments]")
-    contract = resolve_contract(paths[0] if len(paths) == 3 else None, contract_option)
-    ours, theirs = paths[-2:]
-    # every problem of both logs at once: printed, exit 1 (slaschema.cli.report_input_errors)
-    ours_log, theirs_log = gather(read_log, (ours, theirs))
-    if as_of:
-        at = parse_as_of(as_of, zone_option=None)
-    else:
-        at = latest_time(ours_log + theirs_log) or datetime.fromisoformat("1970-01-01T00:00:00+00:00")
-    result = reconcile(ours_log, theirs_log, tolerance, at)
-    earliest = min((e.start for e in ours_log + theirs_log), default=None)
-    credit = _credit_difference(contract, ours, theirs, periods, at, earliest, fmt)
-    if fmt == "json":
-        doc = {"format": RECONCILE_FORMAT, "agree": result.agree, "as_of": at.isoformat(),
-               "tolerance_s": result.tolerance_s,
-               "ours_incidents": result.ours_count, "theirs_incidents": result.theirs_count,
-               "ours_entries": result.ours_entries, "theirs_entries": result.theirs_entries,
-               "matched": result.matched, "counts": result.counts(),
-               "findings": [f.to_json() for f in result.findings], "credit_difference": credit}
-        click.echo(json.dumps(doc, indent=2))
-    else:
-        _print_reconciliation(result, credit)
-    sys.exit(0 if result.agree else 1)
-
-
-def _credit_difference(contract, ours_path, theirs_path, periods, as_of, earliest, fmt) -> dict:
-    """The JSON of the credit difference the logs make under the contract
-    (`calculators.credit_difference`); `available: false` without a contract."""
-    if contract is None:
-        return {"available": False, "reason": "no_contract"}
-    from calculators.credit_difference import compare_logs
-    from calculators.incidents import load_incidents
-    from slaschema.cli import load_or_exit
-    from slaschema.errors import gather
-
-    from calculators.periods import PeriodError
-
-    lc = load_or_exit(contract, fmt)
-    ours_log, theirs_log = gather(lambda path: load_incidents(path, lc), (ours_path, theirs_path))
-    if earliest is None and not periods:
-        return {"available": False, "reason": "no_incidents"}      # no month to compute without --month
-    try:
-        return compare_logs(lc, ours_log, theirs_log, periods, as_of=as_of, first=earliest).to_json()
-    except PeriodError as e:            # a month outside the years computed (--as-of 9999-...)
-        raise click.BadParameter(str(e), param_hint="--as-of/--month/--quarter/--period") from None
-
-
-def _print_reconciliation(result, credit: dict) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    from slaschema.textsafe import rich_text
-
-    def t(x):
-        return x.strftime("%m-%d %H:%M:%S") if x else "open"
-
-    console = Console()
-    if result.findings:
-        table = Table(title="Incident log disagreements (times UTC)")
-        table.add_column("kind", no_wrap=True)
-        table.add_column("unit", no_wrap=True)
-        for col in ("ours", "theirs"):
-            table.add_column(col)
-        table.add_column("delta", justify="right")
-        for f in result.findings:
-            # ids, units and categories come from the logs: shown as written, never run as
-            # Rich markup or terminal escapes
-            ours_span = f"{rich_text(f.ours)}\n{t(f.ours_start)}→{t(f.ours_end)}" if f.ours else "—"
-            theirs_span = f"{rich_text(f.theirs)}\n{t(f.theirs_start)}→{t(f.theirs_end)}" if f.theirs else "—"
-            if f.kind == "category_differs":
-                delta = rich_text(f"{f.details['ours']} vs {f.details['theirs']}")
-            else:
-                delta = "" if f.delta_s is None else f"{f.delta_s:+.0f} s"
-            unit = rich_text(f.unit if f.scope == "node" else f"{f.scope} {f.unit}")
-            table.add_row(f.kind, unit, ours_span, theirs_span, delta)
-        console.print(table)
-    counts = ", ".join(f"{k} {v}" for k, v in result.counts().items())
-
-    def side(n: int, entries: int) -> str:
-        return f"{n} incident{'s' * (n != 1)} ({entries} entr{'ies' if entries != 1 else 'y'})"
-
-    # matched + missing_in_theirs = our entries, matched + missing_in_ours = theirs
-    click.echo(f"ours {side(result.ours_count, result.ours_entries)}, theirs "
-               f"{side(result.theirs_count, result.theirs_entries)}; per entry (an incident on one node or "
-               f"target): matched {result.matched}, {counts} (tolerance {result.tolerance_s:g} s)")
-    if not credit.get("available"):
-        click.echo(f"credit difference: not computed ({credit['reason']})")
-        return
-    for m in credit["months"]:
-        click.echo(f"credits {m['period']}: ours {m['ours']} {credit['currency']}, theirs {m['theirs']}, "
-                   f"difference {m['difference']}")
-        for n in m["nodes"]:
-            click.echo(f"  {n['node']}: ours {n['ours']}, theirs {n['theirs']}, difference {n['difference']}")
-    click.echo(f"credit difference (ours - theirs): {credit['difference']} {credit['currency']}")
-
-
-
 @click.command("burn-in")
 @click.argument("contract", type=click.Path(dir_okay=False))
 @click.option("--duration", type=DURATION, help="Total stress time [default: acceptance.burn_in.duration].")
@@ -481,4 +327,3 @@ def register(group: click.Group) -> None:
     get_accept_group(group).add_command(drill)
     get_accept_group(group).add_command(burn_in)
     group.add_command(watch)
-    group.add_command(reconcile_cmd)

@@ -40,6 +40,9 @@ class Reason(StrEnum):
     MISSING_COLUMN = "missing_column", "a required column (id, scope, target, start) is not in the header", "file"
     DUPLICATE_COLUMN = "duplicate_column", "a column name appears more than once in the header", "file"
     UNKNOWN_TIMEZONE = "unknown_timezone", "the zone given to --assume-tz is not an IANA time zone name", "file"
+    HOSTLIST_TOO_LARGE = "hostlist_too_large", ("read with no contract (`slakit reconcile OURS THEIRS`): the "
+                                                "node rows name more nodes together than the node budget "
+                                                "(raise it with `slakit --max-nodes N`)"), "file"
     # one row and column
     MISSING_ID = "missing_id", "the incident id is empty"
     DUPLICATE_ID = "duplicate_id", "the incident id is already used by an earlier row (every later row is reported)"

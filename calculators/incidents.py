@@ -195,6 +195,30 @@ def load_incidents(path: str | Path, lc: LoadedContract, assume_tz: str | None =
     with the file itself (missing file, missing required column, unreadable CSV/JSON,
     no content at all) are raised even with `skip_bad_rows`.
     """
+    source, rows, fname, digest = _read(path)
+    return _build(source, rows, lc.topology, file=fname, sha256=digest, assume_tz=assume_tz,
+                  skip_bad_rows=skip_bad_rows, gpus_required=lc.model.downtime.degraded == "proportional")
+
+
+def load_incidents_without_contract(path: str | Path, assume_tz: str | None = None) -> IncidentLog:
+    """Read and validate an incident log with no contract (`slakit reconcile OURS THEIRS`):
+    the file is read and every cell checked as `load_incidents` reads and checks it, with the
+    same codes, rows and columns, but for the checks that need the contract, which are not
+    made: whether a target is a unit of the topology (any non-empty target is taken as
+    written; a node hostlist is expanded, and one that is not valid is `unknown_target` as
+    with a contract), the upper bound of `gpus_affected` (the target's GPUs per node; it must
+    still be a whole number of at least 1), and whether a degraded incident must give
+    `gpus_affected` (the contract's `degraded: proportional`). With no topology to bound a
+    row's hostlist, the node names of all rows together are bounded by the node budget
+    (`hostlist_too_large`, `slakit --max-nodes N`)."""
+    source, rows, fname, digest = _read(path)
+    return _build(source, rows, None, file=fname, sha256=digest, assume_tz=assume_tz,
+                  skip_bad_rows=False, gpus_required=False)
+
+
+def _read(path: str | Path) -> tuple[_FrameSource | _ArrowSource, np.ndarray, str, str]:
+    """The log's cells (CSV through Arrow, else pandas; JSON Lines; a JSON array), their row
+    numbers, the file's name and its SHA-256; the file-level problems raised."""
     p = Path(path)
     fname = str(path)
     check_cli_file(p, "incident log")          # no /proc, /sys, /dev, FIFO or device
@@ -228,9 +252,7 @@ def load_incidents(path: str | Path, lc: LoadedContract, assume_tz: str | None =
     else:
         raw, rows = _read_json_array(data.decode("utf-8-sig", errors="replace"), fname)
         source = _FrameSource(raw)
-    del data, fetched           # the file's bytes are not needed while the log is built
-    return _build(source, rows, lc.topology, file=fname, sha256=digest, assume_tz=assume_tz,
-                  skip_bad_rows=skip_bad_rows, gpus_required=lc.model.downtime.degraded == "proportional")
+    return source, rows, fname, digest
 
 
 # --- readers -----------------------------------------------------------------------------------
@@ -773,10 +795,13 @@ def _iso(sec: int) -> str:
 _TARGET_INDEX: dict[int, tuple[Any, Any]] = {}
 
 
-def _target_index(topo: ResolvedTopology) -> _TargetIndex:
-    """One `_TargetIndex` per topology object (simulations load thousands of logs on one)."""
+def _target_index(topo: ResolvedTopology | None) -> _TargetIndex | None:
+    """One `_TargetIndex` per topology object (simulations load thousands of logs on one);
+    None without a topology (a log read with no contract)."""
     import weakref
 
+    if topo is None:
+        return None
     hit = _TARGET_INDEX.get(id(topo))
     if hit is not None and hit[0]() is topo:
         return hit[1]
@@ -839,7 +864,9 @@ def _targets(ctx: Context, c: str) -> _Text:
     spread by code. Leaves the unit positions, the expanded hostlists and the unknown
     targets (with why) for the checks of this column and of gpus_affected."""
     target = _text(ctx, c)
-    idx: _TargetIndex = ctx.options["index"]
+    idx: _TargetIndex | None = ctx.options["index"]
+    if idx is None:
+        return _targets_as_written(ctx, target)
     n = ctx.n
     scope_code = ctx.derived["scope_code"]
     t_codes, t_uniques = target.codes, target.uniques
@@ -880,6 +907,57 @@ def _targets(ctx: Context, c: str) -> _Text:
     return target
 
 
+def _targets_as_written(ctx: Context, target: _Text) -> _Text:
+    """`_targets` with no topology: every non-empty target of a known scope is a unit as
+    written, but a node target with `[` or `,`, which is a hostlist, expanded; one that is not
+    a valid hostlist is unknown (with why). The names all rows expand to are counted before
+    any is expanded: more than the node budget together is `hostlist_too_large` for the file."""
+    n = ctx.n
+    scope_code = ctx.derived["scope_code"]
+    t_codes, t_uniques = target.codes, target.uniques
+    in_scope = (scope_code >= 0) & (t_codes >= 0)
+    node_rows = in_scope & (scope_code == SCOPES.index("node"))
+    lists = np.zeros(len(t_uniques), dtype=bool)          # the distinct targets that are hostlists
+    rows_of = np.zeros(len(t_uniques), dtype=np.int64)    # node rows naming each distinct target
+    np.add.at(rows_of, t_codes[node_rows], 1)
+    for k in np.flatnonzero(rows_of).tolist():
+        lists[k] = "[" in t_uniques[k] or "," in t_uniques[k]
+    names_of: dict[int, int] = {}
+    bad: dict[int, str] = {}
+    for k in np.flatnonzero(lists).tolist():
+        try:
+            names_of[k] = hostlist.count(t_uniques[k])
+        except hostlist.HostlistError as e:
+            bad[k] = f"target is not a valid hostlist: {e}"
+    budget = hostlist.max_nodes()
+    total = int(rows_of.sum()) + sum((names - 1) * int(rows_of[k]) for k, names in names_of.items())
+    if total > budget:
+        raise InputError([Problem(Reason.HOSTLIST_TOO_LARGE, f"the node rows name {total:,} nodes together; one log "
+                                  f"read without a contract may name at most {budget:,}", file=ctx.file,
+                                  column="target", value=total,
+                                  fix="check the targets; a larger cluster needs `slakit --max-nodes N`")])
+    expanded: dict[int, list[str]] = {}
+    for k in names_of:
+        try:
+            expanded[k] = list(dict.fromkeys(hostlist.expand(t_uniques[k], limit=budget)))
+        except hostlist.HostlistError as e:
+            bad[k] = f"target is not a valid hostlist: {e}"
+    node_lists: dict[int, list[str]] = {}
+    why: dict[int, str] = {}
+    unknown = np.zeros(n, dtype=bool)
+    if bad or expanded:
+        for i in np.flatnonzero(node_rows & lists[np.maximum(t_codes, 0)]).tolist():
+            k = int(t_codes[i])
+            if k in bad:
+                why[i] = bad[k]
+                unknown[i] = True
+            else:
+                node_lists[i] = expanded[k]           # rows with the same expression share one list
+    ctx.derived.update(unit_pos=np.full(n, -1, dtype=np.int64), node_lists=node_lists, target_why=why,
+                       target_unknown=unknown, target_ok=in_scope & ~unknown, suggest=None)
+    return target
+
+
 def _unknown_target_message(ctx: Context, i: int, v: Any) -> str:
     if i in ctx.derived["target_why"]:
         return ctx.derived["target_why"][i]
@@ -888,6 +966,8 @@ def _unknown_target_message(ctx: Context, i: int, v: Any) -> str:
 
 def _unknown_target_fix(ctx: Context, i: int, v: Any) -> str | None:
     if i in ctx.derived["target_why"]:
+        if ctx.derived["suggest"] is None:
+            return "write one node id or a hostlist (e.g. r01-n07 or r01-n[03-05])"
         return "use node ids from the contract's topology (e.g. r01-n07 or r01-n[03-05])"
     return ctx.derived["suggest"][SCOPES[ctx.derived["scope_code"][i]]](i, v)
 
@@ -896,7 +976,7 @@ def _gpus(ctx: Context, c: str) -> _Text:
     """The GPU counts as numbers; leaves which cells are given, whole numbers and their
     values, and each row's largest allowed count (the target's smallest GPUs per node)."""
     g_text = _text(ctx, c)
-    idx: _TargetIndex = ctx.options["index"]
+    idx: _TargetIndex | None = ctx.options["index"]
     present = ~g_text.isna()
     num = g_text.per_row(pd.to_numeric(pd.Series(g_text.uniques, dtype=object), errors="coerce").to_numpy(
         dtype=float, na_value=np.nan), np.nan)
@@ -906,6 +986,9 @@ def _gpus(ctx: Context, c: str) -> _Text:
     limit = np.full(ctx.n, np.iinfo(np.int64).max, dtype=np.int64)
     check = present & ~not_int
     scope_code, unit_pos = ctx.derived["scope_code"], ctx.derived["unit_pos"]
+    if idx is None:              # no topology: no upper bound (the GPUs per node are not known)
+        ctx.derived.update(gpus_present=present, gpus_not_int=not_int, gpus_values=values, gpus_limit=limit)
+        return g_text
     for k, s in enumerate(SCOPES):
         m = check & (scope_code == k) & ctx.derived["target_ok"] & (unit_pos >= 0)
         if m.any():
@@ -1033,7 +1116,8 @@ SPEC: tuple[Column, ...] = (
 assert tuple(c.name for c in SPEC) == COLUMNS and tuple(c.name for c in SPEC if c.required) == REQUIRED
 
 
-def _build(source: _FrameSource | _ArrowSource, rows: np.ndarray, topo: ResolvedTopology, *, file: str | None,
+def _build(source: _FrameSource | _ArrowSource, rows: np.ndarray, topo: ResolvedTopology | None, *,
+           file: str | None,
            sha256: str | None, assume_tz: str | None, skip_bad_rows: bool, gpus_required: bool) -> IncidentLog:
     """Check the header, run `SPEC` over the cells and build the log."""
     if assume_tz is not None:

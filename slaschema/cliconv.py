@@ -7,6 +7,7 @@
 - `contract_argument`: the contract as the first positional argument; an older `--contract FILE`
   option can stay as a deprecated alias that prints one notice line on stderr.
 - `Progress`: progress with an ETA on stderr (never stdout) for long work.
+- `DURATION`: an option's duration with a unit, as contracts write them (90s, 5m, 1h, PT5M).
 
 The period options (`--month`, `--quarter`, `--period`) live in `calculators.period_option`,
 beside the period arithmetic they check against.
@@ -17,6 +18,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Union
 
@@ -400,3 +402,24 @@ def _clock(seconds: float) -> str:
         return f"{m}m{s:02d}s"
     h, m = divmod(m, 60)
     return f"{h}h{m:02d}m"
+
+
+class DurationType(click.ParamType):
+    """A duration with a unit, as in contracts: 90s, 5m, 1h, PT5M."""
+
+    name = "duration"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, timedelta):
+            return value
+        from pydantic_core import PydanticCustomError
+
+        from slaschema.types import parse_duration
+
+        try:
+            return parse_duration(value)
+        except PydanticCustomError as exc:
+            self.fail(f"{value!r}: {exc.message()}", param, ctx)
+
+
+DURATION = DurationType()

@@ -90,7 +90,8 @@ def test_the_handler_keeps_the_exit_code_and_every_note():
 
 
 COMMAND_FILES = sorted({*REPO.glob("*/cli*.py"), *REPO.glob("*/*/cli*.py"), REPO / "acceptance" / "slurm_cli.py",
-                        REPO / "calculators" / "claim_cli.py", REPO / "calculators" / "compare_cli.py"})
+                        REPO / "calculators" / "claim_cli.py", REPO / "calculators" / "compare_cli.py",
+                        REPO / "calculators" / "reconcile_cli.py"})
 # Commands that print problems among other results (a report per contract), not as an error.
 MIXED = {"slaschema/cli.py", "slaschema/lint/cli.py"}
 
@@ -126,7 +127,7 @@ def test_reconcile_reports_both_bad_logs_at_once(tmp_path):
     theirs.write_text(HEADER + "b,planet,n1,2027-02-01T00:00:00Z,\n")
     res = run("reconcile", ours, theirs)
     assert res.exit_code == 1
-    assert "[timestamp_invalid]" in res.stderr and "[invalid_choice]" in res.stderr and "2 error(s)" in res.stderr
+    assert "[timestamp_invalid]" in res.stderr and "[unknown_scope]" in res.stderr and "2 error(s)" in res.stderr
 
 
 def test_the_coded_errors_are_one_hierarchy():

@@ -14,7 +14,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acceptance.reconcile import LogEntry, reconcile
+from calculators.reconcile import LogEntry, reconcile
 from tests.hostile.conftest import cli
 
 T0 = datetime(2027, 3, 1, 8, 0, tzinfo=timezone.utc)
@@ -52,11 +52,24 @@ def test_one_hostlist_row_against_one_row_per_node(tmp_path):
     assert "matched 3, missing_in_ours 0, missing_in_theirs 0" in r.output
 
 
-def test_a_duplicated_row_is_two_incidents(tmp_path):
-    row = "A,node,r01-n01,2027-01-05T03:00:00Z,2027-01-05T04:00:00Z,"
-    doc = _doc(_log(tmp_path, "ours.csv", [row, row]), _log(tmp_path, "theirs.csv", [row]))
+def test_two_rows_alike_are_two_incidents(tmp_path):
+    row = "node,r01-n01,2027-01-05T03:00:00Z,2027-01-05T04:00:00Z,"
+    doc = _doc(_log(tmp_path, "ours.csv", ["A," + row, "B," + row]), _log(tmp_path, "theirs.csv", ["A," + row]))
     assert (doc["ours_incidents"], doc["theirs_incidents"], doc["matched"]) == (2, 1, 1)
     assert doc["counts"]["missing_in_theirs"] == 1
+
+
+def test_a_repeated_id_is_refused_as_credits_refuses_it(tmp_path):
+    row = "A,node,r01-n01,2027-01-05T03:00:00Z,2027-01-05T04:00:00Z,"
+    ours = _log(tmp_path, "ours.csv", [row, row])
+    r = cli("reconcile", ours, _log(tmp_path, "theirs.csv", [row]), "--format", "json")
+    assert r.exit_code == 1, r.output
+    assert [(p["code"], p["row"], p["column"]) for p in json.loads(r.stdout)["problems"]] == [
+        ("duplicate_id", 2, "id")]
+    # two rows are counted as two incidents by `reconcile` itself (entries given by hand)
+    e = LogEntry("A", "node", "r01-n01", T0, T0 + TOL, "unplanned", 1)
+    got = reconcile([e, LogEntry("A", "node", "r01-n01", T0, T0 + TOL, "unplanned", 2)], [e], TOL, T0)
+    assert (got.ours_count, got.theirs_count, got.matched) == (2, 1, 1)
 
 
 def test_same_id_at_other_times_is_not_a_match(tmp_path):

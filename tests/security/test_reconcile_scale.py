@@ -12,8 +12,8 @@ import tracemalloc
 from collections import defaultdict
 from datetime import datetime, timedelta, timezone
 
-import acceptance.reconcile as rec
-from acceptance.reconcile import LogEntry, reconcile
+import calculators.reconcile as rec
+from calculators.reconcile import LogEntry, reconcile
 
 T0 = datetime(2027, 2, 1, tzinfo=timezone.utc)
 

@@ -23,27 +23,29 @@ Open incidents (no end) run until `as_of` for matching (an open incident startin
 Counts: an *incident* is one row of a log; an *entry* is one row on one unit (a node row for
 `r01-n[01-03]` is three entries). Findings and `matched` count entries, so
 `matched + missing_in_theirs == ours_entries` and `matched + missing_in_ours ==
-theirs_entries`; `ours_count`/`theirs_count` count incidents (two rows with the same id are
-two incidents).
+theirs_entries`; `ours_count`/`theirs_count` count incidents (entries given by hand may
+repeat an id: two rows with the same id are two incidents).
+
+Reading: `read_log` reads a log through the incident-log loader of `slakit credits`
+(`calculators.incidents`), so both commands accept and refuse the same files with the same
+problem lines (ids unique, impact and severity known, ...). Under a contract the targets
+are checked against its topology; without one they cannot be, and are taken as written.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from heapq import heapify, heappop, heapreplace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from slaschema.errors import InputError, Problem
-from slaschema.hostlist import Budget, HostlistError, count
-from slaschema.models import SCOPES
-from slaschema.safefiles import check_cli_file
+if TYPE_CHECKING:
+    from calculators.incidents import IncidentLog
+    from slaschema.loader import LoadedContract
 
 _KEPT_PAIRS = 4_000_000       # pairs kept for the augmenting-path searches (about 8 bytes each)
 _FEW = 64                     # entries of a side on a unit up to which they are not grouped by duration
@@ -108,95 +110,43 @@ class Reconciliation:
 
 # --- reading ---------------------------------------------------------------------------------
 
-def _parse_time(text: str, file: str, row: int, column: str, problems: list[Problem]) -> datetime | None:
-    try:
-        t = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        problems.append(Problem("timestamp_invalid", "not an ISO 8601 timestamp", file=file, row=row,
-                                column=column, value=text, fix="write e.g. 2027-02-03T10:00:00Z"))
-        return None
-    if t.tzinfo is None:
-        problems.append(Problem("timestamp_naive", "timestamp without an offset", file=file, row=row,
-                                column=column, value=text, fix="add Z or an offset such as +01:00"))
-        return None
-    return t
+def read_log(path: str | Path, contract: LoadedContract | None = None) -> list[LogEntry]:
+    """Incident log (CSV, JSON Lines or JSON array) -> entries, one per unit; every problem at
+    once. Read by the loader `slakit credits` reads logs with (`calculators.incidents`), so a
+    log is accepted or refused as there, with the same codes, rows and columns; with a
+    contract its targets are checked against the topology, without one they are taken as
+    written (`load_incidents_without_contract`)."""
+    return log_entries(load_log(path, contract))
 
 
-def _records(path: Path) -> list[dict]:
-    from slaschema.safefiles import check_cli_file
+def load_log(path: str | Path, contract: LoadedContract | None = None) -> IncidentLog:
+    """The validated log: `load_incidents` under a contract, else `load_incidents_without_contract`."""
+    from calculators.incidents import load_incidents, load_incidents_without_contract
 
-    check_cli_file(path, "incident log")
-    text = path.read_text(encoding="utf-8-sig")
-    stripped = text.lstrip()
-    if stripped.startswith("["):
-        data = json.loads(text)
-        return [d if isinstance(d, dict) else {} for d in data] if isinstance(data, list) else [{}]
-    if stripped.startswith("{"):
-        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-        return [d if isinstance(d, dict) else {} for d in rows]
-    return [dict(r) for r in csv.DictReader(io.StringIO(text))]
+    if contract is None:
+        return load_incidents_without_contract(path)
+    return load_incidents(path, contract)
 
 
-def read_log(path: str | Path) -> list[LogEntry]:
-    """Incident log (CSV, JSON Lines or JSON array) -> entries, one per unit; every problem at once."""
-    p = Path(path)
-    file = str(path)
-    check_cli_file(p, "incident log")       # no /proc, /sys, /dev, FIFO or device: the codes credits gives
-    if not p.is_file():
-        raise InputError([Problem("file_not_found", "no such incident log", file=file, fix="check the path")])
-    try:
-        records = _records(p)
-    except (json.JSONDecodeError, csv.Error, UnicodeDecodeError, RecursionError) as exc:
-        raise InputError([Problem("unreadable_log", f"cannot read the log: {exc}", file=file)]) from None
-    problems: list[Problem] = []
-    entries: list[LogEntry] = []
-    budget = Budget(what="one reconcile input")        # the node names of all its rows together
-    total = 0
-    for rec in records:                                # counted before any row is expanded
-        cell = {str(k).strip().lower(): ("" if v is None else str(v)) for k, v in rec.items() if k}
-        if cell.get("scope", "").strip().lower() == "node":
-            try:
-                total += count(cell.get("target", "").strip())
-            except HostlistError:
-                pass                                   # reported with its row below
-    if total > budget.limit:
-        raise InputError([Problem("hostlist_too_large", f"the rows name {total:,} nodes together; one input may "
-                                  f"name at most {budget.limit:,}", file=file, value=total,
-                                  fix="check the targets; a larger cluster needs `slakit --max-nodes N`")])
-    for i, rec in enumerate(records, start=1):
-        cell = {k.strip().lower(): ("" if v is None else str(v)) for k, v in rec.items() if k}
-        missing = [c for c in ("id", "scope", "target", "start") if not cell.get(c, "").strip()]
-        for c in missing:
-            problems.append(Problem("missing_value", f"{c} is required", file=file, row=i, column=c))
-        if missing:
-            continue
-        scope = cell["scope"].strip().lower()
-        if scope not in SCOPES:
-            problems.append(Problem("invalid_choice", "unknown scope", file=file, row=i, column="scope",
-                                    value=cell["scope"], fix=f"use one of {', '.join(SCOPES)}"))
-            continue
-        start = _parse_time(cell["start"], file, i, "start", problems)
-        end = _parse_time(cell["end"], file, i, "end", problems) if cell.get("end", "").strip() else None
-        if start is None or (cell.get("end", "").strip() and end is None):
-            continue
-        if end is not None and end < start:
-            problems.append(Problem("end_before_start", "end is before start", file=file, row=i, column="end",
-                                    value=cell["end"]))
-            continue
-        target = cell["target"].strip()
-        if scope == "node":
-            try:
-                units = budget.expand(target)
-            except HostlistError as exc:
-                problems.append(Problem(exc.code, str(exc), file=file, row=i, column="target", value=exc.expr))
-                continue
-        else:
-            units = [target]
-        category = cell.get("category", "").strip() or "unplanned"
-        entries.extend(LogEntry(cell["id"].strip(), scope, u, start, end, category, i) for u in units)
-    if problems:
-        raise InputError(problems)
-    return entries
+def log_entries(log: IncidentLog) -> list[LogEntry]:
+    """The entries of a loaded log: one per row of its frame (an incident on one unit, node
+    hostlists expanded), times as aware UTC datetimes (the loader keeps whole seconds)."""
+    f = log.frame
+    if f.empty:
+        return []
+    utc = {}
+
+    def at(sec: int) -> datetime:
+        t = utc.get(sec)
+        if t is None:
+            t = utc[sec] = datetime.fromtimestamp(sec, tz=UTC)
+        return t
+
+    ends = f["end"].to_numpy(dtype=object, na_value=None)
+    return [LogEntry(i, scope, unit, at(start), None if end is None else at(int(end)), category, row)
+            for i, scope, unit, start, end, category, row in zip(
+                f["id"].tolist(), f["scope"].tolist(), f["target"].tolist(), f["start"].tolist(), ends.tolist(),
+                f["category"].tolist(), f["row"].tolist())]
 
 
 # --- comparing -----------------------------------------------------------------------------

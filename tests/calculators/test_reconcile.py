@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from click.testing import CliRunner
 
-from acceptance.reconcile import LogEntry, read_log, reconcile
+from calculators.reconcile import LogEntry, read_log, reconcile
 from slakit.cli import main
 
 T0 = datetime(2027, 3, 1, 8, 0, tzinfo=timezone.utc)
@@ -107,15 +107,15 @@ def test_bad_rows_are_all_reported_with_row_and_column(tmp_path):
     with pytest.raises(InputError) as err:
         read_log(bad)
     assert [(p.code, p.row, p.column) for p in err.value.problems] == [
-        ("timestamp_naive", 1, "start"), ("invalid_choice", 2, "scope"), ("end_before_start", 3, "end"),
-        ("missing_value", 4, "id"),
+        ("timestamp_naive", 1, "start"), ("unknown_scope", 2, "scope"), ("end_before_start", 3, "end"),
+        ("missing_id", 4, "id"),
     ]
     good = tmp_path / "good.csv"
     good.write_text("id,scope,target,start\n")
     res = CliRunner().invoke(main, ["reconcile", str(bad), str(good), "--format", "json"])
     assert res.exit_code == 1
     assert [p["code"] for p in json.loads(res.output)["problems"]] == [
-        "timestamp_naive", "invalid_choice", "end_before_start", "missing_value"]
+        "timestamp_naive", "unknown_scope", "end_before_start", "missing_id"]
 
 
 def test_credit_difference_under_the_contract(tmp_path):
