@@ -78,7 +78,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -98,6 +98,12 @@ from calculators.result_records import (  # noqa: F401  (iso and gc_paused: used
 )
 from calculators.support_records import SupportFigures, Termination
 from calculators.vocabulary import FLAG_LISTS, FLAG_MASK, FLAG_NAMES
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from calculators.claims import ClaimDeadline, ClaimSummary
+    from calculators.incident_figures import IncidentFigures
 
 FLAG_BITS = FLAG_NAMES          # (bit, name), calculators/vocabulary.py
 _FLAG_LISTS = FLAG_LISTS
@@ -127,7 +133,7 @@ def incident_ids(incidents: Any, indices: list[int]) -> dict[int, tuple[str, ...
     return {i: tuple(incidents.get(i, ())) for i in indices}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ScopeMonth:
     """One scope's figures for one month, one array entry per unit of the scope."""
 
@@ -286,7 +292,7 @@ class ScopeMonth:
         return self.service is None or int(self.service[i]) > 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class NodeMonth:
     ids: tuple[str, ...]
     fee_num: np.ndarray
@@ -334,7 +340,7 @@ class NodeMonth:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PeriodResult:
     period: Period
     fee_total_cents: int         # sum of exact node fees, rounded half-up
@@ -354,7 +360,7 @@ class PeriodResult:
         """Credit owed plus hours not charged (revision 1.1, 8.5)."""
         return self.credit_total_cents + (self.not_charged_cents or 0)
 
-    def totals(self, claim: Any = None) -> MonthTotals:
+    def totals(self, claim: ClaimDeadline | None = None) -> MonthTotals:
         """The month's `MonthTotals`; `claim` is its `calculators.claims.ClaimDeadline` (if judged)."""
         p = self.period
         rev11 = self.not_charged_cents is not None
@@ -382,7 +388,7 @@ class PeriodResult:
         return self.nodes.records(self)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Result:
     contract: str
     contract_sha256: str | None
@@ -396,11 +402,11 @@ class Result:
     support: SupportFigures | None = None     # None: computed without the support figures
     termination: Termination | None = None
     open_incidents: tuple[str, ...] = ()      # ids without an end (they run until as_of)
-    figures: Any = None     # calculators.incident_figures.IncidentFigures when computed with incidents=True
-    claims: Any = None      # calculators.claims.ClaimSummary: each month's claim deadline against as_of
+    figures: IncidentFigures | None = None   # per-incident figures: computed with incidents=True
+    claims: ClaimSummary | None = None       # each month's claim deadline against as_of
 
     @property
-    def incidents(self):
+    def incidents(self) -> pd.DataFrame:
         """Per-incident figures of this run (pandas DataFrame, see `calculators.incident_figures`)."""
         if self.figures is None:
             raise ValueError("per-incident figures were not computed; pass incidents=True to compute()")
