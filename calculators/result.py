@@ -78,7 +78,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -122,7 +123,15 @@ def _pct(value: Decimal | None) -> str:
     return format(value.normalize(), "f") if value is not None else "0"
 
 
-def incident_ids(incidents: Any, indices: list[int]) -> dict[int, tuple[str, ...]]:
+class UnitIncidents(Protocol):
+    """A scope-month's incident ids per unit index: the engine's `calculators.engine.IdIndex`
+    (which also offers `preload`, `take_lists`, `pairs` and `names`, used where present) or a
+    plain `dict[int, tuple[str, ...]]`."""
+
+    def get(self, i: int, default: Sequence[str] = ..., /) -> Sequence[str]: ...
+
+
+def incident_ids(incidents: UnitIncidents, indices: list[int]) -> dict[int, tuple[str, ...]]:
     """Incident ids (log order) of a few units of a `ScopeMonth` (a table's shown rows):
     from the engine's index without building the lists of all units where it can."""
     if not indices:
@@ -152,7 +161,7 @@ class ScopeMonth:
     fee_den: int
     credit_cents: np.ndarray    # share x fee, rounded half-up to cents (display)
     flags: np.ndarray           # bits, see FLAG_BITS
-    incidents: dict[int, tuple[str, ...]]   # unit index -> incident ids (units with any)
+    incidents: UnitIncidents    # unit index -> incident ids (units with any)
     proportional: bool = False
     month_seconds: int = 0
     service: np.ndarray | None = None       # revision 1.1: service seconds per unit (None: revision 1)
