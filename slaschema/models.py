@@ -193,9 +193,9 @@ class Pricing(Strict):
         - per node-month: `count` = nodes, `rate` = per_node_month, `per` = month_seconds (a node
           in service the whole month costs the month's rate, whatever the month's length).
 
-        `gpus`, `nodes` and `month_seconds` may be ints or numpy arrays (one entry per unit);
-        nothing is computed here, so each caller keeps its own exact arithmetic: `fee` in
-        Decimal, `calculators.credits.fee_fraction` as integer fractions over arrays of units."""
+        `gpus` and `nodes` may be ints or numpy arrays (one entry per unit), `month_seconds` a
+        number; nothing is computed here, so each caller keeps its own exact arithmetic: `fee`
+        in Decimal, `calculators.credits.fee_fraction` as integer fractions over arrays of units."""
         if self.per_gpu_hour is not None:
             return gpus, self.per_gpu_hour, 3600
         assert self.per_node_month is not None
