@@ -28,7 +28,7 @@ Status = Literal["open", "due_soon", "expired"]
 STATUSES: tuple[str, ...] = ("open", "due_soon", "expired")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ClaimDeadline:
     """One month's claim: its due instant (UTC epoch seconds, None without a window) and status."""
 
@@ -43,7 +43,7 @@ class ClaimDeadline:
         return self.status != "expired"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ClaimSummary:
     """The claims of a run: one deadline per month, against one `as_of`."""
 

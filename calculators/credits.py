@@ -11,6 +11,7 @@ GPU-seconds). Availability is `1 - lnum / (dn * M)` for a month of `M` seconds.
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 from fractions import Fraction
 
@@ -86,21 +87,30 @@ def pro_rata(lnum: np.ndarray, dn: np.ndarray, month_s: int, sl: ServiceLevel
     return pct, num, den
 
 
-def fee_fraction(pricing: Pricing, gpus: np.ndarray, month_s: int,
-                 nodes: np.ndarray | None = None) -> tuple[np.ndarray, int]:
-    """Each unit's fee as `num / den` (den shared), the rule of `Pricing.fee` in exact
-    fractions: its GPUs x per_gpu_hour x hours, or its nodes x per_node_month. `gpus`: GPUs
-    per unit; `nodes`: nodes per unit (default: one each, the units are nodes)."""
-    if pricing.per_gpu_hour is not None:
-        pn, pd = ratio(pricing.per_gpu_hour)
-        return obj(gpus) * (pn * month_s), pd * 3600
-    assert pricing.per_node_month is not None
-    pn, pd = ratio(pricing.per_node_month)
-    if nodes is not None:
-        return obj(nodes) * pn, pd
-    out = np.empty(len(gpus), dtype=object)
-    out[:] = pn
-    return out, pd
+def fee_fraction(pricing: Pricing, gpus: np.ndarray, month_s: int, nodes: np.ndarray | None = None,
+                 seconds: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """Each unit's fee as `num / den` (den shared, independent of `seconds`): the rule of
+    `Pricing.fee_terms` in exact fractions, `count x rate x seconds / per`. `gpus`: GPUs per
+    unit; `nodes`: nodes per unit (default: one each, the units are nodes); `seconds`: each
+    unit's seconds of the month (revision 1.1 service time or hours not charged; default: the
+    whole month, whose common factor `month_s / per` is reduced once: 1 at a monthly rate)."""
+    count, rate, per = pricing.fee_terms(gpus=gpus, nodes=1 if nodes is None else nodes, month_seconds=month_s)
+    pn, pd = ratio(rate)
+    n = len(gpus)
+    if seconds is None:
+        g = math.gcd(month_s, per)
+        return _times(count, (month_s // g) * pn, n), pd * (per // g)
+    return _times(count, pn, n) * obj(seconds), pd * per
+
+
+def _times(count, factor: int, n: int) -> np.ndarray:
+    """`count x factor` for each of `n` units as Python ints (`count`: an array, or one int
+    for every unit)."""
+    if np.ndim(count) == 0:
+        out = np.empty(n, dtype=object)
+        out[:] = int(count) * factor
+        return out
+    return obj(count) * factor
 
 
 def cents_half_up(num, den):

@@ -1102,11 +1102,13 @@ def _period_figures(lc: LoadedContract, tr: Trace, tree: Tree, period: Period, i
             if rack_part is not None:      # the flagged pieces on racks (those of long blocks among them)
                 up = _in_period(rack_part[1], ps, pe)
                 flags |= _flag_bits(tree.size[RACK], [(up.iv.unit, up.flags)])[tree.owner(NODE, RACK)]
-        scopes[name] = ScopeMonth(name, tree.names[c], lnum, dn, excl, avail, sl.effective_target, met, pct,
-                                  snum, sden, unum, fee_den, credit, flags, idx,
-                                  proportional and c == NODE, M,
-                                  (service_s[c] if service_s is not None else np.full(n, M, dtype=I64))
-                                  if rev11 else None, charged)
+        scopes[name] = ScopeMonth(
+            scope=name, ids=tree.names[c], lnum=lnum, dn=dn, excluded=excl, avail_e4=avail,
+            target=sl.effective_target, met=met, credit_pct=pct, share_num=snum, share_den=sden,
+            fee_num=unum, fee_den=fee_den, credit_cents=credit, flags=flags, incidents=idx,
+            proportional=proportional and c == NODE, month_seconds=M,
+            service=(service_s[c] if service_s is not None else np.full(n, M, dtype=I64)) if rev11 else None,
+            charged_num=charged)
         shares.append((name, snum[tree.owner(NODE, c)], sden[tree.owner(NODE, c)]))
 
     n_nodes = tree.size[NODE]
@@ -1135,10 +1137,13 @@ def _period_figures(lc: LoadedContract, tr: Trace, tree: Tree, period: Period, i
         extra = {"service": service_s[NODE] if service_s is not None else np.full(n_nodes, M, dtype=I64),
                  "not_charged_cents": nc_cents if nc_cents is not None else np.zeros(n_nodes, dtype=I64),
                  "not_charged_num": nc_node_num if nc_node_num is not None else cr.obj(np.zeros(n_nodes, dtype=I64))}
-    nodes = NodeMonth(tree.names[NODE], fee_node_num, fee_den, node_fee, node_credit, basis, **extra)
+    nodes = NodeMonth(ids=tree.names[NODE], fee_num=fee_node_num, fee_den=fee_den, fee_cents=node_fee,
+                      credit_cents=node_credit, basis=basis, **extra)
     nc_total = (int(nc_cents.sum()) if nc_cents is not None and n_nodes else 0) if rev11 else None
-    return PeriodResult(period, fee_total, uncapped, cap_cents, cap_cents is not None and uncapped > cap_cents,
-                        minimum, minimum_applied, total, scopes, nodes, nc_total, strict)
+    return PeriodResult(period=period, fee_total_cents=fee_total, credit_uncapped_cents=uncapped, cap_cents=cap_cents,
+                        cap_applied=cap_cents is not None and uncapped > cap_cents, minimum_cents=minimum,
+                        minimum_applied=minimum_applied, credit_total_cents=total, scopes=scopes, nodes=nodes,
+                        not_charged_cents=nc_total, minimum_strict=strict)
 
 
 def _sum_by(values: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
@@ -1293,10 +1298,11 @@ def run(lc: LoadedContract, log: IncidentLog, periods: list[str] | list[Period],
         fee, fee_month = _deadline_month_fee(lc, tree)
         delay = support_mod.acceptance_delay(lc, accepted_on, fee, fee_month)
     termination = Termination(chronic=chronic, acceptance_delay=delay)
-    result = Result(lc.id, getattr(lc, "sha256", None), lc.model.contract.currency, zone, tr.as_of,
-                    getattr(log, "file", None), getattr(log, "sha256", None),
-                    tuple(p.to_json() for p in getattr(log, "skipped", [])), tuple(results), sup, termination,
-                    _open_ids(log.frame), figures)
+    result = Result(contract=lc.id, contract_sha256=getattr(lc, "sha256", None), currency=lc.model.contract.currency,
+                    timezone=zone, as_of=tr.as_of, incidents_file=getattr(log, "file", None),
+                    incidents_sha256=getattr(log, "sha256", None),
+                    skipped_rows=tuple(p.to_json() for p in getattr(log, "skipped", [])), periods=tuple(results),
+                    support=sup, termination=termination, open_incidents=_open_ids(log.frame), figures=figures)
     result = with_claims(result, lc.model.credits.claim_window)
     return result, tr, tree
 

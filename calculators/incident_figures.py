@@ -43,7 +43,7 @@ COLUMNS = ("id", "scope", "target", "units", "category", "impact", "severity", "
 MISSING_CAUSE = "(no cause given)"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RackDays:
     """Node-seconds of downtime per rack (row, topology order) and local day (column)."""
 
@@ -55,7 +55,7 @@ class RackDays:
         return {"days": list(self.days), "racks": list(self.racks), "node_seconds": self.seconds.tolist()}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class IncidentFigures:
     """See the module docstring. `table` has the columns in `COLUMNS`, one row per incident id
     touching the computed months, ordered by start then id; `start`/`end` are epoch seconds
@@ -68,7 +68,7 @@ class IncidentFigures:
     rack_days: RackDays
 
     def records(self) -> list[dict[str, Any]]:
-        from calculators.result import iso
+        from calculators.result_records import iso
         from calculators.vocabulary import FLAG_LISTS, FLAG_MASK
 
         t = self.table
@@ -219,7 +219,7 @@ def _rack_days(lc: LoadedContract, tr, tree, periods, zone: str) -> RackDays:
         grids.append(grid)
         days.extend(labels)
     seconds = np.concatenate(grids, axis=1) if grids else np.zeros((n_racks, 0), dtype=I64)
-    return RackDays(tuple(tree.names[RACK]), tuple(days), seconds)
+    return RackDays(racks=tuple(tree.names[RACK]), days=tuple(days), seconds=seconds)
 
 
 def incident_figures(lc: LoadedContract, log: IncidentLog, tr, tree, periods) -> IncidentFigures:
@@ -261,7 +261,8 @@ def incident_figures(lc: LoadedContract, log: IncidentLog, tr, tree, periods) ->
         by_category[p.label] = _breakdown(cat_codes, cat_keys, c * weight, dn * weight, x * weight)
         by_cause[p.label] = _breakdown(cause_codes, cause_keys, c * weight, dn * weight, x * weight)
     table = _register(frame, counted, downtime, excluded, flags, periods)
-    return IncidentFigures(table, by_category, by_cause, _rack_days(lc, tr, tree, periods, zone))
+    return IncidentFigures(table=table, by_category=by_category, by_cause=by_cause,
+                           rack_days=_rack_days(lc, tr, tree, periods, zone))
 
 
 def _register(frame: pd.DataFrame, counted, downtime, excluded, flags, periods) -> pd.DataFrame:

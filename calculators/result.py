@@ -78,7 +78,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -99,6 +100,12 @@ from calculators.result_records import (  # noqa: F401  (iso and gc_paused: used
 from calculators.support_records import SupportFigures, Termination
 from calculators.vocabulary import FLAG_LISTS, FLAG_MASK, FLAG_NAMES
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from calculators.claims import ClaimDeadline, ClaimSummary
+    from calculators.incident_figures import IncidentFigures
+
 FLAG_BITS = FLAG_NAMES          # (bit, name), calculators/vocabulary.py
 _FLAG_LISTS = FLAG_LISTS
 
@@ -116,7 +123,15 @@ def _pct(value: Decimal | None) -> str:
     return format(value.normalize(), "f") if value is not None else "0"
 
 
-def incident_ids(incidents: Any, indices: list[int]) -> dict[int, tuple[str, ...]]:
+class UnitIncidents(Protocol):
+    """A scope-month's incident ids per unit index: the engine's `calculators.engine.IdIndex`
+    (which also offers `preload`, `take_lists`, `pairs` and `names`, used where present) or a
+    plain `dict[int, tuple[str, ...]]`."""
+
+    def get(self, i: int, default: Sequence[str] = ..., /) -> Sequence[str]: ...
+
+
+def incident_ids(incidents: UnitIncidents, indices: list[int]) -> dict[int, tuple[str, ...]]:
     """Incident ids (log order) of a few units of a `ScopeMonth` (a table's shown rows):
     from the engine's index without building the lists of all units where it can."""
     if not indices:
@@ -127,7 +142,7 @@ def incident_ids(incidents: Any, indices: list[int]) -> dict[int, tuple[str, ...
     return {i: tuple(incidents.get(i, ())) for i in indices}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ScopeMonth:
     """One scope's figures for one month, one array entry per unit of the scope."""
 
@@ -146,7 +161,7 @@ class ScopeMonth:
     fee_den: int
     credit_cents: np.ndarray    # share x fee, rounded half-up to cents (display)
     flags: np.ndarray           # bits, see FLAG_BITS
-    incidents: dict[int, tuple[str, ...]]   # unit index -> incident ids (units with any)
+    incidents: UnitIncidents    # unit index -> incident ids (units with any)
     proportional: bool = False
     month_seconds: int = 0
     service: np.ndarray | None = None       # revision 1.1: service seconds per unit (None: revision 1)
@@ -286,7 +301,7 @@ class ScopeMonth:
         return self.service is None or int(self.service[i]) > 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class NodeMonth:
     ids: tuple[str, ...]
     fee_num: np.ndarray
@@ -334,7 +349,7 @@ class NodeMonth:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PeriodResult:
     period: Period
     fee_total_cents: int         # sum of exact node fees, rounded half-up
@@ -354,7 +369,7 @@ class PeriodResult:
         """Credit owed plus hours not charged (revision 1.1, 8.5)."""
         return self.credit_total_cents + (self.not_charged_cents or 0)
 
-    def totals(self, claim: Any = None) -> MonthTotals:
+    def totals(self, claim: ClaimDeadline | None = None) -> MonthTotals:
         """The month's `MonthTotals`; `claim` is its `calculators.claims.ClaimDeadline` (if judged)."""
         p = self.period
         rev11 = self.not_charged_cents is not None
@@ -382,7 +397,7 @@ class PeriodResult:
         return self.nodes.records(self)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Result:
     contract: str
     contract_sha256: str | None
@@ -396,11 +411,11 @@ class Result:
     support: SupportFigures | None = None     # None: computed without the support figures
     termination: Termination | None = None
     open_incidents: tuple[str, ...] = ()      # ids without an end (they run until as_of)
-    figures: Any = None     # calculators.incident_figures.IncidentFigures when computed with incidents=True
-    claims: Any = None      # calculators.claims.ClaimSummary: each month's claim deadline against as_of
+    figures: IncidentFigures | None = None   # per-incident figures: computed with incidents=True
+    claims: ClaimSummary | None = None       # each month's claim deadline against as_of
 
     @property
-    def incidents(self):
+    def incidents(self) -> pd.DataFrame:
         """Per-incident figures of this run (pandas DataFrame, see `calculators.incident_figures`)."""
         if self.figures is None:
             raise ValueError("per-incident figures were not computed; pass incidents=True to compute()")

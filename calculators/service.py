@@ -293,14 +293,11 @@ def not_charged_seconds(down: Intervals, lo: int, hi: int, bucket: int, over: in
 
 def service_fee(pricing, gpus: np.ndarray, seconds: np.ndarray, month_s: int) -> tuple[np.ndarray, int]:
     """Per node, the fee for `seconds` of the month as `num / den` (den shared and independent
-    of `seconds`): gpus x per_gpu_hour x seconds / 3600, or per_node_month x seconds / month."""
-    from calculators.credits import obj, ratio
+    of `seconds`): gpus x per_gpu_hour x seconds / 3600, or per_node_month x seconds / month
+    (`calculators.credits.fee_fraction`, the rule of `Pricing.fee_terms`)."""
+    from calculators.credits import fee_fraction
 
-    if pricing.per_gpu_hour is not None:
-        pn, pd = ratio(pricing.per_gpu_hour)
-        return obj(gpus) * obj(seconds) * pn, pd * 3600
-    pn, pd = ratio(pricing.per_node_month)
-    return obj(seconds) * pn, pd * month_s
+    return fee_fraction(pricing, gpus, month_s, seconds=seconds)
 
 
 def uses_revision_1_1(lc: LoadedContract) -> bool:

@@ -184,15 +184,29 @@ class Pricing(Strict):
             )
         return self
 
-    def fee(self, *, gpus: int, nodes: int, hours: Decimal | int) -> Decimal:
-        """The fee of `nodes` nodes holding `gpus` GPUs for a month of `hours`: GPUs x
-        per_gpu_hour x hours, or nodes x per_node_month (whatever the month's length). The
-        one place the pricing basis is decided; `calculators.credits.fee_fraction` is the
-        same rule as exact fractions over arrays of units."""
+    def fee_terms(self, *, gpus, nodes, month_seconds):
+        """The node fee rule, the one place the pricing basis is decided: `(count, rate, per)`
+        such that `count` units in service for `seconds` of a month of `month_seconds` cost
+        `count x rate x seconds / per`:
+
+        - per GPU-hour: `count` = gpus, `rate` = per_gpu_hour, `per` = 3600 (seconds in an hour);
+        - per node-month: `count` = nodes, `rate` = per_node_month, `per` = month_seconds (a node
+          in service the whole month costs the month's rate, whatever the month's length).
+
+        `gpus` and `nodes` may be ints or numpy arrays (one entry per unit), `month_seconds` a
+        number; nothing is computed here, so each caller keeps its own exact arithmetic: `fee`
+        in Decimal, `calculators.credits.fee_fraction` as integer fractions over arrays of units."""
         if self.per_gpu_hour is not None:
-            return self.per_gpu_hour * gpus * hours
+            return gpus, self.per_gpu_hour, 3600
         assert self.per_node_month is not None
-        return self.per_node_month * nodes
+        return nodes, self.per_node_month, month_seconds
+
+    def fee(self, *, gpus: int, nodes: int, hours: Decimal | int) -> Decimal:
+        """The fee of `nodes` nodes holding `gpus` GPUs for a whole month of `hours` (> 0):
+        GPUs x per_gpu_hour x hours, or nodes x per_node_month (the rule of `fee_terms`)."""
+        seconds = hours * 3600
+        count, rate, per = self.fee_terms(gpus=gpus, nodes=nodes, month_seconds=seconds)
+        return rate * count * (Decimal(seconds) / per)      # seconds / per: the hours, or 1
 
 
 class RackRule(Strict):
