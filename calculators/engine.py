@@ -1089,8 +1089,10 @@ def _period_figures(lc: LoadedContract, tr: Trace, tree: Tree, period: Period, i
         elif c == NODE:
             unum = fee_node_num
         else:
-            unum, _ = cr.fee_fraction(contract.pricing, np.bincount(tree.owner(NODE, c), weights=tree.gpus,
-                                                                    minlength=n).astype(I64), M, tree.count(NODE, c))
+            unum, den_c = cr.fee_fraction(contract.pricing, np.bincount(tree.owner(NODE, c), weights=tree.gpus,
+                                                                        minlength=n).astype(I64), M, tree.count(NODE, c))
+            # whole-month fractions of one pricing share their denominator with the nodes'
+            assert den_c == fee_den, (den_c, fee_den)
         credit = cr.cents_half_up(snum * (unum if charged is None else charged), sden * fee_den)
         own = _in_period(flagged[c], ps, pe)
         flags = _flag_bits(n, [(u, fl), (own.iv.unit, own.flags)])
