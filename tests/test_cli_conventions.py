@@ -357,3 +357,36 @@ def test_extra_outputs_check_their_extension_too(tmp_path, monkeypatch, argv, op
     assert res.exit_code == 2 and "[output_extension]" in res.output and option in res.output, res.output
     assert f"name it *.{want}" in res.output
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv, name", [
+    (["credits", CONTRACT, LOG, "--month", "2027-02"], "credits.docx"),
+    (["credits", CONTRACT, LOG, "--month", "2027-02", "--format", "table"], "credits.xlsx"),
+    (["credits", CONTRACT, LOG, "--month", "2027-02", "--format", "json"], "credits.zip"),
+    (["explain", CONTRACT, LOG, "--unit", "r01-n07", "--month", "2027-02"], "e.rtf"),
+    (["review", CONTRACT, LOG, "--quarter", "2027-Q1", "--format", "md"], "r.odt"),
+    (["import", "csv", LOG, "--map", REPO / "examples" / "ticket-map.yaml"], "log.csv.gz"),
+    (["credits", CONTRACT, LOG, "--month", "2027-02"], "credits.JPEG"),
+    (["review", CONTRACT, LOG, "--quarter", "2027-Q1", "--format", "pdf"], "r.docx"),
+])
+def test_a_text_output_is_refused_into_a_binary_or_office_file(tmp_path, argv, name):
+    """A text table may go to any name that is not another slakit format's (.log, .out), but
+    not to a file whose extension names a well-known binary or office format (.docx, .zip, ...):
+    a usage error [output_extension] before any work, nothing written; nor is any other format
+    (a PDF named r.docx)."""
+    res = run(*argv, "-o", tmp_path / name)
+    assert res.exit_code == 2 and "[output_extension]" in res.output and name in res.output, res.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_extra_text_output_is_refused_into_an_office_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    res = run("import", "lanl", LOG, "-o", "log.csv", "--inventory-out", "inventory.xlsx")
+    assert res.exit_code == 2 and "[output_extension]" in res.output and "--inventory-out" in res.output, res.output
+    assert "name it *.csv" in res.output and list(tmp_path.iterdir()) == []
+
+
+def test_a_text_table_still_goes_to_a_name_of_no_known_format(tmp_path):
+    res = run("credits", CONTRACT, LOG, "--month", "2027-02", "-o", tmp_path / "credits.log")
+    assert res.exit_code == 0, res.output
+    assert "2027-02" in (tmp_path / "credits.log").read_text()
