@@ -6,7 +6,8 @@
   when it could not be written, as the option is read (`check_writable`); a name of a well-known
   binary or office format (`.docx`, `.zip`, ...) is refused for every format (`refuse_binary_name`).
 - `contract_argument`: the contract as the first positional argument; an older `--contract FILE`
-  option can stay as a deprecated alias that prints one notice line on stderr.
+  option can stay as a deprecated alias that prints one notice line on stderr (`deprecated_alias`
+  the same for any renamed option, e.g. `--tz` of `--assume-tz`).
 - `Progress`: progress with an ETA on stderr (never stdout) for long work.
 
 The period options (`--month`, `--quarter`, `--period`) live in `calculators.period_option`,
@@ -329,6 +330,28 @@ def _deprecated_contract(alias: str):
         return value
 
     return callback
+
+
+def deprecated_alias(alias: str, current: str, dest: str, metavar: str | None = None):
+    """The hidden older name `alias` (`--tz`) of the option `current` (`--assume-tz`), kept
+    working: the command receives its value as `dest`, one deprecation notice line is printed on
+    stderr when it is used, and the command calls `resolve_alias` (the command table lists it as
+    "(deprecated: `--tz`)")."""
+    def callback(ctx: click.Context, param: click.Parameter, value):
+        if value is not None:
+            click.echo(f"slakit: {alias} is deprecated; use {current} (slakit "
+                       f"{ctx.command_path.split(' ', 1)[-1]} ... {current} ...)", err=True)
+        return value
+
+    return click.option(alias, dest, default=None, hidden=True, metavar=metavar, callback=callback)
+
+
+def resolve_alias(value, alias_value, current: str, alias: str):
+    """The value of option `current`, or of its deprecated `alias` (a usage error
+    `[option_twice]` when both are given)."""
+    if value is not None and alias_value is not None:
+        raise click.UsageError(f"give {current} once, not also as {alias} (its deprecated name) [option_twice]")
+    return value if value is not None else alias_value
 
 
 def resolve_contract(contract: str | None, alias_value: str | None, alias: str = "--contract",
