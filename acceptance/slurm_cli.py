@@ -150,8 +150,8 @@ def drill(contract, contract_option, node, fault, marker, kmsg, via, confirmed, 
             resume_after=resume_after,
         )
     except DrillError as exc:               # the drill could not run: printed, exit 1 (report_input_errors)
-        raise _drill_problem(exc.code, str(exc), path=_DRILL_FIXES.get(exc.code, (None, None))[0],
-                             fix=_DRILL_FIXES.get(exc.code, (None, None))[1]) from None
+        option, fix = _DRILL_FIXES.get(exc.code, (None, None))
+        raise _drill_problem(exc.code, str(exc), path=option, fix=fix) from None
     except OSError as exc:                  # the fault could not be written, sinfo/srun could not run
         raise _drill_problem("drill_io_error", exc.strerror or str(exc), file=exc.filename) from None
     except (RuntimeError, subprocess.SubprocessError) as exc:      # sinfo/scontrol/srun failed or hung
