@@ -382,7 +382,7 @@ def report_cmd(bundle, output, fmt, allowed_signers) -> None:
 
     by_suffix = FORMATS.get(Path(output).suffix.lower()) if output else None
     if output and by_suffix is None and fmt in (None, *FORMATS.values()):
-        raise click.UsageError(f"-o {output}: a certificate is written as .pdf, .md or .html")
+        raise click.UsageError(f"-o {output}: a certificate is written as .pdf, .md or .html [output_extension]")
     fmt = fmt or by_suffix or "table"
     if output and fmt in FORMATS.values() and fmt != by_suffix:
         raise click.UsageError(f"--format {fmt} does not match -o {output}; name the file {Path(output).stem}"

@@ -379,6 +379,12 @@ def test_a_text_output_is_refused_into_a_binary_or_office_file(tmp_path, argv, n
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_certificate_into_an_office_file_is_the_same_usage_error(tmp_path):
+    res = run("accept", "report", tmp_path, "-o", tmp_path / "cert.docx")
+    assert res.exit_code == 2 and "[output_extension]" in res.output and "cert.docx" in res.output, res.output
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_an_extra_text_output_is_refused_into_an_office_file(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     res = run("import", "lanl", LOG, "-o", "log.csv", "--inventory-out", "inventory.xlsx")
