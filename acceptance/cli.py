@@ -330,6 +330,15 @@ def verify_cmd(bundle, allowed_signers, fmt) -> None:
     import json
 
     res = _verified(bundle, allowed_signers)
+    # no manifest to judge the files against: bad input (printed, exit 1, report_input_errors);
+    # files that do not match it, or signatures that do not verify, are the verdict below
+    if res.manifest_error == "manifest_missing":
+        raise _problem("manifest_missing", "no manifest.json, so this is no evidence bundle", bundle,
+                       "name the folder `slakit accept run -o` wrote")
+    if res.manifest_error is not None:
+        raise _problem(res.manifest_error, "not a bundle manifest (a JSON object with `files` and `digest`)",
+                       Path(bundle) / "manifest.json", "name the folder `slakit accept run -o` wrote, with its "
+                       "manifest as written")
     if fmt == "json":
         click.echo(json.dumps(res.to_json(), indent=2))
     else:
@@ -373,7 +382,7 @@ def report_cmd(bundle, output, fmt, allowed_signers) -> None:
 
     by_suffix = FORMATS.get(Path(output).suffix.lower()) if output else None
     if output and by_suffix is None and fmt in (None, *FORMATS.values()):
-        raise click.UsageError(f"-o {output}: a certificate is written as .pdf, .md or .html")
+        raise click.UsageError(f"-o {output}: a certificate is written as .pdf, .md or .html [output_extension]")
     fmt = fmt or by_suffix or "table"
     if output and fmt in FORMATS.values() and fmt != by_suffix:
         raise click.UsageError(f"--format {fmt} does not match -o {output}; name the file {Path(output).stem}"

@@ -290,7 +290,7 @@ def run_drill(
         raise DrillError("node_unknown", f"the scheduler does not know node {node}")
     if not first.in_service:
         raise DrillError("node_not_in_service",
-                         f"{node} is {first.state} ({first.reason}) before the drill; resume it first")
+                         f"{node} is {first.state} ({first.reason}) before the drill")
     timeline: list[tuple[datetime, str, str]] = []
     polls = 0
     injected = clock()

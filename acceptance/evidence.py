@@ -255,6 +255,9 @@ class VerifyResult:
     problems: tuple[str, ...] = field(default_factory=tuple)
     signatures: tuple[dict[str, Any], ...] = ()      # per signature file: SignatureCheck.to_json + file
     trust_checked: bool = False                     # checked against an allowed-signers file
+    # why there is nothing to judge the files against: manifest_missing (no manifest.json, so no
+    # bundle) or manifest_invalid (not a bundle manifest); `accept verify` reports it as bad input
+    manifest_error: str | None = None
 
     @property
     def files_ok(self) -> bool:
@@ -293,7 +296,8 @@ def verify(root: Path | str, allowed_signers: Path | str | None = None) -> Verif
     odd_problems = tuple(f"not a regular file (symlink, FIFO, device or socket): {rel}" for rel in odd)
     if not _regular(mpath):
         return VerifyResult(str(root), False, False, added=tuple(list_files(root)),
-                            problems=("no manifest.json",) + odd_problems, trust_checked=allowed_signers is not None)
+                            problems=("no manifest.json",) + odd_problems, trust_checked=allowed_signers is not None,
+                            manifest_error="manifest_missing")
     manifest_bytes = mpath.read_bytes()
     try:
         doc = json.loads(manifest_bytes.decode("utf-8"))
@@ -301,7 +305,7 @@ def verify(root: Path | str, allowed_signers: Path | str | None = None) -> Verif
         digest = str(doc["digest"])
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return VerifyResult(str(root), True, False, problems=("manifest.json is not a bundle manifest",) + odd_problems,
-                            trust_checked=allowed_signers is not None)
+                            trust_checked=allowed_signers is not None, manifest_error="manifest_invalid")
     digest_ok = manifest_digest(files) == digest and doc.get("format") == FORMAT
     present = set(list_files(root)) - {MANIFEST}
     changed, missing = [], []

@@ -7,6 +7,7 @@ The cluster is the one `srun`/`sinfo` would use from this environment (SLURM_CON
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -38,6 +39,23 @@ def _print_verdicts(verdicts, title: str) -> None:
     for v in verdicts:
         if v.remediation:
             click.echo(f"{v.node}: {v.criterion}: {v.remediation}")
+
+
+# a DrillError's code -> the option it is about and the fix
+_DRILL_FIXES = {
+    "node_unknown": ("--node", "name a node that `sinfo -N` lists"),
+    "node_not_in_service": ("--node", "resume it (scontrol update nodename=NODE state=resume) or name another node"),
+    "holder_job_failed": ("--via", "check that the node takes a job (sbatch -w NODE), or use --via local"),
+}
+
+
+def _drill_problem(code: str, message: str, *, file=None, path: str | None = None, fix: str | None = None):
+    """Why a drill could not run (no measurement was made, so no verdict): the InputError the
+    one handler prints as `... [code]` lines (JSON problems with --format json), exit 1. A drill
+    that ran and was detected late or never is a verdict instead (`judge_drill`)."""
+    from slaschema.errors import InputError, Problem
+
+    return InputError([Problem(code, message, file=None if file is None else str(file), path=path, fix=fix)])
 
 
 @click.command("drill")
@@ -109,16 +127,13 @@ def drill(contract, contract_option, node, fault, marker, kmsg, via, confirmed, 
             poll_s=poll, detect_timeout=detect_timeout, return_timeout=return_timeout,
             resume_after=resume_after,
         )
-    except DrillError as exc:
-        if fmt == "json":
-            click.echo(json.dumps({"format": DRILL_FORMAT, "ok": False, "error": exc.code, "message": str(exc)},
-                                  indent=2))
-        else:
-            click.echo(f"drill: {exc} [{exc.code}]", err=True)
-        sys.exit(1)
-    except (RuntimeError, OSError) as exc:
-        click.echo(f"drill: {exc} [drill_io_error]", err=True)
-        sys.exit(1)
+    except DrillError as exc:               # the drill could not run: printed, exit 1 (report_input_errors)
+        option, fix = _DRILL_FIXES.get(exc.code, (None, None))
+        raise _drill_problem(exc.code, str(exc), path=option, fix=fix) from None
+    except OSError as exc:                  # the fault could not be written, sinfo/srun could not run
+        raise _drill_problem("drill_io_error", exc.strerror or str(exc), file=exc.filename) from None
+    except (RuntimeError, subprocess.SubprocessError) as exc:      # sinfo/scontrol/srun failed or hung
+        raise _drill_problem("drill_io_error", str(exc)) from None
     finally:
         if holder is not None:
             holder.stop()

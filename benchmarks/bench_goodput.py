@@ -118,7 +118,7 @@ def run_once(contract: Path, sacct: Path, incidents: Path) -> dict:
         "from slakit.cli import main\n"
         "try:\n"
         f"    main([ 'goodput', {str(contract)!r}, '--sacct', {str(sacct)!r}, '--incidents', {str(incidents)!r},"
-        " '--quarter', '2027-Q1', '--tz', 'America/Chicago', '--checkpoint-interval', '30m', '--format', 'json',"
+        " '--quarter', '2027-Q1', '--assume-tz', 'America/Chicago', '--checkpoint-interval', '30m', '--format', 'json',"
         f" '-o', {str(sacct) + '.goodput.json'!r}])\n"
         "except SystemExit as e:\n"
         "    assert not e.code, e.code\n"

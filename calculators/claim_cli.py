@@ -273,7 +273,12 @@ def verify(package, allowed_signers, identity) -> None:
     from slaschema.safefiles import read_regular
     from slaschema.textsafe import terminal_text
 
-    data = read_regular(package, what="evidence package")     # InputError: printed, exit 1 (report_input_errors)
+    if allowed_signers is not None and identity is None:
+        raise click.UsageError("--allowed-signers needs --identity, the signer's principal listed in it "
+                               "[identity_missing]")
+    # an input that leaves nothing to judge (no regular file, no tar, no manifest, ssh-keygen
+    # missing) is an InputError: printed, exit 1 (report_input_errors); what is judged follows
+    data = read_regular(package, what="evidence package")
     problems = check(data, allowed_signers, identity, file=package)
     if problems:
         for p in problems:

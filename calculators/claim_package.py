@@ -200,24 +200,33 @@ def build(run, contract_file: str | Path, incidents_file: str | Path, monitor_lo
 
 def verify(data: bytes, allowed_signers: str | Path | None = None, identity: str | None = None,
            file: str = "package") -> list[str]:
-    """Problems of a package (empty when every file matches the manifest and a signature, if
-    present, verifies). Checks members against the manifest: changed, missing and added files."""
-    from slaschema.errors import InputError
+    """The judged problems of a package, one line each (empty when every file matches the
+    manifest and a signature, if present, verifies): changed, missing and added files, a
+    signature that does not verify, no signature where a signer is expected.
+
+    What leaves nothing to judge is raised as `InputError` instead (printed by
+    `slaschema.cli.report_input_errors`, exit 1): `package_unreadable` (no tar file),
+    `manifest_missing`, `manifest_invalid`, and a signature tool that cannot run
+    (`signing_tool_missing`, `signing_failed`)."""
+    from slaschema.errors import InputError, Problem
+
+    def bad(code: str, message: str) -> InputError:
+        return InputError([Problem(code, message, file=file)])
 
     problems: list[str] = []
     try:
         members = _members(data)
     except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
-        return [f"{file}: not an evidence package (a tar file): {type(exc).__name__} [package_unreadable]"]
+        raise bad("package_unreadable", f"not an evidence package (a tar file): {type(exc).__name__}") from None
     if MANIFEST not in members:
-        return [f"{file}: no {MANIFEST} [manifest_missing]"]
+        raise bad("manifest_missing", f"no {MANIFEST}")
     try:
         manifest = json.loads(members[MANIFEST])
         listed = manifest.get("files", {}) if isinstance(manifest, dict) else None
         if not isinstance(listed, dict) or not all(isinstance(v, str) for v in listed.values()):
             raise ValueError("no `files` object of SHA-256 strings")
     except (ValueError, RecursionError) as exc:
-        return [f"{file}: {MANIFEST} is not a slakit manifest ({str(exc)[:80]}) [manifest_invalid]"]
+        raise bad("manifest_invalid", f"{MANIFEST} is not a slakit manifest ({str(exc)[:80]})") from None
     for name, digest in listed.items():
         if name not in members:
             problems.append(f"{name}: listed in the manifest but missing [member_missing]")
@@ -233,6 +242,8 @@ def verify(data: bytes, allowed_signers: str | Path | None = None, identity: str
             signing.verify(members[MANIFEST], members[SIGNATURE], allowed_signers=allowed_signers, identity=identity,
                            file=f"{file}:{SIGNATURE}")
         except InputError as e:
+            if any(p.code != "signature_invalid" for p in e.problems):
+                raise                   # ssh-keygen missing or failing: the signature is not judged
             problems.extend(p.format() for p in e.problems)
     elif allowed_signers is not None:
         problems.append(f"{file}: not signed, but a signer was expected [package_unsigned]")

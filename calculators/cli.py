@@ -155,25 +155,40 @@ def _local_zone() -> str:
     return "UTC"
 
 
-def zone_option(f):
-    return click.option("--tz", "tz", default=None, metavar="ZONE",
-                        help="Zone of Slurm's times (they carry no offset). Default: this machine's zone "
-                             "(TZ, /etc/localtime), as for `slakit watch`.")(f)
+ZONE_HELP = "Zone for timestamps written without an offset."
 
 
-def check_zone_option(tz: str | None) -> str:
-    """`--tz` of goodput and `import slurm-events`: the named IANA zone, default the local one."""
-    from zoneinfo import ZoneInfo
+def zone_option(help: str = ZONE_HELP + " Slurm's times carry none. Default: this machine's zone "
+                "(TZ, /etc/localtime), as for `slakit watch`."):
+    """`--assume-tz ZONE` of the commands whose `--tz` it was (goodput, import lanl, import
+    slurm-events), with `--tz` kept as a hidden deprecated alias: the command receives `tz` and
+    `tz_alias` and calls `zone_given`."""
+    from slaschema.cliconv import deprecated_alias
 
+    def decorate(f):
+        f = deprecated_alias("--tz", "--assume-tz", "tz_alias", metavar="ZONE")(f)
+        return click.option("--assume-tz", "tz", default=None, metavar="ZONE", help=help)(f)
+
+    return decorate
+
+
+def zone_given(tz: str | None, tz_alias: str | None) -> str | None:
+    """The zone named with `--assume-tz` or its deprecated `--tz` (None when neither is given;
+    a usage error when both are)."""
+    from slaschema.cliconv import resolve_alias
+
+    return resolve_alias(tz, tz_alias, "--assume-tz", "--tz")
+
+
+def check_zone_option(tz: str | None, option: str = "--assume-tz") -> str:
+    """`--assume-tz` of goodput and `import slurm-events` (`option`: review's `--sacct-tz`): the
+    named IANA zone, default the local one."""
     zone = tz or _local_zone()
-    try:
-        ZoneInfo(zone)
-    except Exception:
-        raise click.BadParameter(f"{zone!r} is not an IANA time zone", param_hint="--tz") from None
+    _check_zone(zone, option)
     return zone
 
 
-def _check_zone(assume_tz: str | None) -> None:
+def _check_zone(assume_tz: str | None, option: str = "--assume-tz") -> None:
     if assume_tz is None:
         return
     from zoneinfo import ZoneInfo
@@ -181,7 +196,7 @@ def _check_zone(assume_tz: str | None) -> None:
     try:
         ZoneInfo(assume_tz)
     except Exception:
-        raise click.BadParameter(f"{assume_tz!r} is not an IANA time zone", param_hint="--assume-tz") from None
+        raise click.BadParameter(f"{assume_tz!r} is not an IANA time zone", param_hint=option) from None
 
 
 @click.command()

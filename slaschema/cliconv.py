@@ -3,9 +3,11 @@
 - `output_option` / `output_format` / `write_output`: `-o/--output FILE`, written atomically
   (temp file + rename), and refused (usage error, exit 2, `[output_extension]`) when the file's
   extension belongs to another format than the one written, or (`[output_unwritable]`, exit 1)
-  when it could not be written, as the option is read (`check_writable`).
+  when it could not be written, as the option is read (`check_writable`); a name of a well-known
+  binary or office format (`.docx`, `.zip`, ...) is refused for every format (`refuse_binary_name`).
 - `contract_argument`: the contract as the first positional argument; an older `--contract FILE`
-  option can stay as a deprecated alias that prints one notice line on stderr.
+  option can stay as a deprecated alias that prints one notice line on stderr (`deprecated_alias`
+  the same for any renamed option, e.g. `--tz` of `--assume-tz`).
 - `Progress`: progress with an ETA on stderr (never stdout) for long work.
 - `DURATION`: an option's duration with a unit, as contracts write them (90s, 5m, 1h, PT5M).
 
@@ -42,6 +44,18 @@ FORMAT_EXTENSIONS: dict[str, tuple[str, ...]] = {
 }
 _FORMAT_OF = {ext: fmt for fmt, exts in FORMAT_EXTENSIONS.items() for ext in exts}
 
+# Extensions of well-known binary and office formats. No slakit format is written into such a
+# file (the one slakit writes itself, .png, is a format above and checked as one): a text table,
+# which may otherwise go to any name no format uses (.log, .out), is refused there too.
+BINARY_EXTENSIONS: dict[str, str] = {
+    ".docx": "a Word document", ".doc": "a Word document", ".xlsx": "an Excel workbook",
+    ".xls": "an Excel workbook", ".pptx": "a PowerPoint presentation", ".ppt": "a PowerPoint presentation",
+    ".odt": "an OpenDocument text", ".ods": "an OpenDocument spreadsheet",
+    ".odp": "an OpenDocument presentation", ".rtf": "a Rich Text document", ".zip": "a zip archive",
+    ".gz": "a gzip file", ".tar": "a tar archive", ".png": "a PNG image", ".jpg": "a JPEG image",
+    ".jpeg": "a JPEG image", ".gif": "a GIF image", ".svg": "an SVG image", ".epub": "an EPUB book",
+}
+
 OUTPUT_HELP = "Write to FILE (atomically) instead of stdout; its extension must match the format."
 
 
@@ -73,10 +87,11 @@ def extra_output(fmt: str):
             return value
         suffix = _suffix(value)
         known = _FORMAT_OF.get(suffix)
+        option = max(param.opts, key=len) if param.opts else param.name
         if suffix and known is not None and known != fmt:
-            option = max(param.opts, key=len) if param.opts else param.name
             raise click.UsageError(f"{option} {value}: a {suffix} file does not hold {fmt}; name it "
                                    f"*{FORMAT_EXTENSIONS[fmt][0]} [output_extension]")
+        refuse_binary_name(option, value, fmt)
         check_writable(value)
         return value
 
@@ -85,6 +100,21 @@ def extra_output(fmt: str):
 
 def _suffix(output: str) -> str:
     return Path(output).suffix.lower()
+
+
+def refuse_binary_name(option: str, output: str, fmt: str | None) -> None:
+    """A usage error (`[output_extension]`, exit 2) when `output` names a file of a well-known
+    binary or office format (`BINARY_EXTENSIONS`: `x.docx`, `x.csv.gz`) that no slakit format
+    is: `fmt` would be written into it as it is (a .docx holding a plain-text table)."""
+    suffix = _suffix(output)
+    what = BINARY_EXTENSIONS.get(suffix)
+    if what is None or suffix in _FORMAT_OF:
+        return
+    want = FORMAT_EXTENSIONS.get(fmt or "", ("",))[0]
+    hint = f"name it *{want}" if want else "give another name"
+    raise click.UsageError(f"{option} {output}: a {suffix} file is {what}, which does not hold "
+                           f"{'a text table' if fmt == 'table' else fmt}; "
+                           f"{hint} [output_extension]")
 
 
 def output_format(output: str | None, fmt: str | None, formats: tuple[str, ...] | list[str], *,
@@ -128,9 +158,11 @@ def _output_format(output: str | None, fmt: str | None, formats: tuple[str, ...]
                 hint += f" or give --format {known}"
             raise click.UsageError(f"-o {output}: a {suffix} file does not hold --format {fmt}; {hint} "
                                    "[output_extension]")
+        refuse_binary_name("-o", output, fmt)
         return fmt
     if not suffix or (known is None and (fmt or default) == "table"):
-        return fmt or default          # a text table may go to any name (.log, .out, ...)
+        refuse_binary_name("-o", output, fmt or default)
+        return fmt or default          # a text table may go to any name (.log, .out, ...), no .docx
     if known in formats:
         return known
     exts = ", ".join(FORMAT_EXTENSIONS[f][0] for f in formats if f in FORMAT_EXTENSIONS)
@@ -300,6 +332,28 @@ def _deprecated_contract(alias: str):
         return value
 
     return callback
+
+
+def deprecated_alias(alias: str, current: str, dest: str, metavar: str | None = None):
+    """The hidden older name `alias` (`--tz`) of the option `current` (`--assume-tz`), kept
+    working: the command receives its value as `dest`, one deprecation notice line is printed on
+    stderr when it is used, and the command calls `resolve_alias` (the command table lists it as
+    "(deprecated: `--tz`)")."""
+    def callback(ctx: click.Context, param: click.Parameter, value):
+        if value is not None:
+            click.echo(f"slakit: {alias} is deprecated; use {current} (slakit "
+                       f"{ctx.command_path.split(' ', 1)[-1]} ... {current} ...)", err=True)
+        return value
+
+    return click.option(alias, dest, default=None, hidden=True, metavar=metavar, callback=callback)
+
+
+def resolve_alias(value, alias_value, current: str, alias: str):
+    """The value of option `current`, or of its deprecated `alias` (a usage error
+    `[option_twice]` when both are given)."""
+    if value is not None and alias_value is not None:
+        raise click.UsageError(f"give {current} once, not also as {alias} (its deprecated name) [option_twice]")
+    return value if value is not None else alias_value
 
 
 def resolve_contract(contract: str | None, alias_value: str | None, alias: str = "--contract",

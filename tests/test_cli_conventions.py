@@ -357,3 +357,90 @@ def test_extra_outputs_check_their_extension_too(tmp_path, monkeypatch, argv, op
     assert res.exit_code == 2 and "[output_extension]" in res.output and option in res.output, res.output
     assert f"name it *.{want}" in res.output
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv, name", [
+    (["credits", CONTRACT, LOG, "--month", "2027-02"], "credits.docx"),
+    (["credits", CONTRACT, LOG, "--month", "2027-02", "--format", "table"], "credits.xlsx"),
+    (["credits", CONTRACT, LOG, "--month", "2027-02", "--format", "json"], "credits.zip"),
+    (["explain", CONTRACT, LOG, "--unit", "r01-n07", "--month", "2027-02"], "e.rtf"),
+    (["review", CONTRACT, LOG, "--quarter", "2027-Q1", "--format", "md"], "r.odt"),
+    (["import", "csv", LOG, "--map", REPO / "examples" / "ticket-map.yaml"], "log.csv.gz"),
+    (["credits", CONTRACT, LOG, "--month", "2027-02"], "credits.JPEG"),
+    (["review", CONTRACT, LOG, "--quarter", "2027-Q1", "--format", "pdf"], "r.docx"),
+])
+def test_a_text_output_is_refused_into_a_binary_or_office_file(tmp_path, argv, name):
+    """A text table may go to any name that is not another slakit format's (.log, .out), but
+    not to a file whose extension names a well-known binary or office format (.docx, .zip, ...):
+    a usage error [output_extension] before any work, nothing written; nor is any other format
+    (a PDF named r.docx)."""
+    res = run(*argv, "-o", tmp_path / name)
+    assert res.exit_code == 2 and "[output_extension]" in res.output and name in res.output, res.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_certificate_into_an_office_file_is_the_same_usage_error(tmp_path):
+    res = run("accept", "report", tmp_path, "-o", tmp_path / "cert.docx")
+    assert res.exit_code == 2 and "[output_extension]" in res.output and "cert.docx" in res.output, res.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_extra_text_output_is_refused_into_an_office_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    res = run("import", "lanl", LOG, "-o", "log.csv", "--inventory-out", "inventory.xlsx")
+    assert res.exit_code == 2 and "[output_extension]" in res.output and "--inventory-out" in res.output, res.output
+    assert "name it *.csv" in res.output and list(tmp_path.iterdir()) == []
+
+
+def test_a_text_table_still_goes_to_a_name_of_no_known_format(tmp_path):
+    res = run("credits", CONTRACT, LOG, "--month", "2027-02", "-o", tmp_path / "credits.log")
+    assert res.exit_code == 0, res.output
+    assert "2027-02" in (tmp_path / "credits.log").read_text()
+
+
+# the one name of the zone for timestamps written without an offset
+ZONE_COMMANDS = {"credits", "explain", "review", "claim letter", "goodput", "import lanl", "import slurm-events"}
+
+
+@pytest.mark.parametrize("path", sorted(ZONE_COMMANDS))
+def test_the_zone_of_naive_timestamps_is_assume_tz_everywhere(path):
+    """`--assume-tz ZONE` on every command that reads timestamps written without an offset;
+    `--tz`, its older name on goodput and import, is a hidden deprecated alias (listed in the
+    command table as "(deprecated: `--tz`)")."""
+    names = {o: opt.hidden for opt in options(COMMANDS[path]) for o in opt.opts}
+    assert names.get("--assume-tz") is False, path
+    assert "--tz" not in names or names["--tz"] is True, path
+    if path in ("goodput", "import lanl", "import slurm-events"):
+        assert names.get("--tz") is True, path
+
+
+def test_no_visible_option_is_named_tz():
+    assert [p for p, cmd in COMMANDS.items() for o in options(cmd) if "--tz" in o.opts and not o.hidden] == []
+
+
+EVENTS = ("Cluster|NodeName|TimeStart|TimeEnd|State|Reason|User\n"
+          "c1|gpu-04|2026-12-01T10:00:00|2026-12-01T10:20:00|DRAIN|bad fan|root(0)\n")
+
+
+def test_tz_still_works_with_a_notice_and_both_names_are_refused(tmp_path):
+    events = tmp_path / "events.txt"
+    events.write_text(EVENTS)
+    new = CliRunner().invoke(main, ["import", "slurm-events", str(events), "--assume-tz", "Europe/Berlin"])
+    old = CliRunner().invoke(main, ["import", "slurm-events", str(events), "--tz", "Europe/Berlin"])
+    assert new.exit_code == old.exit_code == 0, (new.output, old.output)
+    assert new.stdout == old.stdout and "2026-12-01T09:00:00Z" in new.stdout
+    assert "deprecated" not in new.stderr
+    assert "slakit: --tz is deprecated; use --assume-tz" in old.stderr
+    both = CliRunner().invoke(main, ["import", "slurm-events", str(events), "--tz", "UTC", "--assume-tz", "UTC"])
+    assert both.exit_code == 2 and "[option_twice]" in both.output, both.output
+    bad = CliRunner().invoke(main, ["import", "slurm-events", str(events), "--assume-tz", "Mars/Olympus"])
+    assert bad.exit_code == 2 and "--assume-tz" in bad.output and "Mars/Olympus" in bad.output
+
+
+def test_import_lanl_reads_its_local_times_in_assume_tz(tmp_path):
+    lanl = REPO / "tests" / "fixtures" / "lanl" / "lanl_sample.csv"
+    runs = {opt: CliRunner().invoke(main, ["import", "lanl", str(lanl), *opt]) for opt in
+            ((), ("--assume-tz", "America/Denver"), ("--tz", "America/Denver"), ("--assume-tz", "UTC"))}
+    assert all(r.exit_code == 0 for r in runs.values()), [r.output for r in runs.values()]
+    assert runs[()].stdout == runs[("--assume-tz", "America/Denver")].stdout == runs[("--tz", "America/Denver")].stdout
+    assert runs[("--assume-tz", "UTC")].stdout != runs[()].stdout

@@ -57,7 +57,7 @@ def test_an_unwritable_output_is_a_coded_problem_and_nothing_is_written(tmp_path
     events = tmp_path / "events.txt"
     events.write_text("Cluster|NodeName|TimeStart|TimeEnd|State|Reason|User\n")
     out = events / "x.csv"                  # under a file: no folder can be made there
-    res = run("import", "slurm-events", events, "--tz", "UTC", "-o", out)
+    res = run("import", "slurm-events", events, "--assume-tz", "UTC", "-o", out)
     assert res.exit_code == 1
     assert res.stderr.splitlines()[0].startswith(f"{out}: cannot be written (")
     assert res.stderr.splitlines()[0].endswith("[output_unwritable]")

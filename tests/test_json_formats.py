@@ -16,6 +16,7 @@ from slakit.cli import main
 REPO = Path(__file__).resolve().parents[1]
 C = str(REPO / "examples" / "gb200-contract.yaml")
 LOG = str(REPO / "examples" / "gb200-incidents-2027Q1.csv")
+FIO = str(REPO / "tests" / "fixtures" / "fio" / "fio_seqwrite_1M_numjobs2_json.txt")
 FORMAT = re.compile(r"slakit-[a-z]+(-[a-z]+)*/[0-9]+")
 
 
@@ -39,6 +40,9 @@ def first_field(argv: list[str], code: int = 0) -> tuple[str, str]:
     (["explain", C, LOG, "--unit", "r01-n07", "--month", "2027-01"], "slakit-explain/1"),
     (["explain", C, LOG, "--unit", "r01", "--month", "2027-01"], "slakit-explain/1"),
     (["reconcile", C, LOG, LOG, "--month", "2027-01"], "slakit-reconcile/2"),
+    (["parse", "fio", FIO], "slakit-parse/1"),
+    (["parse", FIO], "slakit-parse/1"),
+    (["parse", "fio", FIO, "--all"], "slakit-parse/1"),
 ])
 def test_a_document_starts_with_its_format(argv, want):
     key, value = first_field([*argv, "--format", "json"])
@@ -79,3 +83,34 @@ def test_explain_of_a_unit_the_contract_lacks_is_a_problems_document():
     assert "r01-n07" in p["fix"]
     res = CliRunner().invoke(main, argv)
     assert res.exit_code == 1 and "[unknown_unit]" in res.stderr and "log_out_of_range" not in res.stderr
+
+
+IBSTAT = """CA 'mlx5_0'
+\tCA type: MT4123
+\tNumber of ports: 1
+\tFirmware version: 20.31.1014
+\tPort 1:
+\t\tState: Active
+\t\tPhysical state: LinkUp
+\t\tRate: 200
+\t\tLink layer: InfiniBand
+"""
+
+
+def test_parse_names_the_tools_output_format_tool_format(tmp_path):
+    """`parse --format json` is a `slakit-parse/1` document: the tool and the variant of its
+    output (`tool_format`: ibstat text or sysfs, nvidia-smi csv/xml/table, ...) follow `format`,
+    then the record; with --all the records are a list under `records`."""
+    f = tmp_path / "ibstat.txt"
+    f.write_text(IBSTAT)
+    res = CliRunner().invoke(main, ["parse", "ibstat", str(f), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert list(doc)[:3] == ["format", "tool", "tool_format"]
+    assert (doc["format"], doc["tool"], doc["tool_format"]) == ("slakit-parse/1", "ibstat", "ibstat")
+    assert doc["cas"] == ["mlx5_0"] and doc["ports"][0]["state"] == "Active"
+    res = CliRunner().invoke(main, ["parse", "ibstat", str(f), "--all", "--format", "json"])
+    doc = json.loads(res.stdout)
+    assert list(doc) == ["format", "tool", "records"] and doc["format"] == "slakit-parse/1"
+    assert [(r["tool"], r["tool_format"], r["cas"]) for r in doc["records"]] == [("ibstat", "ibstat", ["mlx5_0"])]
+    assert all("format" not in r for r in doc["records"])

@@ -105,6 +105,29 @@ def _render_table(doc: dict[str, Any], title: str) -> None:
         console.print(table)
 
 
+PARSE_FORMAT = "slakit-parse/1"
+
+
+def _tool_record(rec: dict) -> dict:
+    """A parser's record as `parse --format json` prints it: `tool`, then the variant of the
+    tool's output the parser read as `tool_format` (the record's own `format`: csv, xml, table,
+    json_v4, ibstat, sysfs, ...; only parsers that read several have it), then the rest."""
+    out = {"tool": rec["tool"]} if "tool" in rec else {}
+    if "format" in rec:
+        out["tool_format"] = rec["format"]
+    out.update((k, v) for k, v in rec.items() if k not in ("tool", "format"))
+    return out
+
+
+def parse_document(tool: str, records: list[dict], all_samples: bool) -> dict:
+    """The `slakit-parse/1` document: `format` first, as in every slakit JSON document, then the
+    one record's members (`_tool_record`), or, with `--all`, the tool and every record under
+    `records`."""
+    if all_samples:
+        return {"format": PARSE_FORMAT, "tool": tool, "records": [_tool_record(r) for r in records]}
+    return {"format": PARSE_FORMAT, **_tool_record(records[0])}
+
+
 @click.command("parse")
 @click.argument("args", nargs=-1, required=True, metavar="[TOOL] FILE")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
@@ -151,8 +174,7 @@ def parse_command(args: tuple[str, ...], fmt: str, all_samples: bool) -> None:
     except ParseError as exc:
         raise exc.with_file(file) from None
     if fmt == "json":
-        out = records if all_samples else records[0]
-        click.echo(json.dumps(out, indent=2, sort_keys=False))
+        click.echo(json.dumps(parse_document(tool, records, all_samples), indent=2, sort_keys=False))
         return
     for i, rec in enumerate(records):
         _render_table(rec, f"{tool}: {file}" + (f" [{i + 1}/{len(records)}]" if all_samples else ""))

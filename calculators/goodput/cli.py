@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from calculators.cli import check_zone_option as _check_zone     # shared with `import slurm-events`
+from calculators.cli import zone_given
 from calculators.cli import zone_option as _zone_option
 from calculators.period_option import period_options
 from slaschema.cliconv import no_progress_option, output_option
@@ -106,7 +107,7 @@ def _log_from_frame(frame, lc: LoadedContract):
 @click.option("--train-log", "train_logs", multiple=True, metavar="JOBID=FILE[:PROFILE]",
               help="Training log of a job (repeatable): productive-time fraction from its step lines.")
 @click.option("--profiles", type=click.Path(dir_okay=False), metavar="YAML", help="More training-log profiles.")
-@_zone_option
+@_zone_option()
 @click.option("--as-of", "as_of", metavar="TS", help="Running jobs and open incidents end here "
               "(default: the end of the period, or now if earlier).")
 @click.option("--skip-bad-rows", is_flag=True, help="Leave bad rows out (counted in the output).")
@@ -119,7 +120,7 @@ def _log_from_frame(frame, lc: LoadedContract):
 @no_progress_option
 @click.pass_context
 def goodput(ctx, contract, sacct_file, live, incidents, periods, checkpoint_interval, window, train_logs, profiles,
-            tz, as_of, skip_bad_rows, include_jobs, fmt, output, no_progress):
+            tz, tz_alias, as_of, skip_bad_rows, include_jobs, fmt, output, no_progress):
     """GPU-hours paid, available, allocated, completed and useful per month, and the work lost
     to infrastructure, from Slurm accounting (sacct) and an incident log.
 
@@ -157,8 +158,9 @@ def goodput(ctx, contract, sacct_file, live, incidents, periods, checkpoint_inte
     if ckpt == 0:
         raise click.BadParameter("a checkpoint interval is longer than 0", param_hint="--checkpoint-interval")
     win = dur(window, "--window")
+    tz = zone_given(tz, tz_alias)
     zone = _check_zone(tz)
-    as_of_dt = parse_as_of(as_of, None)
+    as_of_dt = parse_as_of(as_of, tz)           # a local --as-of in the zone named, as for credits
     if as_of_dt is not None and not 1900 <= _utc_year(as_of_dt) <= 2200:
         raise click.BadParameter(f"{as_of!r}: give an instant between the years 1900 and 2200 [as_of_out_of_range]",
                                  param_hint="--as-of")
@@ -340,7 +342,7 @@ def review_goodput_json(lc: LoadedContract, log, res, opts: dict, skip_bad_rows:
                                      param_hint="--checkpoint-interval") from None
         if ckpt <= 0:
             raise click.BadParameter("a checkpoint interval is longer than 0", param_hint="--checkpoint-interval")
-    zone = _check_zone(opts.get("gp_tz"))
+    zone = _check_zone(opts.get("gp_tz"), "--sacct-tz")
     runs = read_sacct_file(opts["gp_sacct"], lc.topology.nodes, lc.topology.node_gpus, zone,
                            skip_bad_rows=skip_bad_rows)      # InputError: printed, exit 1 (report_input_errors)
     plist = [p.period for p in res.periods]

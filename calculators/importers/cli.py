@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import click
 
+from calculators.cli import zone_given, zone_option
 from slaschema.cliconv import extra_output, output_option
+
+LANL_ZONE = "America/Denver"        # the zone of the LANL table's local times (Los Alamos)
 
 
 def _read(path: str) -> str:
@@ -41,7 +44,7 @@ def import_group() -> None:
 @click.option("--inventory-out", type=click.Path(dir_okay=False), callback=extra_output("csv"),
               help="Also write the inventory CSV (node,rack,cluster,site,gpus; *.csv) for a contract's "
                    "`topology.inventory`")
-@click.option("--tz", "tz", default="America/Denver", show_default=True, help="Zone of the table's local times")
+@zone_option(help=f"Zone of the table's local times (they carry no offset). Default: {LANL_ZONE}.")
 @click.option("--nodes-per-rack", type=click.IntRange(1, 100_000), default=32, show_default=True,
               help="The table has no racks: group this many consecutive node numbers per rack")
 @click.option("--gpus-per-node", type=click.IntRange(1, 64), default=1, show_default=True,
@@ -50,22 +53,19 @@ def import_group() -> None:
 @click.option("--skip-bad-rows", is_flag=True, help="Leave bad rows out (listed on stderr) instead of failing")
 @click.option("--service-windows", is_flag=True, help="Write in_service_from/in_service_to to the inventory from "
               "the table's `node prod` and `node decom` months (contract format revision 1.1)")
-def import_lanl(file: str, out: str, inventory_out: str | None, tz: str, nodes_per_rack: int, gpus_per_node: int,
-                site: str, skip_bad_rows: bool, service_windows: bool) -> None:
+def import_lanl(file: str, out: str, inventory_out: str | None, tz: str | None, tz_alias: str | None,
+                nodes_per_rack: int, gpus_per_node: int, site: str, skip_bad_rows: bool,
+                service_windows: bool) -> None:
     """Convert the LANL HPC failure table (LA-UR-05-7318) FILE.
 
     System -> cluster s<System>, nodenum -> node s<System>-n<num>, Prob Started/Fixed (local
-    time in --tz) -> start/end in UTC, the cause columns -> cause. Exit 1 on bad rows.
+    time in --assume-tz) -> start/end in UTC, the cause columns -> cause. Exit 1 on bad rows.
     """
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
+    from calculators.cli import check_zone_option
     from calculators.importers.lanl import convert_lanl
     from slaschema.fileio import write_atomic
 
-    try:
-        ZoneInfo(tz)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise click.BadParameter(f"unknown time zone {tz!r}", param_hint="--tz") from None
+    tz = check_zone_option(zone_given(tz, tz_alias) or LANL_ZONE)
     # an InputError is printed, exit 1 (slaschema.cli.report_input_errors)
     result = convert_lanl(_read(file), tz=tz, file=file, nodes_per_rack=nodes_per_rack,
                           gpus_per_node=gpus_per_node, site=site, skip_bad_rows=skip_bad_rows,
@@ -106,11 +106,10 @@ def import_csv(file: str, map_file: str, out: str, skip_bad_rows: bool) -> None:
 @click.option("--since", default="2000-01-01T00:00:00", show_default=True, metavar="TIME",
               help="With --live: events from this Slurm time on.")
 @click.option("--cluster", default=None, help="Only this cluster's events (the Cluster column).")
-@click.option("--tz", "tz", default=None, metavar="ZONE",
-              help="Zone of Slurm's times (no offset in them). Default: this machine's zone, as for `slakit watch`.")
+@zone_option()
 @output_option(dest="out", default="-", show_default=True, fixed="csv", help="Incident-log CSV to write ('-': stdout)")
 def import_slurm_events(file: str | None, live: bool, since: str, cluster: str | None, tz: str | None,
-                        out: str) -> None:
+                        tz_alias: str | None, out: str) -> None:
     """Convert Slurm's node events (`sacctmgr -P show event` output in FILE, or --live) into an
     incident log with the rules of `slakit watch`: a node is out while its state carries DOWN,
     DRAIN or FAIL; the reason is the cause; overlapping events of a node are one incident.
@@ -121,7 +120,7 @@ def import_slurm_events(file: str | None, live: bool, since: str, cluster: str |
 
     if bool(file) == bool(live):
         raise click.UsageError("give FILE (saved `sacctmgr -P show event` output) or --live")
-    zone = _check_zone(tz)
+    zone = _check_zone(zone_given(tz, tz_alias))
     # an InputError (bad events, an unwritable -o) is printed, exit 1 (slaschema.cli.report_input_errors)
     text = sacctmgr_events(since) if live else _read(file)
     imp = parse_events(text, zone, file=file or "sacctmgr show event (live)", cluster=cluster)

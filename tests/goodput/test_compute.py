@@ -107,7 +107,7 @@ def test_cli_formats_and_errors(inputs):
     lc, _, _, tmp = inputs
     s = write(tmp, "jobs.txt", JOBS)
     base = ["goodput", str(tmp / "contract.yaml"), "--sacct", str(s), "--incidents", str(tmp / "inc.csv"),
-            "--month", "2027-01", "--tz", "UTC", "--checkpoint-interval", "1h"]
+            "--month", "2027-01", "--assume-tz", "UTC", "--checkpoint-interval", "1h"]
     r = CliRunner().invoke(main, [*base, "--format", "json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.output)
@@ -120,9 +120,27 @@ def test_cli_formats_and_errors(inputs):
     assert "Incidents that cost the most work" in r.output and "inc-b" in r.output and "104" not in r.output
     bad = write(tmp, "bad.txt", JOBS.replace("gpu-03|1|gres/gpu=8|2027-01-30T00:00:00", "gpu-77|1|gres/gpu=8|2027-01-30T00:00:00"))
     r = CliRunner().invoke(main, ["goodput", str(tmp / "contract.yaml"), "--sacct", str(bad), "--month", "2027-01",
-                                  "--tz", "UTC"])
+                                  "--assume-tz", "UTC"])
     assert r.exit_code == 1 and "Traceback" not in r.output
     assert "bad.txt row 8, column NodeList: gpu-77" in r.output and "[sacct_unknown_node]" in r.output
+
+
+def test_assume_tz_names_the_zone_and_tz_is_its_deprecated_alias(inputs):
+    """`--assume-tz` is the zone of sacct's times (and of a local `--as-of`, as for credits);
+    the older `--tz` gives the same document with a deprecation notice on stderr."""
+    _, _, _, tmp = inputs
+    s = write(tmp, "jobs.txt", JOBS)
+    base = ["goodput", str(tmp / "contract.yaml"), "--sacct", str(s), "--incidents", str(tmp / "inc.csv"),
+            "--month", "2027-01", "--checkpoint-interval", "1h", "--format", "json"]
+    new = CliRunner().invoke(main, [*base, "--assume-tz", "UTC"])
+    old = CliRunner().invoke(main, [*base, "--tz", "UTC"])
+    assert new.exit_code == old.exit_code == 0, (new.output, old.output)
+    assert new.stdout == old.stdout and json.loads(new.stdout)["total"]["useful_gpu_hours"] == "308.00"
+    assert "deprecated" not in new.stderr and "slakit: --tz is deprecated; use --assume-tz" in old.stderr
+    local = CliRunner().invoke(main, [*base, "--assume-tz", "UTC", "--as-of", "2027-02-01T00:00:00"])
+    assert local.exit_code == 0 and local.stdout == new.stdout, local.output
+    naive = CliRunner().invoke(main, [*base, "--as-of", "2027-02-01T00:00:00"])
+    assert naive.exit_code == 2 and "--assume-tz" in naive.output, naive.output
 
 
 def test_training_log_of_a_job(inputs):
@@ -132,7 +150,7 @@ def test_training_log_of_a_job(inputs):
     s = write(tmp, "jobs.txt", JOBS)
     log = Path(__file__).parent / "fixtures" / "torchtitan-pr1287.log"
     base = ["goodput", str(tmp / "contract.yaml"), "--sacct", str(s), "--incidents", str(tmp / "inc.csv"),
-            "--month", "2027-01", "--tz", "UTC", "--train-log", f"100={log}:torchtitan", "--format", "json"]
+            "--month", "2027-01", "--assume-tz", "UTC", "--train-log", f"100={log}:torchtitan", "--format", "json"]
     doc = json.loads(CliRunner().invoke(main, base).output)
     (t,) = doc["training_logs"]
     # job 100 ran 10 h in sacct; the excerpt's 70.5 s of steps are all the log shows as productive
@@ -151,7 +169,7 @@ def test_a_sacct_export_larger_than_the_file_cap_is_read(inputs):
     s = write(tmp, "jobs.txt", JOBS)
     assert s.stat().st_size > 200
     base = ["goodput", str(tmp / "contract.yaml"), "--sacct", str(s), "--incidents", str(tmp / "inc.csv"),
-            "--month", "2027-01", "--tz", "UTC", "--checkpoint-interval", "1h", "--format", "json"]
+            "--month", "2027-01", "--assume-tz", "UTC", "--checkpoint-interval", "1h", "--format", "json"]
     r = CliRunner().invoke(main, ["--max-file-size", "200", *base])
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["total"]["useful_gpu_hours"] == "308.00"
@@ -167,7 +185,7 @@ def test_a_large_sacct_file_shows_its_stages(inputs, monkeypatch):
     lc, _, _, tmp = inputs
     s = write(tmp, "jobs.txt", JOBS)
     argv = ["goodput", str(tmp / "contract.yaml"), "--sacct", str(s), "--incidents", str(tmp / "inc.csv"),
-            "--month", "2027-01", "--tz", "UTC", "--format", "json"]
+            "--month", "2027-01", "--assume-tz", "UTC", "--format", "json"]
     monkeypatch.setattr(ccli, "progress_wanted", lambda no_progress=False, **kw: not no_progress)
     quiet = CliRunner().invoke(main, argv)
     assert quiet.exit_code == 0 and quiet.stderr == ""

@@ -50,12 +50,12 @@ def test_cli(tmp_path):
     f = tmp_path / "events.txt"
     f.write_text(EVENTS)
     out = tmp_path / "inc.csv"
-    r = CliRunner().invoke(main, ["import", "slurm-events", str(f), "--tz", "UTC", "--cluster", "testbed17817",
+    r = CliRunner().invoke(main, ["import", "slurm-events", str(f), "--assume-tz", "UTC", "--cluster", "testbed17817",
                                   "-o", str(out)])
     assert r.exit_code == 0, r.output
     lines = out.read_text().splitlines()
     assert lines[0] == "id,scope,target,start,end,impact,category,cause,detected_at" and len(lines) == 5
     f.write_text(EVENTS.replace("2026-12-01T10:00:00|", "10 o'clock|"))
-    r = CliRunner().invoke(main, ["import", "slurm-events", str(f), "--tz", "UTC", "-o", str(tmp_path / "x.csv")])
+    r = CliRunner().invoke(main, ["import", "slurm-events", str(f), "--assume-tz", "UTC", "-o", str(tmp_path / "x.csv")])
     assert r.exit_code == 1 and "[events_time_invalid]" in r.output and "Traceback" not in r.output
     assert not (tmp_path / "x.csv").exists()

@@ -107,7 +107,7 @@ def test_lanl_missing_columns():
 def test_cli_import_lanl(tmp_path):
     out, inv = tmp_path / "incidents.csv", tmp_path / "inventory.csv"
     r = CliRunner().invoke(main, ["import", "lanl", str(LANL), "-o", str(out), "--inventory-out", str(inv),
-                                  "--tz", "America/Denver", "--nodes-per-rack", "16"])
+                                  "--assume-tz", "America/Denver", "--nodes-per-rack", "16"])
     assert r.exit_code == 0, r.output
     assert len(pd.read_csv(out)) == 13
     assert pd.read_csv(inv)["rack"].nunique() == 4 + 1
@@ -122,7 +122,7 @@ def test_cli_import_lanl_bad_rows_exit_1(tmp_path):
 
 
 def test_cli_import_lanl_unknown_zone(tmp_path):
-    r = CliRunner().invoke(main, ["import", "lanl", str(LANL), "--tz", "Mars/Olympus"])
+    r = CliRunner().invoke(main, ["import", "lanl", str(LANL), "--assume-tz", "Mars/Olympus"])
     assert r.exit_code == 2
 
 

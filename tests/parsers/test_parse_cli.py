@@ -35,8 +35,9 @@ def test_json_output_fio_fixture_and_table():
 def test_all_samples():
     read_realdata("ib_write_bw_samples.txt")
     res = _run("ib_write_bw", str(REALDATA / "ib_write_bw_samples.txt"), "--all", "--format", "json")
-    docs = json.loads(res.output)
-    assert [d["test"] for d in docs] == ["RDMA_Write BW Test", "RDMA_Read BW Test", "Send BW Test", None]
+    doc = json.loads(res.output)
+    assert (doc["format"], doc["tool"]) == ("slakit-parse/1", "ib_write_bw")
+    assert [d["test"] for d in doc["records"]] == ["RDMA_Write BW Test", "RDMA_Read BW Test", "Send BW Test", None]
 
 
 def test_unparseable_exits_1_with_code_and_file(tmp_path):

@@ -166,7 +166,7 @@ def test_import_slurm_events_output_shows_escapes(tmp_path):
     events.write_text("Cluster|NodeName|TimeStart|TimeEnd|State|Reason|User\n"
                       "c1|r01-n01|2027-01-05T03:00:00|2027-01-05T04:00:00|DOWN|"
                       "=cmd /C calc \x1b]0;pwn\x07|root(0)\n", encoding="utf-8")
-    r = cli("import", "slurm-events", events, "--tz", "UTC")
+    r = cli("import", "slurm-events", events, "--assume-tz", "UTC")
     assert r.exit_code == 0, r.output
     _assert_safe(r.stdout)
     assert "<U+001B>]0;pwn<U+0007>" in r.stdout

@@ -26,7 +26,7 @@ def contract(tmp_path) -> Path:
 
 
 def _goodput(contract: Path, sacct: Path, *extra):
-    return cli("goodput", contract, "--sacct", sacct, "--month", "2027-02", "--tz", "UTC", *extra)
+    return cli("goodput", contract, "--sacct", sacct, "--month", "2027-02", "--assume-tz", "UTC", *extra)
 
 
 def test_goodput_command_runs(tmp_path, contract):
@@ -69,7 +69,7 @@ def test_fifo_inputs_are_refused_not_waited_on(tmp_path, contract, where):
 def test_slurm_events_from_a_fifo_or_into_an_unwritable_place(tmp_path):
     fifo = tmp_path / "events.txt"
     os.mkfifo(fifo)
-    assert_coded_failure(cli("import", "slurm-events", fifo, "--tz", "UTC"), "not_a_regular_file")
+    assert_coded_failure(cli("import", "slurm-events", fifo, "--assume-tz", "UTC"), "not_a_regular_file")
     ok = tmp_path / "ok.txt"
     ok.write_text(EVENTS + "c1|gpu-01|2027-02-01T00:00:00|2027-02-01T02:00:00|DOWN|bad gpu|root\n")
-    assert_coded_failure(cli("import", "slurm-events", ok, "--tz", "UTC", "-o", "/proc/self/x.csv"), "output_unwritable")
+    assert_coded_failure(cli("import", "slurm-events", ok, "--assume-tz", "UTC", "-o", "/proc/self/x.csv"), "output_unwritable")

@@ -205,8 +205,9 @@ def test_drill_on_an_unknown_node_is_refused(slurm_cluster, tmp_path):
     res = CliRunner().invoke(main, ["accept", "drill", "--node", "gpu-99", "--marker", str(marker),
                                     "--format", "json"])
     assert res.exit_code == 1
-    got = json.loads(res.output)
-    assert (got["format"], got["ok"], got["error"]) == ("slakit-drill/1", False, "node_unknown")
+    got = json.loads(res.stdout)             # the drill could not run: a problems document, no verdict
+    assert (got["format"], got["ok"]) == ("slakit-problems/1", False)
+    assert [(p["code"], p["path"]) for p in got["problems"]] == [("node_unknown", "--node")]
     assert not (tmp_path / "fault-gpu-99").exists()
 
 
