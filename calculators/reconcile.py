@@ -119,13 +119,14 @@ def read_log(path: str | Path, contract: LoadedContract | None = None) -> list[L
     return log_entries(load_log(path, contract))
 
 
-def load_log(path: str | Path, contract: LoadedContract | None = None) -> IncidentLog:
-    """The validated log: `load_incidents` under a contract, else `load_incidents_without_contract`."""
+def load_log(path: str | Path, contract: LoadedContract | None = None, assume_tz: str | None = None) -> IncidentLog:
+    """The validated log: `load_incidents` under a contract, else `load_incidents_without_contract`
+    (`assume_tz`: the zone of timestamps written without an offset, as `slakit credits --assume-tz`)."""
     from calculators.incidents import load_incidents, load_incidents_without_contract
 
     if contract is None:
-        return load_incidents_without_contract(path)
-    return load_incidents(path, contract)
+        return load_incidents_without_contract(path, assume_tz=assume_tz)
+    return load_incidents(path, contract, assume_tz=assume_tz)
 
 
 def log_entries(log: IncidentLog) -> list[LogEntry]:

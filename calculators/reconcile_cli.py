@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,13 +34,15 @@ RECONCILE_FORMAT = "slakit-reconcile/2"
                 metavar="[CONTRACT] OURS THEIRS")
 @click.option("--tolerance", type=DURATION, default="5m", show_default=True,
               help="Start/end differences up to this are agreement.")
-@click.option("--as-of", "as_of", help="End of open incidents (ISO 8601 with offset) "
-              "[default: the latest time in either log].")
+@click.option("--as-of", "as_of", help="End of open incidents (ISO 8601; a time without an offset is in "
+              "--assume-tz) [default: the latest time in either log].")
+@click.option("--assume-tz", metavar="ZONE", help="Zone for timestamps written without an offset (both logs, and "
+              "a local --as-of).")
 @deprecated_contract_option("--contract")
 @period_options(many=True, required=False,
                 help="For the credit difference [default: every month from the first incident to --as-of].")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def reconcile_cmd(paths, tolerance, as_of, contract_option, periods, fmt) -> None:
+def reconcile_cmd(paths, tolerance, as_of, assume_tz, contract_option, periods, fmt) -> None:
     """Compare our incident log OURS with the provider's THEIRS.
 
     Lists incidents missing on either side and start/end disagreements beyond the
@@ -48,7 +50,7 @@ def reconcile_cmd(paths, tolerance, as_of, contract_option, periods, fmt) -> Non
     and node, and their difference. Exit 0 when the logs agree, 1 when they do not (or an
     input is bad).
     """
-    from calculators.cli import parse_as_of
+    from calculators.cli import _check_zone, parse_as_of
     from calculators.reconcile import latest_time, load_log, log_entries, reconcile
     from slaschema.cli import load_or_exit
     from slaschema.errors import gather
@@ -59,15 +61,16 @@ def reconcile_cmd(paths, tolerance, as_of, contract_option, periods, fmt) -> Non
         # an incident log is CSV, JSON Lines or JSON: a YAML file first is the contract
         raise click.UsageError(f"{paths[0]} is a contract and {paths[1]} one log; reconcile needs both logs, "
                                "OURS and THEIRS, after the contract [reconcile_arguments]")
+    _check_zone(assume_tz)
     contract = resolve_contract(paths[0] if len(paths) == 3 else None, contract_option)
     ours, theirs = paths[-2:]
     loaded = load_or_exit(contract, fmt) if contract is not None else None
     # both logs read as `slakit credits` reads a log (with the contract: its targets checked);
     # every problem of both at once: printed, exit 1 (slaschema.cli.report_input_errors)
-    logs = gather(lambda path: load_log(path, loaded), (ours, theirs))
+    logs = gather(lambda path: load_log(path, loaded, assume_tz), (ours, theirs))
     ours_log, theirs_log = (log_entries(log) for log in logs)
     if as_of:
-        at = parse_as_of(as_of, zone_option=None)
+        at = parse_as_of(as_of, assume_tz).astimezone(timezone.utc)     # in UTC, as the findings' times
     else:
         at = latest_time(ours_log + theirs_log) or datetime.fromisoformat("1970-01-01T00:00:00+00:00")
     result = reconcile(ours_log, theirs_log, tolerance, at)

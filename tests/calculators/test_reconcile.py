@@ -161,3 +161,21 @@ def test_the_contract_is_given_once_and_the_logs_are_two(tmp_path):
     for paths in ([log], [contract, log, log, log]):
         res = CliRunner().invoke(main, ["reconcile", *map(str, paths)])
         assert res.exit_code == 2 and "[CONTRACT] OURS THEIRS" in res.output and "[reconcile_arguments]" in res.output
+
+
+def test_times_without_an_offset_take_the_zone_of_assume_tz(tmp_path):
+    """A provider's export written in local time: refused without --assume-tz (as credits
+    refuses it), read in that zone with it, and then the same incident as our UTC log's."""
+    ours = tmp_path / "ours.csv"
+    theirs = tmp_path / "theirs.csv"
+    ours.write_text("id,scope,target,start,end\no1,node,gpu-01,2027-03-01T14:00:00Z,2027-03-01T15:00:00Z\n")
+    theirs.write_text("id,scope,target,start,end\nT-1,node,gpu-01,2027-03-01T08:00:00,2027-03-01T09:00:00\n")
+    bare = CliRunner().invoke(main, ["reconcile", str(ours), str(theirs), "--format", "json"])
+    assert bare.exit_code == 1 and "timestamp_naive" in bare.output and "--assume-tz" in bare.output, bare.output
+    got = CliRunner().invoke(main, ["reconcile", str(ours), str(theirs), "--assume-tz", "America/Chicago",
+                                    "--as-of", "2027-03-01T10:00:00", "--format", "json"])
+    assert got.exit_code == 0, got.output
+    doc = json.loads(got.output)
+    assert doc["agree"] and doc["matched"] == 1 and doc["as_of"] == "2027-03-01T16:00:00+00:00"
+    wrong = CliRunner().invoke(main, ["reconcile", str(ours), str(theirs), "--assume-tz", "Mars/Olympus"])
+    assert wrong.exit_code == 2 and "not an IANA time zone" in wrong.output
