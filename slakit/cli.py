@@ -57,7 +57,10 @@ class GuardedGroup(click.Group):
     def _load(self, modules) -> None:
         for name in modules:
             if name not in self._loaded:
-                importlib.import_module(name).register(self)
+                try:
+                    importlib.import_module(name).register(self)
+                except Exception as exc:  # noqa: BLE001 - a broken install: one coded line, not a traceback
+                    _unloadable(name, exc)
                 self._loaded.add(name)
         _report_input_errors(self)
 
@@ -109,6 +112,27 @@ class GuardedGroup(click.Group):
             if prefetch is not None:
                 prefetch.cancel()
             _restore_sigterm(old_term)
+
+
+def _unloadable(module: str, exc: Exception) -> NoReturn:
+    """A command's module that cannot be imported (a file missing or broken, a library
+    absent): one line `error: ... [command_unavailable]` naming the command, exit 1
+    (SLAKIT_DEBUG=1: the traceback). It happens wherever the command is looked up: running it,
+    its `--help`, `slakit --help` (which loads them all) and shell completion."""
+    import os
+    import sys
+
+    if os.environ.get("SLAKIT_DEBUG"):
+        raise exc
+    from slaschema.textsafe import terminal_text
+
+    names = ", ".join(f"'{n}'" for n in COMMAND_MODULES.get(module, ()))
+    text = terminal_text(str(exc))
+    text = text if len(text) <= 200 else text[:197] + "..."
+    click.echo(f"error: the slakit command {names} could not be loaded: module {module} failed to import "
+               f"({type(exc).__name__}: {text}); the installation is incomplete or broken: reinstall slakit "
+               "with its dependencies (scripts/setup) [command_unavailable]", err=True)
+    sys.exit(1)
 
 
 def _unexpected(exc: Exception) -> NoReturn:
