@@ -72,6 +72,8 @@ def reconcile_cmd(paths, tolerance, as_of, contract_option, periods, fmt) -> Non
         at = latest_time(ours_log + theirs_log) or datetime.fromisoformat("1970-01-01T00:00:00+00:00")
     result = reconcile(ours_log, theirs_log, tolerance, at)
     earliest = min((e.start for e in ours_log + theirs_log), default=None)
+    if loaded is not None and not periods:
+        _check_default_months((ours, ours_log), (theirs, theirs_log), as_of_given=bool(as_of))
     credit = _credit_difference(loaded, *logs, periods, at, earliest)
     if fmt == "json":
         doc = {"format": RECONCILE_FORMAT, "agree": result.agree, "as_of": at.isoformat(),
@@ -84,6 +86,33 @@ def reconcile_cmd(paths, tolerance, as_of, contract_option, periods, fmt) -> Non
     else:
         _print_reconciliation(result, credit)
     sys.exit(0 if result.agree else 1)
+
+
+def _check_default_months(*logs, as_of_given: bool) -> None:
+    """Without --period the credit months run from the logs' first incident to --as-of (by
+    default the logs' latest time): a log time outside what credits are computed for
+    (1970-01-02 to 9997-12-31 UTC) is that log's problem, with its file and row, not an
+    option's (`[log_out_of_range]`, exit 1)."""
+    from calculators.periods import EARLIEST_S, LATEST_S
+    from slaschema.errors import InputError, Problem
+
+    def outside(t: datetime | None) -> bool:
+        return t is not None and not EARLIEST_S <= t.timestamp() <= LATEST_S
+
+    problems = []
+    for path, entries in logs:
+        bad = [(e, t) for e in entries for t in ((e.start,) if as_of_given else (e.start, e.end)) if outside(t)]
+        if bad:
+            e, t = bad[0]
+            more = len({id(x) for x, _ in bad}) - 1
+            problems.append(Problem(
+                "log_out_of_range",
+                "incident time outside the times credits are computed for (1970-01-02 to 9997-12-31 UTC), "
+                "so the credit difference has no default month" + (f" ({more} more such row(s))" if more else ""),
+                file=str(path), row=e.row, column="start" if t is e.start else "end", value=t.isoformat(),
+                fix="correct the timestamp, or name the months to compare (--period YYYY-MM)"))
+    if problems:
+        raise InputError(problems)
 
 
 def _credit_difference(contract: LoadedContract | None, ours_log: IncidentLog, theirs_log: IncidentLog, periods,

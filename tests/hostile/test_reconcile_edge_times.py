@@ -40,3 +40,22 @@ def test_a_year_one_entry_with_nothing_to_match_is_missing(tmp_path):
     r = cli("reconcile", ours, theirs, "--format", "json")
     assert r.exit_code == 1, r.output
     assert json.loads(r.stdout)["counts"]["missing_in_ours"] == 1
+
+
+def test_with_a_contract_and_no_period_a_log_time_out_of_range_is_the_logs_coded_problem(tmp_path):
+    ours = _log(tmp_path, "ours.csv", "A1,node,r01-n07,2027-01-05T03:00:00Z,2027-01-05T04:00:00Z,down,unplanned")
+    early = _log(tmp_path, "early.csv", "B1,node,r01-n07,2027-01-05T03:00:00Z,2027-01-05T04:00:00Z,down,unplanned",
+                 "B2,node,r01-n08,0001-01-01T00:00:00Z,0001-01-01T01:00:00Z,down,unplanned")
+    late = _log(tmp_path, "late.csv", "C1,node,r01-n07,9999-12-31T23:00:00Z,,down,unplanned")
+    r = cli("reconcile", CONTRACT, ours, early)
+    assert_coded_failure(r, "log_out_of_range")
+    assert "early.csv row 2, column start" in r.output and "--period" in r.output, r.output
+    r = cli("reconcile", CONTRACT, early, late, "--format", "json")     # both logs' problems at once
+    assert_coded_failure(r, "log_out_of_range")
+    problems = json.loads(r.stdout)["problems"]
+    assert [(Path(p["file"]).name, p["row"]) for p in problems] == [("early.csv", 2), ("late.csv", 1)], problems
+    # not an option's fault: no usage error blaming --as-of/--month/--quarter/--period
+    assert "Invalid value for --as-of" not in r.output
+    # a month named: the difference is computed for it (the engine's own check still applies)
+    r = cli("reconcile", CONTRACT, ours, ours, "--period", "2027-01")
+    assert r.exit_code == 0, r.output
