@@ -237,11 +237,28 @@ def main(max_nodes: int | None, max_file_size: int | None, raw_csv: bool) -> Non
     from calculators.memory import tune_memory
     from slaschema import hostlist, safefiles, textsafe
 
+    _check_limit_env("SLAKIT_MAX_NODES", "--max-nodes", max_nodes)
+    _check_limit_env("SLAKIT_MAX_FILE_BYTES", "--max-file-size", max_file_size)
     hostlist.set_max_nodes(max_nodes)
     safefiles.set_max_file_bytes(max_file_size)
     textsafe.set_raw_csv(True if raw_csv else None)
 
     tune_memory()        # big incident logs: reuse freed memory, no huge pages (calculators/memory.py)
+
+
+def _check_limit_env(name: str, option: str, given: int | None) -> None:
+    """A limit's environment variable (SLAKIT_MAX_NODES, SLAKIT_MAX_FILE_BYTES) that is set but
+    no whole number of at least 1 (`2,000,000`, `2e6`, `64MiB`) is a usage error naming it: it
+    is not dropped for the default, which the user believed raised. The option, when given,
+    is what counts."""
+    import os
+
+    value = os.environ.get(name)
+    if given is not None or value is None or value == "":
+        return
+    if not (value.isascii() and value.isdigit() and int(value) > 0):
+        raise click.UsageError(f"{name}={value!r} is not a whole number of at least 1; write digits only "
+                               f"(e.g. {name}=2000000), unset it, or give {option} [env_invalid]")
 
 
 def _report_input_errors(group: click.Group) -> None:
