@@ -66,14 +66,14 @@ def reconcile_cmd(paths, tolerance, as_of, contract_option, periods, fmt) -> Non
     # every problem of both at once: printed, exit 1 (slaschema.cli.report_input_errors)
     logs = gather(lambda path: load_log(path, loaded), (ours, theirs))
     ours_log, theirs_log = (log_entries(log) for log in logs)
+    if loaded is not None and not periods:        # (before the matching, which may take a while)
+        _check_default_months((ours, ours_log), (theirs, theirs_log), as_of_given=bool(as_of))
     if as_of:
         at = parse_as_of(as_of, zone_option=None)
     else:
         at = latest_time(ours_log + theirs_log) or datetime.fromisoformat("1970-01-01T00:00:00+00:00")
     result = reconcile(ours_log, theirs_log, tolerance, at)
     earliest = min((e.start for e in ours_log + theirs_log), default=None)
-    if loaded is not None and not periods:
-        _check_default_months((ours, ours_log), (theirs, theirs_log), as_of_given=bool(as_of))
     credit = _credit_difference(loaded, *logs, periods, at, earliest)
     if fmt == "json":
         doc = {"format": RECONCILE_FORMAT, "agree": result.agree, "as_of": at.isoformat(),
