@@ -78,6 +78,21 @@ class GuardedGroup(click.Group):
             self._load(wanted)
         return super().get_command(ctx, cmd_name)
 
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        """As click's, but a name that is no command is a usage error that names the commands
+        it is close to (`slakit credit`: did you mean 'credits'?), with its code."""
+        name = args[0] if args else ""
+        if args and not name.startswith("-") and not ctx.resilient_parsing and self.get_command(ctx, name) is None:
+            import difflib
+
+            from slaschema.textsafe import terminal_text
+
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.6)
+            hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+            ctx.fail(f"No such command {terminal_text(name)!r}; {hint}`slakit --help` lists the commands "
+                     "[unknown_command]")
+        return super().resolve_command(ctx, args)
+
     def invoke(self, ctx: click.Context):
         import os
         import sys
