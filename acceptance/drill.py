@@ -12,6 +12,7 @@ pure and turns the measured timeline into verdicts against `support.detection`.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -40,13 +41,32 @@ class NodeState:
         return node_usable(self.state)
 
 
-def parse_sinfo_state(text: str) -> NodeState | None:
-    """One line of `sinfo -N -h -o "%N|%T|%E"` -> NodeState; None for no line."""
+def parse_sinfo_state(text: str, node: str | None = None) -> NodeState | None:
+    """The line of `sinfo -N -h -o "%N|%T|%E"` for `node` -> NodeState (any node's first
+    line when `node` is None); None when there is none: a line of another node is never taken
+    for it (sinfo lists every node a hostlist or an empty name matches)."""
     for line in text.splitlines():
         parts = line.split("|", 2)
-        if len(parts) == 3:
+        if len(parts) == 3 and (node is None or parts[0].strip() == node):
             return NodeState(parts[1].strip(), parts[2].strip())
     return None
+
+
+_NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def check_node_name(node: str) -> str | None:
+    """Why `node` is not one Slurm node name (None when it is): a drill drains and resumes
+    exactly one node, so a hostlist (`n[1-4]`, `n1,n2`), an empty name or one with spaces or
+    a slash is refused before anything runs (`scontrol update nodename=n[1-4] state=resume`
+    would resume every node it names)."""
+    if _NODE_NAME.fullmatch(node):
+        return None
+    if not node:
+        return "the node name is empty"
+    if any(c in node for c in "[],"):
+        return "a drill takes one node, not a hostlist"
+    return "a node name has letters, digits, '.', '_' and '-' only, and starts with a letter or digit"
 
 
 def read_node_state(node: str, env: Mapping[str, str] | None = None) -> NodeState | None:
@@ -56,7 +76,7 @@ def read_node_state(node: str, env: Mapping[str, str] | None = None) -> NodeStat
     )
     if proc.returncode != 0:
         raise RuntimeError(f"sinfo failed (rc {proc.returncode}): {proc.stderr.strip()}")
-    return parse_sinfo_state(proc.stdout)
+    return parse_sinfo_state(proc.stdout, node)
 
 
 def resume_node(node: str, env: Mapping[str, str] | None = None) -> None:

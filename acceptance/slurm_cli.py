@@ -95,12 +95,16 @@ def drill(contract, contract_option, node, fault, marker, kmsg, via, confirmed, 
     from pathlib import Path
 
     from acceptance.drill import (
-        DrillError, MarkerFault, OnNode, XidFault, cluster_name, judge_drill, read_node_state, resume_node,
-        run_drill,
+        DrillError, MarkerFault, OnNode, XidFault, check_node_name, cluster_name, judge_drill, read_node_state,
+        resume_node, run_drill,
     )
     from acceptance.executors.base import utc_now
     from acceptance.results import Status, worst
 
+    why = check_node_name(node)
+    if why is not None:
+        raise click.BadParameter(f"{node!r}: {why}; name one node that `sinfo -N` lists [node_name_invalid]",
+                                 param_hint="--node")
     contract = resolve_contract(contract, contract_option)
     if fault == "xid" and not confirmed:
         raise click.UsageError("--fault xid writes to the kernel log and drains the node until it is "

@@ -177,13 +177,16 @@ def zone_given(tz: str | None, tz_alias: str | None) -> str | None:
     a usage error when both are)."""
     from slaschema.cliconv import resolve_alias
 
-    return resolve_alias(tz, tz_alias, "--assume-tz", "--tz")
+    zone = resolve_alias(tz, tz_alias, "--assume-tz", "--tz")
+    if zone is not None:        # an empty value (`--assume-tz "$ZONE"`, ZONE unset) is no default
+        _check_zone(zone, "--assume-tz" if tz is not None else "--tz")
+    return zone
 
 
 def check_zone_option(tz: str | None, option: str = "--assume-tz") -> str:
     """`--assume-tz` of goodput and `import slurm-events` (`option`: review's `--sacct-tz`): the
     named IANA zone, default the local one."""
-    zone = tz or _local_zone()
+    zone = _local_zone() if tz is None else tz
     _check_zone(zone, option)
     return zone
 
@@ -196,7 +199,8 @@ def _check_zone(assume_tz: str | None, option: str = "--assume-tz") -> None:
     try:
         ZoneInfo(assume_tz)
     except Exception:
-        raise click.BadParameter(f"{assume_tz!r} is not an IANA time zone", param_hint=option) from None
+        raise click.BadParameter(f"{assume_tz!r} is not an IANA time zone; write e.g. UTC, Europe/Berlin or "
+                                 "America/Chicago [unknown_timezone]", param_hint=option) from None
 
 
 @click.command()

@@ -310,6 +310,10 @@ def _read_csv_arrow(data: bytes) -> _ArrowSource | None:
     return _ArrowSource(*got) if got is not None else None
 
 
+_TOO_DEEP = "JSON nested too deeply to read (arrays or objects inside each other thousands of levels deep)"
+_TOO_DEEP_FIX = "an incident is one flat object of id, scope, target, start, ... values"
+
+
 def _read_jsonl(text: str, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
     records: list[dict] = []
     rows: list[int] = []
@@ -322,6 +326,10 @@ def _read_jsonl(text: str, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
         except json.JSONDecodeError as e:
             problems.append(Problem(Reason.JSON_INVALID, f"line is not JSON: {e.msg}", file=fname, row=lineno,
                                     line=lineno, col=e.colno, value=line[:80]))
+            continue
+        except RecursionError:
+            problems.append(Problem(Reason.JSON_INVALID, _TOO_DEEP, file=fname, row=lineno, line=lineno,
+                                    fix=_TOO_DEEP_FIX))
             continue
         if not isinstance(obj, dict):
             problems.append(Problem(Reason.JSON_INVALID, "each line must be a JSON object", file=fname, row=lineno,
@@ -340,6 +348,8 @@ def _read_json_array(text: str, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
     except json.JSONDecodeError as e:
         raise InputError([Problem(Reason.JSON_INVALID, f"not valid JSON: {e.msg}", file=fname, line=e.lineno,
                                   col=e.colno)]) from None
+    except RecursionError:
+        raise InputError([Problem(Reason.JSON_INVALID, _TOO_DEEP, file=fname, fix=_TOO_DEEP_FIX)]) from None
     if not isinstance(data, list):
         raise InputError([Problem(Reason.JSON_INVALID, "a JSON incident log is an array of objects", file=fname,
                                   value=type(data).__name__, fix="write [ {...}, {...} ] or use JSON Lines")])

@@ -261,8 +261,8 @@ class _Partners:
         """The pairs of a (index `ai`), most preferred first; those of the b entries taken
         when they are looked at may be left out (a b entry once taken stays taken)."""
         a = self.a_list[ai]
-        earliest = a.start - self.tolerance           # a b entry must end at or after this
-        latest = self.a_end[ai] + self.tolerance      # ... and start at or before this
+        earliest = _minus(a.start, self.tolerance)    # a b entry must end at or after this
+        latest = _plus(self.a_end[ai], self.tolerance)  # ... and start at or before this
         b_list, b_end = self.b_list, self.b_end
         if not b_list:
             return
@@ -270,7 +270,7 @@ class _Partners:
             pairs = self.few.get(ai)
             if pairs is None:
                 (starts, group, longest), = self.groups
-                near = group[bisect_left(starts, earliest - longest):bisect_right(starts, latest)]
+                near = group[bisect_left(starts, _minus(earliest, longest)):bisect_right(starts, latest)]
                 pairs = self.few[ai] = [
                     q for p in sorted(p for p in (self.pair(ai, bi) for bi in near if b_end[bi] >= earliest)
                                       if p is not None)
@@ -324,11 +324,11 @@ class _Partners:
     def has_pair(self, ai: int) -> bool:
         """Whether a (index `ai`) has any pair."""
         start = self.a_list[ai].start
-        earliest = start - self.tolerance
-        if bisect_left(self.starts, start) < bisect_right(self.starts, self.a_end[ai] + self.tolerance):
+        earliest = _minus(start, self.tolerance)
+        if bisect_left(self.starts, start) < bisect_right(self.starts, _plus(self.a_end[ai], self.tolerance)):
             return True
         for starts, group, longest in self.groups:
-            pos, stop = bisect_left(starts, start) - 1, bisect_left(starts, earliest - longest) - 1
+            pos, stop = bisect_left(starts, start) - 1, bisect_left(starts, _minus(earliest, longest)) - 1
             while pos > stop:
                 if self.b_end[group[pos]] >= earliest:
                     return True
@@ -343,7 +343,7 @@ class _Partners:
         walks = [[self.by_start, bisect_left(self.starts, start), bisect_right(self.starts, latest), 1]]
         for starts, group, longest in self.groups:
             if starts[0] < start:                     # (a group starting later has nothing before `start`)
-                walks.append([group, bisect_left(starts, start) - 1, bisect_left(starts, earliest - longest) - 1, -1])
+                walks.append([group, bisect_left(starts, start) - 1, bisect_left(starts, _minus(earliest, longest)) - 1, -1])
         heads = []
         for w, walk in enumerate(walks):
             d = self._distance(start, earliest, walk, b_list, b_end)
@@ -372,6 +372,21 @@ class _Taken:
     entries (by its first) how many of them, from the first on, are taken."""
     by: dict[int, int]
     free_from: dict[int, int] = field(default_factory=dict)
+
+
+_FIRST = datetime.min.replace(tzinfo=UTC)
+_LAST = datetime.max.replace(tzinfo=UTC)
+
+
+def _minus(t: datetime, d: timedelta) -> datetime:
+    """`t - d`, or the first instant a datetime holds where that is earlier (a log time in
+    year 1 less the tolerance): a bound of a search, so the first instant bounds the same."""
+    return t - d if t - _FIRST >= d else _FIRST
+
+
+def _plus(t: datetime, d: timedelta) -> datetime:
+    """`t + d`, or the last instant a datetime holds where that is later (year 9999)."""
+    return t + d if _LAST - t >= d else _LAST
 
 
 def _end(e: LogEntry, as_of: datetime) -> datetime:

@@ -69,6 +69,8 @@ def reconcile_cmd(paths, tolerance, as_of, assume_tz, contract_option, periods, 
     # every problem of both at once: printed, exit 1 (slaschema.cli.report_input_errors)
     logs = gather(lambda path: load_log(path, loaded, assume_tz), (ours, theirs))
     ours_log, theirs_log = (log_entries(log) for log in logs)
+    if loaded is not None and not periods:        # (before the matching, which may take a while)
+        _check_default_months((ours, ours_log), (theirs, theirs_log), as_of_given=bool(as_of))
     if as_of:
         at = parse_as_of(as_of, assume_tz).astimezone(timezone.utc)     # in UTC, as the findings' times
     else:
@@ -87,6 +89,33 @@ def reconcile_cmd(paths, tolerance, as_of, assume_tz, contract_option, periods, 
     else:
         _print_reconciliation(result, credit)
     sys.exit(0 if result.agree else 1)
+
+
+def _check_default_months(*logs, as_of_given: bool) -> None:
+    """Without --period the credit months run from the logs' first incident to --as-of (by
+    default the logs' latest time): a log time outside what credits are computed for
+    (1970-01-02 to 9997-12-31 UTC) is that log's problem, with its file and row, not an
+    option's (`[log_out_of_range]`, exit 1)."""
+    from calculators.periods import EARLIEST_S, LATEST_S
+    from slaschema.errors import InputError, Problem
+
+    def outside(t: datetime | None) -> bool:
+        return t is not None and not EARLIEST_S <= t.timestamp() <= LATEST_S
+
+    problems = []
+    for path, entries in logs:
+        bad = [(e, t) for e in entries for t in ((e.start,) if as_of_given else (e.start, e.end)) if outside(t)]
+        if bad:
+            e, t = bad[0]
+            more = len({id(x) for x, _ in bad}) - 1
+            problems.append(Problem(
+                "log_out_of_range",
+                "incident time outside the times credits are computed for (1970-01-02 to 9997-12-31 UTC), "
+                "so the credit difference has no default month" + (f" ({more} more such row(s))" if more else ""),
+                file=str(path), row=e.row, column="start" if t is e.start else "end", value=t.isoformat(),
+                fix="correct the timestamp, or name the months to compare (--period YYYY-MM)"))
+    if problems:
+        raise InputError(problems)
 
 
 def _credit_difference(contract: LoadedContract | None, ours_log: IncidentLog, theirs_log: IncidentLog, periods,

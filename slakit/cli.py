@@ -57,7 +57,10 @@ class GuardedGroup(click.Group):
     def _load(self, modules) -> None:
         for name in modules:
             if name not in self._loaded:
-                importlib.import_module(name).register(self)
+                try:
+                    importlib.import_module(name).register(self)
+                except Exception as exc:  # noqa: BLE001 - a broken install: one coded line, not a traceback
+                    _unloadable(name, exc)
                 self._loaded.add(name)
         _report_input_errors(self)
 
@@ -74,6 +77,21 @@ class GuardedGroup(click.Group):
         if wanted:
             self._load(wanted)
         return super().get_command(ctx, cmd_name)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        """As click's, but a name that is no command is a usage error that names the commands
+        it is close to (`slakit credit`: did you mean 'credits'?), with its code."""
+        name = args[0] if args else ""
+        if args and not name.startswith("-") and not ctx.resilient_parsing and self.get_command(ctx, name) is None:
+            import difflib
+
+            from slaschema.textsafe import terminal_text
+
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.6)
+            hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+            ctx.fail(f"No such command {terminal_text(name)!r}; {hint}`slakit --help` lists the commands "
+                     "[unknown_command]")
+        return super().resolve_command(ctx, args)
 
     def invoke(self, ctx: click.Context):
         import os
@@ -109,6 +127,27 @@ class GuardedGroup(click.Group):
             if prefetch is not None:
                 prefetch.cancel()
             _restore_sigterm(old_term)
+
+
+def _unloadable(module: str, exc: Exception) -> NoReturn:
+    """A command's module that cannot be imported (a file missing or broken, a library
+    absent): one line `error: ... [command_unavailable]` naming the command, exit 1
+    (SLAKIT_DEBUG=1: the traceback). It happens wherever the command is looked up: running it,
+    its `--help`, `slakit --help` (which loads them all) and shell completion."""
+    import os
+    import sys
+
+    if os.environ.get("SLAKIT_DEBUG"):
+        raise exc
+    from slaschema.textsafe import terminal_text
+
+    names = ", ".join(f"'{n}'" for n in COMMAND_MODULES.get(module, ()))
+    text = terminal_text(str(exc))
+    text = text if len(text) <= 200 else text[:197] + "..."
+    click.echo(f"error: the slakit command {names} could not be loaded: module {module} failed to import "
+               f"({type(exc).__name__}: {text}); the installation is incomplete or broken: reinstall slakit "
+               "with its dependencies (scripts/setup) [command_unavailable]", err=True)
+    sys.exit(1)
 
 
 def _unexpected(exc: Exception) -> NoReturn:
@@ -213,11 +252,28 @@ def main(max_nodes: int | None, max_file_size: int | None, raw_csv: bool) -> Non
     from calculators.memory import tune_memory
     from slaschema import hostlist, safefiles, textsafe
 
+    _check_limit_env("SLAKIT_MAX_NODES", "--max-nodes", max_nodes)
+    _check_limit_env("SLAKIT_MAX_FILE_BYTES", "--max-file-size", max_file_size)
     hostlist.set_max_nodes(max_nodes)
     safefiles.set_max_file_bytes(max_file_size)
     textsafe.set_raw_csv(True if raw_csv else None)
 
     tune_memory()        # big incident logs: reuse freed memory, no huge pages (calculators/memory.py)
+
+
+def _check_limit_env(name: str, option: str, given: int | None) -> None:
+    """A limit's environment variable (SLAKIT_MAX_NODES, SLAKIT_MAX_FILE_BYTES) that is set but
+    no whole number of at least 1 (`2,000,000`, `2e6`, `64MiB`) is a usage error naming it: it
+    is not dropped for the default, which the user believed raised. The option, when given,
+    is what counts."""
+    import os
+
+    value = os.environ.get(name)
+    if given is not None or value is None or value == "":
+        return
+    if not (value.isascii() and value.isdigit() and int(value) > 0):
+        raise click.UsageError(f"{name}={value!r} is not a whole number of at least 1; write digits only "
+                               f"(e.g. {name}=2000000), unset it, or give {option} [env_invalid]")
 
 
 def _report_input_errors(group: click.Group) -> None:

@@ -260,6 +260,8 @@ def unwritable_fix(exc: OSError) -> str:
         return "free space on that disk (or raise the quota), or name a file on another disk"
     if exc.errno == errno.EFBIG:
         return "name a file on a disk or under a limit (ulimit -f) that takes a file this large"
+    if exc.errno == errno.ENAMETOOLONG:
+        return "give the file a shorter name: at most 255 bytes for the name, 4,096 for the whole path"
     return "name a file in a folder that exists and can be written"
 
 

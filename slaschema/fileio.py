@@ -60,6 +60,7 @@ def _pieces(data: Data) -> list[memoryview]:
 _GROUP = 1 << 20
 _NAME_ROOM = 120                 # bytes of the target's name kept in its temporary's name
 STALE_AFTER_S = 600              # a dead process's temporary untouched this long is removed
+_STALE_MIDDLE = re.compile(r"([0-9]{1,10})\.[a-z0-9_]+", re.ASCII)
 
 
 def _host_tag() -> str:
@@ -88,10 +89,13 @@ def _remove_stale(folder: Path, prefix: str, suffix: str) -> None:
         return
     now = time.time()
     for name in entries:
-        pid_text = name[len(prefix):].split(".", 1)[0]
-        if not pid_text.isdigit() or not pid_text.isascii():
+        # exactly `PID.RANDOM` between them (RANDOM: mkstemp's letters, digits and _): the
+        # temporary of another target whose name goes on like this one's prefix
+        # (`out.HOST-5` beside `out`: `.out.HOST-5.HOST-PID.RANDOM.tmp`) is not taken for one
+        middle = _STALE_MIDDLE.fullmatch(name[len(prefix):len(name) - len(suffix)])
+        if middle is None:
             continue
-        pid = int(pid_text)
+        pid = int(middle.group(1))
         if pid == os.getpid() or pid <= 0 or _running(pid):
             continue
         target = folder / name
