@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import click
 
 from acceptance.cli_group import get_accept_group
+from slaschema.textsafe import shown_name
 
 if TYPE_CHECKING:
     from acceptance.document import EvidenceManifest, RunDocument
@@ -416,7 +417,7 @@ def report_cmd(bundle, output, fmt, allowed_signers) -> None:
     signers = check.signers()
     mark = None if check.signed else "UNSIGNED"
     write_certificate(doc, manifest, Path(output), bundle_ok=check.ok, mark=mark, signers=signers)
-    click.echo(f"wrote {output}" + (f" (signed by {', '.join(signers)})" if signers else
+    click.echo(f"wrote {shown_name(output)}" + (f" (signed by {', '.join(signers)})" if signers else
                                     " (UNSIGNED: sign with `slakit accept sign`)"), err=True)
 
 

@@ -17,6 +17,7 @@ import click
 
 from calculators.period_option import period_options
 from slaschema.cliconv import extra_output, output_option
+from slaschema.textsafe import shown_name
 
 FORMATS = ("pdf", "md")
 
@@ -158,9 +159,9 @@ def letter(contract, incidents, periods, as_of, assume_tz, output, fmt, monitor_
             click.echo(f"  {m.period}: {money(m.credit, cur)} lapsed, not claimed (window closed)")
         else:
             click.echo(f"  {m.period}: nothing owed")
-    click.echo(f"  wrote {out} ({fmt}, {len(data):,} bytes)")
+    click.echo(f"  wrote {shown_name(out)} ({fmt}, {len(data):,} bytes)")
     if pkg:
-        click.echo(f"  wrote {package_path} ({len(pkg.files)} files, manifest SHA-256 {pkg.manifest_sha256[:16]}"
+        click.echo(f"  wrote {shown_name(package_path)} ({len(pkg.files)} files, manifest SHA-256 {pkg.manifest_sha256[:16]}"
                    + (f", signed by {pkg.signed_by})" if pkg.signed_by else ", unsigned)"))
     asked = [e for e in (lc.model.credits.claim.evidence if lc.model.credits.claim else [])
              if "monitor" in e.lower()]

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from slaschema.cliconv import Progress, no_progress_option, output_format, progress_wanted
+from slaschema.textsafe import shown_name
 
 
 @click.command()
@@ -75,7 +76,7 @@ def compare(contracts: tuple[str, ...], output: str | None, fmt: str, model_name
     else:
         render_table(doc)
         if output:
-            click.echo(f"wrote {output}")
+            click.echo(f"wrote {shown_name(output)}")
 
 
 def register(group: click.Group) -> None:

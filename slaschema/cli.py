@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 from slaschema.cliconv import output_option
+from slaschema.textsafe import shown_name
 
 if TYPE_CHECKING:
     from slaschema.loader import LoadedContract
@@ -210,7 +211,7 @@ def init(template: str, provider: str, customer: str, nodes: str, rack_size: int
     from slaschema.fileio import write_atomic
 
     write_atomic(out, text)
-    click.echo(f"wrote {output} (validated)")
+    click.echo(f"wrote {shown_name(output)} (validated)")
 
 
 def register(group: click.Group) -> None:

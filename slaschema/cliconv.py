@@ -26,6 +26,8 @@ from typing import Union
 
 import click
 
+from slaschema.textsafe import shown_name
+
 # what a command writes: text, bytes, bytes pieces in order, or a function handing its
 # pieces to the `write` it is given
 OutputData = Union[str, bytes, "list[bytes | memoryview]", Callable[[Callable[..., None]], None]]
@@ -212,7 +214,7 @@ def write_output(output: str | Path, data: OutputData, *, announce: bool = False
     if written is not None:
         written()
     if announce:
-        click.echo(f"wrote {output}", err=True)
+        click.echo(f"wrote {shown_name(output)}", err=True)
 
 
 def check_writable(output: str | Path | None) -> None:

@@ -184,6 +184,17 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 
 
+_NAME_HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e"
+                          "\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb\ud800-\udfff]")
+
+
+def shown_name(path: Any) -> str:
+    """A file name for a one-line message (`wrote FILE`): what a terminal would run, reorder or
+    hide, a newline or a tab included, and the undecodable bytes of a name, as `<U+hhhh>`;
+    any other name as it is."""
+    return _NAME_HIDDEN.sub(_shown, str(path))
+
+
 def terminal_text(text: Any, *, keep_newlines: bool = True) -> str:
     """Text without escape sequences and control characters (newlines kept, tabs as spaces)."""
     s = _ANSI.sub("", str(text))

@@ -11,6 +11,7 @@ from calculators.goodput.cli import goodput_options, review_goodput_json
 from calculators.period_option import period_options
 from slaschema.cliconv import (Progress, extra_output, no_progress_option, output_format, output_option,
                                progress_wanted)
+from slaschema.textsafe import shown_name
 
 FORMATS = ("pdf", "md", "html")
 
@@ -156,7 +157,7 @@ def review(contract: str, incidents: str, periods: tuple[str, ...], output: str,
     total = sum((m.credit_total for m in res.month_totals()), Decimal(0))
     click.echo(f"SLA review {label} for {lc.id}: credits owed {money(total, res.currency)}")
     for w in written:
-        click.echo(f"  wrote {w}")
+        click.echo(f"  wrote {shown_name(w)}")
 
 
 def register(group: click.Group) -> None:

@@ -11,6 +11,7 @@ import click
 from calculators.period_option import MONTH
 from slaschema.cliconv import Progress, emit_output, fmt_given, no_progress_option, output_format, output_option, \
     progress_wanted
+from slaschema.textsafe import shown_name
 
 if TYPE_CHECKING:
     from calculators.simulate.run import SimSummary
@@ -128,7 +129,7 @@ def simulate(ctx, contract: str, model_name: str, months: int, runs: int, seed: 
     else:
         render_table(summary)
     if chart and fmt == "table" and not output:
-        click.echo(f"wrote {chart}")
+        click.echo(f"wrote {shown_name(chart)}")
 
 
 def register(group: click.Group) -> None:
