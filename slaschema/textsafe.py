@@ -45,8 +45,9 @@ def raw_csv() -> bool:
 # or a viewer reorders or hides: C0 but TAB and LF, DEL, C1, Arabic letter mark, zero-width
 # and bidi marks, line/paragraph separators, bidi embeddings/overrides and isolates, word
 # joiner and invisible operators, BOM, interlinear annotation
-_CSV_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e"
-                         "\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb]")
+_HIDDEN_RANGES = ("\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e"
+                  "\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb")
+_CSV_HIDDEN = re.compile(f"[{_HIDDEN_RANGES}]")
 _CSV_SHOWN = re.compile(r"<U\+([0-9A-F]{4})>")
 
 
@@ -184,8 +185,9 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 
 
-_NAME_HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e"
-                          "\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb\ud800-\udfff]")
+# a file name on one line: the CSV rule's hidden characters, and a tab, a newline and a
+# name's undecodable bytes (surrogate escapes) too
+_NAME_HIDDEN = re.compile(f"[{_HIDDEN_RANGES}\t\n\ud800-\udfff]")
 
 
 def shown_name(path: Any) -> str:
