@@ -55,14 +55,15 @@ class GuardedGroup(click.Group):
         self._loaded: set[str] = set()
 
     def _load(self, modules) -> None:
-        for name in modules:
-            if name not in self._loaded:
-                try:
-                    importlib.import_module(name).register(self)
-                except Exception as exc:  # noqa: BLE001 - a broken install: one coded line, not a traceback
-                    _unloadable(name, exc)
-                self._loaded.add(name)
-        _report_input_errors(self)
+        new = [name for name in modules if name not in self._loaded]
+        for name in new:
+            try:
+                importlib.import_module(name).register(self)
+            except Exception as exc:  # noqa: BLE001 - a broken install: one coded line, not a traceback
+                _unloadable(name, exc)
+            self._loaded.add(name)
+        if new:                 # the commands just registered get the input-error reporter
+            _report_input_errors(self)
 
     def load_all(self) -> click.Group:
         """Every command registered (for walking `self.commands`); returns the group."""
@@ -139,13 +140,9 @@ def _unloadable(module: str, exc: Exception) -> NoReturn:
 
     if os.environ.get("SLAKIT_DEBUG"):
         raise exc
-    from slaschema.textsafe import terminal_text
-
     names = ", ".join(f"'{n}'" for n in COMMAND_MODULES.get(module, ()))
-    text = terminal_text(str(exc))
-    text = text if len(text) <= 200 else text[:197] + "..."
     click.echo(f"error: the slakit command {names} could not be loaded: module {module} failed to import "
-               f"({type(exc).__name__}: {text}); the installation is incomplete or broken: reinstall slakit "
+               f"({_exception_text(exc)}); the installation is incomplete or broken: reinstall slakit "
                "with its dependencies (scripts/setup) [command_unavailable]", err=True)
     sys.exit(1)
 
@@ -157,13 +154,18 @@ def _unexpected(exc: Exception) -> NoReturn:
 
     if os.environ.get("SLAKIT_DEBUG"):
         raise exc
+    click.echo(f"error: the input could not be processed ({_exception_text(exc)}); "
+               "check the files and values given [unexpected_error]", err=True)
+    sys.exit(1)
+
+
+def _exception_text(exc: Exception) -> str:
+    """`Type: message` of an exception for a one-line error: no escapes, at most 200 characters
+    of the message."""
     from slaschema.textsafe import terminal_text
 
     text = terminal_text(str(exc))
-    text = text if len(text) <= 200 else text[:197] + "..."
-    click.echo(f"error: the input could not be processed ({type(exc).__name__}: {text}); "
-               "check the files and values given [unexpected_error]", err=True)
-    sys.exit(1)
+    return f"{type(exc).__name__}: {text if len(text) <= 200 else text[:197] + '...'}"
 
 
 def _output_failed(exc: BaseException) -> bool:
