@@ -329,10 +329,16 @@ def deprecated_contract_option(alias: str = "--contract"):
 
 
 def _deprecated_contract(alias: str):
+    return _deprecation_notice(alias, "give the contract as the first argument", "CONTRACT ...")
+
+
+def _deprecation_notice(alias: str, advice: str, usage: str):
+    """The callback of a deprecated option `alias`: when it is given, one line on stderr saying
+    so, what to do instead, and the command's usage that way (`slakit credits CONTRACT ...`)."""
     def callback(ctx: click.Context, param: click.Parameter, value):
         if value is not None:
-            click.echo(f"slakit: {alias} is deprecated; give the contract as the first argument "
-                       f"(slakit {ctx.command_path.split(' ', 1)[-1]} CONTRACT ...)", err=True)
+            click.echo(f"slakit: {alias} is deprecated; {advice} "
+                       f"(slakit {ctx.command_path.split(' ', 1)[-1]} {usage})", err=True)
         return value
 
     return callback
@@ -343,13 +349,8 @@ def deprecated_alias(alias: str, current: str, dest: str, metavar: str | None = 
     working: the command receives its value as `dest`, one deprecation notice line is printed on
     stderr when it is used, and the command calls `resolve_alias` (the command table lists it as
     "(deprecated: `--tz`)")."""
-    def callback(ctx: click.Context, param: click.Parameter, value):
-        if value is not None:
-            click.echo(f"slakit: {alias} is deprecated; use {current} (slakit "
-                       f"{ctx.command_path.split(' ', 1)[-1]} ... {current} ...)", err=True)
-        return value
-
-    return click.option(alias, dest, default=None, hidden=True, metavar=metavar, callback=callback)
+    return click.option(alias, dest, default=None, hidden=True, metavar=metavar,
+                        callback=_deprecation_notice(alias, f"use {current}", f"... {current} ..."))
 
 
 def resolve_alias(value, alias_value, current: str, alias: str):
