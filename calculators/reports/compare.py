@@ -110,7 +110,8 @@ def _sim_rows(sims: list[SimSummary], offers: list[LoadedContract]) -> list[Row]
     def add(term: str, values: list[Any], fmt, better, rule: str, unit: str | None = None, data=None) -> None:
         shown = tuple(fmt(v) for v in values)
         plain = tuple(machine(data(v) if data else v) for v in values)
-        rows.append(Row(SIM_SECTION, term, shown, best_of(values, better, "worst"), rule, plain, unit))
+        rows.append(Row(section=SIM_SECTION, term=term, values=shown, best=best_of(values, better, "worst"),
+                        rule=rule, data=plain, unit=unit))
 
     cur = sims[0].currency if len({s.currency for s in sims}) == 1 else None
     add("expected credits (mean)", [(float(s.credits.mean), s.currency) for s in sims],
@@ -158,10 +159,11 @@ def comparison(offers: list[LoadedContract], sims: list[SimSummary] | None = Non
     if lint_reports is not None:
         errors = [r.count("error") for r in lint_reports]
         warnings = [r.count("warning") for r in lint_reports]
-        rows.append(Row("Review", "lint errors / warnings", tuple(f"{e} / {w}" for e, w in zip(errors, warnings)),
-                        best_of([e * 10**6 + w for e, w in zip(errors, warnings)], "lower", "worst"),
-                        "fewer is better (slakit lint)",
-                        tuple({"errors": e, "warnings": w} for e, w in zip(errors, warnings)), "findings"))
+        rows.append(Row(section="Review", term="lint errors / warnings",
+                        values=tuple(f"{e} / {w}" for e, w in zip(errors, warnings)),
+                        best=best_of([e * 10**6 + w for e, w in zip(errors, warnings)], "lower", "worst"),
+                        rule="fewer is better (slakit lint)",
+                        data=tuple({"errors": e, "warnings": w} for e, w in zip(errors, warnings)), unit="findings"))
     sim_info = None
     if sims:
         rows += _sim_rows(sims, offers)

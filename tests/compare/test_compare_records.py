@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from calculators.reports.compare import Comparison, Offer, SimulationInfo, comparison
 from slakit.cli import main
+from slaschema.compare.terms import Row
 from slaschema.lint import lint
 from slaschema.loader import load_contract
 
@@ -60,6 +61,8 @@ def test_the_record_holds_the_offers_rows_and_counts(at_root):
         cmp.best_counts = (0, 0)            # type: ignore[misc]
     with pytest.raises(TypeError):
         Offer(EXAMPLE, "x", "P", None, "0")                     # type: ignore[misc]  keyword only
+    with pytest.raises(TypeError):
+        Row("Price", "x", ("1",), (), "for information")        # type: ignore[misc]  keyword only
 
 
 def test_to_json_is_the_kept_document(at_root):
