@@ -567,7 +567,7 @@ def render_explanation(doc: Explanation) -> str:
         con.print(f"{n}. Downtime {seconds_value(u.downtime_seconds)} s"
                   + (f" ({a.lost_gpu_seconds} GPU-seconds lost)" if a.lost_gpu_seconds is not None else "")
                   + f"; excluded {u.excluded_seconds} s (reported only)")
-        con.print(f"   availability = {a.formula} = {exact_text(a.availability, AVAILABILITY_PLACES)}% → shown as "
+        con.print(f"   availability = {a.formula} = {exact_text(a.exact_pct, AVAILABILITY_PLACES)}% → shown as "
                   f"{format(u.availability, 'f')}%; target {percent_text(u.target)}%: {'met' if u.met else 'NOT met'}")
         for tier in a.tiers:
             con.print(f"   tier below {tier.below}% → {tier.credit}%: {'applies' if tier.applies else 'no'}")

@@ -202,7 +202,7 @@ def _availability(lc: LoadedContract, sm, pr, scope: str, u: int, per) -> UnitAv
                     + (" (only below target: target met, so 0)" if sl.pro_rata.only_below_target and unit.met else ""),
             only_below_target=sl.pro_rata.only_below_target if sm.service is not None else None)
     return UnitAvailability(unit=unit, lost_gpu_seconds=lnum if dn != 1 else None,
-                            formula=f"1 - {exact_text(loss)} / {service_s}", availability=avail * 100, tiers=tiers,
+                            formula=f"1 - {exact_text(loss)} / {service_s}", exact_pct=avail * 100, tiers=tiers,
                             pro_rata=pro_rata)
 
 

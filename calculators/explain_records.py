@@ -199,15 +199,15 @@ class ProRata:
 @dataclass(frozen=True, kw_only=True)
 class UnitAvailability:
     """The unit's availability and credit in the month. `unit` is the unit-month as `slakit
-    credits` reports it; `availability` the exact value in percent (`unit.availability` is
-    it truncated to four decimals); `lost_gpu_seconds` is set where degraded time counts
-    proportionally and the loss is not whole seconds of downtime; `formula` is the fraction
-    in words."""
+    credits` reports it; `exact_pct` the exact availability in percent (`unit.availability`
+    is it truncated to four decimals); `lost_gpu_seconds` (the loss in GPU-seconds, the
+    downtime being it over the node's GPUs) is set where degraded time counts proportionally;
+    `formula` is the fraction in words."""
 
     unit: UnitMonth
     lost_gpu_seconds: int | None
     formula: str
-    availability: Fraction
+    exact_pct: Fraction
     tiers: tuple[Tier, ...]
     pro_rata: ProRata | None
 
@@ -216,7 +216,7 @@ class UnitAvailability:
         out: dict[str, Any] = {
             "downtime_seconds": seconds_value(u.downtime_seconds), "lost_gpu_seconds": self.lost_gpu_seconds,
             "excluded_seconds": u.excluded_seconds, "formula": self.formula,
-            "exact": exact_text(self.availability, AVAILABILITY_PLACES) + "%",
+            "exact": exact_text(self.exact_pct, AVAILABILITY_PLACES) + "%",
             "availability_pct": format(u.availability, "f"), "target_pct": percent_text(u.target), "met": u.met,
             "tiers": [t.to_json() for t in self.tiers],
             "pro_rata": None if self.pro_rata is None else self.pro_rata.to_json(),

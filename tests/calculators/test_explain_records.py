@@ -73,7 +73,7 @@ def test_a_degraded_node_of_the_example(example):
     a = doc.availability
     assert isinstance(a.unit, UnitMonth)
     assert (a.unit.downtime_seconds, a.lost_gpu_seconds, a.unit.excluded_seconds) == (36450, 145800, 14400)
-    assert a.availability == 100 - Fraction(36450 * 100, 2678400)          # exact, in percent
+    assert a.exact_pct == 100 - Fraction(36450 * 100, 2678400)          # exact, in percent
     assert (a.unit.availability, a.unit.target, a.unit.met) == (Decimal("98.6391"), Decimal(99), False)
     assert a.formula == "1 - 36450 / 2678400" and a.pro_rata is None
     assert a.tiers == (Tier(below=Decimal("99.0"), credit=Decimal(10), applies=True),
@@ -122,7 +122,7 @@ def test_revision_11_parts(rev11):
     u = doc.availability.unit
     assert (u.service_seconds, u.fee, u.charged_fee, u.credit) == \
         (1209600, Decimal("5376.00"), Decimal("5328.00"), Decimal("532.80"))
-    assert exact_text(doc.availability.availability, 8) == "99.25595238…"
+    assert exact_text(doc.availability.exact_pct, 8) == "99.25595238…"
     (node,) = doc.money.nodes
     assert (node.service_seconds, node.service_hours, node.not_charged_exact, node.not_charged,
             node.charged_fee_exact) == (1209600, Fraction(336), Fraction(48), Decimal("48.00"), Fraction(5328))
