@@ -15,6 +15,7 @@ from slaschema.cliconv import (OutputData, Progress, emit_output, fmt_given, no_
                                output_option, progress_wanted)
 
 if TYPE_CHECKING:
+    from calculators.explain_records import Explanation
     from calculators.result import Result
     from slaschema.loader import LoadedContract
 
@@ -480,110 +481,135 @@ def explain(ctx, contract, incidents, unit, periods, as_of, assume_tz, skip_bad_
             raise click.BadParameter(str(e), param_hint="--month/--period") from None
         progress.step(note=f"{unit} explained")
         if fmt == "json":
-            _emit(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", output, progress)
+            _emit(json.dumps(doc.to_json(), indent=2, ensure_ascii=False) + "\n", output, progress)
         else:
             _emit(render_explanation(doc), output, progress)
     finally:
         progress.close()
 
 
-def render_explanation(doc: dict) -> str:
+def _rich_safe(obj):
+    """`obj` (an explanation record, its parts, tuples and dicts of them) with `rich_text`
+    over every string in it: ids, targets and categories from the log print without escapes,
+    markup shown as written."""
+    import dataclasses
+
+    from slaschema.textsafe import rich_text
+
+    if isinstance(obj, str):
+        return rich_text(obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return dataclasses.replace(obj, **{f.name: _rich_safe(getattr(obj, f.name)) for f in dataclasses.fields(obj)})
+    if isinstance(obj, tuple):
+        return tuple(_rich_safe(v) for v in obj)
+    if isinstance(obj, dict):
+        return {k: _rich_safe(v) for k, v in obj.items()}
+    return obj
+
+
+def render_explanation(doc: Explanation) -> str:
+    """The explanation as text: the incident parts, the steps of the timeline, availability,
+    credit and money, numbered as the JSON document orders them."""
     from rich.console import Console
     from rich.table import Table
 
-    from slaschema.textsafe import deep, rich_text
+    from calculators.explain_records import (AVAILABILITY_PLACES, HOURS_PLACES, NodeNotInService, exact_text,
+                                             iso_text, money_text, percent_text, seconds_value)
 
-    doc = deep(doc, rich_text)      # ids, targets, categories from the log: no escapes, markup shown as written
+    doc = _rich_safe(doc)
     buf = io.StringIO()
     con = Console(file=buf, width=160, force_terminal=False, color_system=None)
-    parents = ", ".join(f"{k} {v}" for k, v in doc["parents"].items())
-    con.print(f"[bold]{doc['scope']} {doc['unit']}[/] ({parents}) — {doc['period']} in {doc['zone']}: "
-              f"{doc['start']} to {doc['end']}, {doc['month_seconds']} s = {doc['hours']} h; open incidents end at "
-              f"{doc['as_of']}")
+    parents = ", ".join(f"{k} {v}" for k, v in doc.parents.items())
+    con.print(f"[bold]{doc.scope} {doc.unit}[/] ({parents}) — {doc.period} in {doc.zone}: "
+              f"{iso_text(doc.start)} to {iso_text(doc.end)}, {doc.month_seconds} s = "
+              f"{format(doc.hours.normalize(), 'f')} h; open incidents end at {iso_text(doc.as_of)}")
     t = Table(title="1. Incident parts on this unit (own and inherited)")
     for col in ("id", "row", "scope/target", "category", "impact", "part", "start", "end", "seconds", "flags"):
         t.add_column(col, no_wrap=col in ("start", "end", "id"))
-    for p in doc["incidents"]:
-        impact = p["impact"] + (f" ({p['gpus_lost']} GPUs)" if p["gpus_lost"] is not None else "")
-        t.add_row(p["id"], str(p["row"]), f"{p['scope']} {p['target']}", p["category"], impact, p["part"],
-                  p["start"], p["end"], str(p["seconds"]), " ".join(p["flags"]))
-    con.print(t if doc["incidents"] else "1. No incident touches this unit in the month.")
-    if doc.get("clock") is not None:
+    for p in doc.incidents:
+        impact = p.impact + (f" ({p.gpus_lost} GPUs)" if p.gpus_lost is not None else "")
+        t.add_row(p.id, str(p.row), f"{p.scope} {p.target}", p.category, impact, p.part,
+                  iso_text(p.start), iso_text(p.end), str(p.seconds), " ".join(p.flags))
+    con.print(t if doc.incidents else "1. No incident touches this unit in the month.")
+    if doc.clock is not None:
         con.print("   Clock (counts_from: report): each incident counts from the customer's report")
-        for c in doc["clock"]:
-            con.print(f"     {c['id']}: fault {c['fault_start']}, reported {c['reported_at'] or '—'} → "
-                      f"{('counted from ' + c['clock_starts']) if c['clock_starts'] else 'counts nowhere'} "
-                      f"({c['note']})")
-    if doc.get("service") is not None:
-        sv = doc["service"]
-        w = sv.get("window")
-        if not w:
+        for c in doc.clock:
+            con.print(f"     {c.id}: fault {iso_text(c.fault_start)}, reported "
+                      f"{iso_text(c.reported_at) if c.reported_at else '—'} → "
+                      f"{('counted from ' + iso_text(c.clock_starts)) if c.clock_starts else 'counts nowhere'} "
+                      f"({c.note})")
+    if doc.service is not None:
+        sv = doc.service
+        w = sv.window
+        if w is None:
             where = "union of its nodes' windows; "
-        elif not w["from"] and not w["to"]:
+        elif w.starts is None and w.ends is None:
             where = "no window of its own (always in service); "
         else:
-            where = (f"window from {w['from'] or 'the start'}"
-                     + (f" until {w['to']} (not included); " if w["to"] else ", no end; "))
-        con.print(f"   Service time: {where}{sv['service_seconds']} s of the month's {sv['month_seconds']} s")
-    for k, step in enumerate(doc["steps"], start=2):
-        ivs = step["intervals"]
-        con.print(f"{k}. {step['step']}: " + ("none" if not ivs else ""))
-        for iv in ivs:
-            extra = f", {iv['gpus_lost']} GPUs lost" if "gpus_lost" in iv else ""
-            inm = f" ({iv['in_month_seconds']} s in the month)" if "in_month_seconds" in iv and \
-                iv["in_month_seconds"] != iv["seconds"] else ""
-            con.print(f"     {iv['start']} – {iv['end']}  {iv['seconds']} s{inm}{extra}")
-    a = doc["availability"]
-    n = len(doc["steps"]) + 2
-    if doc.get("not_in_service"):
+            where = (f"window from {w.starts.isoformat() if w.starts is not None else 'the start'}"
+                     + (f" until {w.ends.isoformat()} (not included); " if w.ends is not None else ", no end; "))
+        con.print(f"   Service time: {where}{sv.service_seconds} s of the month's {sv.month_seconds} s")
+    for k, step in enumerate(doc.steps, start=2):
+        con.print(f"{k}. {step.text}: " + ("none" if not step.intervals else ""))
+        for iv in step.intervals:
+            extra = f", {iv.gpus_lost} GPUs lost" if iv.gpus_lost is not None else ""
+            inm = (f" ({iv.in_month_seconds} s in the month)"
+                   if iv.in_month_seconds is not None and iv.in_month_seconds != iv.seconds else "")
+            con.print(f"     {iso_text(iv.start)} – {iso_text(iv.end)}  {iv.seconds} s{inm}{extra}")
+    a = doc.availability
+    n = len(doc.steps) + 2
+    if doc.not_in_service:
         con.print(f"{n}. Not in service this month: no fee, no availability, no credit.")
     elif a is None:
-        con.print(f"{n}. No service level for {doc['scope']}s: no availability figure.")
+        con.print(f"{n}. No service level for {doc.scope}s: no availability figure.")
     else:
-        con.print(f"{n}. Downtime {a['downtime_seconds']} s"
-                  + (f" ({a['lost_gpu_seconds']} GPU-seconds lost)" if a["lost_gpu_seconds"] is not None else "")
-                  + f"; excluded {a['excluded_seconds']} s (reported only)")
-        con.print(f"   availability = {a['formula']} = {a['exact']} → shown as {a['availability_pct']}%; "
-                  f"target {a['target_pct']}%: {'met' if a['met'] else 'NOT met'}")
-        for tier in a["tiers"]:
-            con.print(f"   tier below {tier['below']}% → {tier['credit']}%: {'applies' if tier['applies'] else 'no'}")
-        if a["pro_rata"]:
-            con.print(f"   pro rata: {a['pro_rata']['formula']}")
-        charged = a.get("unit_charged_fee")
-        fee_words = (f"charged fee {charged} (fee {a['unit_fee']} less hours not charged)"
-                     if charged is not None and charged != a["unit_fee"] else f"fee {a['unit_fee']}")
-        con.print(f"   credit {a['credit_pct']}% of the {doc['scope']} {fee_words} = {a['unit_credit']}")
-        if a["flags"]:
-            con.print(f"   flags: {', '.join(a['flags'])}")
-    m = doc["money"]
-    con.print(f"{n + 1}. Money ({m['currency']}), node fee = {m['node_fee_formula']}; stacking: {m['stacking']}")
-    for node in m["nodes"]:
-        if node.get("not_in_service"):
-            con.print(f"   {node['node']}: not in service this month")
+        u = a.unit
+        con.print(f"{n}. Downtime {seconds_value(u.downtime_seconds)} s"
+                  + (f" ({a.lost_gpu_seconds} GPU-seconds lost)" if a.lost_gpu_seconds is not None else "")
+                  + f"; excluded {u.excluded_seconds} s (reported only)")
+        con.print(f"   availability = {a.formula} = {exact_text(a.exact_pct, AVAILABILITY_PLACES)}% → shown as "
+                  f"{format(u.availability, 'f')}%; target {percent_text(u.target)}%: {'met' if u.met else 'NOT met'}")
+        for tier in a.tiers:
+            con.print(f"   tier below {tier.below}% → {tier.credit}%: {'applies' if tier.applies else 'no'}")
+        if a.pro_rata:
+            con.print(f"   pro rata: {a.pro_rata.formula}")
+        fee_words = (f"charged fee {money_text(u.charged_fee)} (fee {money_text(u.fee)} less hours not charged)"
+                     if u.charged_fee is not None and u.charged_fee != u.fee else f"fee {money_text(u.fee)}")
+        con.print(f"   credit {format(u.credit_pct, 'f')}% of the {doc.scope} {fee_words} = {money_text(u.credit)}")
+        if u.flags:
+            con.print(f"   flags: {', '.join(u.flags)}")
+    m = doc.money
+    con.print(f"{n + 1}. Money ({m.currency}), node fee = {m.node_fee_formula}; stacking: {m.stacking}")
+    for node in m.nodes:
+        if isinstance(node, NodeNotInService):
+            con.print(f"   {node.node}: not in service this month")
             continue
-        if "service_seconds" in node:
-            con.print(f"   {node['node']}: in service {node['service_seconds']} s = {node['service_hours']} h; "
-                      f"hours not charged {node['not_charged_exact']} → {node['not_charged']}; "
-                      f"charged fee {node['charged_fee_exact']}")
-        shares = "; ".join(f"{s['scope']} {s['unit']}: {s['share_of_fee']}" for s in node["shares"]) or "none"
-        con.print(f"   {node['node']}: fee {node['fee_exact']} → {node['fee']}; shares of fee: {shares}; "
-                  f"{m['stacking']} → {node['stacked_share']} (basis {node['basis']}); credit {node['credit_exact']} → "
-                  f"rounded half-up {node['credit_rounded']}; "
-                  f"after cap and minimum {node['after_cap_and_minimum']}")
-    if m.get("nodes_not_listed"):
-        con.print(f"   … {m['nodes_not_listed']} more nodes")
-    pm = m["period"]
-    con.print(f"{n + 2}. Month: fee total {pm['fee_total']}, node credits {pm['credit_uncapped']}, cap "
-              f"{pm['cap_amount'] or 'none'}{' (applied)' if pm['cap_applied'] else ''}, minimum {pm['minimum']}"
-              f"{' (more than)' if pm.get('minimum_rule') == 'more_than' else ''}"
-              f"{' (applied: nothing issued)' if pm['minimum_applied'] else ''} → credit total {pm['credit_total']}")
-    if "remedy_total" in pm:
-        con.print(f"   hours not charged {pm['not_charged_total']} (a billing adjustment, not subject to cap or "
-                  f"minimum) + credit {pm['credit_total']} = remedy {pm['remedy_total']}")
-    if pm.get("claim"):
-        c = pm["claim"]
-        con.print(f"   claim: {'due before ' + c['due'] if c['due'] else 'no deadline'}, {c['status'].replace('_', ' ')} "
-                  f"as of {doc['as_of']}")
+        if node.service_seconds is not None:
+            con.print(f"   {node.node}: in service {node.service_seconds} s = "
+                      f"{exact_text(node.service_hours, HOURS_PLACES)} h; hours not charged "
+                      f"{exact_text(node.not_charged_exact)} → {money_text(node.not_charged)}; "
+                      f"charged fee {exact_text(node.charged_fee_exact)}")
+        shares = "; ".join(f"{s.scope} {s.unit}: {exact_text(s.share * 100)}%" for s in node.shares) or "none"
+        con.print(f"   {node.node}: fee {exact_text(node.fee_exact)} → {money_text(node.fee)}; shares of fee: {shares}; "
+                  f"{m.stacking} → {exact_text(node.stacked_share * 100)}% (basis {node.basis}); credit "
+                  f"{exact_text(node.credit_exact)} → rounded half-up {money_text(node.credit_rounded)}; "
+                  f"after cap and minimum {money_text(node.after_cap_and_minimum)}")
+    if m.nodes_not_listed:
+        con.print(f"   … {m.nodes_not_listed} more nodes")
+    pm = m.month
+    rev11 = pm.not_charged_total is not None
+    con.print(f"{n + 2}. Month: fee total {money_text(pm.fee_total)}, node credits {money_text(pm.credit_uncapped)}, "
+              f"cap {money_text(pm.cap_amount) if pm.cap_amount is not None else 'none'}"
+              f"{' (applied)' if pm.cap_applied else ''}, minimum {pm.minimum}"
+              f"{' (more than)' if rev11 and pm.minimum_rule == 'more_than' else ''}"
+              f"{' (applied: nothing issued)' if pm.minimum_applied else ''} → credit total "
+              f"{money_text(pm.credit_total)}")
+    if rev11:
+        con.print(f"   hours not charged {money_text(pm.not_charged_total)} (a billing adjustment, not subject to cap "
+                  f"or minimum) + credit {money_text(pm.credit_total)} = remedy {money_text(pm.remedy_total)}")
+    if pm.claim_status is not None:
+        con.print(f"   claim: {'due before ' + iso_text(pm.claim_due) if pm.claim_due else 'no deadline'}, "
+                  f"{pm.claim_status.replace('_', ' ')} as of {iso_text(doc.as_of)}")
     return buf.getvalue()
 
 

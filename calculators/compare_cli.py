@@ -61,20 +61,20 @@ def compare(contracts: tuple[str, ...], output: str | None, fmt: str, model_name
                 raise click.UsageError(problem)
         progress = Progress("simulate offers", runs * len(offers), enabled=progress_wanted(no_progress))
         try:
-            sims = [simulate(lc, model, months=months, runs=runs, seed=seed, on_run=progress.step).to_json()
+            sims = [simulate(lc, model, months=months, runs=runs, seed=seed, on_run=progress.step).summary()
                     for lc in offers]
         finally:
             progress.close()
-    doc = comparison(offers, sims, [lint(lc) for lc in offers])
+    cmp = comparison(offers, sims, [lint(lc) for lc in offers])
     if output:
         from slaschema.fileio import write_atomic
 
-        data = render_pdf(doc) if kind == "pdf" else render_html(doc) if kind == "html" else render_markdown(doc)
+        data = render_pdf(cmp) if kind == "pdf" else render_html(cmp) if kind == "html" else render_markdown(cmp)
         write_atomic(Path(output), data)
     if fmt == "json":
-        click.echo(json.dumps(doc, indent=2))
+        click.echo(json.dumps(cmp.to_json(), indent=2))
     else:
-        render_table(doc)
+        render_table(cmp)
         if output:
             click.echo(f"wrote {shown_name(output)}")
 

@@ -41,8 +41,11 @@ def machine(v: Any) -> Any:
     return str(v)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Row:
+    """One row of a comparison: the offers' values as printed (`values`) and for machines
+    (`data`), the best offers for the buyer and the rule that decides them."""
+
     section: str
     term: str
     values: tuple[str, ...]    # display text per offer
@@ -371,6 +374,7 @@ def term_rows(offers: list[LoadedContract]) -> list[Row]:
     for s in specs(offers):
         raw = [s.get(lc) for lc in offers]
         vals, better, missing = _comparable(s, raw)
-        rows.append(Row(s.section, s.term, tuple(s.fmt(v) for v in raw), best_of(vals, better, missing),
-                        _rule_text(s), tuple(machine(s.data(v)) for v in raw), s.unit))
+        rows.append(Row(section=s.section, term=s.term, values=tuple(s.fmt(v) for v in raw),
+                        best=best_of(vals, better, missing), rule=_rule_text(s),
+                        data=tuple(machine(s.data(v)) for v in raw), unit=s.unit))
     return rows

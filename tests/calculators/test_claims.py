@@ -134,7 +134,9 @@ def test_explain_names_the_month_claim():
     lc = load_contract("examples/gb200-contract.yaml")
     log = load_incidents("examples/gb200-incidents-2027Q1.csv", lc)
     doc = explain(lc, log, "r01-n07", "2027-02", datetime(2027, 3, 25, tzinfo=timezone.utc))
-    assert doc["money"]["period"]["claim"] == {"due": "2027-03-31T06:00:00Z", "status": "due_soon"}
+    month = doc.money.month
+    assert (month.claim_due, month.claim_status) == (datetime(2027, 3, 31, 6, tzinfo=timezone.utc), "due_soon")
+    assert doc.to_json()["money"]["period"]["claim"] == {"due": "2027-03-31T06:00:00Z", "status": "due_soon"}
 
 
 def test_months_after_window_through_the_engine(tmp_path):

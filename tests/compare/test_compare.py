@@ -92,13 +92,13 @@ def test_comparison_with_simulation_and_renderers(offers):
     from calculators.simulate.models import builtin
     from calculators.simulate.run import simulate
 
-    sims = [simulate(lc, builtin("llama3"), months=2, runs=10, seed=5).to_json() for lc in offers]
+    sims = [simulate(lc, builtin("llama3"), months=2, runs=10, seed=5).summary() for lc in offers]
     doc = comparison(offers, sims)
-    sim_rows = [r for r in doc["rows"] if r["section"] == "Simulated"]
-    terms = {r["term"] for r in sim_rows}
+    sim_rows = [r for r in doc.rows if r.section == "Simulated"]
+    terms = {r.term for r in sim_rows}
     assert {"expected credits, % of fee", "value returned (credits / lost GPU-hours)",
             "P(chronic-failure exit fires)", "node availability (mean)"} <= terms
-    assert doc["simulation"]["seed"] == 5 and doc["simulation"]["runs"] == 10
+    assert doc.simulation.seed == 5 and doc.simulation.runs == 10
     md = render_markdown(doc)
     assert "| price per GPU-hour | 3.2500 | **3.0822** ✓ |" in md
     pdf1, pdf2 = render_pdf(doc), render_pdf(doc)
@@ -149,7 +149,7 @@ def test_custom_exclusion_rows_say_no_for_an_offer_without_it(offers):
 
 
 def test_json_rows_carry_numbers_and_the_display_text(offers):
-    doc = json.loads(json.dumps(comparison(offers)))
+    doc = json.loads(json.dumps(comparison(offers).to_json()))
     assert doc["format"] == "slakit-compare/2"
     rows = {r["term"]: r for r in doc["rows"]}
     gpus = rows["GPUs (nodes)"]
@@ -169,8 +169,9 @@ def test_simulated_net_cost_and_price_per_delivered_gpu_hour(offers):
     from calculators.simulate.models import builtin
     from calculators.simulate.run import simulate
 
-    sims = [simulate(lc, builtin("llama3"), months=2, runs=10, seed=5).to_json() for lc in offers]
-    doc = json.loads(json.dumps(comparison(offers, sims)))
+    summaries = [simulate(lc, builtin("llama3"), months=2, runs=10, seed=5).summary() for lc in offers]
+    sims = [s.to_json() for s in summaries]
+    doc = json.loads(json.dumps(comparison(offers, summaries).to_json()))
     rows = {r["term"]: r for r in doc["rows"]}
     net = rows["fee minus expected credits"]
     for i, s in enumerate(sims):
