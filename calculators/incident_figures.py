@@ -107,40 +107,46 @@ def _text(frame: pd.DataFrame, col: str, default: str) -> np.ndarray:
     return keys[codes]
 
 
-def _segments(tr, tree, own_scope: np.ndarray):
-    """(row, start, end) of the counted, downtime and excluded parts of every frame row at its own scope."""
+COUNTED, DOWNTIME, EXCLUDED = 0, 1, 2
+
+
+def _segments(tr, own_scope: np.ndarray):
+    """(kind, (row, start, end)) parts of the counted, downtime and excluded time of every frame
+    row at its own scope (kind: COUNTED, DOWNTIME or EXCLUDED), one part at a time: the parts of
+    a million-incident run are hundreds of MB together, so they are summed as they come
+    (`_per_row`) and never held all at once. A row's counted pieces at its own scope are the
+    scope's own pieces (`Trace.own`): the nodes' pieces pushed down from racks and above
+    (`Trace.counted`, a rack incident once per node, built on first use) are not needed."""
     from calculators.vocabulary import DOWN, NODE
     from calculators.intervals import overlap_pairs
 
-    counted, downtime, excluded = [], [], []
+    def part(row, st, en):
+        return row.astype(I64, copy=False), st.astype(I64, copy=False), en.astype(I64, copy=False)
+
     for s in range(4):
-        for pieces, into in ((tr.counted[s], counted), (tr.excluded[s], excluded)):
+        for pieces, kind in ((tr.own(s), COUNTED), (tr.excluded[s], EXCLUDED)):
             if not len(pieces):
                 continue
             keep = own_scope[pieces.row] == s
-            if s == NODE and into is counted:
+            if s == NODE and kind == COUNTED:
                 keep &= pieces.ga == DOWN      # degraded node time: the surviving pieces below
-            into.append((pieces.row[keep], pieces.iv.start[keep], pieces.iv.end[keep]))
-            if into is counted:
+            yield kind, part(pieces.row[keep], pieces.iv.start[keep], pieces.iv.end[keep])
+            if kind == COUNTED:
                 p = pieces.take(keep & (pieces.ga == DOWN))
+                del keep
                 final = tr.final(s)
                 a, b = overlap_pairs(p.iv, final)
-                downtime.append((p.row[a], np.maximum(p.iv.start[a], final.start[b]),
-                                 np.minimum(p.iv.end[a], final.end[b])))
+                yield DOWNTIME, part(p.row[a], np.maximum(p.iv.start[a], final.start[b]),
+                                     np.minimum(p.iv.end[a], final.end[b]))
+                del p, a, b
     for d in (tr.degraded, tr.degraded_short):
         if len(d):
             keep = own_scope[d.row] == NODE
-            counted.append((d.row[keep], d.iv.start[keep], d.iv.end[keep]))
+            seg = part(d.row[keep], d.iv.start[keep], d.iv.end[keep])
+            yield COUNTED, seg
             if d is tr.degraded:
-                downtime.append((d.row[keep], d.iv.start[keep], d.iv.end[keep]))
-
-    def cat(parts):
-        if not parts:
-            z = np.zeros(0, dtype=I64)
-            return z, z.copy(), z.copy()
-        return tuple(np.concatenate([p[i] for p in parts]).astype(I64) for i in range(3))
-
-    return cat(counted), cat(downtime), cat(excluded)
+                yield DOWNTIME, seg
+            del seg
 
 
 def _per_row(seg, lo: int, hi: int, n: int) -> np.ndarray:
@@ -149,10 +155,24 @@ def _per_row(seg, lo: int, hi: int, n: int) -> np.ndarray:
     return np.bincount(row, weights=secs, minlength=n).astype(I64)
 
 
+def _per_period(tr, own_scope: np.ndarray, periods, n: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per period, (counted, downtime, excluded) seconds of every frame row inside it: the
+    parts' sums in whole seconds (each part's sum is exact in float64, as a sum over all
+    parts at once was)."""
+    out = [(np.zeros(n, dtype=I64), np.zeros(n, dtype=I64), np.zeros(n, dtype=I64)) for _ in periods]
+    if not n:
+        return out
+    for kind, seg in _segments(tr, own_scope):
+        for p, sums in zip(periods, out):
+            np.add(sums[kind], _per_row(seg, p.start - tr.base, p.end - tr.base, n), out=sums[kind])
+        del seg
+    return out
+
+
 def _flags(tr, own_scope: np.ndarray, n: int) -> np.ndarray:
     out = np.zeros(n, dtype=I64)
     for s in range(4):
-        for pieces in (tr.counted[s], tr.excluded[s]):
+        for pieces in (tr.own(s), tr.excluded[s]):
             if not len(pieces):
                 continue
             keep = own_scope[pieces.row] == s
@@ -231,15 +251,7 @@ def incident_figures(lc: LoadedContract, log: IncidentLog, tr, tree, periods) ->
     n = len(frame)
     own_scope = (pd.Index(SCOPES).get_indexer(frame["scope"].astype(str)).astype(I64) if n
                  else np.zeros(0, dtype=I64))
-    segs = _segments(tr, tree, own_scope) if n else None
-    per_period = []
-    for p in periods:
-        lo, hi = p.start - tr.base, p.end - tr.base
-        if n:
-            per_period.append(tuple(_per_row(s, lo, hi, n) for s in segs))
-        else:
-            z = np.zeros(0, dtype=I64)
-            per_period.append((z, z, z))
+    per_period = _per_period(tr, own_scope, periods, n)
     counted = sum((x[0] for x in per_period), np.zeros(n, dtype=I64))
     downtime = sum((x[1] for x in per_period), np.zeros(n, dtype=I64))
     excluded = sum((x[2] for x in per_period), np.zeros(n, dtype=I64))
