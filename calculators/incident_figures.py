@@ -134,11 +134,17 @@ def _segments(tr, own_scope: np.ndarray):
             if kind == COUNTED:
                 p = pieces.take(keep & (pieces.ga == DOWN))
                 del keep
-                final = tr.final(s)
-                a, b = overlap_pairs(p.iv, final)
-                yield DOWNTIME, part(p.row[a], np.maximum(p.iv.start[a], final.start[b]),
-                                     np.minimum(p.iv.end[a], final.end[b]))
-                del p, a, b
+                # a node's final down time is the disjoint layers (its own, its rack's, its
+                # cluster's): a piece's part in each, summed, is its part in their union, without
+                # the union spread onto every node (`Trace.node_final`, millions of intervals)
+                layers = tr.node_layers if s == NODE else ((s, tr.final(s)),)
+                for scope, final in layers:
+                    iv = p.iv if scope == s else p.iv.relabel(tr.tree.owner(s, scope))
+                    a, b = overlap_pairs(iv, final)
+                    yield DOWNTIME, part(p.row[a], np.maximum(p.iv.start[a], final.start[b]),
+                                         np.minimum(p.iv.end[a], final.end[b]))
+                    del iv, a, b
+                del p
     for d in (tr.degraded, tr.degraded_short):
         if len(d):
             keep = own_scope[d.row] == NODE
@@ -212,21 +218,33 @@ def day_edges(start: int, end: int, zone: str) -> tuple[list[int], list[str]]:
 
 
 def _rack_days(lc: LoadedContract, tr, tree, periods, zone: str) -> RackDays:
+    """Node-seconds down per rack and local day, layer by layer of the nodes' final down time
+    (`Trace.node_layers`, disjoint): a rack's or cluster's layer counts once per node under
+    each rack it covers, as if spread onto the nodes."""
     from calculators.vocabulary import NODE, RACK
 
     n_racks = tree.size[RACK]
+    per_rack = tree.count(NODE, RACK)
+    parts = []
+    for scope, layer in tr.node_layers:
+        if not len(layer):
+            continue
+        if scope == NODE:
+            parts.append((tree.owner(NODE, RACK)[layer.unit], layer.start, layer.end, None))
+        else:
+            iv = layer if scope == RACK else tree.spread(layer, scope, RACK)
+            parts.append((iv.unit, iv.start, iv.end, per_rack[iv.unit]))
     grids, days = [], []
-    iv = tr.node_final
-    rack_all = tree.owner(NODE, RACK)[iv.unit] if len(iv) else np.zeros(0, dtype=I64)
     for p in periods:
         e, labels = day_edges(p.start, p.end, zone)
         edges = np.asarray(e, dtype=I64) - tr.base
         grid = np.zeros((n_racks, len(labels)), dtype=I64)
-        if len(iv):
-            st = np.maximum(iv.start, edges[0])
-            en = np.minimum(iv.end, edges[-1])
+        for rack_all, start, end, nodes in parts:
+            st = np.maximum(start, edges[0])
+            en = np.minimum(end, edges[-1])
             ok = en > st
             rack, st, en = rack_all[ok], st[ok], en[ok]
+            weight = nodes[ok] if nodes is not None else None
             first = np.searchsorted(edges, st, side="right") - 1
             last = np.searchsorted(edges, en, side="left") - 1
             span = int((last - first).max()) if len(first) else -1
@@ -234,8 +252,8 @@ def _rack_days(lc: LoadedContract, tr, tree, periods, zone: str) -> RackDays:
                 day = first + k
                 m = day <= last
                 d = day[m]
-                secs = np.minimum(en[m], edges[d + 1]) - np.maximum(st[m], edges[d])
-                np.add.at(grid, (rack[m], d), np.clip(secs, 0, None))
+                secs = np.clip(np.minimum(en[m], edges[d + 1]) - np.maximum(st[m], edges[d]), 0, None)
+                np.add.at(grid, (rack[m], d), secs if weight is None else secs * weight[m])
         grids.append(grid)
         days.extend(labels)
     seconds = np.concatenate(grids, axis=1) if grids else np.zeros((n_racks, 0), dtype=I64)
