@@ -102,9 +102,10 @@ def _coded(frame: pd.DataFrame, col: str, default: str) -> tuple[np.ndarray, np.
     return kcodes[codes].astype(I64), np.asarray(keys, dtype=object)
 
 
-def _text(frame: pd.DataFrame, col: str, default: str) -> np.ndarray:
+def _text(frame: pd.DataFrame, col: str, default: str, at: np.ndarray) -> np.ndarray:
+    """The column's texts at rows `at` (missing and blank: `default`)."""
     codes, keys = _coded(frame, col, default)
-    return keys[codes]
+    return keys[codes[at]]
 
 
 COUNTED, DOWNTIME, EXCLUDED = 0, 1, 2
@@ -307,22 +308,30 @@ def _register(frame: pd.DataFrame, counted, downtime, excluded, flags, periods) 
     for p in periods:
         touch |= (start < p.end) & (end_na | (end > p.start))
     idx = np.flatnonzero(touch)
-    codes, uniq = pd.factorize(frame["id"].astype(str).to_numpy()[idx])
+    # the text columns stay pandas (Arrow) arrays and are taken at the rows needed: a million
+    # ids, targets and scopes as Python strings each took 60-120 MB, and all were made again
+    # when the frame below was built
+    ids = frame["id"].astype(str).array
+    codes, uniq = pd.factorize(ids.take(idx))
     order = np.argsort(codes, kind="stable")
     rows = idx[order]
     c = codes[order]
     first = np.flatnonzero(np.r_[True, c[1:] != c[:-1]]) if len(c) else np.zeros(0, dtype=I64)
     units = np.diff(np.r_[first, len(c)]).astype(I64)
     fr = rows[first]
-    tgt = frame["target"].astype(str).to_numpy(dtype=object)
-    targets = tgt[fr].copy()
+    tgt = frame["target"].astype(str).array
+    targets = tgt.take(fr)
     multi = np.flatnonzero(units > 1)
     if len(multi):
         from slaschema import hostlist
 
+        names = tgt.take(np.concatenate([rows[first[m]:first[m] + units[m]] for m in multi.tolist()])).tolist()
+        merged, at = [], 0
         for m in multi.tolist():
-            names = tgt[rows[first[m]:first[m] + units[m]]]
-            targets[m] = hostlist.compress(list(dict.fromkeys(names.tolist())))
+            merged.append(hostlist.compress(list(dict.fromkeys(names[at:at + units[m]]))))
+            at += int(units[m])
+        targets = np.asarray(targets, dtype=object)
+        targets[multi] = np.asarray(merged, dtype=object)
     if not len(c):
         return _register(frame.iloc[:0], counted[:0], downtime[:0], excluded[:0], flags[:0], periods)
     big = np.iinfo(I64).max
@@ -330,15 +339,15 @@ def _register(frame: pd.DataFrame, counted, downtime, excluded, flags, periods) 
     e_max = np.maximum.reduceat(e, first)
     is_open = np.maximum.reduceat(end_na[rows].astype(I64), first) > 0
     reg = pd.DataFrame({
-        "id": np.asarray(uniq, dtype=object)[c[first]],
-        "scope": frame["scope"].astype(str).to_numpy(dtype=object)[fr],
+        "id": uniq.take(c[first]),
+        "scope": frame["scope"].astype(str).array.take(fr),
         "target": targets,
         "units": units,
-        "category": _text(frame, "category", "unplanned")[fr],
-        "impact": _text(frame, "impact", "down")[fr],
-        "severity": _text(frame, "severity", "")[fr],
-        "cause": _text(frame, "cause", "")[fr],
-        "ticket": _text(frame, "ticket", "")[fr],
+        "category": _text(frame, "category", "unplanned", fr),
+        "impact": _text(frame, "impact", "down", fr),
+        "severity": _text(frame, "severity", "", fr),
+        "cause": _text(frame, "cause", "", fr),
+        "ticket": _text(frame, "ticket", "", fr),
         "start": np.minimum.reduceat(start[rows], first),
         "end": np.where(e_max == big, -1, e_max),
         "counted_seconds": np.add.reduceat(counted[rows], first),
