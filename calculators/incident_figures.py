@@ -326,10 +326,10 @@ def _register(frame: pd.DataFrame, counted, downtime, excluded, flags, periods) 
         from slaschema import hostlist
 
         names = tgt.take(np.concatenate([rows[first[m]:first[m] + units[m]] for m in multi.tolist()])).tolist()
-        merged, at = [], 0
+        merged, pos = [], 0
         for m in multi.tolist():
-            merged.append(hostlist.compress(list(dict.fromkeys(names[at:at + units[m]]))))
-            at += int(units[m])
+            merged.append(hostlist.compress(list(dict.fromkeys(names[pos:pos + units[m]]))))
+            pos += int(units[m])
         targets = np.asarray(targets, dtype=object)
         targets[multi] = np.asarray(merged, dtype=object)
     if not len(c):
@@ -338,21 +338,25 @@ def _register(frame: pd.DataFrame, counted, downtime, excluded, flags, periods) 
     e = np.where(end_na[rows], big, end[rows])
     e_max = np.maximum.reduceat(e, first)
     is_open = np.maximum.reduceat(end_na[rows].astype(I64), first) > 0
-    reg = pd.DataFrame({
-        "id": uniq.take(c[first]),
-        "scope": frame["scope"].astype(str).array.take(fr),
-        "target": targets,
-        "units": units,
-        "category": _text(frame, "category", "unplanned", fr),
-        "impact": _text(frame, "impact", "down", fr),
-        "severity": _text(frame, "severity", "", fr),
-        "cause": _text(frame, "cause", "", fr),
-        "ticket": _text(frame, "ticket", "", fr),
-        "start": np.minimum.reduceat(start[rows], first),
-        "end": np.where(e_max == big, -1, e_max),
-        "counted_seconds": np.add.reduceat(counted[rows], first),
-        "downtime_seconds": np.add.reduceat(downtime[rows], first),
-        "excluded_seconds": np.add.reduceat(excluded[rows], first),
-        "flags": np.bitwise_or.reduceat(flags[rows], first) | np.where(is_open, OPEN_BIT, 0),
+    id_g, start_g = uniq.take(c[first]), np.minimum.reduceat(start[rows], first)
+    # the register's order (start, then id) is worked out on those two columns alone and every
+    # column is taken in it once, rather than the whole frame built and then copied sorted
+    g = pd.DataFrame({"start": start_g, "id": id_g}).sort_values(["start", "id"], kind="stable").index.to_numpy()
+    at = fr[g]
+    return pd.DataFrame({
+        "id": id_g.take(g),
+        "scope": frame["scope"].astype(str).array.take(at),
+        "target": targets.take(g),
+        "units": units[g],
+        "category": _text(frame, "category", "unplanned", at),
+        "impact": _text(frame, "impact", "down", at),
+        "severity": _text(frame, "severity", "", at),
+        "cause": _text(frame, "cause", "", at),
+        "ticket": _text(frame, "ticket", "", at),
+        "start": start_g[g],
+        "end": np.where(e_max == big, -1, e_max)[g],
+        "counted_seconds": np.add.reduceat(counted[rows], first)[g],
+        "downtime_seconds": np.add.reduceat(downtime[rows], first)[g],
+        "excluded_seconds": np.add.reduceat(excluded[rows], first)[g],
+        "flags": (np.bitwise_or.reduceat(flags[rows], first) | np.where(is_open, OPEN_BIT, 0))[g],
     })
-    return reg.sort_values(["start", "id"], kind="stable").reset_index(drop=True)
