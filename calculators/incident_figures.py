@@ -102,10 +102,11 @@ def _coded(frame: pd.DataFrame, col: str, default: str) -> tuple[np.ndarray, np.
     return kcodes[codes].astype(I64), np.asarray(keys, dtype=object)
 
 
-def _text(frame: pd.DataFrame, col: str, default: str, at: np.ndarray) -> np.ndarray:
-    """The column's texts at rows `at` (missing and blank: `default`)."""
+def _text(frame: pd.DataFrame, col: str, default: str, at: np.ndarray):
+    """The column's texts at rows `at` (missing and blank: `default`), a text array made from
+    the distinct values (no Python object per row)."""
     codes, keys = _coded(frame, col, default)
-    return keys[codes[at]]
+    return pd.array(keys, dtype="str").take(codes[at])
 
 
 COUNTED, DOWNTIME, EXCLUDED = 0, 1, 2
@@ -316,6 +317,7 @@ def _register(frame: pd.DataFrame, counted, downtime, excluded, flags, periods) 
     order = np.argsort(codes, kind="stable")
     rows = idx[order]
     c = codes[order]
+    del touch, idx, codes, order            # (their memory serves the arrays below)
     first = np.flatnonzero(np.r_[True, c[1:] != c[:-1]]) if len(c) else np.zeros(0, dtype=I64)
     units = np.diff(np.r_[first, len(c)]).astype(I64)
     fr = rows[first]
@@ -337,6 +339,7 @@ def _register(frame: pd.DataFrame, counted, downtime, excluded, flags, periods) 
     big = np.iinfo(I64).max
     e = np.where(end_na[rows], big, end[rows])
     e_max = np.maximum.reduceat(e, first)
+    del e
     is_open = np.maximum.reduceat(end_na[rows].astype(I64), first) > 0
     id_g, start_g = uniq.take(c[first]), np.minimum.reduceat(start[rows], first)
     # the register's order (start, then id) is worked out on those two columns alone, by Arrow
