@@ -102,45 +102,59 @@ def _coded(frame: pd.DataFrame, col: str, default: str) -> tuple[np.ndarray, np.
     return kcodes[codes].astype(I64), np.asarray(keys, dtype=object)
 
 
-def _text(frame: pd.DataFrame, col: str, default: str) -> np.ndarray:
+def _text(frame: pd.DataFrame, col: str, default: str, at: np.ndarray):
+    """The column's texts at rows `at` (missing and blank: `default`), a text array made from
+    the distinct values (no Python object per row)."""
     codes, keys = _coded(frame, col, default)
-    return keys[codes]
+    return pd.array(keys, dtype="str").take(codes[at])
 
 
-def _segments(tr, tree, own_scope: np.ndarray):
-    """(row, start, end) of the counted, downtime and excluded parts of every frame row at its own scope."""
+COUNTED, DOWNTIME, EXCLUDED = 0, 1, 2
+
+
+def _segments(tr, own_scope: np.ndarray):
+    """(kind, (row, start, end)) parts of the counted, downtime and excluded time of every frame
+    row at its own scope (kind: COUNTED, DOWNTIME or EXCLUDED), one part at a time: the parts of
+    a million-incident run are hundreds of MB together, so they are summed as they come
+    (`_per_row`) and never held all at once. A row's counted pieces at its own scope are the
+    scope's own pieces (`Trace.own`): the nodes' pieces pushed down from racks and above
+    (`Trace.counted`, a rack incident once per node, built on first use) are not needed."""
     from calculators.vocabulary import DOWN, NODE
     from calculators.intervals import overlap_pairs
 
-    counted, downtime, excluded = [], [], []
+    def part(row, st, en):
+        return row.astype(I64, copy=False), st.astype(I64, copy=False), en.astype(I64, copy=False)
+
     for s in range(4):
-        for pieces, into in ((tr.counted[s], counted), (tr.excluded[s], excluded)):
+        for pieces, kind in ((tr.own(s), COUNTED), (tr.excluded[s], EXCLUDED)):
             if not len(pieces):
                 continue
             keep = own_scope[pieces.row] == s
-            if s == NODE and into is counted:
+            if s == NODE and kind == COUNTED:
                 keep &= pieces.ga == DOWN      # degraded node time: the surviving pieces below
-            into.append((pieces.row[keep], pieces.iv.start[keep], pieces.iv.end[keep]))
-            if into is counted:
+            yield kind, part(pieces.row[keep], pieces.iv.start[keep], pieces.iv.end[keep])
+            if kind == COUNTED:
                 p = pieces.take(keep & (pieces.ga == DOWN))
-                final = tr.final(s)
-                a, b = overlap_pairs(p.iv, final)
-                downtime.append((p.row[a], np.maximum(p.iv.start[a], final.start[b]),
-                                 np.minimum(p.iv.end[a], final.end[b])))
+                del keep
+                # a node's final down time is the disjoint layers (its own, its rack's, its
+                # cluster's): a piece's part in each, summed, is its part in their union, without
+                # the union spread onto every node (`Trace.node_final`, millions of intervals)
+                layers = tr.node_layers if s == NODE else ((s, tr.final(s)),)
+                for scope, final in layers:
+                    iv = p.iv if scope == s else p.iv.relabel(tr.tree.owner(s, scope))
+                    a, b = overlap_pairs(iv, final)
+                    yield DOWNTIME, part(p.row[a], np.maximum(p.iv.start[a], final.start[b]),
+                                         np.minimum(p.iv.end[a], final.end[b]))
+                    del iv, a, b
+                del p
     for d in (tr.degraded, tr.degraded_short):
         if len(d):
             keep = own_scope[d.row] == NODE
-            counted.append((d.row[keep], d.iv.start[keep], d.iv.end[keep]))
+            seg = part(d.row[keep], d.iv.start[keep], d.iv.end[keep])
+            yield COUNTED, seg
             if d is tr.degraded:
-                downtime.append((d.row[keep], d.iv.start[keep], d.iv.end[keep]))
-
-    def cat(parts):
-        if not parts:
-            z = np.zeros(0, dtype=I64)
-            return z, z.copy(), z.copy()
-        return tuple(np.concatenate([p[i] for p in parts]).astype(I64) for i in range(3))
-
-    return cat(counted), cat(downtime), cat(excluded)
+                yield DOWNTIME, seg
+            del seg
 
 
 def _per_row(seg, lo: int, hi: int, n: int) -> np.ndarray:
@@ -149,10 +163,24 @@ def _per_row(seg, lo: int, hi: int, n: int) -> np.ndarray:
     return np.bincount(row, weights=secs, minlength=n).astype(I64)
 
 
+def _per_period(tr, own_scope: np.ndarray, periods, n: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per period, (counted, downtime, excluded) seconds of every frame row inside it: the
+    parts' sums in whole seconds (each part's sum is exact in float64, as a sum over all
+    parts at once was)."""
+    out = [(np.zeros(n, dtype=I64), np.zeros(n, dtype=I64), np.zeros(n, dtype=I64)) for _ in periods]
+    if not n:
+        return out
+    for kind, seg in _segments(tr, own_scope):
+        for p, sums in zip(periods, out):
+            np.add(sums[kind], _per_row(seg, p.start - tr.base, p.end - tr.base, n), out=sums[kind])
+        del seg
+    return out
+
+
 def _flags(tr, own_scope: np.ndarray, n: int) -> np.ndarray:
     out = np.zeros(n, dtype=I64)
     for s in range(4):
-        for pieces in (tr.counted[s], tr.excluded[s]):
+        for pieces in (tr.own(s), tr.excluded[s]):
             if not len(pieces):
                 continue
             keep = own_scope[pieces.row] == s
@@ -192,21 +220,33 @@ def day_edges(start: int, end: int, zone: str) -> tuple[list[int], list[str]]:
 
 
 def _rack_days(lc: LoadedContract, tr, tree, periods, zone: str) -> RackDays:
+    """Node-seconds down per rack and local day, layer by layer of the nodes' final down time
+    (`Trace.node_layers`, disjoint): a rack's or cluster's layer counts once per node under
+    each rack it covers, as if spread onto the nodes."""
     from calculators.vocabulary import NODE, RACK
 
     n_racks = tree.size[RACK]
+    per_rack = tree.count(NODE, RACK)
+    parts = []
+    for scope, layer in tr.node_layers:
+        if not len(layer):
+            continue
+        if scope == NODE:
+            parts.append((tree.owner(NODE, RACK)[layer.unit], layer.start, layer.end, None))
+        else:
+            iv = layer if scope == RACK else tree.spread(layer, scope, RACK)
+            parts.append((iv.unit, iv.start, iv.end, per_rack[iv.unit]))
     grids, days = [], []
-    iv = tr.node_final
-    rack_all = tree.owner(NODE, RACK)[iv.unit] if len(iv) else np.zeros(0, dtype=I64)
     for p in periods:
         e, labels = day_edges(p.start, p.end, zone)
         edges = np.asarray(e, dtype=I64) - tr.base
         grid = np.zeros((n_racks, len(labels)), dtype=I64)
-        if len(iv):
-            st = np.maximum(iv.start, edges[0])
-            en = np.minimum(iv.end, edges[-1])
+        for rack_all, start, end, nodes in parts:
+            st = np.maximum(start, edges[0])
+            en = np.minimum(end, edges[-1])
             ok = en > st
             rack, st, en = rack_all[ok], st[ok], en[ok]
+            weight = nodes[ok] if nodes is not None else None
             first = np.searchsorted(edges, st, side="right") - 1
             last = np.searchsorted(edges, en, side="left") - 1
             span = int((last - first).max()) if len(first) else -1
@@ -214,8 +254,8 @@ def _rack_days(lc: LoadedContract, tr, tree, periods, zone: str) -> RackDays:
                 day = first + k
                 m = day <= last
                 d = day[m]
-                secs = np.minimum(en[m], edges[d + 1]) - np.maximum(st[m], edges[d])
-                np.add.at(grid, (rack[m], d), np.clip(secs, 0, None))
+                secs = np.clip(np.minimum(en[m], edges[d + 1]) - np.maximum(st[m], edges[d]), 0, None)
+                np.add.at(grid, (rack[m], d), secs if weight is None else secs * weight[m])
         grids.append(grid)
         days.extend(labels)
     seconds = np.concatenate(grids, axis=1) if grids else np.zeros((n_racks, 0), dtype=I64)
@@ -231,15 +271,7 @@ def incident_figures(lc: LoadedContract, log: IncidentLog, tr, tree, periods) ->
     n = len(frame)
     own_scope = (pd.Index(SCOPES).get_indexer(frame["scope"].astype(str)).astype(I64) if n
                  else np.zeros(0, dtype=I64))
-    segs = _segments(tr, tree, own_scope) if n else None
-    per_period = []
-    for p in periods:
-        lo, hi = p.start - tr.base, p.end - tr.base
-        if n:
-            per_period.append(tuple(_per_row(s, lo, hi, n) for s in segs))
-        else:
-            z = np.zeros(0, dtype=I64)
-            per_period.append((z, z, z))
+    per_period = _per_period(tr, own_scope, periods, n)
     counted = sum((x[0] for x in per_period), np.zeros(n, dtype=I64))
     downtime = sum((x[1] for x in per_period), np.zeros(n, dtype=I64))
     excluded = sum((x[2] for x in per_period), np.zeros(n, dtype=I64))
@@ -277,43 +309,62 @@ def _register(frame: pd.DataFrame, counted, downtime, excluded, flags, periods) 
     for p in periods:
         touch |= (start < p.end) & (end_na | (end > p.start))
     idx = np.flatnonzero(touch)
-    codes, uniq = pd.factorize(frame["id"].astype(str).to_numpy()[idx])
+    # the text columns stay pandas (Arrow) arrays and are taken at the rows needed: a million
+    # ids, targets and scopes as Python strings each took 60-120 MB, and all were made again
+    # when the frame below was built
+    ids = frame["id"].astype(str).array
+    codes, uniq = pd.factorize(ids.take(idx))
     order = np.argsort(codes, kind="stable")
     rows = idx[order]
     c = codes[order]
+    del touch, idx, codes, order            # (their memory serves the arrays below)
     first = np.flatnonzero(np.r_[True, c[1:] != c[:-1]]) if len(c) else np.zeros(0, dtype=I64)
     units = np.diff(np.r_[first, len(c)]).astype(I64)
     fr = rows[first]
-    tgt = frame["target"].astype(str).to_numpy(dtype=object)
-    targets = tgt[fr].copy()
+    tgt = frame["target"].astype(str).array
+    targets = tgt.take(fr)
     multi = np.flatnonzero(units > 1)
     if len(multi):
         from slaschema import hostlist
 
+        names = tgt.take(np.concatenate([rows[first[m]:first[m] + units[m]] for m in multi.tolist()])).tolist()
+        merged, pos = [], 0
         for m in multi.tolist():
-            names = tgt[rows[first[m]:first[m] + units[m]]]
-            targets[m] = hostlist.compress(list(dict.fromkeys(names.tolist())))
+            merged.append(hostlist.compress(list(dict.fromkeys(names[pos:pos + units[m]]))))
+            pos += int(units[m])
+        targets = np.asarray(targets, dtype=object)
+        targets[multi] = np.asarray(merged, dtype=object)
     if not len(c):
         return _register(frame.iloc[:0], counted[:0], downtime[:0], excluded[:0], flags[:0], periods)
     big = np.iinfo(I64).max
     e = np.where(end_na[rows], big, end[rows])
     e_max = np.maximum.reduceat(e, first)
+    del e
     is_open = np.maximum.reduceat(end_na[rows].astype(I64), first) > 0
-    reg = pd.DataFrame({
-        "id": np.asarray(uniq, dtype=object)[c[first]],
-        "scope": frame["scope"].astype(str).to_numpy(dtype=object)[fr],
-        "target": targets,
-        "units": units,
-        "category": _text(frame, "category", "unplanned")[fr],
-        "impact": _text(frame, "impact", "down")[fr],
-        "severity": _text(frame, "severity", "")[fr],
-        "cause": _text(frame, "cause", "")[fr],
-        "ticket": _text(frame, "ticket", "")[fr],
-        "start": np.minimum.reduceat(start[rows], first),
-        "end": np.where(e_max == big, -1, e_max),
-        "counted_seconds": np.add.reduceat(counted[rows], first),
-        "downtime_seconds": np.add.reduceat(downtime[rows], first),
-        "excluded_seconds": np.add.reduceat(excluded[rows], first),
-        "flags": np.bitwise_or.reduceat(flags[rows], first) | np.where(is_open, OPEN_BIT, 0),
+    id_g, start_g = uniq.take(c[first]), np.minimum.reduceat(start[rows], first)
+    # the register's order (start, then id) is worked out on those two columns alone, by Arrow
+    # (ids compared by code point, as pandas' sort of the frame did: 0.4 s instead of 1.9 s for
+    # a million, and no Python string made), and every column is taken in it once
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    g = pc.sort_indices(pa.table({"start": pa.array(start_g), "id": pa.array(id_g)}),
+                        sort_keys=[("start", "ascending"), ("id", "ascending")]).to_numpy()
+    at = fr[g]
+    return pd.DataFrame({
+        "id": id_g.take(g),
+        "scope": frame["scope"].astype(str).array.take(at),
+        "target": targets.take(g),
+        "units": units[g],
+        "category": _text(frame, "category", "unplanned", at),
+        "impact": _text(frame, "impact", "down", at),
+        "severity": _text(frame, "severity", "", at),
+        "cause": _text(frame, "cause", "", at),
+        "ticket": _text(frame, "ticket", "", at),
+        "start": start_g[g],
+        "end": np.where(e_max == big, -1, e_max)[g],
+        "counted_seconds": np.add.reduceat(counted[rows], first)[g],
+        "downtime_seconds": np.add.reduceat(downtime[rows], first)[g],
+        "excluded_seconds": np.add.reduceat(excluded[rows], first)[g],
+        "flags": (np.bitwise_or.reduceat(flags[rows], first) | np.where(is_open, OPEN_BIT, 0))[g],
     })
-    return reg.sort_values(["start", "id"], kind="stable").reset_index(drop=True)
