@@ -48,11 +48,11 @@ def _imported(args: list[str]) -> tuple[int, set[str], str]:
     return proc.returncode, modules, proc.stdout + proc.stderr
 
 
-@pytest.mark.parametrize("fmt", ["table", "json"])
+@pytest.mark.parametrize("fmt", ["table", "json", "csv"])
 @pytest.mark.parametrize("big", [False, True], ids=["example", "60k-rows"])
 def test_credits_on_a_csv_log_does_not_import_pandas(tmp_path, fmt, big):
     log = _big_log(tmp_path) if big else EXAMPLE_LOG
-    out = tmp_path / ("out.txt" if fmt == "table" else "out.json")
+    out = tmp_path / f"out.{ {'table': 'txt'}.get(fmt, fmt)}"
     rc, modules, text = _imported(["credits", str(EXAMPLE_CONTRACT), str(log), "--quarter", "2027-Q1",
                                    "--format", fmt, "-o", str(out)])
     assert rc == 0, text[-2000:]
