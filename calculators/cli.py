@@ -257,7 +257,7 @@ def _credits(progress, contract, incidents, periods, as_of_dt, assume_tz, skip_b
     from calculators.periods import PeriodError, parse_periods
 
     lc, log = _load(contract, incidents, assume_tz, skip_bad_rows, fmt)
-    progress.step(note=f"{len(log.frame):,} incident rows read and checked")
+    progress.step(note=f"{len(log.columns):,} incident rows read and checked")
     try:
         plist = parse_periods(list(periods), lc.model.contract.timezone)
     except PeriodError as e:
@@ -474,7 +474,7 @@ def explain(ctx, contract, incidents, unit, periods, as_of, assume_tz, skip_bad_
     progress = stage_progress("explain", incidents, 3, no_progress)
     try:
         lc, log = _load(contract, incidents, assume_tz, skip_bad_rows, fmt)
-        progress.step(note=f"{len(log.frame):,} incident rows read and checked")
+        progress.step(note=f"{len(log.columns):,} incident rows read and checked")
         try:
             doc = build(lc, log, unit, periods[0], as_of_dt)     # EngineError: printed with its code (slakit.cli)
         except PeriodError as e:

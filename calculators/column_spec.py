@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from slaschema.errors import Problem
 
@@ -88,6 +87,8 @@ class Context:
             return
         self.bad |= mask
         self.flagged[column] = self.flagged.get(column, np.zeros(len(mask), dtype=bool)) | mask
+        import pandas as pd          # only when there is a problem to report
+
         idx = np.flatnonzero(mask)
         if shown is None:
             vals: Sequence[Any] = [None] * len(idx)
@@ -129,6 +130,12 @@ def validate(spec: Sequence[Column], ctx: Context) -> Context:
 
 
 def _isna(v: Any) -> bool:
+    if v is None:
+        return True
+    if isinstance(v, str):
+        return False
+    import pandas as pd
+
     try:
         return bool(pd.isna(v))
     except (TypeError, ValueError):

@@ -41,10 +41,10 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from calculators import credits as cr
 from calculators.incidents import coded
+from calculators.log_columns import columns_of
 from calculators.intervals import (
     MAX_TIME,
     Intervals,
@@ -86,6 +86,8 @@ from calculators.vocabulary import (  # noqa: F401  (scopes and flags: calculato
 from slaschema.errors import SlakitError
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from calculators.incidents import IncidentLog
     from slaschema.loader import LoadedContract
 
@@ -437,25 +439,24 @@ def _as_epoch(ts: datetime | int | None) -> int | None:
     return int(ts.timestamp())
 
 
-def _int_col(frame: pd.DataFrame, name: str, na: int) -> np.ndarray:
-    if name not in frame:
-        return np.full(len(frame), na, dtype=I64)
-    col = frame[name]
-    if isinstance(col.dtype, pd.api.extensions.ExtensionDtype):
-        return col.to_numpy(dtype="int64", na_value=na)
-    return np.where(col.isna().to_numpy(), na, col.fillna(na).to_numpy()).astype(I64)
+def _positions(names: list[str], values) -> np.ndarray:
+    """Each value's position in `names` (distinct unit ids), -1 where it is none of them."""
+    at: dict[str, int] = {}
+    for i, u in enumerate(names):
+        at.setdefault(u, i)
+    return np.fromiter((at.get(str(v), -1) for v in values), dtype=I64, count=len(values))
 
 
 def _targets(log, scope: np.ndarray, tree: Tree) -> np.ndarray:
     """Position of each row's target among the units of its scope (lookups per distinct target)."""
-    frame = log.frame
     codes, uniques = coded(log, "target")
-    target = np.full(len(frame), -1, dtype=I64)
+    target = np.full(len(codes), -1, dtype=I64)
     for code, names in enumerate(tree.names):
         m = scope == code
         if m.any():
-            target[m] = np.append(pd.Index(names).get_indexer(uniques.astype(str)), -1)[codes[m]]
+            target[m] = np.append(_positions(names, uniques), -1)[codes[m]]
     bad = np.flatnonzero((target < 0) & (scope >= 0))
+    frame = log.frame if len(bad) or (scope < 0).any() else None     # (for the message)
     if len(bad):
         r = int(bad[0])
         raise EngineError(f"incident {frame['id'].iloc[r]!r}: unknown {SCOPES[scope[r]]} "
@@ -466,7 +467,7 @@ def _targets(log, scope: np.ndarray, tree: Tree) -> np.ndarray:
     return target
 
 
-def _exclusions(contract, frame, cat_codes, cat_names, scope, target, start, end, notice_at, open_, ga, zone, base):
+def _exclusions(contract, cat_codes, cat_names, scope, target, start, end, notice_at, open_, ga, zone, base):
     """Split every incident row into counted and excluded pieces (sla-semantics 2)."""
     n = len(start)
     kinds = np.zeros(len(cat_names), dtype=I64)          # 0 counted, 1 excludable, 2 unknown
@@ -577,34 +578,34 @@ def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: in
     zone = contract.contract.timezone
     dt = contract.downtime
     mo = int(dt.min_outage.total_seconds())
-    frame = log.frame
+    cols = columns_of(log)
     if as_of is None:
         as_of = max(p.end for p in periods)
 
-    n = len(frame)
+    n = len(cols)
     if n:
         codes, uniques = coded(log, "scope")
-        scope = np.append(pd.Index(SCOPES).get_indexer(uniques.astype(str)), -1).astype(I64)[codes]
+        scope = np.append(_positions(list(SCOPES), uniques), -1).astype(I64)[codes]
     else:
         scope = np.zeros(0, I64)
     target = _targets(log, scope, tree) if n else np.zeros(0, I64)
-    start_abs = _int_col(frame, "start", 0)
-    end_raw = _int_col(frame, "end", NA)
+    start_abs = cols.ints("start", 0)
+    end_raw = cols.ints("end", NA)
     open_ = end_raw == NA
     end_abs = np.where(open_, as_of, end_raw)
-    notice_at = _int_col(frame, "notice_at", NA)
+    notice_at = cols.ints("notice_at", NA)
     degraded = np.zeros(n, bool)
-    if n and "impact" in frame:
+    if n and "impact" in cols:
         codes, uniques = coded(log, "impact")
         degraded = np.append(uniques.astype(str) == "degraded", False)[codes]
     not_reported = np.zeros(n, dtype=bool)
     start_fault = start_abs
     if dt.counts_from == "report":
         # 8.2: the clock starts at reported_at; a row without one counts nowhere (flagged)
-        rep = _int_col(frame, "reported_at", NA)
+        rep = cols.ints("reported_at", NA)
         not_reported = (rep == NA) & (end_abs > start_abs)
         start_abs = np.where(rep == NA, end_abs, np.maximum(start_abs, rep))
-    gaff = _int_col(frame, "gpus_affected", NA)
+    gaff = cols.ints("gpus_affected", NA)
     if dt.degraded == "down":
         ga = np.full(n, DOWN, dtype=I64)
         keep = np.ones(n, dtype=bool)
@@ -645,7 +646,7 @@ def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: in
         raise EngineError(f"the periods ({first_period.label} .. {max(periods, key=lambda p: p.end).label}, as_of in "
                           f"{year(as_of)}){shown} span more than 270 years together; name periods (and --as-of) "
                           "within 270 years of each other and of the incidents [period_out_of_range]")
-    if "category" in frame and n:
+    if "category" in cols and n:
         codes, uniques = coded(log, "category")
         cat_names = [*uniques.astype(str).tolist(), "unplanned"]       # missing: unplanned
         cat_codes = np.where(codes < 0, len(cat_names) - 1, codes)
@@ -653,7 +654,7 @@ def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: in
         cat_codes, cat_names = np.zeros(n, dtype=I64), ["unplanned"]
     k = np.flatnonzero(keep)
     (cp, cscope), (ep, escope) = _exclusions(
-        contract, frame, cat_codes[k], cat_names, scope[k], target[k], start_abs[k] - base, end_abs[k] - base,
+        contract, cat_codes[k], cat_names, scope[k], target[k], start_abs[k] - base, end_abs[k] - base,
         notice_at[k], open_[k], ga[k], zone, base)
     # rows back to frame positions
     cp = Pieces(cp.iv, k[cp.row], cp.flags, cp.ga)
@@ -796,18 +797,13 @@ def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: in
 class IdCodes:
     """Incident ids of the log as integer codes (first-appearance order), made on first use."""
 
-    def __init__(self, ids: pd.Series, log=None) -> None:
-        self._ids = ids
-        self._log = log            # when given, the loader's codes of the ids (`IncidentLog.coded`)
+    def __init__(self, log) -> None:
+        self._log = log            # the loader's codes of the ids (`IncidentLog.coded`), or the frame's
         self._done: tuple[np.ndarray, np.ndarray] | None = None
 
     def get(self) -> tuple[np.ndarray, np.ndarray]:
         if self._done is None:
-            if self._log is not None:
-                self._done = coded(self._log, "id")
-            else:
-                codes, names = pd.factorize(self._ids.astype(str), sort=False)
-                self._done = (codes.astype(I64), np.asarray(names, dtype=object))
+            self._done = coded(self._log, "id")
         return self._done
 
 
@@ -1275,7 +1271,7 @@ def run(lc: LoadedContract, log: IncidentLog, periods: list[str] | list[Period],
             part = merge(d.iv.take(d.ga >= v))
             degraded_sets.append((v - prev, part, tr.node_overlap(part)))
             prev = v
-    ids = IdCodes(log.frame["id"], log) if len(log.frame) else IdCodes(pd.Series([], dtype=object))
+    ids = IdCodes(log)
     # the counted and excluded pieces with a flag (most have none), for each unit's flags
     flagged = tuple(Pieces.cat(*(p.take(p.flags != 0) for p in (tr.node_pieces if c == NODE else tr.view(c),
                                                                    tr.excluded[c])),
@@ -1304,7 +1300,7 @@ def run(lc: LoadedContract, log: IncidentLog, periods: list[str] | list[Period],
                     timezone=zone, as_of=tr.as_of, incidents_file=getattr(log, "file", None),
                     incidents_sha256=getattr(log, "sha256", None),
                     skipped_rows=tuple(p.to_json() for p in getattr(log, "skipped", [])), periods=tuple(results),
-                    support=sup, termination=termination, open_incidents=_open_ids(log.frame), figures=figures)
+                    support=sup, termination=termination, open_incidents=_open_ids(log), figures=figures)
     result = with_claims(result, lc.model.credits.claim_window)
     return result, tr, tree
 
@@ -1319,10 +1315,20 @@ def with_claims(result, window, as_of: int | None = None):
     return dataclasses.replace(result, claims=for_result(result, window, as_of))
 
 
-def _open_ids(frame: pd.DataFrame) -> tuple[str, ...]:
-    if not len(frame) or "end" not in frame:
+def _open_ids(log) -> tuple[str, ...]:
+    """The ids of the incidents without an end, each once, in log order."""
+    cols = columns_of(log)
+    if not len(cols) or "end" not in cols:
         return ()
-    return tuple(dict.fromkeys(frame.loc[frame["end"].isna(), "id"].astype(str).tolist()))
+    open_ = cols.ints("end", NA) == NA
+    if not open_.any():
+        return ()
+    codes, names = coded(log, "id")
+    picked = codes[open_]
+    if (picked < 0).any():          # an incident without an id (a frame made by hand): as the frame shows it
+        frame = log.frame
+        return tuple(dict.fromkeys(frame.loc[frame["end"].isna(), "id"].astype(str).tolist()))
+    return tuple(dict.fromkeys(str(v) for v in names[picked]))
 
 
 def _deadline_month_fee(lc: LoadedContract, tree: Tree):

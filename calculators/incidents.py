@@ -59,12 +59,12 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
@@ -72,6 +72,7 @@ import pyarrow.csv as pa_csv
 from calculators.column_spec import Check, Column, Context, validate
 from calculators.incident_reasons import Reason
 from calculators import log_prefetch
+from calculators.log_columns import Columns, FrameColumns, LoadedColumns
 from calculators.log_csv import (BLOCK_SIZE, COLUMNS, LAZY_TEXT, NA, TEXT_CONVERTED, TIME_COLUMNS, convert_columns,
                                  detect_format, fast_times, read_csv_arrow, text_column)
 from slaschema import hostlist
@@ -80,6 +81,8 @@ from slaschema.errors import InputError, Problem
 from slaschema.models import SCOPES
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from slaschema.loader import LoadedContract
     from slaschema.topology import ResolvedTopology
 
@@ -100,30 +103,29 @@ _NS_PER_UNIT = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 
 @dataclass(frozen=True, eq=False)
 class IncidentLog:
-    """A validated incident log (see the module docstring for the frame's columns)."""
+    """A validated incident log: its columns as the calculators read them (`columns`:
+    `calculators.log_columns`), and as a pandas frame (`frame`, made on first use; see the
+    module docstring for its columns). Change a log by making a new one (`with_frame`)."""
 
-    frame: pd.DataFrame
+    columns: Columns
     skipped: list[Problem] = field(default_factory=list)
     file: str | None = None
     sha256: str | None = None
     warnings: list[Problem] = field(default_factory=list)
-    _codes: dict[str, tuple[Any, np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def frame(self) -> pd.DataFrame:
+        return self.columns.frame()
+
+    def with_frame(self, frame: pd.DataFrame) -> IncidentLog:
+        """The same log (file, problems) with the rows of `frame` instead (its codes made afresh)."""
+        return IncidentLog(FrameColumns(frame), self.skipped, self.file, self.sha256, self.warnings)
 
     def coded(self, column: str) -> tuple[np.ndarray, np.ndarray]:
-        """(codes, distinct values) of a text column of the frame, -1 where the cell is
-        missing; the ids are numbered in order of first appearance. The loader hands over
-        the codes it validated with, so the calculators do not hash a million strings again;
-        a column replaced since (another array) is factorised afresh. (Change a log's frame
-        by making a new `IncidentLog`, never in place.)"""
-        s = self.frame[column]
-        got = self._codes.get(column)
-        where, _owner = _backing(s)
-        if got is not None and got[0][0] == where:
-            return got[1], got[2]
-        codes, uniques = pd.factorize(s.to_numpy(dtype=object), use_na_sentinel=True)
-        out = (codes.astype(np.int64), np.asarray(uniques, dtype=object))
-        self._codes[column] = (_backing(s), *out)
-        return out
+        """(codes, distinct values) of a text column, -1 where the cell is missing; the ids
+        are numbered in order of first appearance. The loader hands over the codes it
+        validated with, so the calculators do not hash a million strings again."""
+        return self.columns.coded(column)
 
     @property
     def incident_ids(self) -> list[str]:
@@ -150,6 +152,8 @@ class IncidentLog:
         `gpus_required`: a degraded incident must say `gpus_affected` (contracts with
         `degraded: proportional`).
         """
+        import pandas as pd
+
         if isinstance(records, pd.DataFrame):
             raw = records
         elif isinstance(records, dict):
@@ -167,23 +171,10 @@ def coded(log: Any, column: str) -> tuple[np.ndarray, np.ndarray]:
     """`IncidentLog.coded` for any object with a `frame` (logs built by hand have no codes)."""
     if hasattr(log, "coded"):
         return log.coded(column)
+    import pandas as pd
+
     codes, uniques = pd.factorize(log.frame[column].to_numpy(dtype=object), use_na_sentinel=True)
     return codes.astype(np.int64), np.asarray(uniques, dtype=object)
-
-
-def _backing(s: pd.Series) -> tuple[Any, Any]:
-    """What identifies a column's cells: the addresses and length of its buffers; and their
-    owner, to hold so that the addresses cannot be reused by another array. (A `str` column
-    is Arrow-backed when pyarrow is installed: its chunks' buffers; otherwise a numpy array.)"""
-    arr = s.array
-    if hasattr(arr, "__arrow_array__"):
-        chunked = arr.__arrow_array__()
-        if isinstance(chunked, pa.Array):
-            chunked = pa.chunked_array([chunked])
-        where = tuple(b.address if b is not None else 0 for c in chunked.chunks for b in c.buffers())
-        return (where, len(chunked)), chunked
-    a = np.asarray(arr)
-    return (a.__array_interface__["data"][0], len(a)), (a if a.base is None else a.base)
 
 
 def load_incidents(path: str | Path, lc: LoadedContract, assume_tz: str | None = None,
@@ -260,6 +251,8 @@ def _read(path: str | Path) -> tuple[_FrameSource | _ArrowSource, np.ndarray, st
 def _read_csv(data: bytes, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
     """The general reader: pandas, every cell a string ('' = empty); short rows are filled
     with empty cells, a row with too many cells is an error (never silently dropped cells)."""
+    import pandas as pd
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", pd.errors.ParserWarning)
@@ -361,6 +354,8 @@ def _read_json_array(text: str, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
 
 
 def _records_frame(records: list[dict]) -> pd.DataFrame:
+    import pandas as pd
+
     if not records:
         return pd.DataFrame()
     raw = pd.DataFrame.from_records(records)
@@ -423,6 +418,8 @@ class _ArrowSource:
         fast = self.converted[key] if key in self.converted else fast_times(col)
         if fast is not None:
             return fast
+        import pandas as pd
+
         cells = pd.Series(np.asarray(col.to_numpy(zero_copy_only=False), dtype=object), dtype=object)
         return _parse_times(cells, c, ctx, ctx.options.get("assume_tz"))
 
@@ -449,6 +446,18 @@ class _FrameSource:
 
 # --- the vectorised validation -------------------------------------------------------------
 
+def _first_seen(values: Any) -> tuple[np.ndarray, np.ndarray]:
+    """`pandas.factorize(values)` of a column's distinct values (strings): each value's code in
+    order of first appearance, -1 for None or NaN, and the values."""
+    seen: dict[Any, int] = {}
+    codes = np.fromiter((-1 if v is None or (isinstance(v, float) and v != v) else seen.setdefault(v, len(seen))
+                         for v in values), dtype=np.int64, count=len(values))
+    uniques = np.empty(len(seen), dtype=object)
+    for v, i in seen.items():
+        uniques[i] = v
+    return codes, uniques
+
+
 class _Text:
     """A text column as codes into its distinct values: checks and lookups run once per
     distinct value (a few, even in a million rows) and reach the rows through the codes.
@@ -471,6 +480,8 @@ class _Text:
     def clean(codes: np.ndarray, uniques: np.ndarray, plain: bool = False) -> _Text:
         """From raw distinct cells: stripped, blank ones missing (unless `plain`: none is
         blank or padded), then made distinct again."""
+        import pandas as pd
+
         if plain:
             return _Text(codes, np.asarray(uniques, dtype=object), True)
         cleaned = [_clean_cell(v) for v in uniques]
@@ -481,6 +492,8 @@ class _Text:
     @staticmethod
     def of(s: pd.Series, few: bool = False) -> _Text:
         """From a column of any cells (the general readers)."""
+        import pandas as pd
+
         if few:
             codes, uniques = pd.factorize(s.to_numpy(dtype=object), use_na_sentinel=True)
             return _Text.clean(codes.astype(np.int64), np.asarray(uniques, dtype=object))
@@ -512,7 +525,7 @@ class _Text:
         """The same column with distinct `uniques`, still numbered in order of first appearance."""
         if self._distinct:
             return self
-        c2, u2 = pd.factorize(self.uniques)
+        c2, u2 = _first_seen(self.uniques)
         if len(u2) == len(self.uniques):
             self._distinct = True
             return self
@@ -544,6 +557,8 @@ class _Text:
 
     def str_array(self, keep: np.ndarray | None) -> pd.api.extensions.ExtensionArray:
         """The column as pandas' `str` dtype, without checking each cell (only the distinct values)."""
+        import pandas as pd
+
         codes = self.codes if keep is None else self.codes[keep]
         if self.arrow is not None and isinstance(pd.array([], dtype=str), pd.arrays.ArrowStringArray):
             if len(codes) == len(self.arrow) and (codes == np.arange(len(codes))).all():
@@ -556,6 +571,12 @@ class _Text:
 
 
 def _isna(v: Any) -> bool:
+    if v is None:
+        return True
+    if isinstance(v, str):
+        return False
+    import pandas as pd
+
     try:
         return bool(pd.isna(v))
     except (TypeError, ValueError):
@@ -569,6 +590,8 @@ def _as_text(s: pd.Series, few: bool = False) -> pd.Series:
     distinct values are cleaned. Plain list comprehensions otherwise: on a million cells
     they are several times faster than the `.str` accessor.
     """
+    import pandas as pd
+
     vals = s.to_numpy(dtype=object)
     if few:
         codes, uniques = pd.factorize(vals, use_na_sentinel=True)
@@ -592,6 +615,8 @@ def has_utc_offset(vals: np.ndarray) -> np.ndarray:
 
 
 def _all_str(s: pd.Series) -> bool:
+    import pandas as pd
+
     try:
         return bool(pd.api.types.infer_dtype(s, skipna=True) in ("string", "empty"))
     except TypeError:
@@ -612,6 +637,8 @@ def _cell_str(v: Any) -> str:
 
 def _parse_times(s: pd.Series, column: str, ctx: Context, assume_tz: str | None) -> np.ndarray:
     """Epoch seconds (int64; missing = INT64_MIN) from strings, datetimes or ints."""
+    import pandas as pd
+
     n = len(s)
     out = np.full(n, np.iinfo(np.int64).min, dtype=np.int64)
     if n == 0:
@@ -632,7 +659,8 @@ def _parse_times(s: pd.Series, column: str, ctx: Context, assume_tz: str | None)
                 "timestamp has no UTC offset", "write it with an offset (2027-02-03T10:00:00Z) or pass --assume-tz")
         return out
     obj = s.astype(object).to_numpy()
-    kinds = np.fromiter((_kind(v) for v in obj), dtype=np.int8, count=n) if not _all_str(s) else None
+    kinds = (np.fromiter((_kind(v, pd.NaT, pd.NA) for v in obj), dtype=np.int8, count=n) if not _all_str(s)
+             else None)
     if kinds is None:
         if not _parse_uniform(s, column, ctx, assume_tz, out):
             _parse_strings(_as_text(s), column, ctx, assume_tz, out, np.ones(n, dtype=bool))
@@ -681,8 +709,9 @@ def _one(n: int, i: int) -> np.ndarray:
     return m
 
 
-def _kind(v: Any) -> int:
-    if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NaT or v is pd.NA:
+def _kind(v: Any, nat: Any, na: Any) -> int:
+    """0 missing (None, NaN, pandas' `nat` and `na`), 1 int, 2 datetime, 3 str, 4 anything else."""
+    if v is None or (isinstance(v, float) and np.isnan(v)) or v is nat or v is na:
         return 0
     if isinstance(v, (bool, np.bool_)):
         return 4
@@ -699,6 +728,8 @@ def _kind(v: Any) -> int:
 
 def _epoch(ts: pd.Series) -> np.ndarray:
     """Epoch seconds, floored, from an aware datetime Series without NaT."""
+    import pandas as pd
+
     unit = getattr(ts.dt, "unit", "ns")
     per = _NS_PER_UNIT[unit]
     return ts.dt.tz_convert("UTC").array.asi8 // per
@@ -714,6 +745,8 @@ def _parse_uniform(s: pd.Series, column: str, ctx: Context, assume_tz: str | Non
     pandas parses such a column in one C pass; it raises when offsets differ or when
     naive and aware times are mixed, and then the caller takes the per-cell path.
     """
+    import pandas as pd
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -755,6 +788,8 @@ def _parse_uniform(s: pd.Series, column: str, ctx: Context, assume_tz: str | Non
 
 def _parse_strings(text: pd.Series, column: str, ctx: Context, assume_tz: str | None,
                    out: np.ndarray, where: np.ndarray) -> None:
+    import pandas as pd
+
     present = text.notna().to_numpy() & where
     if not present.any():
         return
@@ -825,12 +860,39 @@ def _target_index(topo: ResolvedTopology | None) -> _TargetIndex | None:
     return idx
 
 
+class _Units:
+    """A scope's unit ids in topology order, looked up by id (`get_indexer` as a pandas
+    Index of distinct ids answers it: each value's position, -1 for none)."""
+
+    __slots__ = ("_at", "_ids")
+
+    def __init__(self, ids: list[str]) -> None:
+        self._ids = list(ids)
+        self._at: dict[str, int] = {}
+        for i, u in enumerate(self._ids):
+            self._at.setdefault(u, i)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __contains__(self, value: object) -> bool:
+        return isinstance(value, str) and value in self._at
+
+    def get_indexer(self, values: Any) -> np.ndarray:
+        at = self._at
+        return np.fromiter((at.get(v, -1) if isinstance(v, str) else -1 for v in values), dtype=np.int64,
+                           count=len(values))
+
+    def tolist(self) -> list[str]:
+        return list(self._ids)
+
+
 class _TargetIndex:
-    """Topology lookups as pandas Indexes, plus each unit's smallest GPUs-per-node."""
+    """Topology lookups by unit id, plus each unit's smallest GPUs-per-node."""
 
     def __init__(self, topo: ResolvedTopology) -> None:
         self.topo = topo
-        self.units = {s: pd.Index(topo.units(s)) for s in SCOPES}
+        self.units = {s: _Units(topo.units(s)) for s in SCOPES}
         gpus = np.asarray(topo.node_gpus, dtype=np.int64)
         node_rack = np.asarray(topo.node_rack, dtype=np.int64)
         rack_cluster = np.asarray(topo.rack_cluster, dtype=np.int64)
@@ -988,8 +1050,7 @@ def _gpus(ctx: Context, c: str) -> _Text:
     g_text = _text(ctx, c)
     idx: _TargetIndex | None = ctx.options["index"]
     present = ~g_text.isna()
-    num = g_text.per_row(pd.to_numeric(pd.Series(g_text.uniques, dtype=object), errors="coerce").to_numpy(
-        dtype=float, na_value=np.nan), np.nan)
+    num = g_text.per_row(_numbers(g_text.uniques), np.nan)
     not_int = present & (np.isnan(num) | (np.floor(np.nan_to_num(num)) != np.nan_to_num(num)))
     # huge counts (1e400 reads as inf) stay huge, and out of range, without an invalid cast
     values = np.clip(np.where(present & ~not_int, np.nan_to_num(num), 0), -2.0**62, 2.0**62).astype(np.int64)
@@ -1013,13 +1074,28 @@ def _gpus(ctx: Context, c: str) -> _Text:
     return g_text
 
 
+_DIGITS = re.compile(r"[0-9]{1,15}")
+
+
+def _numbers(values: Any) -> np.ndarray:
+    """The cells as floats, NaN where not a number, as `pandas.to_numeric(errors="coerce")`
+    reads them: counts written as plain digits directly, anything else by pandas."""
+    if all(isinstance(v, str) and _DIGITS.fullmatch(v) for v in values):
+        return np.array([float(int(v)) for v in values], dtype=float)
+    import pandas as pd
+
+    return pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+
+
 def _duplicate_ids(ctx: Context) -> np.ndarray | None:
     """Every occurrence of an id after the first (ids are distinct values of the codes)."""
     ids: _Text = ctx.values["id"]
     present = ~ids.isna()
     if int(present.sum()) == len(ids.uniques):
         return None
-    first = ~pd.Series(ids.codes).duplicated(keep="first").to_numpy() & present
+    first = np.zeros(len(ids.codes), dtype=bool)
+    first[np.unique(ids.codes, return_index=True)[1]] = True      # each code's first row
+    first &= present
     ctx.derived["first_row"] = dict(zip(ids.take(np.flatnonzero(first)).tolist(), ctx.rows[first].tolist()))
     return ~first & present
 
@@ -1164,7 +1240,7 @@ def _build(source: _FrameSource | _ArrowSource, rows: np.ndarray, topo: Resolved
         if file is not None:
             warns.append(Problem(Reason.EMPTY_LOG, "the incident log has no incidents", file=file,
                                  severity="warning"))
-        return IncidentLog(empty_frame(), [], file, sha256, warns)
+        return IncidentLog(FrameColumns(empty_frame()), [], file, sha256, warns)
 
     if isinstance(source, _ArrowSource):
         source.prepare(TEXT_CONVERTED, TIME_COLUMNS)
@@ -1183,58 +1259,111 @@ def _build(source: _FrameSource | _ArrowSource, rows: np.ndarray, topo: Resolved
     def pick(a: np.ndarray) -> np.ndarray:
         return a if all_kept else a[keep]
 
-    def na_int(a: np.ndarray) -> pd.arrays.IntegerArray:
-        a = pick(a)
-        missing = a == NA
-        if not a.flags.writeable:    # a caller's array (from_records): not ours to change
-            return pd.arrays.IntegerArray(np.where(missing, 0, a), missing)
-        a[missing] = 0               # the array read for this log: changed in place
-        return pd.arrays.IntegerArray(a, missing)
-
     g_present = ctx.derived["gpus_present"]
-    frame = pd.DataFrame({
-        "id": v["id"].str_array(kept),
-        "row": pick(rows),
-        "scope": v["scope"].str_array(kept),
-        "target": v["target"].str_array(kept),
-        "start": pick(v["start"]),
-        "end": na_int(v["end"]),
-        "impact": v["impact"].str_array(kept),
-        "gpus_affected": pd.arrays.IntegerArray(pick(np.where(g_present, ctx.derived["gpus_values"], 0)),
-                                                pick(~g_present)),
-        "category": v["category"].str_array(kept),
-        "notice_at": na_int(v["notice_at"]),
-        "detected_at": na_int(v["detected_at"]),
-        "reported_at": na_int(v["reported_at"]),
-        "responded_at": na_int(v["responded_at"]),
-        "resolved_at": na_int(v["resolved_at"]),
-        "severity": pd.Series(pick(v["severity"].values()), dtype=object, copy=False),
-        "cause": pd.Series(pick(v["cause"].values()), dtype=object, copy=False),
-        "ticket": pd.Series(pick(v["ticket"].values()), dtype=object, copy=False),
-    }, copy=isinstance(source, _FrameSource))   # a caller's columns (from_records) are copied; a file's are ours
-    # the codes the frame's text columns were built from, for the calculators (`IncidentLog.coded`)
+    ints = {"row": pick(rows), "start": pick(v["start"]),
+            **{c: pick(v[c]) for c in OPTIONAL_TIMES},
+            "gpus_affected": pick(np.where(g_present, ctx.derived["gpus_values"], NA))}
+    texts = {c: v[c] for c in ("id", "scope", "target", "impact", "category", "severity", "cause", "ticket")}
+    # the codes the frame's text columns are built from, for the calculators (`IncidentLog.coded`)
     coded = {c: v[c].distinct().subset(kept) for c in ("id", "scope", "target", "impact", "category", "severity")}
+    codes = {c: (t.codes, t.uniques) for c, t in coded.items()}
+    n_rows = int(keep.sum())
+    expand: tuple[np.ndarray, dict[int, list[str]]] | None = None
     node_lists = ctx.derived["node_lists"]
     if node_lists:
         kept_pos = np.flatnonzero(keep)
         local = {int(np.searchsorted(kept_pos, i)): names for i, names in node_lists.items() if keep[i]}
         if local:
-            counts = np.ones(len(frame), dtype=np.int64)
+            counts = np.ones(n_rows, dtype=np.int64)
             for j, names in local.items():
                 counts[j] = len(names)
-            frame = frame.loc[frame.index.repeat(counts)].reset_index(drop=True)
-            targets = frame["target"].to_numpy(dtype=object)
-            starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-            for j, names in local.items():
-                targets[starts[j]:starts[j] + len(names)] = names
-            frame["target"] = pd.Series(targets, dtype=str)
-            at = np.repeat(np.arange(len(counts)), counts)
-            coded = {c: _Text(t.codes[at], t.uniques, True) for c, t in coded.items() if c != "target"}
-    codes = {c: (_backing(frame[c]), t.codes, t.uniques) for c, t in coded.items()}
-    return IncidentLog(frame, skipped, file, sha256, warns, codes)
+            expand = (counts, local)
+    columns_ints = ints
+    if expand is not None:
+        # one row per node of a hostlist: the incident's row repeated (the targets are coded from the frame)
+        at = np.repeat(np.arange(len(expand[0])), expand[0])
+        columns_ints = {c: a[at] for c, a in ints.items()}
+        codes = {c: (t_codes[at], uniques) if c != "target" else _expanded_targets(t_codes[at], uniques, *expand)
+                 for c, (t_codes, uniques) in codes.items()}
+    make = partial(_make_frame, ints, texts, kept, expand, isinstance(source, _FrameSource))
+    columns = LoadedColumns(len(columns_ints["row"]), FRAME_COLUMNS, columns_ints, NA, codes, make)
+    return IncidentLog(columns, skipped, file, sha256, warns)
 
 
-def _expand_nodes(expr: str, nodes: pd.Index) -> tuple[list[str] | None, str]:
+def _expanded_targets(codes: np.ndarray, uniques: np.ndarray, counts: np.ndarray,
+                      local: dict[int, list[str]]) -> tuple[np.ndarray, np.ndarray]:
+    """The target codes after a hostlist's rows were repeated, one per node (`codes`: the
+    row's own code on each repeat), each repeat naming its node: renumbered in order of first
+    appearance, as the frame's target column would be factorised."""
+    codes = codes.copy()
+    at = {u: i for i, u in enumerate(uniques.tolist())}
+    names = list(uniques.tolist())
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    for j, nodes in local.items():
+        for k, node in enumerate(nodes):
+            c = at.get(node)
+            if c is None:
+                c = at[node] = len(names)
+                names.append(node)
+            codes[starts[j] + k] = c
+    if not len(codes):
+        return codes, np.zeros(0, dtype=object)
+    used, first = np.unique(codes, return_index=True)
+    order = used[np.argsort(first)]          # the codes in order of first appearance
+    remap = np.full(len(names), -1, dtype=np.int64)
+    remap[order] = np.arange(len(order), dtype=np.int64)
+    values = np.empty(len(order), dtype=object)
+    values[:] = [names[i] for i in order.tolist()]
+    return remap[codes], values
+
+
+def _make_frame(ints: dict[str, np.ndarray], texts: dict[str, _Text], kept: np.ndarray | None,
+                expand: tuple[np.ndarray, dict[int, list[str]]] | None, copy: bool) -> pd.DataFrame:
+    """The log's frame (`IncidentLog.frame`) from the columns `_build` checked: text columns
+    as pandas' `str` dtype (Arrow strings where they were read by Arrow), times as nullable
+    Int64; `expand`: the rows of hostlist targets repeated, one per node (counts per row and
+    the node names at each such row)."""
+    import pandas as pd
+
+    def na_int(a: np.ndarray) -> pd.arrays.IntegerArray:
+        missing = a == NA
+        return pd.arrays.IntegerArray(np.where(missing, 0, a), missing)
+
+    def objects(c: str) -> pd.Series:
+        values = texts[c].values()
+        return pd.Series(values if kept is None else values[kept], dtype=object, copy=False)
+
+    frame = pd.DataFrame({
+        "id": texts["id"].str_array(kept),
+        "row": ints["row"],
+        "scope": texts["scope"].str_array(kept),
+        "target": texts["target"].str_array(kept),
+        "start": ints["start"],
+        "end": na_int(ints["end"]),
+        "impact": texts["impact"].str_array(kept),
+        "gpus_affected": na_int(ints["gpus_affected"]),
+        "category": texts["category"].str_array(kept),
+        "notice_at": na_int(ints["notice_at"]),
+        "detected_at": na_int(ints["detected_at"]),
+        "reported_at": na_int(ints["reported_at"]),
+        "responded_at": na_int(ints["responded_at"]),
+        "resolved_at": na_int(ints["resolved_at"]),
+        "severity": objects("severity"),
+        "cause": objects("cause"),
+        "ticket": objects("ticket"),
+    }, copy=copy)   # a caller's columns (from_records) are copied
+    if expand is not None:
+        counts, local = expand
+        frame = frame.loc[frame.index.repeat(counts)].reset_index(drop=True)
+        targets = frame["target"].to_numpy(dtype=object)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        for j, names in local.items():
+            targets[starts[j]:starts[j] + len(names)] = names
+        frame["target"] = pd.Series(targets, dtype=str)
+    return frame
+
+
+def _expand_nodes(expr: str, nodes: _Units) -> tuple[list[str] | None, str]:
     try:
         names = hostlist.expand(expr, limit=hostlist.row_budget(len(nodes)))
     except hostlist.HostlistError as e:
@@ -1245,7 +1374,7 @@ def _expand_nodes(expr: str, nodes: pd.Index) -> tuple[list[str] | None, str]:
     return list(dict.fromkeys(names)), ""
 
 
-def _suggest(units: pd.Index):
+def _suggest(units: _Units):
     names = units.tolist() if len(units) <= 20_000 else []
     cache: dict[str, str | None] = {}
 
@@ -1263,6 +1392,8 @@ def _suggest(units: pd.Index):
 
 def empty_frame() -> pd.DataFrame:
     """A frame with the log's columns and dtypes and no rows."""
+    import pandas as pd
+
     ints = pd.arrays.IntegerArray(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool))
     return pd.DataFrame({
         "id": pd.Series([], dtype=str), "row": np.zeros(0, dtype=np.int64), "scope": pd.Series([], dtype=str),

@@ -173,10 +173,12 @@ def sweep(iv: Intervals, weight: np.ndarray | None = None) -> tuple[np.ndarray, 
         k >>= 1
     else:
         w = np.ones(n, dtype=I64) if weight is None else np.asarray(weight, dtype=I64)
-        k = np.concatenate([key(iv.unit, iv.start), key(iv.unit, iv.end)])
+        units = np.concatenate([iv.unit, iv.unit])
+        times = np.concatenate([iv.start, iv.end])
         d = np.concatenate([w, -w])
-        o = np.argsort(k)
-        k = k[o]
+        # the events of one key may come in any order: only the level after a key's last is used
+        o = order_by(units, times)
+        k = key(units[o], times[o])
         level = np.cumsum(d[o])
     last = np.empty(len(k), dtype=bool)
     last[-1] = True

@@ -142,6 +142,80 @@ _WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\
                "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
 
 
+# --- Arrow and numpy without pandas ---------------------------------------------------------------
+# pyarrow imports pandas, when it is installed, the first time an array or a scalar is made from
+# Python or numpy values (`pa.array`, `pa.scalar`, a Python number given to a compute function)
+# or converted to numpy (`to_numpy`): pandas is a third of `slakit credits`' imports, and the
+# command has no other use for it on a CSV log. These helpers make and read arrays through their
+# buffers instead (`tests/incidents/test_no_pandas.py` runs the command and checks).
+
+_NUMPY_TYPES = {pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32, pa.int64(): np.int64,
+                pa.uint8(): np.uint8, pa.uint16(): np.uint16, pa.uint32(): np.uint32, pa.uint64(): np.uint64,
+                pa.float64(): np.float64}
+
+
+def numpy_of(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """The values of a fixed-width (integer, float or boolean) Arrow array as numpy, read from
+    its buffers (a read-only view of a one-chunk integer array); a null's slot holds whatever
+    the buffer holds there (`null_mask` says where)."""
+    if isinstance(arr, pa.ChunkedArray):
+        parts = [numpy_of(c) for c in arr.chunks]
+        if len(parts) == 1:
+            return parts[0]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=_numpy_dtype(arr.type))
+    data = arr.buffers()[1]
+    if pa.types.is_boolean(arr.type):
+        if data is None:
+            return np.zeros(len(arr), dtype=bool)
+        bits = np.unpackbits(np.frombuffer(data, dtype=np.uint8), count=arr.offset + len(arr), bitorder="little")
+        return bits[arr.offset:].astype(bool)
+    dtype = _numpy_dtype(arr.type)
+    if data is None:
+        return np.zeros(len(arr), dtype=dtype)
+    return np.frombuffer(data, dtype=dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
+
+
+def _numpy_dtype(t: pa.DataType) -> np.dtype:
+    if pa.types.is_boolean(t):
+        return np.dtype(bool)
+    if t not in _NUMPY_TYPES:
+        raise TypeError(f"no numpy type for Arrow {t}")
+    return np.dtype(_NUMPY_TYPES[t])
+
+
+def null_mask(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """True where `arr` is null."""
+    if isinstance(arr, pa.ChunkedArray):
+        parts = [null_mask(c) for c in arr.chunks]
+        return np.concatenate(parts) if len(parts) != 1 else parts[0]
+    if arr.null_count == 0:
+        return np.zeros(len(arr), dtype=bool)
+    bits = np.unpackbits(np.frombuffer(arr.buffers()[0], dtype=np.uint8), count=arr.offset + len(arr),
+                         bitorder="little")
+    return bits[arr.offset:] == 0
+
+
+def int64_array(values: np.ndarray) -> pa.Array:
+    """An Arrow int64 array of `values` (no nulls), sharing their buffer."""
+    a = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(a), [None, pa.py_buffer(a)])
+
+
+def string_scalar(text: str, type: pa.DataType = pa.large_string()) -> pa.Scalar:
+    """`pa.scalar(text, type)` for a string type, made from buffers."""
+    data = text.encode("utf-8")
+    width = np.int64 if type in (pa.large_string(), pa.large_binary()) else np.int32
+    offsets = np.array([0, len(data)], dtype=width)
+    return pa.Array.from_buffers(type, 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)])[0]
+
+
+def python_strings(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """An Arrow string array as an object array of Python `str` (None for a null)."""
+    out = np.empty(len(arr), dtype=object)
+    out[:] = arr.to_pylist()
+    return out
+
+
 class TextValues:
     """Distinct strings kept as an Arrow string array; Python strings are made only for the
     ones asked for (`values[codes]`), or for all of them at once on first need of the whole
@@ -168,7 +242,7 @@ class TextValues:
     def objects(self) -> np.ndarray:
         """All the values as an object array (made once)."""
         if self._objects is None:
-            self._objects = np.asarray(self.arrow.to_numpy(zero_copy_only=False), dtype=object)
+            self._objects = python_strings(self.arrow)
         return self._objects
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
@@ -190,7 +264,7 @@ class TextValues:
                 raise IndexError(f"index {int(key)} out of range for {len(self.arrow)} values")
             return self.arrow[k].as_py()
         if isinstance(key, slice):
-            return np.asarray(self.arrow[key].to_numpy(zero_copy_only=False), dtype=object)
+            return python_strings(self.arrow[key])
         # any other key (a bool, None, Ellipsis, a tuple, a 0-d array, a mask of more dimensions)
         # is answered by the object array itself, as numpy answers it
         if not isinstance(key, (list, range, np.ndarray)):
@@ -215,8 +289,7 @@ class TextValues:
             # by every place it is gathered to, not a new one per place
             return self.objects()[key]
         flat = np.where(flat < 0, flat + len(self.arrow), flat)
-        taken = self.arrow.take(pa.array(flat)).to_numpy(zero_copy_only=False)
-        return np.asarray(taken, dtype=object).reshape(key.shape)
+        return python_strings(self.arrow.take(int64_array(flat))).reshape(key.shape)
 
 
 def arrow_strings(values: Any, type: pa.DataType = pa.large_string()) -> pa.Array:
@@ -248,19 +321,20 @@ def text_column(col: pa.ChunkedArray, lazy: bool = False) -> TextColumn:
     that strips to it, so the order of first appearance stays)."""
     enc = pc.dictionary_encode(col)
     dictionary = enc.chunk(0).dictionary
-    codes = np.concatenate([ch.indices.to_numpy() for ch in enc.chunks]).astype(np.int64, copy=False)
+    codes = np.concatenate([numpy_of(ch.indices) for ch in enc.chunks]).astype(np.int64, copy=False)
     trimmed = pc.utf8_trim(dictionary, characters=_WHITESPACE)
     if not trimmed.equals(dictionary):
         again = pc.dictionary_encode(trimmed)
-        codes = again.indices.to_numpy().astype(np.int64)[codes]
+        codes = numpy_of(again.indices).astype(np.int64)[codes]
         dictionary = again.dictionary
-    empty = pc.index(dictionary, "").as_py()
+    blank = np.flatnonzero(numpy_of(pc.binary_length(dictionary)) == 0)
+    empty = int(blank[0]) if len(blank) else -1
     if empty >= 0:
         codes = np.where(codes == empty, -1, codes - (codes > empty))
         dictionary = pa.concat_arrays([dictionary[:empty], dictionary[empty + 1:]])
     if lazy:
         return TextColumn(codes, dictionary, TextValues(dictionary))
-    return TextColumn(codes, dictionary, np.asarray(dictionary.to_numpy(zero_copy_only=False), dtype=object))
+    return TextColumn(codes, dictionary, python_strings(dictionary))
 
 
 def fast_times(col: pa.ChunkedArray) -> np.ndarray | None:
@@ -269,19 +343,21 @@ def fast_times(col: pa.ChunkedArray) -> np.ndarray | None:
     casts them and reads them as pandas does. None for any other length, or a cell Arrow
     refuses: the general parser then reads the column."""
     lengths = pc.binary_length(col)
-    empty = pc.equal(lengths, 0)
-    if pc.all(empty).as_py():
+    n = numpy_of(lengths)
+    empty = n == 0
+    if empty.all():
         return np.full(len(col), NA, dtype=np.int64)
-    if not pc.all(pc.is_in(lengths, pa.array([0, 20, 25], lengths.type))).as_py():
+    if not ((n == 20) | (n == 25) | empty).all():
         return None
     try:
-        ns = pc.cast(pc.if_else(empty, pa.scalar(None, pa.string()), col),
-                     pa.timestamp("ns", tz="UTC")).cast(pa.int64())
+        given = col if not empty.any() else pc.if_else(pc.invert(pc.cast(lengths, pa.bool_())),
+                                                        pa.nulls(len(col), col.type), col)
+        ns = pc.cast(given, pa.timestamp("ns", tz="UTC")).cast(pa.int64())
     except pa.ArrowException:       # a cell Arrow cannot cast: the general parser reads the column
         return None
-    out = np.floor_divide(ns.fill_null(0).to_numpy(), 1_000_000_000)
+    out = np.floor_divide(numpy_of(ns), 1_000_000_000)
     if ns.null_count:
-        out[ns.is_null().to_numpy(zero_copy_only=False)] = NA
+        out[null_mask(ns)] = NA
     return out
 
 

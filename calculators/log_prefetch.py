@@ -1,7 +1,7 @@
 """Read an incident log in the background while the command starts.
 
 `slakit credits` (and the other commands reading a log) spend their first half second
-importing pandas and pydantic and loading the contract, on one core. The log's bytes, their
+importing numpy, pyarrow and pydantic and loading the contract, on one core. The log's bytes, their
 SHA-256 and the Arrow parse of a CSV need neither, and both release the GIL: `start(path)`
 begins them in a thread at once, and `incidents.load_incidents` takes the result with
 `take(path)` (joining the thread) instead of doing the same work after the imports.

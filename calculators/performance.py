@@ -37,12 +37,12 @@ def _is_perf(log: Any) -> np.ndarray:
 
 def availability_log(lc: LoadedContract, log: Any) -> Any:
     """The log without performance incidents when the contract has performance levels."""
-    if not getattr(lc.model, "performance", None) or log.frame.empty:
+    if not getattr(lc.model, "performance", None) or not len(log.columns):
         return log
     mask = _is_perf(log)
     if not mask.any():
         return log
-    return replace(log, frame=log.frame[~mask].reset_index(drop=True))
+    return log.with_frame(log.frame[~mask].reset_index(drop=True))
 
 
 def _level_contract(lc: LoadedContract, level: Any) -> Any:

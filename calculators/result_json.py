@@ -226,7 +226,7 @@ class NamesInfo:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        from calculators.log_csv import arrow_strings
+        from calculators.log_csv import arrow_strings, string_scalar
 
         got = self._seen.get(id(names))
         if got is None or got[0] is not names:
@@ -235,8 +235,8 @@ class NamesInfo:
             except (pa.ArrowException, UnicodeError, TypeError):    # a lone surrogate, not a str
                 arrow = None
             if arrow is not None and arrow.null_count == 0 and not _needs_escape(arrow):
-                sep = pa.scalar(_id_sep(_RECORD + 1), pa.large_string())
-                arrow = pc.binary_join_element_wise(arrow, sep, pa.scalar("", pa.large_string()))
+                sep = string_scalar(_id_sep(_RECORD + 1))      # (not pa.scalar, which imports pandas)
+                arrow = pc.binary_join_element_wise(arrow, sep, string_scalar(""))
             else:
                 arrow = None
             got = self._seen[id(names)] = (names, arrow)
@@ -263,7 +263,8 @@ def _incident_text(sm: Any, depth: int, info: NamesInfo
     string per id): (buffer, starts, ends, counts): unit i's counts[i] ids are
     buffer[starts[i]:ends[i]]. None where the engine's index offers no id codes or an id needs escaping."""
     import numpy as np
-    import pyarrow as pa
+
+    from calculators.log_csv import int64_array
 
     index = sm.incidents
     try:
@@ -276,7 +277,7 @@ def _incident_text(sm: Any, depth: int, info: NamesInfo
     arrow = info.get(names)
     if arrow is None:
         return None
-    taken = arrow.take(pa.array(code))
+    taken = arrow.take(int64_array(code))
     bounds = np.searchsorted(unit, np.arange(len(sm.ids) + 1))
     buffers = taken.buffers()
     offsets = np.frombuffer(buffers[1], dtype=np.int64)[taken.offset:taken.offset + len(taken) + 1][bounds]

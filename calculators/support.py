@@ -36,9 +36,10 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from calculators.incidents import coded
+from calculators.log_columns import Columns, columns_of
+from calculators.vocabulary import NA
 from calculators.result_records import utc
 from calculators.support_records import AcceptanceDelay, SupportFigure, SupportFigures
 from slaschema.models import SCOPES
@@ -96,12 +97,12 @@ def _figure(group: str, names: np.ndarray, ids: np.ndarray, durations: np.ndarra
         breach_ids=tuple(names[ids[breach]].tolist()), open=n_open)
 
 
-def _col(frame, name: str, pick: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def _col(cols: Columns, name: str, pick: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(values as int64 with 0 for missing, present mask) of a nullable Int64 column,
     at the rows `pick` (positions; default all)."""
-    s = frame[name]
-    present = s.notna().to_numpy()
-    values = s.to_numpy(dtype=np.int64, na_value=0)
+    raw = cols.ints(name, NA)
+    present = raw != NA
+    values = np.where(present, raw, 0)
     if pick is None:
         return values, present
     return values[pick], present[pick]
@@ -113,12 +114,12 @@ def support_report(lc: LoadedContract, log: IncidentLog, period_start_s: int, pe
     `as_of_s` (default: the period end): the `SupportFigures` record of `Result.support`."""
     sup = lc.model.support
     as_of = period_end_s if as_of_s is None else int(as_of_s)
-    frame = log.frame
+    frame = columns_of(log)
     # rows starting in the period, each incident once (its first row), as positions
-    start_all = frame["start"].to_numpy(dtype=np.int64)
+    start_all = frame.ints("start", 0)
     pick = np.flatnonzero((start_all >= period_start_s) & (start_all < period_end_s))
     codes, names = coded(log, "id")
-    rows = frame["row"].to_numpy(dtype=np.int64)[pick] if "row" in frame else None
+    rows = frame.ints("row", 0)[pick] if "row" in frame else None
     if rows is not None and (rows[1:] >= rows[:-1]).all():
         # the loader's frame: an incident's rows (one per node of a hostlist) are adjacent
         # and share its input row number
@@ -126,7 +127,9 @@ def support_report(lc: LoadedContract, log: IncidentLog, period_start_s: int, pe
         first[1:] = rows[1:] != rows[:-1]
         pick = pick[first]
     else:
-        pick = pick[~pd.Series(codes[pick]).duplicated(keep="first").to_numpy()]
+        first = np.zeros(len(pick), dtype=bool)
+        first[np.unique(codes[pick], return_index=True)[1]] = True      # each id's first row
+        pick = pick[first]
     notice, has_notice = _col(frame, "notice_at", pick)
     start = start_all[pick]
     planned = has_notice & (notice <= start)

@@ -1,10 +1,8 @@
 """`IncidentLog.coded`: the loader's codes of the text columns are those pandas would give
 (same cells, ids in order of first appearance), for every reader and after skipped rows and
-hostlist expansion; a column replaced since is coded afresh."""
+hostlist expansion; a log made from another frame (`with_frame`) is coded afresh."""
 
 from __future__ import annotations
-
-import dataclasses
 
 import numpy as np
 import pandas as pd
@@ -42,7 +40,7 @@ def test_codes_of_the_example_log(lc, fast, monkeypatch):
     if not fast:
         monkeypatch.setattr(inc, "_read_csv_arrow", lambda *args: None)
     log = load_incidents(EXAMPLE_LOG, lc)
-    assert {"id", "scope", "impact", "category", "severity"} <= set(log._codes)
+    assert {"id", "scope", "impact", "category", "severity"} <= log.columns.coded_columns
     assert_codes_match(log)
 
 
@@ -64,7 +62,7 @@ def test_a_replaced_column_is_coded_again(lc):
     log = load_incidents(EXAMPLE_LOG, lc)
     frame = log.frame.copy()
     frame["scope"] = pd.Series(["site"] * len(frame), dtype=str)
-    other = dataclasses.replace(log, frame=frame)
+    other = log.with_frame(frame)
     codes, uniques = other.coded("scope")
     assert uniques.tolist() == ["site"] and (codes == 0).all()
     assert log.coded("scope")[1].tolist() == ["node", "rack", "cluster", "site"]

@@ -1,0 +1,141 @@
+"""The columns of an incident log as the calculators read them: numpy arrays and codes.
+
+The engine and the support figures read a log's times as int64 arrays and its text columns as
+codes into their distinct values (`coded`). A log read from a file hands over what the loader
+checked (`LoadedColumns`) without making a pandas frame; `IncidentLog.frame`, for the
+commands that work on the frame (review, explain, reconcile, ...), is made from the same
+arrays on first use, and pandas is imported then. `slakit credits` on a CSV log thus never
+imports pandas (a third of the command's imports).
+
+A log made from a frame (`IncidentLog.with_frame`, and objects of the calculators' own with a
+`frame` attribute) is read through `FrameColumns`, which answers the same questions from the
+frame itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+import threading
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+class Columns(Protocol):
+    """What the calculators ask of a log's columns."""
+
+    def __len__(self) -> int: ...
+
+    def __contains__(self, name: object) -> bool: ...
+
+    def ints(self, name: str, na: int) -> np.ndarray:
+        """An integer column (times, `row`, `gpus_affected`) as int64, `na` where missing; a
+        column the log does not have is all `na`. Read-only where it is the log's own array."""
+        ...
+
+    def coded(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """(codes, distinct values) of a text column, -1 where the cell is missing; values
+        numbered in order of first appearance (as `pandas.factorize` numbers them)."""
+        ...
+
+    def frame(self) -> pd.DataFrame: ...
+
+
+class FrameColumns:
+    """The columns of a pandas frame (codes made on first use, once per column)."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self._frame = frame
+        self._codes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    def __len__(self) -> int:
+        return len(self._frame)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._frame
+
+    def ints(self, name: str, na: int) -> np.ndarray:
+        import pandas as pd
+
+        frame = self._frame
+        if name not in frame:
+            return np.full(len(frame), na, dtype=np.int64)
+        col = frame[name]
+        if isinstance(col.dtype, pd.api.extensions.ExtensionDtype):
+            return col.to_numpy(dtype="int64", na_value=na)
+        return np.where(col.isna().to_numpy(), na, col.fillna(na).to_numpy()).astype(np.int64)
+
+    def coded(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        got = self._codes.get(name)
+        if got is None:
+            import pandas as pd
+
+            codes, uniques = pd.factorize(self._frame[name].to_numpy(dtype=object), use_na_sentinel=True)
+            got = self._codes[name] = (codes.astype(np.int64), np.asarray(uniques, dtype=object))
+        return got
+
+    def frame(self) -> pd.DataFrame:
+        return self._frame
+
+
+class LoadedColumns:
+    """The columns the loader checked: `ints` (int64, `missing` where a cell is missing),
+    `codes` of the text columns it coded, and `make_frame`, which builds the frame from them
+    (called once, by `IncidentLog.frame`). A column without codes here is coded from the frame."""
+
+    def __init__(self, n: int, names: tuple[str, ...], ints: dict[str, np.ndarray], missing: int,
+                 codes: dict[str, tuple[np.ndarray, np.ndarray]], make_frame: Callable[[], Any]) -> None:
+        self._n = n
+        self._names = frozenset(names)
+        self._ints = ints
+        self._missing = missing
+        self._codes = codes
+        self._make_frame = make_frame
+        self._frame: Any = None
+        self._lock = threading.Lock()      # the support figures read the log in a thread beside the engine
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    @property
+    def coded_columns(self) -> frozenset[str]:
+        """The text columns whose codes the loader handed over."""
+        return frozenset(self._codes)
+
+    def ints(self, name: str, na: int) -> np.ndarray:
+        a = self._ints.get(name)
+        if a is None:
+            if name in self._names:
+                return FrameColumns(self.frame()).ints(name, na)
+            return np.full(self._n, na, dtype=np.int64)
+        if na == self._missing:
+            out = a.view()
+            out.flags.writeable = False
+            return out
+        return np.where(a == self._missing, na, a)
+
+    def coded(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        got = self._codes.get(name)
+        if got is None:        # (after a hostlist's rows were repeated, the targets)
+            got = self._codes[name] = FrameColumns(self.frame()).coded(name)
+        return got
+
+    def frame(self) -> pd.DataFrame:
+        with self._lock:
+            if self._frame is None:
+                self._frame = self._make_frame()
+                self._make_frame = None      # let what only the frame needed go
+            return self._frame
+
+
+def columns_of(log: Any) -> Columns:
+    """The log's columns: a loaded log's own, or those of the frame of any other object with
+    one (logs made by hand)."""
+    cols = getattr(log, "columns", None)
+    return cols if cols is not None else FrameColumns(log.frame)
