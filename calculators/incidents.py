@@ -1,4 +1,4 @@
-"""Incident logs: CSV, JSON Lines or a JSON array -> one validated pandas frame.
+"""Incident logs: CSV, JSON Lines or a JSON array -> one validated log (`IncidentLog`).
 
 CSV is read by `pyarrow.csv.read_csv` (all threads; quoting, CRLF, a UTF-8 byte-order mark
 and UTF-8 text on that path); a file it refuses (a row with fewer or more cells than the
@@ -15,6 +15,12 @@ Python only loops over the rows that are wrong, to describe them. All bad rows a
 together, each with its row number, column, value and reason code. Nothing downstream sees
 a log with errors unless the caller asks to skip bad rows; the skipped rows are then kept in
 `IncidentLog.skipped` so every output can list them.
+
+The calculators read the log's columns as the loader checked them (`IncidentLog.columns`,
+`calculators.log_columns`: int64 arrays, and text columns as codes into their distinct
+values); the pandas frame `IncidentLog.frame` is made from them on first use, so a command
+that needs no frame (`slakit credits`) imports no pandas. pandas is imported by the general
+readers, by the reporting of problems and by the frame.
 
 The frame has one row per (incident, unit): a `node` incident whose target is a hostlist
 (`r01-n[03-05]`) becomes one row per node, all with the same `id` and `row` (hostlists are
