@@ -406,13 +406,25 @@ def _features(e: LogEntry, as_of: datetime) -> tuple:
     return (e.start, _end(e, as_of), e.end is None, e.category)
 
 
+def _after(pairs: Iterator[tuple], head: tuple) -> Iterator[tuple]:
+    """The pairs of `pairs` (most preferred first) that come after `head`."""
+    for p in pairs:
+        if p > head:
+            yield p
+            break
+    yield from pairs
+
+
 def _maximum_matching(partners: _Partners, order: list[int]) -> dict[int, int]:
     """A maximum one-to-one matching of the pairs (ours index, theirs index): first greedily
     in the order of preference of all pairs, then augmenting paths (Kuhn) for the entries left
     over, in `order`, trying partners in the same preference. Returns ours -> theirs.
 
     The pairs are taken as they come: the greedy pass merges each entry's own pairs, most
-    preferred first, holding one pair per entry not yet matched. A search for an augmenting
+    preferred first, holding one pair per entry not yet matched; an entry's walk over its
+    pairs is held only from when its first pair's theirs entry is found taken (the walk is then
+    begun anew and passes over the pairs up to that one), so the entries that get their first
+    pair, most of them, never hold one (a walk has a position in each duration group). A search for an augmenting
     path is made only while some theirs entry with a pair is unmatched (it ends at one), and
     skips the theirs entries every search since the last augmentation has passed in vain (no
     path leads from them to an unmatched one; the path found is the same). An entry's pairs
@@ -423,18 +435,23 @@ def _maximum_matching(partners: _Partners, order: list[int]) -> dict[int, int]:
     heads = []
     taken = _Taken(a_of)
     for ai in range(len(partners.a_list)):
-        stream = partners.preferred(ai, taken)
-        first = next(stream, None)
+        first = next(partners.preferred(ai), None)
         if first is not None:
-            streams[ai] = stream
             heads.append(first)
-    paired = set(streams)                # the ours entries with any pair
+    paired = {p[-2] for p in heads}      # the ours entries with any pair
     heapify(heads)
     while heads and len(a_of) < len(partners.b_list):
-        *_, ai, bi = heads[0]
-        following = None if bi not in a_of else next(streams[ai], None)
+        head = heads[0]
+        *_, ai, bi = head
         if bi not in a_of:
             b_of[ai], a_of[bi] = bi, ai
+            heappop(heads)
+            streams.pop(ai, None)
+            continue
+        stream = streams.get(ai)
+        if stream is None:               # its first pair's b is taken: its pairs from there on
+            stream = streams[ai] = _after(partners.preferred(ai, taken), head)
+        following = next(stream, None)
         if following is None:
             heappop(heads)
             del streams[ai]
