@@ -52,7 +52,7 @@ _FEW = 64                     # entries of a side on a unit up to which they are
                               # and each entry's pairs are found at once, nor the searches' ends counted
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LogEntry:
     id: str
     scope: str
@@ -131,23 +131,35 @@ def load_log(path: str | Path, contract: LoadedContract | None = None, assume_tz
 
 def log_entries(log: IncidentLog) -> list[LogEntry]:
     """The entries of a loaded log: one per row of its frame (an incident on one unit, node
-    hostlists expanded), times as aware UTC datetimes (the loader keeps whole seconds)."""
+    hostlists expanded), times as aware UTC datetimes (the loader keeps whole seconds).
+
+    Built column by column: a text value (id, scope, unit, category) is one string for all
+    the entries that have it (the loader's distinct values), and a second one datetime for all
+    the times at it; only the columns reconcile uses are read."""
+    import numpy as np
+
+    from calculators.incidents import coded
+
     f = log.frame
     if f.empty:
         return []
-    utc = {}
 
-    def at(sec: int) -> datetime:
-        t = utc.get(sec)
-        if t is None:
-            t = utc[sec] = datetime.fromtimestamp(sec, tz=UTC)
-        return t
+    def texts(column: str) -> list:
+        codes, uniques = coded(log, column)
+        return np.append(uniques, None).astype(object)[codes].tolist()     # (-1: missing -> None)
 
-    ends = f["end"].to_numpy(dtype=object, na_value=None)
-    return [LogEntry(i, scope, unit, at(start), None if end is None else at(int(end)), category, row)
-            for i, scope, unit, start, end, category, row in zip(
-                f["id"].tolist(), f["scope"].tolist(), f["target"].tolist(), f["start"].tolist(), ends.tolist(),
-                f["category"].tolist(), f["row"].tolist())]
+    starts = f["start"].to_numpy(dtype=np.int64)
+    end = f["end"]
+    is_open = end.isna().to_numpy(dtype=bool)
+    ends = end.to_numpy(dtype=np.int64, na_value=0)
+    seconds, at = np.unique(np.concatenate([starts, ends[~is_open]]), return_inverse=True)
+    times = np.array([datetime.fromtimestamp(sec, tz=UTC) for sec in seconds.tolist()] + [None], dtype=object)
+    end_at = np.full(len(ends), len(seconds), dtype=np.int64)      # open: None
+    end_at[~is_open] = at[len(starts):]
+    start_times, end_times = times[at[:len(starts)]].tolist(), times[end_at].tolist()
+    del seconds, at, end_at, times
+    return [LogEntry(*cells) for cells in zip(texts("id"), texts("scope"), texts("target"), start_times, end_times,
+                                              texts("category"), f["row"].tolist())]
 
 
 # --- comparing -----------------------------------------------------------------------------
@@ -511,5 +523,4 @@ def _maximum_matching(partners: _Partners, order: list[int]) -> dict[int, int]:
 
 
 def latest_time(entries: Iterable[LogEntry]) -> datetime | None:
-    times = [t for e in entries for t in (e.start, e.end) if t is not None]
-    return max(times) if times else None
+    return max((t for e in entries for t in (e.start, e.end) if t is not None), default=None)
