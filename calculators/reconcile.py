@@ -63,7 +63,7 @@ class LogEntry:
     row: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Finding:
     kind: str                  # missing_in_ours | missing_in_theirs | start_differs | end_differs | category_differs
     scope: str
@@ -177,11 +177,14 @@ def reconcile(ours: Iterable[LogEntry], theirs: Iterable[LogEntry], tolerance: t
     findings: list[Finding] = []
     matched = 0
     for (scope, unit), (a_list, b_list) in sorted(by_unit.items()):
-        order = sorted(range(len(a_list)), key=lambda i: (_features(a_list[i], as_of), i))
-        partner = _maximum_matching(_Partners(a_list, b_list, tolerance, as_of), order)
-        used_a = set(partner)
+        partners = _Partners(a_list, b_list, tolerance, as_of)
+        # by features, then index (the sort is stable): the entries' own tuples are the keys
+        order = sorted(range(len(a_list)), key=partners.a_feat.__getitem__)
+        partner = _maximum_matching(partners, order)
+        del partners, order
         used_b = set(partner.values())
-        for ai, bi in sorted(partner.items(), key=lambda kv: (a_list[kv[0]].start, kv[0])):
+        for ai in sorted(sorted(partner), key=lambda ai: a_list[ai].start):     # by start, then index
+            bi = partner[ai]
             matched += 1
             a, b = a_list[ai], b_list[bi]
             common = dict(scope=scope, unit=unit, ours=a.id, theirs=b.id, ours_start=a.start, ours_end=a.end,
@@ -200,7 +203,7 @@ def reconcile(ours: Iterable[LogEntry], theirs: Iterable[LogEntry], tolerance: t
                 findings.append(Finding("category_differs", details={"ours": a.category, "theirs": b.category},
                                         **common))
         for ai, a in enumerate(a_list):
-            if ai not in used_a:
+            if ai not in partner:
                 findings.append(Finding("missing_in_theirs", scope, unit, a.id, None, a.start, a.end,
                                         details={"category": a.category}))
         for bi, b in enumerate(b_list):
@@ -245,11 +248,14 @@ class _Partners:
         self.a_feat = [_features(a, as_of) for a in a_list]
         self.b_feat = [_features(b, as_of) for b in b_list]
         # b entries alike in all a pair looks at pair alike but for their index: walked as one
-        self.alike: dict[int, list[int]] = {}          # the first of each kind -> all of them, in order
+        self.alike: dict[int, list[int]] = {}   # the first of each kind of several -> all of them, in order
         first: dict[tuple, int] = {}
         for bi, feat in enumerate(self.b_feat):
-            self.alike.setdefault(first.setdefault(feat, bi), []).append(bi)
-        self.by_start = sorted(self.alike, key=lambda bi: (b_list[bi].start, bi))
+            kind = first.setdefault(feat, bi)
+            if kind != bi:
+                self.alike.setdefault(kind, [kind]).append(bi)
+        self.by_start = sorted(first.values(), key=lambda bi: (b_list[bi].start, bi))
+        del first
         self.starts = [b_list[bi].start for bi in self.by_start]
         groups: dict[int, list[int]] = defaultdict(list)
         for bi in self.by_start:       # (a few entries are one group)
@@ -262,10 +268,10 @@ class _Partners:
     def pair(self, ai: int, bi: int) -> tuple | None:
         """The pair of a and b, None when they are more than the tolerance apart."""
         a, b, a_end, b_end = self.a_list[ai], self.b_list[bi], self.a_end[ai], self.b_end[bi]
-        gap = max((b.start - a_end).total_seconds(), (a.start - b_end).total_seconds(), 0.0)
+        gap = max(_seconds(b.start - a_end), _seconds(a.start - b_end), 0)
         if gap > self.tol:
             return None
-        return (abs((b.start - a.start).total_seconds()), abs((b_end - a_end).total_seconds()),
+        return (abs(_seconds(b.start - a.start)), abs(_seconds(b_end - a_end)),
                 (a.end is None) != (b.end is None), a.category != b.category, gap,
                 self.a_feat[ai], self.b_feat[bi], ai, bi)
 
@@ -286,7 +292,7 @@ class _Partners:
                 pairs = self.few[ai] = [
                     q for p in sorted(p for p in (self.pair(ai, bi) for bi in near if b_end[bi] >= earliest)
                                       if p is not None)
-                    for q in (self._alike(p, None) if len(self.alike[p[-1]]) > 1 else (p,))]
+                    for q in (self._alike(p, None) if p[-1] in self.alike else (p,))]
             yield from pairs
             return
         walks, heads = self._walks(a.start, earliest, latest)
@@ -303,11 +309,11 @@ class _Partners:
                 else:
                     heapreplace(heads, (nd, heads[0][1]))
             if taken is not None:
-                same = [bi for bi in same if len(self.alike[bi]) > 1 or bi not in taken.by]
+                same = [bi for bi in same if bi in self.alike or bi not in taken.by]
             pairs = [p for p in (self.pair(ai, bi) for bi in same) if p is not None]
             pairs.sort()
             for p in pairs:
-                if len(self.alike[p[-1]]) == 1:
+                if p[-1] not in self.alike:
                     yield p
                 else:
                     yield from self._alike(p, taken)
@@ -401,6 +407,12 @@ def _plus(t: datetime, d: timedelta) -> datetime:
     return t + d if _LAST - t >= d else _LAST
 
 
+def _seconds(d: timedelta) -> int | float:
+    """`d` in seconds: an int when whole (most are small, and Python keeps one object for
+    each small int), else the float `total_seconds` gives; the two compare alike."""
+    return d.days * 86400 + d.seconds if not d.microseconds else d.total_seconds()
+
+
 def _end(e: LogEntry, as_of: datetime) -> datetime:
     """Where an entry ends for matching: its end, or `as_of` when open (never before its start)."""
     if e.end is not None:
@@ -450,7 +462,9 @@ def _maximum_matching(partners: _Partners, order: list[int]) -> dict[int, int]:
         first = next(partners.preferred(ai), None)
         if first is not None:
             heads.append(first)
-    paired = {p[-2] for p in heads}      # the ours entries with any pair
+    paired = bytearray(len(partners.a_list))     # the ours entries with any pair
+    for p in heads:
+        paired[p[-2]] = 1
     heapify(heads)
     while heads and len(a_of) < len(partners.b_list):
         head = heads[0]
@@ -470,7 +484,7 @@ def _maximum_matching(partners: _Partners, order: list[int]) -> dict[int, int]:
         else:
             heapreplace(heads, following)
 
-    left = [ai for ai in order if ai not in b_of and ai in paired]
+    left = [ai for ai in order if ai not in b_of and paired[ai]]
     if not left or len(a_of) == len(partners.b_list):
         return b_of
     open_ends = len(partners.b_list) - len(a_of)      # the unmatched theirs entries with a pair, or more

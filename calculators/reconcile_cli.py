@@ -93,10 +93,26 @@ def reconcile_cmd(paths, tolerance, as_of, assume_tz, contract_option, periods, 
                "ours_entries": result.ours_entries, "theirs_entries": result.theirs_entries,
                "matched": result.matched, "counts": result.counts(),
                "findings": [f.to_json() for f in result.findings], "credit_difference": credit}
-        click.echo(json.dumps(doc, indent=2))
+        _echo_json(doc)
     else:
         _print_reconciliation(result, credit)
     sys.exit(0 if result.agree else 1)
+
+
+def _echo_json(doc: dict, piece: int = 1 << 16) -> None:
+    """`click.echo(json.dumps(doc, indent=2))`, the same text, written as it is encoded in
+    pieces of about `piece` characters: the whole text and the encoder's list of its parts
+    (millions for a million findings) are never held at once."""
+    parts: list[str] = []
+    size = 0
+    for part in json.JSONEncoder(indent=2).iterencode(doc):
+        parts.append(part)
+        size += len(part)
+        if size >= piece:
+            click.echo("".join(parts), nl=False)
+            parts.clear()
+            size = 0
+    click.echo("".join(parts))
 
 
 def _check_default_months(*logs, as_of_given: bool) -> None:
