@@ -178,8 +178,8 @@ def reconcile(ours: Iterable[LogEntry], theirs: Iterable[LogEntry], tolerance: t
     matched = 0
     for (scope, unit), (a_list, b_list) in sorted(by_unit.items()):
         partners = _Partners(a_list, b_list, tolerance, as_of)
-        # by features, then index (the sort is stable): the entries' own tuples are the keys
-        order = sorted(range(len(a_list)), key=partners.a_feat.__getitem__)
+        # by features, then index (the sort is stable)
+        order = sorted(range(len(a_list)), key=lambda i: _features(a_list[i], as_of))
         partner = _maximum_matching(partners, order)
         del partners, order
         used_b = set(partner.values())
@@ -226,8 +226,9 @@ class _Partners:
     open, make 14 million).
 
     A pair is (start distance, end distance, open on one side only, categories differ, gap,
-    a's features, b's features, a index, b index), and the order of preference is that of
-    these tuples: closest start first, then closest end, both open or both closed, the same
+    a's features, b's features, a index, b index), the features (`_features`: start, end,
+    open, category) written out in the one tuple, not kept per entry; the order of preference
+    is that of these tuples: closest start first, then closest end, both open or both closed, the same
     category; ties by the entries' times, then the rows' order (only between entries alike in
     all of these, so the counts do not depend on the order of the rows). The b entries are
     sorted by start: those starting at or after a's start are paired with it up to a's end +
@@ -245,13 +246,11 @@ class _Partners:
         self.tol = tolerance.total_seconds()
         self.a_end = [_end(a, as_of) for a in a_list]
         self.b_end = [_end(b, as_of) for b in b_list]
-        self.a_feat = [_features(a, as_of) for a in a_list]
-        self.b_feat = [_features(b, as_of) for b in b_list]
         # b entries alike in all a pair looks at pair alike but for their index: walked as one
         self.alike: dict[int, list[int]] = {}   # the first of each kind of several -> all of them, in order
         first: dict[tuple, int] = {}
-        for bi, feat in enumerate(self.b_feat):
-            kind = first.setdefault(feat, bi)
+        for bi, (b, end) in enumerate(zip(b_list, self.b_end)):     # (the features, `_features`, not kept)
+            kind = first.setdefault((b.start, end, b.end is None, b.category), bi)
             if kind != bi:
                 self.alike.setdefault(kind, [kind]).append(bi)
         self.by_start = sorted(first.values(), key=lambda bi: (b_list[bi].start, bi))
@@ -273,7 +272,7 @@ class _Partners:
             return None
         return (abs(_seconds(b.start - a.start)), abs(_seconds(b_end - a_end)),
                 (a.end is None) != (b.end is None), a.category != b.category, gap,
-                self.a_feat[ai], self.b_feat[bi], ai, bi)
+                a.start, a_end, a.end is None, a.category, b.start, b_end, b.end is None, b.category, ai, bi)
 
     def preferred(self, ai: int, taken: _Taken | None = None) -> Iterator[tuple]:
         """The pairs of a (index `ai`), most preferred first; those of the b entries taken

@@ -52,6 +52,7 @@ def reconcile_cmd(paths, tolerance, as_of, assume_tz, contract_option, periods, 
     input is bad).
     """
     from calculators.cli import _check_zone, parse_as_of
+    from calculators.memory import release_freed
     from calculators.reconcile import latest_time, load_log, log_entries, reconcile
     from slaschema.cli import load_or_exit
     from slaschema.errors import gather
@@ -73,10 +74,12 @@ def reconcile_cmd(paths, tolerance, as_of, assume_tz, contract_option, periods, 
         # each log's entries are taken before the next is read; without a contract the
         # loaded log (its frame and the loader's structures) is not kept: nothing else needs it
         log = load_log(path, loaded, assume_tz)
+        release_freed()        # the loader's own temporaries: not resident beside the entries
         return (log if loaded is not None else None), log_entries(log)
 
     (ours_loaded, ours_log), (theirs_loaded, theirs_log) = gather(read, (ours, theirs))
     logs = (ours_loaded, theirs_loaded)
+    release_freed()            # what the reading let go (without a contract, both logs): not resident beside the matching
     if loaded is not None and not periods:        # (before the matching, which may take a while)
         _check_default_months((ours, ours_log), (theirs, theirs_log), as_of_given=bool(as_of))
     if as_of:
