@@ -166,7 +166,7 @@ def log_entries(log: IncidentLog) -> list[LogEntry]:
 
 def reconcile(ours: Iterable[LogEntry], theirs: Iterable[LogEntry], tolerance: timedelta,
               as_of: datetime) -> Reconciliation:
-    ours, theirs = list(ours), list(theirs)
+    ours, theirs = (x if isinstance(x, list) else list(x) for x in (ours, theirs))    # (not changed here)
     tol = tolerance.total_seconds()
     by_unit: dict[tuple[str, str], tuple[list[LogEntry], list[LogEntry]]] = defaultdict(lambda: ([], []))
     for e in ours:
