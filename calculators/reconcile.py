@@ -134,8 +134,8 @@ def log_entries(log: IncidentLog) -> list[LogEntry]:
     hostlists expanded), times as aware UTC datetimes (the loader keeps whole seconds).
 
     Built column by column: a text value (id, scope, unit, category) is one string for all
-    the entries that have it (the loader's distinct values), and a second one datetime for all
-    the times at it; only the columns reconcile uses are read."""
+    the entries that have it (the loader's distinct values), and a second is one datetime for
+    all the times at it; only the columns reconcile uses are read."""
     import numpy as np
 
     from calculators.incidents import coded
@@ -225,20 +225,20 @@ class _Partners:
     entries run to `as_of`, so each overlaps every later one: 10,000 entries a side, every 7th
     open, make 14 million).
 
-    A pair is (start distance, end distance, open on one side only, categories differ, gap,
-    a's features, b's features, a index, b index), the features (`_features`: start, end,
-    open, category) written out in the one tuple, not kept per entry; the order of preference
-    is that of these tuples: closest start first, then closest end, both open or both closed, the same
+    A pair is (start distance, end distance, open on one side only, categories differ, gap, a's
+    features, b's features, a index, b index), the features (`_features`: start, end, open,
+    category) written out in the one tuple, not kept per entry; the order of preference is that
+    of these tuples: closest start first, then closest end, both open or both closed, the same
     category; ties by the entries' times, then the rows' order (only between entries alike in
     all of these, so the counts do not depend on the order of the rows). The b entries are
     sorted by start: those starting at or after a's start are paired with it up to a's end +
-    tolerance, in that order; those starting before it are grouped by duration (powers of two
-    of seconds), since in a group only those starting no earlier than a.start - tolerance -
-    the group's longest can reach a, and walked back from a's start. The walks are merged by
-    start distance, those at the same distance sorted as a whole; b entries alike in all that
-    a pair looks at (start, end, open or not, category) are walked as one, and their pairs,
-    which sort by index among themselves, are made one at a time. Up to _FEW b entries are
-    one group, and each a entry's pairs are found at once and kept."""
+    tolerance, in that order; those starting before it are grouped by duration (powers of two of
+    seconds), since in a group only those starting no earlier than a.start - tolerance - the
+    group's longest can reach a, and walked back from a's start. The walks are merged by start
+    distance, those at the same distance sorted as a whole; b entries alike in all that a pair
+    looks at (start, end, open or not, category) are walked as one, and their pairs, which sort
+    by index among themselves, are made one at a time. Up to _FEW b entries are one group, and
+    each a entry's pairs are found at once and kept."""
 
     def __init__(self, a_list: list[LogEntry], b_list: list[LogEntry], tolerance: timedelta,
                  as_of: datetime) -> None:
@@ -444,14 +444,14 @@ def _maximum_matching(partners: _Partners, order: list[int]) -> dict[int, int]:
     over, in `order`, trying partners in the same preference. Returns ours -> theirs.
 
     The pairs are taken as they come: the greedy pass merges each entry's own pairs, most
-    preferred first, holding one pair per entry not yet matched; an entry's walk over its
-    pairs is held only from when its first pair's theirs entry is found taken (the walk is then
-    begun anew and passes over the pairs up to that one), so the entries that get their first
-    pair, most of them, never hold one (a walk has a position in each duration group). A search for an augmenting
-    path is made only while some theirs entry with a pair is unmatched (it ends at one), and
-    skips the theirs entries every search since the last augmentation has passed in vain (no
-    path leads from them to an unmatched one; the path found is the same). An entry's pairs
-    are kept for the searches up to _KEPT_PAIRS in all and found anew beyond that."""
+    preferred first, holding one pair per entry not yet matched; an entry's walk over its pairs
+    is held only from when its first pair's theirs entry is found taken (the walk is then begun
+    anew and passes over the pairs up to that one), so the entries that get their first pair,
+    most of them, never hold one (a walk has a position in each duration group). A search for an
+    augmenting path is made only while some theirs entry with a pair is unmatched (it ends at
+    one), and skips the theirs entries every search since the last augmentation has passed in
+    vain (no path leads from them to an unmatched one; the path found is the same). An entry's
+    pairs are kept for the searches up to _KEPT_PAIRS in all and found anew beyond that."""
     a_of: dict[int, int] = {}            # theirs -> ours
     b_of: dict[int, int] = {}            # ours -> theirs
     streams: dict[int, Iterator[tuple]] = {}

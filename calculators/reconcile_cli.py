@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import sys
-from itertools import chain
 from datetime import datetime, timezone
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -79,7 +79,7 @@ def reconcile_cmd(paths, tolerance, as_of, assume_tz, contract_option, periods, 
 
     (ours_loaded, ours_log), (theirs_loaded, theirs_log) = gather(read, (ours, theirs))
     logs = (ours_loaded, theirs_loaded)
-    release_freed()            # what the reading let go (without a contract, both logs): not resident beside the matching
+    release_freed()            # what reading let go (without a contract, both logs): not kept beside the matching
     if loaded is not None and not periods:        # (before the matching, which may take a while)
         _check_default_months((ours, ours_log), (theirs, theirs_log), as_of_given=bool(as_of))
     if as_of:
