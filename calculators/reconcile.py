@@ -248,13 +248,25 @@ class _Partners:
         self.b_end = [_end(b, as_of) for b in b_list]
         # b entries alike in all a pair looks at pair alike but for their index: walked as one
         self.alike: dict[int, list[int]] = {}   # the first of each kind of several -> all of them, in order
-        first: dict[tuple, int] = {}
-        for bi, (b, end) in enumerate(zip(b_list, self.b_end)):     # (the features, `_features`, not kept)
-            kind = first.setdefault((b.start, end, b.end is None, b.category), bi)
-            if kind != bi:
-                self.alike.setdefault(kind, [kind]).append(bi)
-        self.by_start = sorted(first.values(), key=lambda bi: (b_list[bi].start, bi))
-        del first
+        self.by_start = []                      # the first of each kind, by start, then index
+        by_start = sorted(range(len(b_list)), key=lambda bi: b_list[bi].start)     # (stable: ties by index)
+        i = 0
+        while i < len(by_start):
+            j, start = i + 1, b_list[by_start[i]].start
+            while j < len(by_start) and b_list[by_start[j]].start == start:
+                j += 1
+            if j == i + 1:
+                self.by_start.append(by_start[i])
+            else:                               # the same start: alike when the rest of `_features` is
+                first: dict[tuple, int] = {}
+                for bi in by_start[i:j]:
+                    kind = first.setdefault((self.b_end[bi], b_list[bi].end is None, b_list[bi].category), bi)
+                    if kind == bi:
+                        self.by_start.append(bi)
+                    else:
+                        self.alike.setdefault(kind, [kind]).append(bi)
+            i = j
+        del by_start
         self.starts = [b_list[bi].start for bi in self.by_start]
         groups: dict[int, list[int]] = defaultdict(list)
         for bi in self.by_start:       # (a few entries are one group)
