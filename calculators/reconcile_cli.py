@@ -89,6 +89,8 @@ def reconcile_cmd(paths, tolerance, as_of, assume_tz, contract_option, periods, 
     result = reconcile(ours_log, theirs_log, tolerance, at)
     earliest = min((e.start for e in chain(ours_log, theirs_log)), default=None)
     credit = _credit_difference(loaded, *logs, periods, at, earliest)
+    # the findings hold what the output shows: the entries and logs go before it is laid out
+    del ours_log, theirs_log, logs, ours_loaded, theirs_loaded
     if fmt == "json":
         doc = {"format": RECONCILE_FORMAT, "agree": result.agree, "as_of": at.isoformat(),
                "tolerance_s": result.tolerance_s,
