@@ -16,7 +16,7 @@ its own; building and sorting all the pairs at once, as before that, took 61 s a
 
 `--entries 1000000`, a million incidents a side (two logs of 81 MB), takes about 65 s on 2
 cores: 15 s writing the logs, then reconcile in 51 s (50 s of CPU) and 1.2 GB peak RSS,
-1,000,000 matched and 243,845 findings. It was 93 s of CPU and 6.4 GB: every entry of ours
+1,000,000 matched and 243,845 findings. It was 103 s of CPU and 6.1 GB: every entry of ours
 held its walk over its pairs (a position in each duration group) for the whole greedy pass,
 and each log's frame and the loader's freed arrays stayed resident beside the entries. Of
 the 1.2 GB: 105 MB the imports, about 670 MB the two million entries (a `LogEntry`, its id,
@@ -24,8 +24,8 @@ row and two datetimes: about 300 bytes each), about 90 MB the indexes of the the
 and about 340 MB the matching (one pair waiting in the greedy pass's heap per entry of ours,
 and the matching's two dictionaries). Reading a log peaks at about 500 MB above what is held
 (the loader's arrays, given back before the next step). The table (`--format table`, not
-timed here) of that run takes about 4 minutes (rich lays out 243,845 rows) and 1.8 GB (was 8
-minutes and 6.4 GB).
+timed here) of that run takes about 4 minutes (rich lays out 243,845 rows) and 1.7 GB (was 8
+minutes and 6.1 GB).
 """
 
 from __future__ import annotations
