@@ -68,3 +68,23 @@ def _no_hugepages() -> bool:
     except AttributeError:
         return False
     return True
+
+
+def release_freed() -> bool:
+    """Give the memory freed so far back to the kernel: glibc's free heap (`malloc_trim`, which
+    also returns free pages inside the heap) and Arrow's pool. For a command done with large
+    temporary arrays (the loader's, for a log) before it builds many small Python objects:
+    those live in arenas of their own, outside glibc's heap, so the heap the settings above keep
+    would stay resident beside them and add to the peak. Returns whether glibc released any."""
+    pyarrow = sys.modules.get("pyarrow")
+    if pyarrow is not None:
+        pyarrow.default_memory_pool().release_unused()
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        malloc_trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return False
+    malloc_trim.argtypes = [ctypes.c_size_t]
+    malloc_trim.restype = ctypes.c_int
+    return malloc_trim(0) == 1

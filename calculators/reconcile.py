@@ -52,7 +52,7 @@ _FEW = 64                     # entries of a side on a unit up to which they are
                               # and each entry's pairs are found at once, nor the searches' ends counted
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LogEntry:
     id: str
     scope: str
@@ -63,7 +63,7 @@ class LogEntry:
     row: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Finding:
     kind: str                  # missing_in_ours | missing_in_theirs | start_differs | end_differs | category_differs
     scope: str
@@ -131,30 +131,42 @@ def load_log(path: str | Path, contract: LoadedContract | None = None, assume_tz
 
 def log_entries(log: IncidentLog) -> list[LogEntry]:
     """The entries of a loaded log: one per row of its frame (an incident on one unit, node
-    hostlists expanded), times as aware UTC datetimes (the loader keeps whole seconds)."""
+    hostlists expanded), times as aware UTC datetimes (the loader keeps whole seconds).
+
+    Built column by column: a text value (id, scope, unit, category) is one string for all
+    the entries that have it (the loader's distinct values), and a second is one datetime for
+    all the times at it; only the columns reconcile uses are read."""
+    import numpy as np
+
+    from calculators.incidents import coded
+
     f = log.frame
     if f.empty:
         return []
-    utc = {}
 
-    def at(sec: int) -> datetime:
-        t = utc.get(sec)
-        if t is None:
-            t = utc[sec] = datetime.fromtimestamp(sec, tz=UTC)
-        return t
+    def texts(column: str) -> list:
+        codes, uniques = coded(log, column)
+        return np.append(uniques, None).astype(object)[codes].tolist()     # (-1: missing -> None)
 
-    ends = f["end"].to_numpy(dtype=object, na_value=None)
-    return [LogEntry(i, scope, unit, at(start), None if end is None else at(int(end)), category, row)
-            for i, scope, unit, start, end, category, row in zip(
-                f["id"].tolist(), f["scope"].tolist(), f["target"].tolist(), f["start"].tolist(), ends.tolist(),
-                f["category"].tolist(), f["row"].tolist())]
+    starts = f["start"].to_numpy(dtype=np.int64)
+    end = f["end"]
+    is_open = end.isna().to_numpy(dtype=bool)
+    ends = end.to_numpy(dtype=np.int64, na_value=0)
+    seconds, at = np.unique(np.concatenate([starts, ends[~is_open]]), return_inverse=True)
+    times = np.array([datetime.fromtimestamp(sec, tz=UTC) for sec in seconds.tolist()] + [None], dtype=object)
+    end_at = np.full(len(ends), len(seconds), dtype=np.int64)      # open: None
+    end_at[~is_open] = at[len(starts):]
+    start_times, end_times = times[at[:len(starts)]].tolist(), times[end_at].tolist()
+    del seconds, at, end_at, times
+    return [LogEntry(*cells) for cells in zip(texts("id"), texts("scope"), texts("target"), start_times, end_times,
+                                              texts("category"), f["row"].tolist())]
 
 
 # --- comparing -----------------------------------------------------------------------------
 
 def reconcile(ours: Iterable[LogEntry], theirs: Iterable[LogEntry], tolerance: timedelta,
               as_of: datetime) -> Reconciliation:
-    ours, theirs = list(ours), list(theirs)
+    ours, theirs = (x if isinstance(x, list) else list(x) for x in (ours, theirs))    # (not changed here)
     tol = tolerance.total_seconds()
     by_unit: dict[tuple[str, str], tuple[list[LogEntry], list[LogEntry]]] = defaultdict(lambda: ([], []))
     for e in ours:
@@ -165,11 +177,14 @@ def reconcile(ours: Iterable[LogEntry], theirs: Iterable[LogEntry], tolerance: t
     findings: list[Finding] = []
     matched = 0
     for (scope, unit), (a_list, b_list) in sorted(by_unit.items()):
-        order = sorted(range(len(a_list)), key=lambda i: (_features(a_list[i], as_of), i))
-        partner = _maximum_matching(_Partners(a_list, b_list, tolerance, as_of), order)
-        used_a = set(partner)
+        partners = _Partners(a_list, b_list, tolerance, as_of)
+        # by features, then index (the sort is stable)
+        order = sorted(range(len(a_list)), key=lambda i: _features(a_list[i], as_of))
+        partner = _maximum_matching(partners, order)
+        del partners, order
         used_b = set(partner.values())
-        for ai, bi in sorted(partner.items(), key=lambda kv: (a_list[kv[0]].start, kv[0])):
+        for ai in sorted(sorted(partner), key=lambda ai: a_list[ai].start):     # by start, then index
+            bi = partner[ai]
             matched += 1
             a, b = a_list[ai], b_list[bi]
             common = dict(scope=scope, unit=unit, ours=a.id, theirs=b.id, ours_start=a.start, ours_end=a.end,
@@ -188,7 +203,7 @@ def reconcile(ours: Iterable[LogEntry], theirs: Iterable[LogEntry], tolerance: t
                 findings.append(Finding("category_differs", details={"ours": a.category, "theirs": b.category},
                                         **common))
         for ai, a in enumerate(a_list):
-            if ai not in used_a:
+            if ai not in partner:
                 findings.append(Finding("missing_in_theirs", scope, unit, a.id, None, a.start, a.end,
                                         details={"category": a.category}))
         for bi, b in enumerate(b_list):
@@ -210,19 +225,20 @@ class _Partners:
     entries run to `as_of`, so each overlaps every later one: 10,000 entries a side, every 7th
     open, make 14 million).
 
-    A pair is (start distance, end distance, open on one side only, categories differ, gap,
-    a's features, b's features, a index, b index), and the order of preference is that of
-    these tuples: closest start first, then closest end, both open or both closed, the same
+    A pair is (start distance, end distance, open on one side only, categories differ, gap, a's
+    features, b's features, a index, b index), the features (`_features`: start, end, open,
+    category) written out in the one tuple, not kept per entry; the order of preference is that
+    of these tuples: closest start first, then closest end, both open or both closed, the same
     category; ties by the entries' times, then the rows' order (only between entries alike in
     all of these, so the counts do not depend on the order of the rows). The b entries are
     sorted by start: those starting at or after a's start are paired with it up to a's end +
-    tolerance, in that order; those starting before it are grouped by duration (powers of two
-    of seconds), since in a group only those starting no earlier than a.start - tolerance -
-    the group's longest can reach a, and walked back from a's start. The walks are merged by
-    start distance, those at the same distance sorted as a whole; b entries alike in all that
-    a pair looks at (start, end, open or not, category) are walked as one, and their pairs,
-    which sort by index among themselves, are made one at a time. Up to _FEW b entries are
-    one group, and each a entry's pairs are found at once and kept."""
+    tolerance, in that order; those starting before it are grouped by duration (powers of two of
+    seconds), since in a group only those starting no earlier than a.start - tolerance - the
+    group's longest can reach a, and walked back from a's start. The walks are merged by start
+    distance, those at the same distance sorted as a whole; b entries alike in all that a pair
+    looks at (start, end, open or not, category) are walked as one, and their pairs, which sort
+    by index among themselves, are made one at a time. Up to _FEW b entries are one group, and
+    each a entry's pairs are found at once and kept."""
 
     def __init__(self, a_list: list[LogEntry], b_list: list[LogEntry], tolerance: timedelta,
                  as_of: datetime) -> None:
@@ -230,14 +246,27 @@ class _Partners:
         self.tol = tolerance.total_seconds()
         self.a_end = [_end(a, as_of) for a in a_list]
         self.b_end = [_end(b, as_of) for b in b_list]
-        self.a_feat = [_features(a, as_of) for a in a_list]
-        self.b_feat = [_features(b, as_of) for b in b_list]
         # b entries alike in all a pair looks at pair alike but for their index: walked as one
-        self.alike: dict[int, list[int]] = {}          # the first of each kind -> all of them, in order
-        first: dict[tuple, int] = {}
-        for bi, feat in enumerate(self.b_feat):
-            self.alike.setdefault(first.setdefault(feat, bi), []).append(bi)
-        self.by_start = sorted(self.alike, key=lambda bi: (b_list[bi].start, bi))
+        self.alike: dict[int, list[int]] = {}   # the first of each kind of several -> all of them, in order
+        self.by_start = []                      # the first of each kind, by start, then index
+        by_start = sorted(range(len(b_list)), key=lambda bi: b_list[bi].start)     # (stable: ties by index)
+        i = 0
+        while i < len(by_start):
+            j, start = i + 1, b_list[by_start[i]].start
+            while j < len(by_start) and b_list[by_start[j]].start == start:
+                j += 1
+            if j == i + 1:
+                self.by_start.append(by_start[i])
+            else:                               # the same start: alike when the rest of `_features` is
+                first: dict[tuple, int] = {}
+                for bi in by_start[i:j]:
+                    kind = first.setdefault((self.b_end[bi], b_list[bi].end is None, b_list[bi].category), bi)
+                    if kind == bi:
+                        self.by_start.append(bi)
+                    else:
+                        self.alike.setdefault(kind, [kind]).append(bi)
+            i = j
+        del by_start
         self.starts = [b_list[bi].start for bi in self.by_start]
         groups: dict[int, list[int]] = defaultdict(list)
         for bi in self.by_start:       # (a few entries are one group)
@@ -250,12 +279,12 @@ class _Partners:
     def pair(self, ai: int, bi: int) -> tuple | None:
         """The pair of a and b, None when they are more than the tolerance apart."""
         a, b, a_end, b_end = self.a_list[ai], self.b_list[bi], self.a_end[ai], self.b_end[bi]
-        gap = max((b.start - a_end).total_seconds(), (a.start - b_end).total_seconds(), 0.0)
+        gap = max(_seconds(b.start - a_end), _seconds(a.start - b_end), 0)
         if gap > self.tol:
             return None
-        return (abs((b.start - a.start).total_seconds()), abs((b_end - a_end).total_seconds()),
+        return (abs(_seconds(b.start - a.start)), abs(_seconds(b_end - a_end)),
                 (a.end is None) != (b.end is None), a.category != b.category, gap,
-                self.a_feat[ai], self.b_feat[bi], ai, bi)
+                a.start, a_end, a.end is None, a.category, b.start, b_end, b.end is None, b.category, ai, bi)
 
     def preferred(self, ai: int, taken: _Taken | None = None) -> Iterator[tuple]:
         """The pairs of a (index `ai`), most preferred first; those of the b entries taken
@@ -274,7 +303,7 @@ class _Partners:
                 pairs = self.few[ai] = [
                     q for p in sorted(p for p in (self.pair(ai, bi) for bi in near if b_end[bi] >= earliest)
                                       if p is not None)
-                    for q in (self._alike(p, None) if len(self.alike[p[-1]]) > 1 else (p,))]
+                    for q in (self._alike(p, None) if p[-1] in self.alike else (p,))]
             yield from pairs
             return
         walks, heads = self._walks(a.start, earliest, latest)
@@ -291,11 +320,11 @@ class _Partners:
                 else:
                     heapreplace(heads, (nd, heads[0][1]))
             if taken is not None:
-                same = [bi for bi in same if len(self.alike[bi]) > 1 or bi not in taken.by]
+                same = [bi for bi in same if bi in self.alike or bi not in taken.by]
             pairs = [p for p in (self.pair(ai, bi) for bi in same) if p is not None]
             pairs.sort()
             for p in pairs:
-                if len(self.alike[p[-1]]) == 1:
+                if p[-1] not in self.alike:
                     yield p
                 else:
                     yield from self._alike(p, taken)
@@ -389,6 +418,12 @@ def _plus(t: datetime, d: timedelta) -> datetime:
     return t + d if _LAST - t >= d else _LAST
 
 
+def _seconds(d: timedelta) -> int | float:
+    """`d` in seconds: an int when whole (most are small, and Python keeps one object for
+    each small int), else the float `total_seconds` gives; the two compare alike."""
+    return d.days * 86400 + d.seconds if not d.microseconds else d.total_seconds()
+
+
 def _end(e: LogEntry, as_of: datetime) -> datetime:
     """Where an entry ends for matching: its end, or `as_of` when open (never before its start)."""
     if e.end is not None:
@@ -406,42 +441,61 @@ def _features(e: LogEntry, as_of: datetime) -> tuple:
     return (e.start, _end(e, as_of), e.end is None, e.category)
 
 
+def _after(pairs: Iterator[tuple], head: tuple) -> Iterator[tuple]:
+    """The pairs of `pairs` (most preferred first) that come after `head`."""
+    for p in pairs:
+        if p > head:
+            yield p
+            break
+    yield from pairs
+
+
 def _maximum_matching(partners: _Partners, order: list[int]) -> dict[int, int]:
     """A maximum one-to-one matching of the pairs (ours index, theirs index): first greedily
     in the order of preference of all pairs, then augmenting paths (Kuhn) for the entries left
     over, in `order`, trying partners in the same preference. Returns ours -> theirs.
 
     The pairs are taken as they come: the greedy pass merges each entry's own pairs, most
-    preferred first, holding one pair per entry not yet matched. A search for an augmenting
-    path is made only while some theirs entry with a pair is unmatched (it ends at one), and
-    skips the theirs entries every search since the last augmentation has passed in vain (no
-    path leads from them to an unmatched one; the path found is the same). An entry's pairs
-    are kept for the searches up to _KEPT_PAIRS in all and found anew beyond that."""
+    preferred first, holding one pair per entry not yet matched; an entry's walk over its pairs
+    is held only from when its first pair's theirs entry is found taken (the walk is then begun
+    anew and passes over the pairs up to that one), so the entries that get their first pair,
+    most of them, never hold one (a walk has a position in each duration group). A search for an
+    augmenting path is made only while some theirs entry with a pair is unmatched (it ends at
+    one), and skips the theirs entries every search since the last augmentation has passed in
+    vain (no path leads from them to an unmatched one; the path found is the same). An entry's
+    pairs are kept for the searches up to _KEPT_PAIRS in all and found anew beyond that."""
     a_of: dict[int, int] = {}            # theirs -> ours
     b_of: dict[int, int] = {}            # ours -> theirs
     streams: dict[int, Iterator[tuple]] = {}
     heads = []
     taken = _Taken(a_of)
     for ai in range(len(partners.a_list)):
-        stream = partners.preferred(ai, taken)
-        first = next(stream, None)
+        first = next(partners.preferred(ai), None)
         if first is not None:
-            streams[ai] = stream
             heads.append(first)
-    paired = set(streams)                # the ours entries with any pair
+    paired = bytearray(len(partners.a_list))     # the ours entries with any pair
+    for p in heads:
+        paired[p[-2]] = 1
     heapify(heads)
     while heads and len(a_of) < len(partners.b_list):
-        *_, ai, bi = heads[0]
-        following = None if bi not in a_of else next(streams[ai], None)
+        head = heads[0]
+        *_, ai, bi = head
         if bi not in a_of:
             b_of[ai], a_of[bi] = bi, ai
+            heappop(heads)
+            streams.pop(ai, None)
+            continue
+        stream = streams.get(ai)
+        if stream is None:               # its first pair's b is taken: its pairs from there on
+            stream = streams[ai] = _after(partners.preferred(ai, taken), head)
+        following = next(stream, None)
         if following is None:
             heappop(heads)
             del streams[ai]
         else:
             heapreplace(heads, following)
 
-    left = [ai for ai in order if ai not in b_of and ai in paired]
+    left = [ai for ai in order if ai not in b_of and paired[ai]]
     if not left or len(a_of) == len(partners.b_list):
         return b_of
     open_ends = len(partners.b_list) - len(a_of)      # the unmatched theirs entries with a pair, or more
@@ -494,5 +548,4 @@ def _maximum_matching(partners: _Partners, order: list[int]) -> dict[int, int]:
 
 
 def latest_time(entries: Iterable[LogEntry]) -> datetime | None:
-    times = [t for e in entries for t in (e.start, e.end) if t is not None]
-    return max(times) if times else None
+    return max((t for e in entries for t in (e.start, e.end) if t is not None), default=None)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sys
 from datetime import datetime, timezone
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -51,6 +52,7 @@ def reconcile_cmd(paths, tolerance, as_of, assume_tz, contract_option, periods, 
     input is bad).
     """
     from calculators.cli import _check_zone, parse_as_of
+    from calculators.memory import release_freed
     from calculators.reconcile import latest_time, load_log, log_entries, reconcile
     from slaschema.cli import load_or_exit
     from slaschema.errors import gather
@@ -67,17 +69,28 @@ def reconcile_cmd(paths, tolerance, as_of, assume_tz, contract_option, periods, 
     loaded = load_or_exit(contract, fmt) if contract is not None else None
     # both logs read as `slakit credits` reads a log (with the contract: its targets checked);
     # every problem of both at once: printed, exit 1 (slaschema.cli.report_input_errors)
-    logs = gather(lambda path: load_log(path, loaded, assume_tz), (ours, theirs))
-    ours_log, theirs_log = (log_entries(log) for log in logs)
+
+    def read(path: str) -> tuple[IncidentLog | None, list]:
+        # each log's entries are taken before the next is read; without a contract the
+        # loaded log (its frame and the loader's structures) is not kept: nothing else needs it
+        log = load_log(path, loaded, assume_tz)
+        release_freed()        # the loader's own temporaries: not resident beside the entries
+        return (log if loaded is not None else None), log_entries(log)
+
+    (ours_loaded, ours_log), (theirs_loaded, theirs_log) = gather(read, (ours, theirs))
+    logs = (ours_loaded, theirs_loaded)
+    release_freed()            # what reading let go (without a contract, both logs): not kept beside the matching
     if loaded is not None and not periods:        # (before the matching, which may take a while)
         _check_default_months((ours, ours_log), (theirs, theirs_log), as_of_given=bool(as_of))
     if as_of:
         at = parse_as_of(as_of, assume_tz).astimezone(timezone.utc)     # in UTC, as the findings' times
     else:
-        at = latest_time(ours_log + theirs_log) or datetime.fromisoformat("1970-01-01T00:00:00+00:00")
+        at = latest_time(chain(ours_log, theirs_log)) or datetime.fromisoformat("1970-01-01T00:00:00+00:00")
     result = reconcile(ours_log, theirs_log, tolerance, at)
-    earliest = min((e.start for e in ours_log + theirs_log), default=None)
+    earliest = min((e.start for e in chain(ours_log, theirs_log)), default=None)
     credit = _credit_difference(loaded, *logs, periods, at, earliest)
+    # the findings hold what the output shows: the entries and logs go before it is laid out
+    del ours_log, theirs_log, logs, ours_loaded, theirs_loaded
     if fmt == "json":
         doc = {"format": RECONCILE_FORMAT, "agree": result.agree, "as_of": at.isoformat(),
                "tolerance_s": result.tolerance_s,
@@ -85,10 +98,26 @@ def reconcile_cmd(paths, tolerance, as_of, assume_tz, contract_option, periods, 
                "ours_entries": result.ours_entries, "theirs_entries": result.theirs_entries,
                "matched": result.matched, "counts": result.counts(),
                "findings": [f.to_json() for f in result.findings], "credit_difference": credit}
-        click.echo(json.dumps(doc, indent=2))
+        _echo_json(doc)
     else:
         _print_reconciliation(result, credit)
     sys.exit(0 if result.agree else 1)
+
+
+def _echo_json(doc: dict, piece: int = 1 << 16) -> None:
+    """`click.echo(json.dumps(doc, indent=2))`, the same text, written as it is encoded in
+    pieces of about `piece` characters: the whole text and the encoder's list of its parts
+    (millions for a million findings) are never held at once."""
+    parts: list[str] = []
+    size = 0
+    for part in json.JSONEncoder(indent=2).iterencode(doc):
+        parts.append(part)
+        size += len(part)
+        if size >= piece:
+            click.echo("".join(parts), nl=False)
+            parts.clear()
+            size = 0
+    click.echo("".join(parts))
 
 
 def _check_default_months(*logs, as_of_given: bool) -> None:
@@ -118,10 +147,11 @@ def _check_default_months(*logs, as_of_given: bool) -> None:
         raise InputError(problems)
 
 
-def _credit_difference(contract: LoadedContract | None, ours_log: IncidentLog, theirs_log: IncidentLog, periods,
+def _credit_difference(contract: LoadedContract | None, ours_log: IncidentLog | None,
+                       theirs_log: IncidentLog | None, periods,
                        as_of: datetime, earliest: datetime | None) -> dict:
     """The JSON of the credit difference the logs make under the contract
-    (`calculators.credit_difference`); `available: false` without a contract."""
+    (`calculators.credit_difference`); `available: false` without a contract (and no logs)."""
     if contract is None:
         return {"available": False, "reason": "no_contract"}
     from calculators.credit_difference import compare_logs

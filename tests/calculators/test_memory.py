@@ -57,3 +57,30 @@ def test_an_explicit_numpy_choice_is_kept():
 def test_can_be_turned_off():
     first, again, numpy_env = run(CODE, SLAKIT_MEMORY_TUNING="off")
     assert first == again == {"malloc": False, "no_hugepages": False} and numpy_env is None
+
+
+# 400 MB of 8 MiB arrays (under the mmap threshold the settings raise: kept on free), freed,
+# then given back; the resident size after each step
+RELEASE = """
+import json
+from calculators.memory import release_freed, tune_memory
+tune_memory()
+import numpy
+
+def rss():
+    return next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmRSS")) // 1024
+
+arrays = [numpy.ones(1 << 20) for _ in range(50)]
+held = rss()
+del arrays
+freed = rss()
+released = release_freed()
+print(json.dumps([held, freed, rss(), released]))
+"""
+
+
+@linux_glibc
+def test_release_freed_gives_the_kept_heap_back():
+    held, freed, after, released = run(RELEASE)
+    assert freed > held - 100, (held, freed)         # kept by the settings: still resident
+    assert released and after < freed - 300, (freed, after)
