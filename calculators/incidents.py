@@ -1240,7 +1240,7 @@ def _build(source: _FrameSource | _ArrowSource, rows: np.ndarray, topo: Resolved
         if file is not None:
             warns.append(Problem(Reason.EMPTY_LOG, "the incident log has no incidents", file=file,
                                  severity="warning"))
-        return IncidentLog(FrameColumns(empty_frame()), [], file, sha256, warns)
+        return IncidentLog(_empty_columns(), [], file, sha256, warns)
 
     if isinstance(source, _ArrowSource):
         source.prepare(TEXT_CONVERTED, TIME_COLUMNS)
@@ -1388,6 +1388,17 @@ def _suggest(units: _Units):
             cache[v] = f"did you mean {close[0]!r}?" if close else None
         return cache[v]
     return fix
+
+
+def _empty_columns() -> LoadedColumns:
+    """The columns of a log without incidents, as the loader hands over a log's (its frame,
+    `empty_frame`, made on first use): `slakit credits` on a quarter without incidents needs
+    no pandas either."""
+    none = np.zeros(0, dtype=np.int64)
+    ints = {c: none for c in ("row", *TIME_COLUMNS, "gpus_affected")}
+    codes = {c: (none, np.zeros(0, dtype=object))
+             for c in ("id", "scope", "target", "impact", "category", "severity", "cause", "ticket")}
+    return LoadedColumns(0, FRAME_COLUMNS, ints, NA, codes, empty_frame)
 
 
 def empty_frame() -> pd.DataFrame:
