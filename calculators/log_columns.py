@@ -8,10 +8,11 @@ arrays on first use, and pandas is imported then. `slakit credits` on a CSV log 
 not import pandas (a third of the command's imports) when Arrow reads the file and its cells
 are in the common forms: times as `...Z` or `...+hh:mm` to the second, empty or not, and
 `gpus_affected` as plain digits. pandas is still imported, as before, by what reads the other
-forms: times with fractions, `+hhmm`, padding or no offset (`--assume-tz`), a decimal or signed
-`gpus_affected`, a CSV with a short row (the general reader), a JSON log; by any bad row
-reported (`--skip-bad-rows` too); and by a contract with performance levels (its log is
-remade without the performance incidents).
+forms: times with fractions, `+hhmm`, padding or no offset (`--assume-tz`), and a time cell
+that is not a timestamp; a decimal, signed or unreadable `gpus_affected`; a CSV with a short
+row (the general reader); a JSON log; and a contract with performance levels (its log is
+remade without the performance incidents). Other bad rows (an unknown target, a repeated id,
+...) are reported, or skipped with `--skip-bad-rows`, without it.
 
 A log made from a frame (`IncidentLog.with_frame`, and objects of the calculators' own with a
 `frame` attribute) is read through `FrameColumns`, which answers the same questions from the

@@ -62,6 +62,24 @@ def test_credits_on_a_csv_log_does_not_import_pandas(tmp_path, fmt, big):
     assert not {m for m in modules if m == "pandas" or m.startswith("pandas.")}
 
 
+def test_credits_with_skipped_rows_does_not_import_pandas(tmp_path):
+    """--skip-bad-rows: the rows reported (an unknown target, a repeated id) are left out
+    without pandas, and listed in the output."""
+    with open(EXAMPLE_LOG, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    rows[4][2] = "r01-n19"                 # no such node
+    rows[9][0] = rows[2][0]                 # an id used before
+    log = tmp_path / "bad.csv"
+    with open(log, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f, lineterminator="\n").writerows(rows)
+    out = tmp_path / "out.json"
+    rc, modules, text = _imported(["credits", str(EXAMPLE_CONTRACT), str(log), "--quarter", "2027-Q1",
+                                   "--skip-bad-rows", "--format", "json", "-o", str(out)])
+    assert rc == 0, text[-2000:]
+    skipped = json.loads(out.read_text(encoding="utf-8"))["skipped_rows"]
+    assert [(p["row"], p["code"]) for p in skipped] == [(4, "unknown_target"), (9, "duplicate_id")]
+    assert "pyarrow" in modules and not {m for m in modules if m == "pandas" or m.startswith("pandas.")}
+
 def test_review_still_has_its_frame(tmp_path):
     """A command that works on the frame gets it, and then pandas."""
     rc, modules, text = _imported(["review", str(EXAMPLE_CONTRACT), str(EXAMPLE_LOG), "--quarter", "2027-Q1",
