@@ -1074,14 +1074,16 @@ def _gpus(ctx: Context, c: str) -> _Text:
     return g_text
 
 
-_DIGITS = re.compile(r"[0-9]{1,15}")
+_DIGITS = re.compile(r"([0-9]{1,15})(?:\.0*)?")
 
 
 def _numbers(values: Any) -> np.ndarray:
     """The cells as floats, NaN where not a number, as `pandas.to_numeric(errors="coerce")`
-    reads them: counts written as plain digits directly, anything else by pandas."""
-    if all(isinstance(v, str) and _DIGITS.fullmatch(v) for v in values):
-        return np.array([float(int(v)) for v in values], dtype=float)
+    reads them: counts written as plain digits, or as a whole number with zero decimals
+    (`8.0`, as a spreadsheet or a float column writes them), directly; anything else by pandas."""
+    matches = [_DIGITS.fullmatch(v) if isinstance(v, str) else None for v in values]
+    if all(m is not None for m in matches):
+        return np.array([float(int(m.group(1))) for m in matches], dtype=float)
     import pandas as pd
 
     return pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy(dtype=float, na_value=np.nan)

@@ -83,12 +83,27 @@ def test_skipped_rows_and_hostlists(write, lc):
 
 
 @pytest.mark.parametrize("cell", ["8", "08", " 8 ", "8.0", "1e1", "-1", "inf", "nan", "x", "+2", "0x2", "１",
-                                  "٣", "1_0", "9" * 15, "9" * 16, "1" * 400, ""])
+                                  "٣", "1_0", "9" * 15, "9" * 16, "1" * 400, "", "8.", "08.000", "0.0", ".0", "8.01",
+                                  "8.0e0", "8.0 0", "9" * 15 + ".0", "9" * 16 + ".0"])
 def test_gpu_counts_read_as_pandas_reads_them(cell):
     values = np.array([cell.strip(), "2", "3"], dtype=object)
     want = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy(dtype=float, na_value=np.nan)
     got = inc._numbers(values)      # noqa: SLF001 - the helper replacing pd.to_numeric
     assert np.array_equal(got, want, equal_nan=True)
+
+
+def test_whole_decimal_gpu_counts_need_no_pandas(write, lc):
+    """`2.0` (a count from a float column) is read as 2 without pandas' parser."""
+    import sys
+
+    log = load_incidents(write("log.csv", HEADER + _row(0).replace(",1,", ",1.0,", 1) + _row(5)), lc)
+    assert log.frame["gpus_affected"].tolist() == [1, 1, 1, 3]      # (row 0 names three nodes)
+    real = sys.modules["pandas"]
+    try:
+        sys.modules["pandas"] = None        # an import of pandas fails
+        assert inc._numbers(np.array(["2.0", "08", "3.000"], dtype=object)).tolist() == [2.0, 8.0, 3.0]  # noqa: SLF001
+    finally:
+        sys.modules["pandas"] = real
 
 
 def test_first_seen_and_unit_lookups_as_pandas():
