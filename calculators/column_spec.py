@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+import sys
 from typing import Any
 
 import numpy as np
@@ -87,14 +88,17 @@ class Context:
             return
         self.bad |= mask
         self.flagged[column] = self.flagged.get(column, np.zeros(len(mask), dtype=bool)) | mask
-        import pandas as pd          # only when there is a problem to report
+        # a Series only where pandas is imported already (a CSV log Arrow read has none: the
+        # rows skipped with --skip-bad-rows do not import it)
+        pd = sys.modules.get("pandas")
+        series = pd is not None and isinstance(shown, pd.Series)
 
         idx = np.flatnonzero(mask)
         if shown is None:
             vals: Sequence[Any] = [None] * len(idx)
-        elif hasattr(shown, "take") and not isinstance(shown, (pd.Series, np.ndarray)):
+        elif hasattr(shown, "take") and not series and not isinstance(shown, np.ndarray):
             vals = shown.take(idx)
-        elif isinstance(shown, pd.Series):
+        elif series:
             vals = shown.to_numpy(dtype=object)[idx]
         else:
             vals = np.asarray(shown, dtype=object)[idx]

@@ -1080,14 +1080,16 @@ def _gpus(ctx: Context, c: str) -> _Text:
     return g_text
 
 
-_DIGITS = re.compile(r"[0-9]{1,15}")
+_DIGITS = re.compile(r"([0-9]{1,15})(?:\.0*)?")
 
 
 def _numbers(values: Any) -> np.ndarray:
     """The cells as floats, NaN where not a number, as `pandas.to_numeric(errors="coerce")`
-    reads them: counts written as plain digits directly, anything else by pandas."""
-    if all(isinstance(v, str) and _DIGITS.fullmatch(v) for v in values):
-        return np.array([float(int(v)) for v in values], dtype=float)
+    reads them: counts written as plain digits, or as a whole number with zero decimals
+    (`8.0`, as a spreadsheet or a float column writes them), directly; anything else by pandas."""
+    matches = [_DIGITS.fullmatch(v) if isinstance(v, str) else None for v in values]
+    if all(m is not None for m in matches):
+        return np.array([float(int(m.group(1))) for m in matches], dtype=float)
     import pandas as pd
 
     return pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy(dtype=float, na_value=np.nan)
@@ -1246,7 +1248,7 @@ def _build(source: _FrameSource | _ArrowSource, rows: np.ndarray, topo: Resolved
         if file is not None:
             warns.append(Problem(Reason.EMPTY_LOG, "the incident log has no incidents", file=file,
                                  severity="warning"))
-        return IncidentLog(FrameColumns(empty_frame()), [], file, sha256, warns)
+        return IncidentLog(_empty_columns(), [], file, sha256, warns)
 
     if isinstance(source, _ArrowSource):
         source.prepare(TEXT_CONVERTED, TIME_COLUMNS)
@@ -1394,6 +1396,17 @@ def _suggest(units: _Units):
             cache[v] = f"did you mean {close[0]!r}?" if close else None
         return cache[v]
     return fix
+
+
+def _empty_columns() -> LoadedColumns:
+    """The columns of a log without incidents, as the loader hands over a log's (its frame,
+    `empty_frame`, made on first use): `slakit credits` on a quarter without incidents needs
+    no pandas either."""
+    none = np.zeros(0, dtype=np.int64)
+    ints = {c: none for c in ("row", *TIME_COLUMNS, "gpus_affected")}
+    codes = {c: (none, np.zeros(0, dtype=object))
+             for c in ("id", "scope", "target", "impact", "category", "severity", "cause", "ticket")}
+    return LoadedColumns(0, FRAME_COLUMNS, ints, NA, codes, empty_frame)
 
 
 def empty_frame() -> pd.DataFrame:

@@ -4,8 +4,16 @@ The engine and the support figures read a log's times as int64 arrays and its te
 codes into their distinct values (`coded`). A log read from a file hands over what the loader
 checked (`LoadedColumns`) without making a pandas frame; `IncidentLog.frame`, for the
 commands that work on the frame (review, explain, reconcile, ...), is made from the same
-arrays on first use, and pandas is imported then. `slakit credits` on a CSV log thus never
-imports pandas (a third of the command's imports).
+arrays on first use, and pandas is imported then. `slakit credits` on a CSV log thus does not
+import pandas (a third of the command's imports) when Arrow reads the file and its cells are in
+the common forms: times as `...Z` or `...+hh:mm` to the second, empty or not, and
+`gpus_affected` as digits (`8`, or `8.0` with zero decimals). pandas is still imported, as
+before, by what reads the other forms: times with fractions, `+hhmm`, padding or no offset
+(`--assume-tz`), and a time cell that is not a timestamp; a `gpus_affected` in another form
+(`+2`, `1e1`, `x`); a CSV with a short row (the general reader); a JSON log; and a contract
+with performance levels (its log is remade without the performance incidents). Other bad rows
+(an unknown target, a repeated id, ...) are reported, or skipped with `--skip-bad-rows`,
+without it.
 
 A log made from a frame (`IncidentLog.with_frame`, and objects of the calculators' own with a
 `frame` attribute) is read through `FrameColumns`, which answers the same questions from the

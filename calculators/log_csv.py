@@ -297,6 +297,16 @@ def arrow_strings(values: Any, type: pa.DataType = pa.large_string()) -> pa.Arra
     a Python string per value where they are Arrow already."""
     if isinstance(values, TextValues):
         return values.arrow.cast(type)
+    if type in (pa.large_string(), pa.string()) and all(isinstance(v, str) for v in values):
+        # from buffers (pa.array imports pandas): the ids of a log without incidents, or of
+        # the rows kept after bad ones were skipped; a lone surrogate raises UnicodeEncodeError
+        # as pa.array raises for it
+        encoded = [v.encode("utf-8") for v in values]
+        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+        arr = pa.Array.from_buffers(pa.large_string(), len(encoded),
+                                    [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
+        return arr if type == pa.large_string() else arr.cast(type)
     return pa.array(values, type=type)
 
 

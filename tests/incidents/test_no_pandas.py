@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import subprocess
 import sys
 
@@ -61,6 +62,24 @@ def test_credits_on_a_csv_log_does_not_import_pandas(tmp_path, fmt, big):
     assert not {m for m in modules if m == "pandas" or m.startswith("pandas.")}
 
 
+def test_credits_with_skipped_rows_does_not_import_pandas(tmp_path):
+    """--skip-bad-rows: the rows reported (an unknown target, a repeated id) are left out
+    without pandas, and listed in the output."""
+    with open(EXAMPLE_LOG, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    rows[4][2] = "r01-n19"                 # no such node
+    rows[9][0] = rows[2][0]                 # an id used before
+    log = tmp_path / "bad.csv"
+    with open(log, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f, lineterminator="\n").writerows(rows)
+    out = tmp_path / "out.json"
+    rc, modules, text = _imported(["credits", str(EXAMPLE_CONTRACT), str(log), "--quarter", "2027-Q1",
+                                   "--skip-bad-rows", "--format", "json", "-o", str(out)])
+    assert rc == 0, text[-2000:]
+    skipped = json.loads(out.read_text(encoding="utf-8"))["skipped_rows"]
+    assert [(p["row"], p["code"]) for p in skipped] == [(4, "unknown_target"), (9, "duplicate_id")]
+    assert "pyarrow" in modules and not {m for m in modules if m == "pandas" or m.startswith("pandas.")}
+
 def test_review_still_has_its_frame(tmp_path):
     """A command that works on the frame gets it, and then pandas."""
     rc, modules, text = _imported(["review", str(EXAMPLE_CONTRACT), str(EXAMPLE_LOG), "--quarter", "2027-Q1",
@@ -101,6 +120,16 @@ def test_the_made_arrays_and_scalars_are_pyarrows():
     assert strings.dtype == object and strings.tolist() == ["a", None, "ü"]
 
 
+@pytest.mark.parametrize("words", [["INC-1", "", "żółw 東京", "x" * 300], [], [""]])
+def test_arrow_strings_of_python_strings_are_pyarrows(words):
+    values = np.array([*words, None], dtype=object)[:-1]
+    for type_ in (pa.large_string(), pa.string()):
+        got = log_csv.arrow_strings(values, type_)
+        assert got.type == type_ and got.equals(pa.array(values, type=type_))
+    with pytest.raises(UnicodeEncodeError):                 # as pa.array raises for a lone surrogate
+        log_csv.arrow_strings(np.array(["ok", "\ud800"], dtype=object))
+    assert log_csv.arrow_strings(np.array(["a", None], dtype=object)).null_count == 1
+
 def test_fast_times_reads_empty_and_both_forms_as_pandas_does():
     cells = ["2027-02-03T10:00:00Z", "", "2027-02-03T04:00:00-06:00", "", "1970-01-01T00:00:00Z",
              "2027-12-31T23:59:59+05:30"]
@@ -123,3 +152,23 @@ def test_the_frame_is_made_on_first_use_and_kept(lc):
     end = log.columns.ints("end", -1)
     assert ((end == -1) == frame["end"].isna().to_numpy()).all()
     assert (end[end != -1] == frame["end"].dropna().to_numpy()).all()
+
+
+def test_credits_on_a_log_without_incidents_does_not_import_pandas(tmp_path, lc):
+    """A quarter without incidents: a header only. The log's frame, when a command asks for
+    it, is the empty frame with the log's dtypes."""
+    log_path = tmp_path / "none.csv"
+    log_path.write_text("id,scope,target,start,end,impact,gpus_affected,category\n", encoding="utf-8")
+    out = tmp_path / "out.json"
+    rc, modules, text = _imported(["credits", str(EXAMPLE_CONTRACT), str(log_path), "--quarter", "2027-Q1",
+                                   "--format", "json", "-o", str(out)])
+    assert rc == 0, text[-2000:]
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert [p["credit_total"] for p in doc["periods"]] == ["0.00"] * 3 and doc["open_incidents"] == []
+    assert "pyarrow" in modules and not {m for m in modules if m == "pandas" or m.startswith("pandas.")}
+    log = load_incidents(log_path, lc)
+    assert [w.code for w in log.warnings] == ["empty_log"] and len(log.columns) == 0
+    assert log.columns.ints("end", log_csv.NA).tolist() == [] and log.coded("id")[0].tolist() == []
+    from calculators.incidents import empty_frame
+
+    pd.testing.assert_frame_equal(log.frame, empty_frame(), check_dtype=True)
