@@ -25,6 +25,9 @@ is made and the file synced at the end (`Result.write_json` into
 write it in DuckDB: unplanned node outages merged per node, merged outages under the
 contract's `min_outage` dropped, the rest summed per node and month.
 
+The project's modules are compiled to bytecode first (as `scripts/setup` does, and as an
+installed package has them), so no run compiles them from source where no bytecode is written.
+
 Targets (2 cores): table <= 6x the pyarrow read (goal 4x), JSON <= 8x, peak memory < 2 GB
 each; the table run <= 2x the DuckDB subset. Beside them, the time of a process that only
 imports the command's modules: what of the 6x is left for the work.
