@@ -158,7 +158,7 @@ def unit_records(sm: Any, pr: Any, names_info: NamesInfo | None = None) -> list[
     credits = _cached_money(credit_cents)
     after = cr.each_once(credit_cents, lambda c: f'"{cr.money(settle.scaled_cents(int(c), pr))}"')
     inner = _RECORD + 1
-    bulk = _incident_text(sm, inner, names_info)
+    bulk = names_info.incident_text(sm, inner)
     if bulk is None:
         lists = sm.incidents.take_lists() if hasattr(sm.incidents, "take_lists") else \
             [list(sm.incidents.get(i, ())) for i in range(n)]
@@ -217,10 +217,50 @@ def _id_sep(depth: int) -> str:
 class NamesInfo:
     """The engine's incident-id table (`IdCodes` names) as an Arrow string array of each id
     followed by the separator of an id list inside a unit record, made once per document;
-    None when an id needs JSON escaping (the ids are then quoted one by one)."""
+    None when an id needs JSON escaping (the ids are then quoted one by one).
 
-    def __init__(self) -> None:
+    With `order` (the document's scope-months, as they are written), `incident_text` of one
+    begins the next one's gather of ids in a worker thread: Arrow's take releases the GIL,
+    so it runs while this one's records are formatted. One gather ahead at most, so one more
+    id buffer is in memory at a time. `close()` ends the worker."""
+
+    def __init__(self, order: Iterable[Any] = ()) -> None:
         self._seen: dict[int, tuple[Any, Any]] = {}
+        self._order = list(order)
+        self._pos = {id(sm): i for i, sm in enumerate(self._order)}
+        self._ahead: dict[int, Any] = {}
+        self._pool: Any = None
+
+    def incident_text(self, sm: Any, depth: int) -> tuple[memoryview, list[int], list[int], list[int]] | None:
+        """`_incident_text(sm, depth, self)`, begun ahead where `order` names `sm`."""
+        i = self._pos.get(id(sm))
+        if i is None or depth != _RECORD + 1 or self._order[i] is not sm:
+            return _incident_text(sm, depth, self)
+        job = self._ahead.pop(i, None)
+        if job is None:
+            # not begun ahead (the first): done here, which also makes the shared tables (the
+            # ids with separators, the engine's id codes) before a worker reads them
+            got = _incident_text(sm, depth, self)
+            self._begin(i + 1)
+            return got
+        self._begin(i + 1)
+        return job.result()
+
+    def _begin(self, i: int) -> None:
+        if i >= len(self._order) or i in self._ahead:
+            return
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="slakit-ids")
+        self._ahead[i] = self._pool.submit(_incident_text, self._order[i], _RECORD + 1, self)
+
+    def close(self) -> None:
+        """Stop the worker (a gather under way is finished, those not begun are dropped)."""
+        self._ahead.clear()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
 
     def get(self, names: Any) -> Any:
         import pyarrow as pa
@@ -524,7 +564,7 @@ def write_document(result: Any, write: Callable[[list[bytes | memoryview]], None
     with gc_paused():
         claims = {m.period: m for m in result.claims.months} if result.claims is not None else {}
         f = result.figures if include_incidents else None
-        names_info = NamesInfo()
+        names_info = NamesInfo([sm for pr in result.periods for sm in pr.scopes.values()] if include_units else ())
 
         def periods(out: _Out) -> None:
             if not result.periods:
@@ -567,7 +607,10 @@ def write_document(result: Any, write: Callable[[list[bytes | memoryview]], None
         for k, v in (extra or {}).items():
             top.append((k, value(v, 1)))
         out = _Out(write)
-        _write_obj(out, top, 0)
+        try:
+            _write_obj(out, top, 0)
+        finally:
+            names_info.close()
         out.add("\n")
         out.flush()
 

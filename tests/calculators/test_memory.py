@@ -84,3 +84,47 @@ def test_release_freed_gives_the_kept_heap_back():
     held, freed, after, released = run(RELEASE)
     assert freed > held - 100, (held, freed)         # kept by the settings: still resident
     assert released and after < freed - 300, (freed, after)
+
+
+# faults taken by 40 arrays of 8 MB after `prefault_while` ran (or did not) for 5 blocks a
+# time, until busy() said False after 40 calls
+PREFAULT = """
+import json, resource, sys
+from calculators import memory
+memory.tune_memory()
+import numpy as np
+calls = [0]
+def busy():
+    calls[0] += 1
+    return calls[0] <= 40
+done = memory.prefault_while(busy, int(sys.argv[1])) if sys.argv[1] != "none" else 0
+f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+arrays = [np.ones(1 << 20) for _ in range(40)]
+print(json.dumps([done, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0]))
+"""
+
+
+def run_prefault(arg: str, **env_values: str) -> list[int]:
+    env = {k: v for k, v in os.environ.items() if k not in ("SLAKIT_MEMORY_TUNING", "NUMPY_MADVISE_HUGEPAGE")}
+    env.update(env_values)
+    out = subprocess.run([sys.executable, "-c", PREFAULT, arg], check=True, capture_output=True, text=True, env=env)
+    return json.loads(out.stdout)
+
+
+@linux_glibc
+def test_prefault_while_waiting_takes_the_faults_of_the_arrays_that_follow():
+    from calculators.memory import PREFAULT_BLOCK
+
+    done, faults = run_prefault(str(400 << 20))
+    assert done == 40 * PREFAULT_BLOCK                 # busy() said False after 40 blocks
+    _, faults_without = run_prefault("none")
+    assert faults_without > 70_000                     # 320 MB of fresh pages (4 KiB each)
+    assert faults < faults_without / 10
+
+
+@linux_glibc
+def test_prefault_stops_at_the_size_asked_and_needs_the_tuning():
+    from calculators.memory import PREFAULT_BLOCK
+
+    assert run_prefault(str(3 * PREFAULT_BLOCK + 1))[0] == 3 * PREFAULT_BLOCK
+    assert run_prefault(str(400 << 20), SLAKIT_MEMORY_TUNING="off")[0] == 0
