@@ -103,7 +103,7 @@ class Context:
         else:
             vals = np.asarray(shown, dtype=object)[idx]
         for i, v in zip(idx.tolist(), vals):
-            v = None if _isna(v) else v
+            v = None if is_missing(v) else v
             msg = message(self, i, v) if callable(message) else message
             self.problems.append(Problem(code, msg, file=self.file, row=int(self.rows[i]), column=column,
                                          value=v, fix=fix(self, i, v) if callable(fix) else fix))
@@ -133,7 +133,8 @@ def validate(spec: Sequence[Column], ctx: Context) -> Context:
     return ctx
 
 
-def _isna(v: Any) -> bool:
+def is_missing(v: Any) -> bool:
+    """Whether a cell is missing: None, NaN, pandas' NA or NaT (never a string)."""
     if v is None:
         return True
     if isinstance(v, str):

@@ -75,7 +75,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
-from calculators.column_spec import Check, Column, Context, validate
+from calculators.column_spec import Check, Column, Context, is_missing, validate
 from calculators.incident_reasons import Reason
 from calculators import log_prefetch
 from calculators.log_columns import Columns, FrameColumns, LoadedColumns
@@ -576,19 +576,6 @@ class _Text:
 
 
 
-def _isna(v: Any) -> bool:
-    if v is None:
-        return True
-    if isinstance(v, str):
-        return False
-    import pandas as pd
-
-    try:
-        return bool(pd.isna(v))
-    except (TypeError, ValueError):
-        return False
-
-
 def _as_text(s: pd.Series, few: bool = False) -> pd.Series:
     """Strings, stripped; empty and missing become None (object dtype).
 
@@ -630,7 +617,7 @@ def _all_str(s: pd.Series) -> bool:
 
 
 def _cell_str(v: Any) -> str:
-    if v is None or _isna(v):
+    if v is None or is_missing(v):
         return ""
     if isinstance(v, bool):
         return str(v).lower()
