@@ -65,7 +65,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import cached_property, partial
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -78,7 +78,7 @@ import pyarrow.csv as pa_csv
 from calculators.column_spec import Check, Column, Context, is_missing, validate
 from calculators.incident_reasons import Reason
 from calculators import log_prefetch
-from calculators.log_columns import Columns, FrameColumns, LoadedColumns
+from calculators.log_columns import Columns, FrameColumns, LoadedColumns, columns_of
 from calculators.log_csv import (BLOCK_SIZE, COLUMNS, LAZY_TEXT, NA, TEXT_CONVERTED, TIME_COLUMNS, convert_columns,
                                  detect_format, fast_times, read_csv_arrow, text_column)
 from slaschema import hostlist
@@ -119,9 +119,9 @@ class IncidentLog:
     sha256: str | None = None
     warnings: list[Problem] = field(default_factory=list)
 
-    @cached_property
+    @property
     def frame(self) -> pd.DataFrame:
-        return self.columns.frame()
+        return self.columns.frame()         # made once, by the columns
 
     def with_frame(self, frame: pd.DataFrame) -> IncidentLog:
         """The same log (file, problems) with the rows of `frame` instead (its codes made afresh)."""
@@ -175,12 +175,7 @@ class IncidentLog:
 
 def coded(log: Any, column: str) -> tuple[np.ndarray, np.ndarray]:
     """`IncidentLog.coded` for any object with a `frame` (logs built by hand have no codes)."""
-    if hasattr(log, "coded"):
-        return log.coded(column)
-    import pandas as pd
-
-    codes, uniques = pd.factorize(log.frame[column].to_numpy(dtype=object), use_na_sentinel=True)
-    return codes.astype(np.int64), np.asarray(uniques, dtype=object)
+    return columns_of(log).coded(column)
 
 
 def load_incidents(path: str | Path, lc: LoadedContract, assume_tz: str | None = None,
@@ -1275,7 +1270,7 @@ def _build(source: _FrameSource | _ArrowSource, rows: np.ndarray, topo: Resolved
             expand = (counts, local)
     columns_ints = ints
     if expand is not None:
-        # one row per node of a hostlist: the incident's row repeated (the targets are coded from the frame)
+        # one row per node of a hostlist: the incident's row repeated, each repeat naming its node
         at = np.repeat(np.arange(len(expand[0])), expand[0])
         columns_ints = {c: a[at] for c, a in ints.items()}
         codes = {c: (t_codes[at], uniques) if c != "target" else _expanded_targets(t_codes[at], uniques, *expand)

@@ -130,7 +130,7 @@ class LoadedColumns:
 
     def coded(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         got = self._codes.get(name)
-        if got is None:        # (after a hostlist's rows were repeated, the targets)
+        if got is None:        # a column the loader did not code (cause, ticket)
             got = self._codes[name] = FrameColumns(self.frame()).coded(name)
         return got
 
