@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from calculators import credits as cr
-from calculators.incidents import coded
+from calculators.incidents import UnitIds, coded
 from calculators.log_columns import columns_of
 from calculators.intervals import (
     MAX_TIME,
@@ -439,14 +439,6 @@ def _as_epoch(ts: datetime | int | None) -> int | None:
     return int(ts.timestamp())
 
 
-def _positions(names: list[str], values) -> np.ndarray:
-    """Each value's position in `names` (distinct unit ids), -1 where it is none of them."""
-    at: dict[str, int] = {}
-    for i, u in enumerate(names):
-        at.setdefault(u, i)
-    return np.fromiter((at.get(str(v), -1) for v in values), dtype=I64, count=len(values))
-
-
 def _targets(log, scope: np.ndarray, tree: Tree) -> np.ndarray:
     """Position of each row's target among the units of its scope (lookups per distinct target)."""
     codes, uniques = coded(log, "target")
@@ -454,7 +446,7 @@ def _targets(log, scope: np.ndarray, tree: Tree) -> np.ndarray:
     for code, names in enumerate(tree.names):
         m = scope == code
         if m.any():
-            target[m] = np.append(_positions(names, uniques), -1)[codes[m]]
+            target[m] = np.append(UnitIds(names).get_indexer(uniques.astype(str)), -1)[codes[m]]
     bad = np.flatnonzero((target < 0) & (scope >= 0))
     frame = log.frame if len(bad) or (scope < 0).any() else None     # (for the message)
     if len(bad):
@@ -585,7 +577,7 @@ def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: in
     n = len(cols)
     if n:
         codes, uniques = coded(log, "scope")
-        scope = np.append(_positions(list(SCOPES), uniques), -1).astype(I64)[codes]
+        scope = np.append(UnitIds(SCOPES).get_indexer(uniques.astype(str)), -1).astype(I64)[codes]
     else:
         scope = np.zeros(0, I64)
     target = _targets(log, scope, tree) if n else np.zeros(0, I64)

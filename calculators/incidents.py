@@ -848,7 +848,7 @@ def _target_index(topo: ResolvedTopology | None) -> _TargetIndex | None:
     return idx
 
 
-class _Units:
+class UnitIds:
     """A scope's unit ids in topology order, looked up by id (`get_indexer` as a pandas
     Index of distinct ids answers it: each value's position, -1 for none)."""
 
@@ -880,7 +880,7 @@ class _TargetIndex:
 
     def __init__(self, topo: ResolvedTopology) -> None:
         self.topo = topo
-        self.units = {s: _Units(topo.units(s)) for s in SCOPES}
+        self.units = {s: UnitIds(topo.units(s)) for s in SCOPES}
         gpus = np.asarray(topo.node_gpus, dtype=np.int64)
         node_rack = np.asarray(topo.node_rack, dtype=np.int64)
         rack_cluster = np.asarray(topo.rack_cluster, dtype=np.int64)
@@ -1353,7 +1353,7 @@ def _make_frame(ints: dict[str, np.ndarray], texts: dict[str, _Text], kept: np.n
     return frame
 
 
-def _expand_nodes(expr: str, nodes: _Units) -> tuple[list[str] | None, str]:
+def _expand_nodes(expr: str, nodes: UnitIds) -> tuple[list[str] | None, str]:
     try:
         names = hostlist.expand(expr, limit=hostlist.row_budget(len(nodes)))
     except hostlist.HostlistError as e:
@@ -1364,7 +1364,7 @@ def _expand_nodes(expr: str, nodes: _Units) -> tuple[list[str] | None, str]:
     return list(dict.fromkeys(names)), ""
 
 
-def _suggest(units: _Units):
+def _suggest(units: UnitIds):
     names = units.tolist() if len(units) <= 20_000 else []
     cache: dict[str, str | None] = {}
 

@@ -113,5 +113,5 @@ def test_first_seen_and_unit_lookups_as_pandas():
     assert codes.tolist() == want_codes.tolist() and uniques.tolist() == list(want_uniques)
     units = ["r01-n01", "r01-n02", "r02-n01"]
     asked = np.array(["r01-n02", "nope", "r02-n01", None, "R01-N01"], dtype=object)
-    got = inc._Units(units).get_indexer(asked)      # noqa: SLF001
+    got = inc.UnitIds(units).get_indexer(asked)
     assert got.tolist() == pd.Index(units).get_indexer(asked).tolist() == [1, -1, 2, -1, -1]
