@@ -58,10 +58,17 @@ def tune_memory() -> dict[str, bool]:
     return _applied
 
 
-def _keep_freed_memory() -> bool:
+def _libc() -> ctypes.CDLL | None:
+    """The C library (glibc's allocator functions), None where it cannot be loaded."""
     try:
-        mallopt = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt
-    except (OSError, AttributeError):
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    except OSError:
+        return None
+
+
+def _keep_freed_memory() -> bool:
+    mallopt = getattr(_libc(), "mallopt", None)
+    if mallopt is None:
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
@@ -93,9 +100,8 @@ def release_freed() -> bool:
         pyarrow.default_memory_pool().release_unused()
     if not sys.platform.startswith("linux"):
         return False
-    try:
-        malloc_trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-    except (OSError, AttributeError):
+    malloc_trim = getattr(_libc(), "malloc_trim", None)
+    if malloc_trim is None:
         return False
     malloc_trim.argtypes = [ctypes.c_size_t]
     malloc_trim.restype = ctypes.c_int
@@ -108,10 +114,9 @@ def prefault_while(busy: Callable[[], bool], nbytes: int) -> int:
     Only where `tune_memory` took effect (freed memory is kept); returns the bytes faulted in."""
     if not (_applied or {}).get("malloc") or nbytes < PREFAULT_BLOCK:
         return 0
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        malloc, free = libc.malloc, libc.free
-    except (OSError, AttributeError):
+    libc = _libc()
+    malloc, free = getattr(libc, "malloc", None), getattr(libc, "free", None)
+    if malloc is None or free is None:
         return 0
     malloc.restype, malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
     free.restype, free.argtypes = None, [ctypes.c_void_p]
