@@ -165,10 +165,7 @@ def numpy_of(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
         return np.concatenate(parts) if parts else np.zeros(0, dtype=_numpy_dtype(arr.type))
     data = arr.buffers()[1]
     if pa.types.is_boolean(arr.type):
-        if data is None:
-            return np.zeros(len(arr), dtype=bool)
-        bits = np.unpackbits(np.frombuffer(data, dtype=np.uint8), count=arr.offset + len(arr), bitorder="little")
-        return bits[arr.offset:].astype(bool)
+        return _bits(data, arr) if data is not None else np.zeros(len(arr), dtype=bool)
     dtype = _numpy_dtype(arr.type)
     if data is None:
         return np.zeros(len(arr), dtype=dtype)
@@ -190,9 +187,13 @@ def null_mask(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
         return np.concatenate(parts) if len(parts) != 1 else parts[0]
     if arr.null_count == 0:
         return np.zeros(len(arr), dtype=bool)
-    bits = np.unpackbits(np.frombuffer(arr.buffers()[0], dtype=np.uint8), count=arr.offset + len(arr),
-                         bitorder="little")
-    return bits[arr.offset:] == 0
+    return ~_bits(arr.buffers()[0], arr)
+
+
+def _bits(buf: pa.Buffer, arr: pa.Array) -> np.ndarray:
+    """The bitmap `buf` of `arr` (its values or its validity) as booleans, one per value."""
+    bits = np.unpackbits(np.frombuffer(buf, dtype=np.uint8), count=arr.offset + len(arr), bitorder="little")
+    return bits[arr.offset:].astype(bool)
 
 
 def int64_array(values: np.ndarray) -> pa.Array:
@@ -203,10 +204,15 @@ def int64_array(values: np.ndarray) -> pa.Array:
 
 def string_scalar(text: str, type: pa.DataType = pa.large_string()) -> pa.Scalar:
     """`pa.scalar(text, type)` for a string type, made from buffers."""
-    data = text.encode("utf-8")
-    width = np.int64 if type in (pa.large_string(), pa.large_binary()) else np.int32
-    offsets = np.array([0, len(data)], dtype=width)
-    return pa.Array.from_buffers(type, 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)])[0]
+    return _large_strings([text.encode("utf-8")]).cast(type)[0]
+
+
+def _large_strings(encoded: list[bytes]) -> pa.Array:
+    """An Arrow large_string array of the UTF-8 `encoded` values, made from buffers."""
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+    return pa.Array.from_buffers(pa.large_string(), len(encoded),
+                                 [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
 
 
 def python_strings(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -301,11 +307,7 @@ def arrow_strings(values: Any, type: pa.DataType = pa.large_string()) -> pa.Arra
         # from buffers (pa.array imports pandas): the ids of a log without incidents, or of
         # the rows kept after bad ones were skipped; a lone surrogate raises UnicodeEncodeError
         # as pa.array raises for it
-        encoded = [v.encode("utf-8") for v in values]
-        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
-        arr = pa.Array.from_buffers(pa.large_string(), len(encoded),
-                                    [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
+        arr = _large_strings([v.encode("utf-8") for v in values])
         return arr if type == pa.large_string() else arr.cast(type)
     return pa.array(values, type=type)
 
