@@ -1269,13 +1269,15 @@ def _build(source: _FrameSource | _ArrowSource, rows: np.ndarray, topo: Resolved
                 counts[j] = len(names)
             expand = (counts, local)
     columns_ints = ints
+    repeat: tuple[np.ndarray, tuple[np.ndarray, np.ndarray]] | None = None
     if expand is not None:
         # one row per node of a hostlist: the incident's row repeated, each repeat naming its node
         at = np.repeat(np.arange(len(expand[0])), expand[0])
         columns_ints = {c: a[at] for c, a in ints.items()}
         codes = {c: (t_codes[at], uniques) if c != "target" else _expanded_targets(t_codes[at], uniques, *expand)
                  for c, (t_codes, uniques) in codes.items()}
-    make = partial(_make_frame, ints, texts, kept, expand, isinstance(source, _FrameSource))
+        repeat = (at, codes["target"])
+    make = partial(_make_frame, ints, texts, kept, repeat, isinstance(source, _FrameSource))
     columns = LoadedColumns(len(columns_ints["row"]), FRAME_COLUMNS, columns_ints, NA, codes, make)
     return IncidentLog(columns, skipped, file, sha256, warns)
 
@@ -1308,11 +1310,11 @@ def _expanded_targets(codes: np.ndarray, uniques: np.ndarray, counts: np.ndarray
 
 
 def _make_frame(ints: dict[str, np.ndarray], texts: dict[str, _Text], kept: np.ndarray | None,
-                expand: tuple[np.ndarray, dict[int, list[str]]] | None, copy: bool) -> pd.DataFrame:
+                repeat: tuple[np.ndarray, tuple[np.ndarray, np.ndarray]] | None, copy: bool) -> pd.DataFrame:
     """The log's frame (`IncidentLog.frame`) from the columns `_build` checked: text columns
     as pandas' `str` dtype (Arrow strings where they were read by Arrow), times as nullable
-    Int64; `expand`: the rows of hostlist targets repeated, one per node (counts per row and
-    the node names at each such row)."""
+    Int64; `repeat`: where hostlist targets were expanded, the row each frame row repeats and
+    the expanded targets' codes and values (`_expanded_targets`)."""
     import pandas as pd
 
     def na_int(a: np.ndarray) -> pd.arrays.IntegerArray:
@@ -1342,14 +1344,10 @@ def _make_frame(ints: dict[str, np.ndarray], texts: dict[str, _Text], kept: np.n
         "cause": objects("cause"),
         "ticket": objects("ticket"),
     }, copy=copy)   # a caller's columns (from_records) are copied
-    if expand is not None:
-        counts, local = expand
-        frame = frame.loc[frame.index.repeat(counts)].reset_index(drop=True)
-        targets = frame["target"].to_numpy(dtype=object)
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-        for j, names in local.items():
-            targets[starts[j]:starts[j] + len(names)] = names
-        frame["target"] = pd.Series(targets, dtype=str)
+    if repeat is not None:
+        at, (t_codes, t_values) = repeat
+        frame = frame.take(at).reset_index(drop=True)
+        frame["target"] = pd.Series(np.append(t_values, None)[t_codes], dtype=str)
     return frame
 
 
