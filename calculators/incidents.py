@@ -78,7 +78,7 @@ import pyarrow.csv as pa_csv
 from calculators.column_spec import Check, Column, Context, is_missing, validate
 from calculators.incident_reasons import Reason
 from calculators import log_prefetch
-from calculators.log_columns import Columns, FrameColumns, LoadedColumns, columns_of
+from calculators.log_columns import Columns, FrameColumns, LoadedColumns, columns_of, first_rows
 from calculators.log_csv import (BLOCK_SIZE, COLUMNS, LAZY_TEXT, NA, TEXT_CONVERTED, TIME_COLUMNS, convert_columns,
                                  detect_format, fast_times, read_csv_arrow, text_column)
 from slaschema import hostlist
@@ -1083,9 +1083,7 @@ def _duplicate_ids(ctx: Context) -> np.ndarray | None:
     present = ~ids.isna()
     if int(present.sum()) == len(ids.uniques):
         return None
-    first = np.zeros(len(ids.codes), dtype=bool)
-    first[np.unique(ids.codes, return_index=True)[1]] = True      # each code's first row
-    first &= present
+    first = first_rows(ids.codes) & present
     ctx.derived["first_row"] = dict(zip(ids.take(np.flatnonzero(first)).tolist(), ctx.rows[first].tolist()))
     return ~first & present
 

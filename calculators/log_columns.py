@@ -147,3 +147,10 @@ def columns_of(log: Any) -> Columns:
     one (logs made by hand)."""
     cols = getattr(log, "columns", None)
     return cols if cols is not None else FrameColumns(log.frame)
+
+
+def first_rows(codes: np.ndarray) -> np.ndarray:
+    """True at the first row of each code (as `pandas.Series.duplicated(keep="first")` negated)."""
+    first = np.zeros(len(codes), dtype=bool)
+    first[np.unique(codes, return_index=True)[1]] = True
+    return first

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from calculators.incidents import coded
-from calculators.log_columns import Columns, columns_of
+from calculators.log_columns import Columns, columns_of, first_rows
 from calculators.vocabulary import NA
 from calculators.result_records import utc
 from calculators.support_records import AcceptanceDelay, SupportFigure, SupportFigures
@@ -114,34 +114,32 @@ def support_report(lc: LoadedContract, log: IncidentLog, period_start_s: int, pe
     `as_of_s` (default: the period end): the `SupportFigures` record of `Result.support`."""
     sup = lc.model.support
     as_of = period_end_s if as_of_s is None else int(as_of_s)
-    frame = columns_of(log)
+    cols = columns_of(log)
     # rows starting in the period, each incident once (its first row), as positions
-    start_all = frame.ints("start", 0)
+    start_all = cols.ints("start", 0)
     pick = np.flatnonzero((start_all >= period_start_s) & (start_all < period_end_s))
     codes, names = coded(log, "id")
-    rows = frame.ints("row", 0)[pick] if "row" in frame else None
+    rows = cols.ints("row", 0)[pick] if "row" in cols else None
     if rows is not None and (rows[1:] >= rows[:-1]).all():
-        # the loader's frame: an incident's rows (one per node of a hostlist) are adjacent
+        # the loader's log: an incident's rows (one per node of a hostlist) are adjacent
         # and share its input row number
         first = np.ones(len(pick), dtype=bool)
         first[1:] = rows[1:] != rows[:-1]
         pick = pick[first]
     else:
-        first = np.zeros(len(pick), dtype=bool)
-        first[np.unique(codes[pick], return_index=True)[1]] = True      # each id's first row
-        pick = pick[first]
-    notice, has_notice = _col(frame, "notice_at", pick)
+        pick = pick[first_rows(codes[pick])]                      # each id's first row
+    notice, has_notice = _col(cols, "notice_at", pick)
     start = start_all[pick]
     planned = has_notice & (notice <= start)
     total = len(pick)
     pick = pick[~planned]
     start = start_all[pick]
     ids = codes[pick]
-    det, has_det = _col(frame, "detected_at", pick)
+    det, has_det = _col(cols, "detected_at", pick)
     detection = _figure("all", names, ids, det - start, has_det, _secs(sup.detection))
 
-    rep, has_rep = _col(frame, "reported_at", pick)
-    resp, has_resp = _col(frame, "responded_at", pick)
+    rep, has_rep = _col(cols, "reported_at", pick)
+    resp, has_resp = _col(cols, "responded_at", pick)
     base = np.where(has_rep, rep, start)
     resp_dur = resp - base
     # severity codes: SEVERITIES in order, then "unset" for anything that is not a string
@@ -158,7 +156,7 @@ def support_report(lc: LoadedContract, log: IncidentLog, period_start_s: int, pe
             continue
         response.append(_figure(s, names, ids[m], resp_dur[m], has_resp[m], target))
 
-    end, has_end = _col(frame, "end", pick)
+    end, has_end = _col(cols, "end", pick)
     s_codes, s_names = coded(log, "scope")
     scope_of = np.append([SCOPES.index(v) if v in SCOPES else -1 for v in s_names.tolist()], -1).astype(np.int64)
     scope_codes = scope_of[s_codes[pick]]
