@@ -35,6 +35,7 @@ Decisions where the spec leaves room (also in docs of `Result`):
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from functools import cached_property
@@ -807,6 +808,50 @@ def _unique_pairs(units: list[np.ndarray], codes: list[np.ndarray], n_names: int
     return k // (n_names + 1), k % (n_names + 1)
 
 
+class IdList(Sequence[str]):
+    """One unit's incident ids (log order) held as codes into the log's id table: a
+    read-only sequence equal to, and hashed as, the tuple of the same ids. An id becomes a
+    Python string only when it is read, so a table that shows the first four ids of a
+    cluster and the count of its other hundred thousand makes four strings, not all of them."""
+
+    __slots__ = ("_codes", "_names", "_tuple")
+
+    def __init__(self, codes: np.ndarray, names) -> None:
+        self._codes = codes            # positions in `names` (the engine's `IdCodes` names)
+        self._names = names
+        self._tuple: tuple[str, ...] | None = None
+
+    def __len__(self) -> int:
+        return len(self._codes)
+
+    def __getitem__(self, key):
+        if self._tuple is not None:
+            return self._tuple[key]
+        if isinstance(key, slice):
+            return tuple(self._names[self._codes[key]].tolist())
+        return str(self._names[int(self._codes[key])])
+
+    def _all(self) -> tuple[str, ...]:
+        if self._tuple is None:
+            self._tuple = tuple(self._names[self._codes].tolist()) if len(self._codes) else ()
+        return self._tuple
+
+    def __iter__(self):
+        return iter(self._all())
+
+    def __contains__(self, item) -> bool:
+        return item in self._all()
+
+    def __eq__(self, other) -> bool:
+        return self._all() == (other._all() if isinstance(other, IdList) else other)
+
+    def __hash__(self) -> int:
+        return hash(self._all())
+
+    def __repr__(self) -> str:
+        return repr(self._all())
+
+
 class IdIndex:
     """Incident ids per unit, in log order, sorted out on first use (computing the figures
     stays cheap when only money is needed). Built from (unit, frame row) pairs; `extra` adds
@@ -857,6 +902,26 @@ class IdIndex:
         b = np.searchsorted(unit, np.append(todo, todo[-1] + 1)).tolist()
         for n, i in enumerate(todo.tolist()):
             self._some[i] = tuple(flat[b[n]:b[n + 1]])
+
+    def id_lists(self, units) -> dict[int, Sequence[str]]:
+        """The ids of a few units (the rows a table shows), each an `IdList`: their codes are
+        worked out for these units only, and no id is made a string until it is read
+        (units whose ids are already strings here come as those tuples)."""
+        todo = np.unique(np.asarray([int(i) for i in units], dtype=I64))
+        if self._lists is not None:
+            return {i: tuple(self._lists[i]) for i in todo.tolist()}
+        if not len(todo):
+            return {}
+        if self._pairs is not None:
+            unit, code = self._pairs
+            b = np.searchsorted(unit, np.concatenate([todo, todo + 1])).tolist()
+            lo, hi = b[:len(todo)], b[len(todo):]
+        else:
+            unit, code = self._pairs_of(todo)
+            b = np.searchsorted(unit, np.append(todo, todo[-1] + 1)).tolist()
+            lo, hi = b[:-1], b[1:]
+        names = self._codes.get()[1]
+        return {i: IdList(code[lo[n]:hi[n]], names) for n, i in enumerate(todo.tolist())}
 
     def pairs(self) -> tuple[np.ndarray, np.ndarray]:
         """Sorted unique (unit, id code)."""

@@ -248,8 +248,12 @@ class ScopeMonth:
             lists = self.incidents.take_lists()
             incidents = lambda i: tuple(lists[i])           # noqa: E731
         else:
-            some = incident_ids(self.incidents, [i for i in idx if self.in_service(i)])
-            incidents = some.__getitem__
+            shown = [i for i in idx if self.in_service(i)]
+            # the engine's index: lazy id sequences (a table reads a few ids of each)
+            some = self.incidents.id_lists(shown) if hasattr(self.incidents, "id_lists") else \
+                incident_ids(self.incidents, shown)
+            empty: tuple[str, ...] = ()
+            incidents = lambda i: some.get(i) or empty          # noqa: E731
         fees = cr.cents_half_up(self.fee_num, self.fee_den)
         charged = cr.cents_half_up(self.charged_num, self.fee_den) if self.charged_num is not None else None
         scaled: dict[int, Decimal] = {}
