@@ -871,6 +871,18 @@ class UnitIds:
         return np.fromiter((at.get(v, -1) if isinstance(v, str) else -1 for v in values), dtype=np.int64,
                            count=len(values))
 
+    def rows_positions(self, codes: np.ndarray, uniques: Any, rows: np.ndarray) -> np.ndarray:
+        """Per row, the position of its value (`uniques[codes]`; code -1: missing) among these
+        ids, -1 for none; only the values the rows of the mask `rows` hold are looked up (a
+        scope's rows name a few of a log's distinct targets), and the other rows get -1."""
+        table = np.full(len(uniques) + 1, -1, dtype=np.int64)       # the last entry: code -1
+        wanted = np.zeros(len(uniques) + 1, dtype=bool)
+        wanted[codes[rows]] = True
+        at = np.flatnonzero(wanted[:-1])
+        if len(at):
+            table[at] = self.get_indexer(uniques[at])
+        return np.where(rows, table[codes], -1)
+
     def tolist(self) -> list[str]:
         return list(self._ids)
 
@@ -940,7 +952,7 @@ def _targets(ctx: Context, c: str) -> _Text:
         in_scope = (scope_code == k) & has_target
         if not in_scope.any():
             continue
-        pos = np.append(idx.units[s].get_indexer(t_uniques), -1)[t_codes]
+        pos = idx.units[s].rows_positions(t_codes, t_uniques, in_scope)
         unit_pos[in_scope] = pos[in_scope]
         known = in_scope & (pos >= 0)
         unknown = in_scope & ~known
