@@ -1196,7 +1196,7 @@ def _period_figures(lc: LoadedContract, tr: Trace, tree: Tree, period: Period, i
                       credit_cents=node_credit, basis=basis, **extra)
     nc_total = (int(nc_cents.sum()) if nc_cents is not None and n_nodes else 0) if rev11 else None
     return PeriodResult(period=period, fee_total_cents=fee_total, credit_uncapped_cents=uncapped, cap_cents=cap_cents,
-                        cap_applied=cap_cents is not None and uncapped > cap_cents, minimum_cents=minimum,
+                        cap_applied=cap_cents is not None and uncapped > cap_cents, minimum=minimum,
                         minimum_applied=minimum_applied, credit_total_cents=total, scopes=scopes, nodes=nodes,
                         not_charged_cents=nc_total, minimum_strict=strict)
 

@@ -360,7 +360,7 @@ class PeriodResult:
     credit_uncapped_cents: int   # sum of rounded node credits
     cap_cents: int | None        # cap share x exact fee total, rounded down to the cent
     cap_applied: bool
-    minimum_cents: Decimal
+    minimum: Decimal              # the contract's minimum credit (an amount, as written)
     minimum_applied: bool
     credit_total_cents: int
     scopes: dict[str, ScopeMonth]
@@ -382,7 +382,7 @@ class PeriodResult:
             fee_total=money(self.fee_total_cents), credit_uncapped=money(self.credit_uncapped_cents),
             credit_total=money(self.credit_total_cents),
             cap_amount=money(self.cap_cents) if self.cap_cents is not None else None, cap_applied=self.cap_applied,
-            minimum=self.minimum_cents, minimum_applied=self.minimum_applied,
+            minimum=self.minimum, minimum_applied=self.minimum_applied,
             minimum_rule="more_than" if self.minimum_strict else "at_least",
             not_charged_total=money(self.not_charged_cents) if rev11 else None,
             remedy_total=money(self.remedy_cents) if rev11 else None,

@@ -432,7 +432,7 @@ def period_members(pr: Any, include_units: bool, claim: Any, names_info: NamesIn
         members += [("not_charged_total", _money_or_null(pr.not_charged_cents)),
                     ("remedy_total", _money_or_null(pr.remedy_cents))]
     members += [("cap_amount", _money_or_null(pr.cap_cents)), ("cap_applied", value(pr.cap_applied, d)),
-                ("minimum", quote(_pct(pr.minimum_cents))), ("minimum_applied", value(pr.minimum_applied, d))]
+                ("minimum", quote(_pct(pr.minimum))), ("minimum_applied", value(pr.minimum_applied, d))]
     if rev11:
         members.append(("minimum_rule", quote("more_than" if pr.minimum_strict else "at_least")))
 

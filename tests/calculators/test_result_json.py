@@ -59,7 +59,7 @@ def _period(pr, include_units):
            "hours": _pct(pr.period.hours), "fee_total": cr.money(pr.fee_total_cents),
            "credit_uncapped": cr.money(pr.credit_uncapped_cents), "credit_total": cr.money(pr.credit_total_cents),
            "cap_amount": cr.money(pr.cap_cents) if pr.cap_cents is not None else None,
-           "cap_applied": pr.cap_applied, "minimum": _pct(pr.minimum_cents), "minimum_applied": pr.minimum_applied,
+           "cap_applied": pr.cap_applied, "minimum": _pct(pr.minimum), "minimum_applied": pr.minimum_applied,
            "units": units, "nodes": nodes}
     if pr.not_charged_cents is None:
         return out
