@@ -976,6 +976,30 @@ def _relabel(p: Pieces, owner: np.ndarray) -> Pieces:
     return Pieces(p.iv.relabel(owner), p.row, p.flags, p.ga)
 
 
+def _unit_attribution(tr: Trace, tree: Tree, c: int, needed: set[int]) -> tuple:
+    """(unit, start, end, frame row, flags) of the incident parts inside the down time of each
+    unit of scope `c`, once for all months (empty where no figure of the run needs them).
+
+    A node's incidents are matched with its own down time only: the parts of its final down
+    time that come from its rack or cluster bring the ids (and flags) of the rack's or
+    cluster's attribution (IdIndex `extra`), which has every piece in them."""
+    f = None if c == NODE else tr.final(c)
+    if c not in needed or (f is not None and not len(f)):
+        z = np.zeros(0, dtype=I64)
+        return z, z, z, z, z
+    if c == NODE:
+        # a node's pieces are those merged into its down time: each lies inside one outage
+        return tr.node_attribution()
+    # each overlap of an incident part with the unit's downtime (part by part: the node
+    # pieces are not copied into one array with the others)
+    got = []
+    for cand in _candidate_parts(tr, tree, c):
+        a, b = overlap_pairs(cand.iv, f)
+        got.append((cand.iv.unit[a], np.maximum(cand.iv.start[a], f.start[b]),
+                    np.minimum(cand.iv.end[a], f.end[b]), cand.row[a], cand.flags[a]))
+    return tuple(np.concatenate([g[i] for g in got]) for i in range(5))
+
+
 def _candidate_parts(tr: Trace, tree: Tree, scope: int) -> list[Pieces]:
     """Pieces that may explain a unit's downtime: its own (and pushed-down) incidents and,
     for racks, clusters and sites, the incidents on the nodes under it (rules): those of the
@@ -1287,59 +1311,45 @@ def run(lc: LoadedContract, log: IncidentLog, periods: list[str] | list[Period],
     finally:
         pool.shutdown(wait=True)
     sup = sup_job.result() if sup_job is not None else None
-    att_pairs = []
-    excluded_sets = []
     dt = lc.model.downtime
     levels = lc.model.service_levels
     needed = {c for c in range(4) if getattr(levels, SCOPES[c]) is not None}
     if levels.node is not None:
         needed |= {RACK} if dt.rack and dt.rack.nodes_follow_rack else set()
         needed |= {CLUSTER} if dt.cluster and dt.cluster.nodes_follow_cluster else set()
-    for c in range(4):
-        # a node's incidents are matched with its own down time only: the parts of its final
-        # down time that come from its rack or cluster bring the ids (and flags) of the
-        # rack's or cluster's attribution (IdIndex `extra`), which has every piece in them
-        f = None if c == NODE else tr.final(c)
-        if c not in needed or (f is not None and not len(f)):
-            z = np.zeros(0, dtype=I64)
-            att_pairs.append((z, z, z, z, z))
-        elif c == NODE:
-            # a node's pieces are those merged into its down time: each lies inside one outage
-            att_pairs.append(tr.node_attribution())
-        else:
-            # each overlap of an incident part with the unit's downtime, once for all months
-            # (part by part: the node pieces are not copied into one array with the others)
-            got = []
-            for cand in _candidate_parts(tr, tree, c):
-                a, b = overlap_pairs(cand.iv, f)
-                got.append((cand.iv.unit[a], np.maximum(cand.iv.start[a], f.start[b]),
-                            np.minimum(cand.iv.end[a], f.end[b]), cand.row[a], cand.flags[a]))
-            att_pairs.append(tuple(np.concatenate([g[i] for g in got]) for i in range(5)))
-        if getattr(levels, SCOPES[c]) is None:
-            excluded_sets.append((Intervals.empty(), Intervals.empty()))
-        else:
-            ex = merge(tr.excluded[c].iv)
-            excluded_sets.append((ex, tr.node_overlap(ex) if c == NODE else intersect(ex, f)))
-    degraded_sets = []
-    d = tr.degraded
-    if len(d):
-        prev = 0
-        for v in np.unique(d.ga).tolist():
-            part = merge(d.iv.take(d.ga >= v))
-            degraded_sets.append((v - prev, part, tr.node_overlap(part)))
-            prev = v
-    ids = IdCodes(log)
-    # the counted and excluded pieces with a flag (most have none), for each unit's flags
-    flagged = tuple(Pieces.cat(*(p.take(p.flags != 0) for p in (tr.node_pieces if c == NODE else tr.view(c),
-                                                                   tr.excluded[c])),
-                               *((tr.void[c],) if tr.void else ())) for c in range(4))
-    # with `lift`, the pieces of the racks' long blocks (down time of each of the rack's nodes)
-    # bring their ids to the nodes from the rack, and every flagged piece on a rack its flags
-    # (the pieces pushed down onto the nodes brought both before)
-    rack_part = None
-    if tr.lift is not None and NODE in needed:
-        up = tr.lift.parent
-        rack_part = (tr.lift.parent_attribution(), up.take(up.flags != 0))
+    # the racks', clusters' and sites' attribution (overlap searches, which release the GIL)
+    # is worked out on the other core while the nodes' figures below are
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="slakit-attribution") as pool:
+        above = pool.submit(lambda: [_unit_attribution(tr, tree, c, needed) for c in (RACK, CLUSTER, SITE)])
+        node_att = _unit_attribution(tr, tree, NODE, needed)
+        excluded_sets = []
+        for c in range(4):
+            if getattr(levels, SCOPES[c]) is None:
+                excluded_sets.append((Intervals.empty(), Intervals.empty()))
+            else:
+                ex = merge(tr.excluded[c].iv)
+                excluded_sets.append((ex, tr.node_overlap(ex) if c == NODE else intersect(ex, tr.final(c))))
+        degraded_sets = []
+        d = tr.degraded
+        if len(d):
+            prev = 0
+            for v in np.unique(d.ga).tolist():
+                part = merge(d.iv.take(d.ga >= v))
+                degraded_sets.append((v - prev, part, tr.node_overlap(part)))
+                prev = v
+        ids = IdCodes(log)
+        # the counted and excluded pieces with a flag (most have none), for each unit's flags
+        flagged = tuple(Pieces.cat(*(p.take(p.flags != 0) for p in (tr.node_pieces if c == NODE else tr.view(c),
+                                                                       tr.excluded[c])),
+                                   *((tr.void[c],) if tr.void else ())) for c in range(4))
+        # with `lift`, the pieces of the racks' long blocks (down time of each of the rack's nodes)
+        # bring their ids to the nodes from the rack, and every flagged piece on a rack its flags
+        # (the pieces pushed down onto the nodes brought both before)
+        rack_part = None
+        if tr.lift is not None and NODE in needed:
+            up = tr.lift.parent
+            rack_part = (tr.lift.parent_attribution(), up.take(up.flags != 0))
+        att_pairs = [node_att, *above.result()]
     results = [_period_figures(lc, tr, tree, p, ids, att_pairs, tuple(excluded_sets), degraded_sets, flagged,
                                rack_part) for p in plist]
     chronic = _chronic(lc, results, tree)
