@@ -4,11 +4,13 @@ An interval set is three equal-length int64 arrays `(unit, start, end)`. Times a
 non-negative integer seconds below 2**33 (the engine shifts epoch seconds to a local
 origin first), units are non-negative ints below 2**30, so `(unit << 33) | time` is one
 sortable int64 key. Every function is a handful of numpy passes: no Python loop per
-interval or per unit.
+interval or per unit. `at_least` and `minus_parent` work out a large set (`SPLIT_FROM`) as
+two halves of its units on two threads, which gives the same arrays as one piece.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -191,6 +193,41 @@ def sweep(iv: Intervals, weight: np.ndarray | None = None) -> tuple[np.ndarray, 
     return u[:-1][same], t[:-1][same], t[1:][same], level[:-1][same]
 
 
+SPLIT_FROM = 200_000     # intervals from which a per-unit step runs as two halves on two threads
+_pool = None
+
+
+def _forget_pool() -> None:
+    global _pool
+    _pool = None                # a forked child has no worker thread: it makes its own
+
+
+os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _split_unit(unit: np.ndarray) -> int | None:
+    """A unit that splits `unit` into two parts of about the same size (those below it and
+    the rest), from a sample; None when there is no such split (one unit)."""
+    sample = np.sort(unit[::max(len(unit) // 4096, 1)])
+    pivot = int(sample[len(sample) // 2])
+    if pivot <= int(sample[0]):
+        pivot = int(sample[0]) + 1
+    return pivot if pivot <= int(unit.max()) else None
+
+
+def _both(fn, first: tuple, second: tuple):
+    """`fn(*first)` here and `fn(*second)` on the other thread (numpy's sorts, searches and
+    whole-array operations release the GIL, so the two run on two cores); both results."""
+    global _pool
+    if _pool is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="slakit-halves")
+    other = _pool.submit(fn, *second)
+    mine = fn(*first)
+    return mine, other.result()
+
+
 def at_least(iv: Intervals, threshold: np.ndarray, weight: np.ndarray | None = None) -> Intervals:
     """Merged times where at least `threshold[unit]` of the unit's intervals are active
     (each counting `weight`, default 1).
@@ -199,7 +236,23 @@ def at_least(iv: Intervals, threshold: np.ndarray, weight: np.ndarray | None = N
     to their rack, each node's own intervals already disjoint). A threshold <= 0 makes
     the unit down only where it has any event segment; units without intervals are
     never returned, so callers handle "always down" thresholds themselves.
+
+    Each unit's answer is its own: from `SPLIT_FROM` intervals the units below a middle
+    one and the others are worked out on two threads, and the two answers (each sorted by
+    unit and start, the first's units all below the second's) are one after the other.
     """
+    pivot = _split_unit(iv.unit) if len(iv) >= SPLIT_FROM else None
+    if pivot is None:
+        return _at_least(iv, threshold, weight)
+    low = iv.unit < pivot
+    high = ~low
+    w = None if weight is None else np.asarray(weight, dtype=I64)
+    a, b = _both(_at_least, (iv.take(low), threshold, None if w is None else w[low]),
+                 (iv.take(high), threshold, None if w is None else w[high]))
+    return concat(a, b)
+
+
+def _at_least(iv: Intervals, threshold: np.ndarray, weight: np.ndarray | None = None) -> Intervals:
     u, t0, t1, lv = sweep(iv, weight)
     if len(u) == 0:
         return Intervals.empty()
@@ -229,7 +282,26 @@ def intersect(a: Intervals, b: Intervals) -> Intervals:
 def minus_parent(iv: Intervals, owner: np.ndarray, parent: Intervals) -> Intervals:
     """Per child unit, the parts of its intervals `iv` (disjoint per child) not covered by its
     parent's intervals (`owner[child]` is the parent; `parent` sorted by (unit, start) and
-    merged, as `merge` returns it). Returned sorted by (child, start), disjoint per child."""
+    merged, as `merge` returns it). Returned sorted by (child, start), disjoint per child.
+
+    From `SPLIT_FROM` intervals, where the children are numbered in their parents' order
+    (`owner` never decreases) and `iv` is in child order, the children of the parents below a middle one and the
+    others are worked out on two threads (see `at_least`)."""
+    if not len(iv) or not len(parent):
+        return iv
+    if (len(iv) >= SPLIT_FROM and bool((owner[1:] >= owner[:-1]).all())
+            and bool((iv.unit[1:] >= iv.unit[:-1]).all())):
+        pivot = _split_unit(parent.unit)
+        if pivot is not None:
+            low = owner[iv.unit] < pivot
+            cut = int(np.searchsorted(parent.unit, pivot))
+            a, b = _both(_minus_parent, (iv.take(low), owner, parent.take(slice(0, cut))),
+                         (iv.take(~low), owner, parent.take(slice(cut, None))))
+            return concat(a, b)
+    return _minus_parent(iv, owner, parent)
+
+
+def _minus_parent(iv: Intervals, owner: np.ndarray, parent: Intervals) -> Intervals:
     if not len(iv) or not len(parent):
         return iv
     a = iv.relabel(owner)

@@ -179,3 +179,41 @@ def test_parse_instant_is_the_one_as_of_reader():
         parse_instant("2027-04-01T00:00:00", zone_option="--assume-tz")
     with pytest.raises(PeriodError, match="not an ISO 8601"):
         parse_instant("next tuesday")
+
+
+def _same(a: Intervals, b: Intervals) -> None:
+    for field in ("unit", "start", "end"):
+        assert getattr(a, field).tolist() == getattr(b, field).tolist()
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_at_least_and_minus_parent_in_two_halves_give_the_one_piece_answer(seed, monkeypatch):
+    """From `SPLIT_FROM` intervals the units are worked out as two halves on two threads:
+    the answer is the same arrays, in the same order, as in one piece (here from 1 interval,
+    on logs with one unit, a few, or many; weighted; children numbered in their parents'
+    order or not)."""
+    import calculators.intervals as iv_mod
+
+    rng = np.random.default_rng(900 + seed)
+    n_units = int(rng.choice([1, 2, 5, 40]))
+    n = int(rng.integers(1, 400))
+    start = rng.integers(0, 500, n)
+    iv = Intervals.of(rng.integers(0, n_units, n), start, start + rng.integers(1, 60, n))
+    threshold = rng.integers(0, 4, n_units)
+    weight = rng.integers(1, 4, n) if seed % 2 else None
+    n_children = 3 * n_units
+    owner = np.sort(rng.integers(0, n_units, n_children)) if seed % 3 else rng.integers(0, n_units, n_children)
+    cs = rng.integers(0, 500, 2 * n)
+    child = merge(Intervals.of(rng.integers(0, n_children, 2 * n), cs, cs + rng.integers(1, 40, 2 * n)))
+    parent = merge(iv)
+    monkeypatch.setattr(iv_mod, "SPLIT_FROM", 10**12)
+    want = at_least(iv, threshold, weight), minus_parent(child, owner, parent)
+    calls = []
+    real = iv_mod._both
+    monkeypatch.setattr(iv_mod, "_both", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(iv_mod, "SPLIT_FROM", 1)
+    got = at_least(iv, threshold, weight), minus_parent(child, owner, parent)
+    _same(got[0], want[0])
+    _same(got[1], want[1])
+    if n_units > 1 and len(np.unique(iv.unit)) > 1:
+        assert calls                # the halves were taken
