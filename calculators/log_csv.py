@@ -330,7 +330,16 @@ LAZY_TEXT = ("id",)      # mostly distinct in a log: its values stay in Arrow un
 def text_column(col: pa.ChunkedArray, lazy: bool = False) -> TextColumn:
     """The cells are dictionary-encoded as read; stripping and dropping the empty cell then
     work on the distinct values only (a value's first appearance is that of the earliest cell
-    that strips to it, so the order of first appearance stays)."""
+    that strips to it, so the order of first appearance stays).
+
+    `lazy` (a column of mostly distinct values, the ids): a column whose cells are all
+    distinct, none empty and none with white space around it is its own dictionary, with
+    codes 0, 1, 2, ...; that is found by sorting the cells (a third of the time of Arrow's
+    hashing of a million ids), and any other column is encoded as above."""
+    if lazy:
+        own = _distinct_as_written(col)
+        if own is not None:
+            return TextColumn(np.arange(len(own), dtype=np.int64), own, TextValues(own))
     enc = pc.dictionary_encode(col)
     dictionary = enc.chunk(0).dictionary
     codes = np.concatenate([numpy_of(ch.indices) for ch in enc.chunks]).astype(np.int64, copy=False)
@@ -347,6 +356,24 @@ def text_column(col: pa.ChunkedArray, lazy: bool = False) -> TextColumn:
     if lazy:
         return TextColumn(codes, dictionary, TextValues(dictionary))
     return TextColumn(codes, dictionary, python_strings(dictionary))
+
+
+def _distinct_as_written(col: pa.ChunkedArray) -> pa.Array | None:
+    """The column as one array when its cells are all distinct, none is empty or missing and
+    none has white space around it (what `text_column` would keep of each, in the same
+    order); None otherwise."""
+    flat = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    n = len(flat)
+    if n < 2 or flat.null_count or not pa.types.is_string(flat.type):
+        return None
+    if int(numpy_of(pc.binary_length(flat)).min()) == 0:
+        return None
+    if not pc.utf8_trim(flat, characters=_WHITESPACE).equals(flat):
+        return None
+    ordered = flat.take(pc.sort_indices(flat))
+    if pc.any(pc.equal(ordered.slice(1), ordered.slice(0, n - 1))).as_py():
+        return None
+    return flat
 
 
 def fast_times(col: pa.ChunkedArray) -> np.ndarray | None:

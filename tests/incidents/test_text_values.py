@@ -171,3 +171,31 @@ def test_a_tables_records_read_only_the_ids_they_show(tmp_path):
     every = {u.id: u for u in month.records(pr)}
     assert every[first.id] == first and every[first.id].incidents == ids
     assert month.records(pr, [5])[0].incidents == ()      # a unit without incidents
+
+
+@pytest.mark.parametrize("cells", [
+    ["INC-1", "INC-2", "INC-3"],                        # all distinct: the column is its own dictionary
+    ["b", "a", "c", "d"] * 1 + ["Ü-1", "汉字"],
+    ["INC-1", "INC-2", "INC-1"],                        # a repeat
+    ["INC-1", "", "INC-2"],                             # an empty cell
+    ["INC-1", " INC-2", "INC-3"],                       # white space around one
+    ["INC-1", "INC-2\u3000", "INC-3"],                  # Unicode white space
+    ["INC-1", None, "INC-2"],                           # a missing cell
+    ["x"],
+    ["a", "b\u00a0", "b"],                              # strips to a repeat
+])
+@pytest.mark.parametrize("chunks", [1, 2])
+def test_lazy_text_column_codes_are_the_dictionary_encodings(cells, chunks):
+    """`text_column(lazy=True)` (the ids) takes a column of distinct, non-empty, stripped
+    cells as its own dictionary: the codes, dictionary and values are those of the
+    dictionary encoding in every case."""
+    half = max(len(cells) // 2, 1)
+    col = pa.chunked_array([pa.array(cells[:half], pa.string()), pa.array(cells[half:], pa.string())][:chunks]
+                           if chunks == 2 else [pa.array(cells, pa.string())])
+    lazy, plain = log_csv.text_column(col, lazy=True), log_csv.text_column(col)
+    assert lazy.codes.dtype == plain.codes.dtype == np.int64
+    assert lazy.codes.tolist() == plain.codes.tolist()
+    assert lazy.dictionary.to_pylist() == plain.dictionary.to_pylist() == plain.uniques.tolist()
+    assert list(lazy.uniques) == plain.uniques.tolist()
+    distinct = len(set(cells)) == len(cells) and all(c and c.strip() == c for c in cells) and len(cells) > 1
+    assert (log_csv._distinct_as_written(col) is not None) == distinct     # the sort's shortcut, only there
