@@ -447,7 +447,7 @@ def _targets(log, scope: np.ndarray, tree: Tree) -> np.ndarray:
     for code, names in enumerate(tree.names):
         m = scope == code
         if m.any():
-            target[m] = UnitIds(names).rows_positions(codes, uniques.astype(str), m)[m]
+            target[m] = UnitIds(names).positions_of(codes[m], uniques.astype(str))
     bad = np.flatnonzero((target < 0) & (scope >= 0))
     frame = log.frame if len(bad) or (scope < 0).any() else None     # (for the message)
     if len(bad):

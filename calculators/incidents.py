@@ -871,17 +871,16 @@ class UnitIds:
         return np.fromiter((at.get(v, -1) if isinstance(v, str) else -1 for v in values), dtype=np.int64,
                            count=len(values))
 
-    def rows_positions(self, codes: np.ndarray, uniques: Any, rows: np.ndarray) -> np.ndarray:
-        """Per row, the position of its value (`uniques[codes]`; code -1: missing) among these
-        ids, -1 for none; only the values the rows of the mask `rows` hold are looked up (a
-        scope's rows name a few of a log's distinct targets), and the other rows get -1."""
-        table = np.full(len(uniques) + 1, -1, dtype=np.int64)       # the last entry: code -1
-        wanted = np.zeros(len(uniques) + 1, dtype=bool)
-        wanted[codes[rows]] = True
+    def positions_of(self, codes: np.ndarray, uniques: Any) -> np.ndarray:
+        """`get_indexer(uniques)[codes]` (-1 for a code of -1, a missing value), looking up
+        only the values the codes name: a scope's rows name a few of a log's distinct targets."""
+        wanted = np.zeros(len(uniques) + 1, dtype=bool)      # the last entry: code -1
+        wanted[codes] = True
         at = np.flatnonzero(wanted[:-1])
+        table = np.full(len(uniques) + 1, -1, dtype=np.int64)
         if len(at):
             table[at] = self.get_indexer(uniques[at])
-        return np.where(rows, table[codes], -1)
+        return table[codes]
 
     def tolist(self) -> list[str]:
         return list(self._ids)
@@ -952,9 +951,8 @@ def _targets(ctx: Context, c: str) -> _Text:
         in_scope = (scope_code == k) & has_target
         if not in_scope.any():
             continue
-        pos = idx.units[s].rows_positions(t_codes, t_uniques, in_scope)
-        unit_pos[in_scope] = pos[in_scope]
-        known = in_scope & (pos >= 0)
+        unit_pos[in_scope] = idx.units[s].positions_of(t_codes[in_scope], t_uniques)
+        known = in_scope & (unit_pos >= 0)
         unknown = in_scope & ~known
         tgt_ok |= known
         if s == "node" and unknown.any():
