@@ -195,6 +195,7 @@ def sweep(iv: Intervals, weight: np.ndarray | None = None) -> tuple[np.ndarray, 
 
 SPLIT_FROM = 200_000     # intervals from which a per-unit step runs as two halves on two threads
 _pool = None
+_WORKER = "slakit-halves"
 
 
 def _forget_pool() -> None:
@@ -219,10 +220,14 @@ def _both(fn, first: tuple, second: tuple):
     """`fn(*first)` here and `fn(*second)` on the other thread (numpy's sorts, searches and
     whole-array operations release the GIL, so the two run on two cores); both results."""
     global _pool
+    import threading
+
+    if threading.current_thread().name.startswith(_WORKER):
+        return fn(*first), fn(*second)          # on the worker itself: waiting for it would never end
     if _pool is None:
         from concurrent.futures import ThreadPoolExecutor
 
-        _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="slakit-halves")
+        _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=_WORKER)
     other = _pool.submit(fn, *second)
     mine = fn(*first)
     return mine, other.result()

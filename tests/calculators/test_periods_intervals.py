@@ -217,3 +217,16 @@ def test_at_least_and_minus_parent_in_two_halves_give_the_one_piece_answer(seed,
     _same(got[1], want[1])
     if n_units > 1 and len(np.unique(iv.unit)) > 1:
         assert calls                # the halves were taken
+
+
+def test_halves_asked_for_on_the_worker_itself_are_worked_out_there(monkeypatch):
+    """A split step called from the halves' own worker thread works out both halves there
+    (it would otherwise wait for itself)."""
+    import calculators.intervals as iv_mod
+
+    monkeypatch.setattr(iv_mod, "SPLIT_FROM", 1)
+    iv = Intervals.of([0, 0, 1, 1, 2], [0, 5, 0, 3, 1], [10, 9, 4, 8, 2])
+    want = at_least(iv, np.array([2, 2, 1]))
+    nested = iv_mod._both(lambda: at_least(iv, np.array([2, 2, 1])), (), ())
+    _same(nested[0], want)
+    _same(nested[1], want)
