@@ -77,19 +77,29 @@ def test_text_column_is_lazy_only_when_asked():
     assert plain.uniques.tolist() == list(lazy.uniques) == ["x", "y", "z"]
 
 
+def _forty_node_log(tmp_path, rows):
+    """The example contract with 40 nodes a rack, a log of `rows(node names)` read from a CSV,
+    its id values, and its February credits."""
+    lc = contract(EXAMPLE_CONTRACT.replace("n[1-4]", "n[1-40]"))
+    path = tmp_path / "log.csv"
+    path.write_text("id,scope,target,start,end\n" + "\n".join(rows(lc.topology.units("node"))) + "\n")
+    log = inc.load_incidents(path, lc)
+    _, names = log.coded("id")
+    assert names._objects is None
+    return lc, path, log, names, compute(lc, log, parse_periods(["2027-02"], lc.model.contract.timezone),
+                                         support=False)
+
+
 def test_a_csv_logs_ids_are_not_made_into_python_strings_for_the_table(tmp_path):
     """Reading the log, computing the credits and the ids of a few units as a table shows them
     gathers only those ids; the duplicate check and the open incidents still work on them."""
-    lc = contract(EXAMPLE_CONTRACT.replace("n[1-4]", "n[1-40]"))
-    nodes = lc.topology.units("node")
-    rows = [f"I{k},node,{nodes[k % len(nodes)]},2027-02-0{1 + k % 5}T10:00:00Z,"
-            f"{'' if k == 3 else f'2027-02-0{1 + k % 5}T12:00:00Z'}" for k in range(400)]
-    path = tmp_path / "log.csv"
-    path.write_text("id,scope,target,start,end\n" + "\n".join(rows) + "\n")
-    log = inc.load_incidents(path, lc)
-    codes, names = log.coded("id")
+    def rows(nodes):
+        return [f"I{k},node,{nodes[k % len(nodes)]},2027-02-0{1 + k % 5}T10:00:00Z,"
+                f"{'' if k == 3 else f'2027-02-0{1 + k % 5}T12:00:00Z'}" for k in range(400)]
+
+    lc, path, log, names, result = _forty_node_log(tmp_path, rows)
     assert isinstance(names, log_csv.TextValues) and names._objects is None
-    result = compute(lc, log, parse_periods(["2027-02"], lc.model.contract.timezone), support=False)
+    lines = rows(lc.topology.units("node"))
     assert result.open_incidents == ("I3",)
     month = result.periods[0].scopes["node"]
     shown = [0, 2, 3]
@@ -97,7 +107,7 @@ def test_a_csv_logs_ids_are_not_made_into_python_strings_for_the_table(tmp_path)
     assert names._objects is None
     assert all(got[i] == tuple(f"I{k}" for k in range(i, 400, 40)) for i in shown)
     # the same log with a repeated id: refused, naming the first row of the id
-    path.write_text("id,scope,target,start,end\n" + "\n".join(rows + [rows[5]]) + "\n")
+    path.write_text("id,scope,target,start,end\n" + "\n".join(lines + [lines[5]]) + "\n")
     with pytest.raises(inc.InputError) as e:
         inc.load_incidents(path, lc)
     assert [(p.code, p.row, p.value) for p in e.value.problems] == [("duplicate_id", 401, "I5")]
@@ -146,15 +156,9 @@ def test_a_tables_records_read_only_the_ids_they_show(tmp_path):
     from calculators.cli import render_table
     from calculators.engine import IdList
 
-    lc = contract(EXAMPLE_CONTRACT.replace("n[1-4]", "n[1-40]"))
-    nodes = lc.topology.units("node")
-    rows = [f"I{k},node,{nodes[k % 2]},2027-02-{1 + k // 40:02d}T{k % 20:02d}:00:00Z,"
-            f"2027-02-{1 + k // 40:02d}T{k % 20:02d}:30:00Z" for k in range(800)]
-    path = tmp_path / "log.csv"
-    path.write_text("id,scope,target,start,end\n" + "\n".join(rows) + "\n")
-    log = inc.load_incidents(path, lc)
-    _, names = log.coded("id")
-    result = compute(lc, log, parse_periods(["2027-02"], lc.model.contract.timezone), support=False)
+    _, _, _, names, result = _forty_node_log(tmp_path, lambda nodes: [
+        f"I{k},node,{nodes[k % 2]},2027-02-{1 + k // 40:02d}T{k % 20:02d}:00:00Z,"
+        f"2027-02-{1 + k // 40:02d}T{k % 20:02d}:30:00Z" for k in range(800)])
     pr = result.periods[0]
     month = pr.scopes["node"]
     (first,) = month.records(pr, [0])
