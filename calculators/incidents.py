@@ -308,6 +308,39 @@ _TOO_DEEP = "JSON nested too deeply to read (arrays or objects inside each other
 _TOO_DEEP_FIX = "an incident is one flat object of id, scope, target, start, ... values"
 
 
+class _KeyTwice(dict):
+    """A JSON object in which a key is given twice (`twice`: those keys, in order): readers
+    disagree on which value counts, so the log is refused rather than one of them taken."""
+
+    twice: list[str]
+
+
+def _object(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(items)
+    if len(out) == len(items):
+        return out
+    twice = _KeyTwice(out)
+    seen: set[str] = set()
+    twice.twice = list(dict.fromkeys(k for k, _ in items if k in seen or seen.add(k)))
+    return twice
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_object)    # one decoder: json.loads with a hook makes one per call
+
+
+def _loads(text: str) -> Any:
+    """`json.loads(text)`, objects with a key given twice as `_KeyTwice`."""
+    if text.startswith("\ufeff"):
+        return json.loads(text)        # refused, with json.loads's own message
+    return _DECODER.decode(text)
+
+
+def _key_twice(obj: dict, fname: str, row: int, line: int | None) -> Problem:
+    keys = ", ".join(repr(k) for k in obj.twice)
+    return Problem(Reason.JSON_DUPLICATE_KEY, f"an object gives the key {keys} twice", file=fname, row=row,
+                   line=line, value=obj.twice[0], fix="give each key once in an incident's object")
+
+
 def _read_jsonl(text: str, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
     records: list[dict] = []
     rows: list[int] = []
@@ -316,7 +349,7 @@ def _read_jsonl(text: str, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = _loads(line)
         except json.JSONDecodeError as e:
             problems.append(Problem(Reason.JSON_INVALID, f"line is not JSON: {e.msg}", file=fname, row=lineno,
                                     line=lineno, col=e.colno, value=line[:80]))
@@ -329,16 +362,20 @@ def _read_jsonl(text: str, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
             problems.append(Problem(Reason.JSON_INVALID, "each line must be a JSON object", file=fname, row=lineno,
                                     line=lineno, value=type(obj).__name__))
             continue
+        if type(obj) is _KeyTwice:
+            problems.append(_key_twice(obj, fname, lineno, lineno))
+            continue
         records.append(obj)
         rows.append(lineno)
     if problems:
         raise InputError(problems)
-    return _records_frame(records), np.asarray(rows, dtype=np.int64)
+    rows_a = np.asarray(rows, dtype=np.int64)
+    return _records_frame(records, rows_a, fname, "line"), rows_a
 
 
 def _read_json_array(text: str, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
     try:
-        data = json.loads(text)
+        data = _loads(text)
     except json.JSONDecodeError as e:
         raise InputError([Problem(Reason.JSON_INVALID, f"not valid JSON: {e.msg}", file=fname, line=e.lineno,
                                   col=e.colno)]) from None
@@ -348,22 +385,42 @@ def _read_json_array(text: str, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
         raise InputError([Problem(Reason.JSON_INVALID, "a JSON incident log is an array of objects", file=fname,
                                   value=type(data).__name__, fix="write [ {...}, {...} ] or use JSON Lines")])
     bad = [Problem(Reason.JSON_INVALID, "array element is not an object", file=fname, row=i, value=type(x).__name__)
-           for i, x in enumerate(data, start=1) if not isinstance(x, dict)]
+           if not isinstance(x, dict) else _key_twice(x, fname, i, None)
+           for i, x in enumerate(data, start=1) if type(x) is not dict]
     if bad:
         raise InputError(bad)
-    return _records_frame(data), np.arange(1, len(data) + 1, dtype=np.int64)
+    rows = np.arange(1, len(data) + 1, dtype=np.int64)
+    return _records_frame(data, rows, fname, "element"), rows
 
 
-def _records_frame(records: list[dict]) -> pd.DataFrame:
+def _records_frame(records: list[dict], rows: np.ndarray, fname: str, where: str) -> pd.DataFrame:
+    """The objects as a frame of their keys, stripped of white space. Two keys the same but
+    for white space around them (`end`, ` end`) are refused where one object gives both
+    (`where`: `line` of JSON Lines or `element` of an array, at `rows`); in different objects
+    they are one column named twice, which the column checks report."""
     import pandas as pd
 
     if not records:
         return pd.DataFrame()
     raw = pd.DataFrame.from_records(records)
-    raw.columns = [str(c).strip() for c in raw.columns]
-    for c in raw.columns:                 # a nested object or list is a value to refuse, as text
-        if raw[c].dtype == object and raw[c].map(lambda v: isinstance(v, (dict, list))).any():
-            raw[c] = raw[c].map(lambda v: json.dumps(v) if isinstance(v, (dict, list)) else v)
+    names = [str(c).strip() for c in raw.columns]
+    problems = []
+    for name in dict.fromkeys(n for n in names if names.count(n) > 1):
+        keys = [c for c, n in zip(raw.columns, names) if n == name]
+        both = raw[keys].notna().sum(axis=1).to_numpy() > 1
+        for i in np.flatnonzero(both).tolist():
+            row = int(rows[i])
+            problems.append(Problem(Reason.JSON_DUPLICATE_KEY, f"the object gives the key {name!r} twice, as "
+                                    f"{' and '.join(repr(k) for k in keys)} (white space around a key is not "
+                                    "part of its name)", file=fname, row=row, line=row if where == "line" else None,
+                                    value=name, fix="give each key once in an incident's object"))
+    if problems:
+        raise InputError(problems)
+    raw.columns = names
+    for i in range(raw.shape[1]):   # a nested object or list is a value to refuse, as text
+        col = raw.iloc[:, i]
+        if col.dtype == object and col.map(lambda v: isinstance(v, (dict, list))).any():
+            raw.isetitem(i, col.map(lambda v: json.dumps(v) if isinstance(v, (dict, list)) else v))
     return raw
 
 
