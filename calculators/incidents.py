@@ -407,8 +407,7 @@ def _records_frame(records: list[dict], rows: np.ndarray, fname: str, where: str
     problems = []
     for name in dict.fromkeys(n for n in names if names.count(n) > 1):
         keys = [c for c, n in zip(raw.columns, names) if n == name]
-        both = raw[keys].notna().sum(axis=1).to_numpy() > 1
-        for i in np.flatnonzero(both).tolist():
+        for i in [i for i, r in enumerate(records) if sum(k in r for k in keys) > 1]:    # both given (null too)
             row = int(rows[i])
             problems.append(Problem(Reason.JSON_DUPLICATE_KEY, f"the object gives the key {name!r} twice, as "
                                     f"{' and '.join(repr(k) for k in keys)} (white space around a key is not "

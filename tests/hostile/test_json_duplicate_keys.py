@@ -26,6 +26,7 @@ LOGS = {   # name: (text, rows refused, the key named)
     "spaced.jsonl": ("{" + GOOD.format(i=1) + f', "end": {LATE}, " end ": {EARLY}' + "}\n{" + GOOD.format(i=2)
                      + "}\n{" + GOOD.format(i=3) + f', "end ": {LATE}, "end": {EARLY}' + "}\n", [1, 3], "end"),
     "spaced.json": ("[{" + GOOD.format(i=1) + f', "\\tend": {LATE}, "end": {EARLY}' + "}]", [1], "end"),
+    "null.jsonl": ("{" + GOOD.format(i=1) + f', "end": null, " end": {EARLY}' + "}\n", [1], "end"),
 }
 
 
