@@ -30,7 +30,9 @@ installed package has them), so no run compiles them from source where no byteco
 
 Targets (2 cores): table <= 6x the pyarrow read (goal 4x), JSON <= 8x, peak memory < 2 GB
 each; the table run <= 2x the DuckDB subset. Beside them, the time of a process that only
-imports the command's modules: what of the 6x is left for the work.
+imports the command's modules: what of the 6x is left for the work; and the CPU floor, the
+run's CPU time over the cores as a ratio to the read: the wall time it would take with every
+core busy from start to exit (a floor threads alone cannot go below).
 """
 
 from __future__ import annotations
@@ -268,6 +270,11 @@ def main() -> None:
         print(f"{fmt:6} {wall:6.2f} ({med(r['cpu'] for r in rs):5.2f}) {med(r['read'] for r in rs):5.2f} "
               f"({med(r['read_cpu'] for r in rs):4.2f}) {ratio:6.1f}x {min(ratios):4.1f}-{max(ratios):4.1f}x "
               f"{cpu_ratio:9.1f}x {peak:8.0f}  <= {targets[fmt]:g}x, < 2 GB: {'met' if ok else 'NOT met'}")
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    floors = {fmt: statistics.median(r["cpu"] / cores / r["read"] for r in rs) for fmt, rs in runs.items()}
+    print(f"CPU floor: the run's CPU time spread over all {cores} cores, were every core busy from start to exit, "
+          f"would be table {floors['table']:.1f}x and JSON {floors['json']:.1f}x the read (medians): below the "
+          "targets only with less CPU, not with more threads alone")
     call, proc = fresh_read(log)
     print(f"pyarrow read in a fresh process (not the yardstick above): the call {call:.2f} s, the process "
           f"{proc:.2f} s from start to exit; table {medians['table'] / call:.1f}x and JSON "
