@@ -193,7 +193,14 @@ def sweep(iv: Intervals, weight: np.ndarray | None = None) -> tuple[np.ndarray, 
     return u[:-1][same], t[:-1][same], t[1:][same], level[:-1][same]
 
 
-SPLIT_FROM = 200_000     # intervals from which a per-unit step runs as two halves on two threads
+def _cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+# intervals from which a per-unit step runs as two halves on two threads (with one core to run
+# on, never: the second thread would only take turns with the first)
+SPLIT_FROM = 200_000 if _cores() > 1 else 1 << 62
 _pool = None
 _WORKER = "slakit-halves"
 
