@@ -879,6 +879,11 @@ class IdList(Sequence[str]):
     def __repr__(self) -> str:
         return repr(self._all())
 
+    def __reduce__(self):
+        # pickled (a record sent to another process) as the tuple of its ids, not with the
+        # log's whole id table that its codes index
+        return tuple, (self._all(),)
+
 
 def _as_tuple(other):
     """An `IdList` as its tuple, anything else as it is (so that a tuple's operator refuses

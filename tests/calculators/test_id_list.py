@@ -57,3 +57,14 @@ def test_an_empty_id_list_is_the_empty_tuple():
     assert ids == () and not ids and len(ids) == 0 and ids[:3] == () and hash(ids) == hash(())
     with pytest.raises(IndexError):
         ids[0]
+
+
+def test_a_pickled_id_list_is_its_tuple_without_the_logs_other_ids():
+    """A record of a table's unit pickled (sent to another process) carries that unit's ids,
+    not the log's table of every id that its codes index."""
+    names = np.array([f"INC-{k}" for k in range(100_000)], dtype=object)
+    ids = IdList(np.array([99_999, 5, 7], dtype=np.int64), names)
+    data = pickle.dumps(ids)
+    back = pickle.loads(data)
+    assert back == ("INC-99999", "INC-5", "INC-7") == ids and type(back) is tuple
+    assert len(data) < 2 * len(pickle.dumps(("INC-99999", "INC-5", "INC-7")))
