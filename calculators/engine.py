@@ -34,6 +34,7 @@ Decisions where the spec leaves room (also in docs of `Result`):
 
 from __future__ import annotations
 
+import operator
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -829,7 +830,10 @@ class IdList(Sequence[str]):
             return self._tuple[key]
         if isinstance(key, slice):
             return tuple(self._names[self._codes[key]].tolist())
-        return str(self._names[int(self._codes[key])])
+        i = operator.index(key)          # what a tuple takes: an int (or bool), not a float or an array
+        if not -len(self._codes) <= i < len(self._codes):
+            raise IndexError("tuple index out of range")
+        return str(self._names[int(self._codes[i])])
 
     def _all(self) -> tuple[str, ...]:
         if self._tuple is None:
@@ -848,8 +852,43 @@ class IdList(Sequence[str]):
     def __hash__(self) -> int:
         return hash(self._all())
 
+    # ordered, joined and repeated as the tuple is (a tuple's operators do not take a sequence)
+    def __lt__(self, other):
+        return self._all() < _as_tuple(other)
+
+    def __le__(self, other):
+        return self._all() <= _as_tuple(other)
+
+    def __gt__(self, other):
+        return self._all() > _as_tuple(other)
+
+    def __ge__(self, other):
+        return self._all() >= _as_tuple(other)
+
+    def __add__(self, other):
+        return self._all() + _as_tuple(other)
+
+    def __radd__(self, other):
+        return _as_tuple(other) + self._all()
+
+    def __mul__(self, n):
+        return self._all() * n
+
+    __rmul__ = __mul__
+
     def __repr__(self) -> str:
         return repr(self._all())
+
+    def __reduce__(self):
+        # pickled (a record sent to another process) as the tuple of its ids, not with the
+        # log's whole id table that its codes index
+        return tuple, (self._all(),)
+
+
+def _as_tuple(other):
+    """An `IdList` as its tuple, anything else as it is (so that a tuple's operator refuses
+    what it refuses)."""
+    return other._all() if isinstance(other, IdList) else other
 
 
 class IdIndex:

@@ -11,6 +11,7 @@ two halves of its units on two threads, which gives the same arrays as one piece
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -202,12 +203,14 @@ def _cores() -> int:
 # on, never: the second thread would only take turns with the first)
 SPLIT_FROM = 200_000 if _cores() > 1 else 1 << 62
 _pool = None
+_pool_made = threading.Lock()     # two threads asking for the first split at once make one pool
 _WORKER = "slakit-halves"
 
 
 def _forget_pool() -> None:
-    global _pool
+    global _pool, _pool_made
     _pool = None                # a forked child has no worker thread: it makes its own
+    _pool_made = threading.Lock()     # (and the lock may have been held by a thread it lacks)
 
 
 os.register_at_fork(after_in_child=_forget_pool)
@@ -227,15 +230,17 @@ def _both(fn, first: tuple, second: tuple):
     """`fn(*first)` here and `fn(*second)` on the other thread (numpy's sorts, searches and
     whole-array operations release the GIL, so the two run on two cores); both results."""
     global _pool
-    import threading
-
     if threading.current_thread().name.startswith(_WORKER):
         return fn(*first), fn(*second)          # on the worker itself: waiting for it would never end
-    if _pool is None:
+    pool = _pool
+    if pool is None:
         from concurrent.futures import ThreadPoolExecutor
 
-        _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=_WORKER)
-    other = _pool.submit(fn, *second)
+        with _pool_made:
+            if _pool is None:
+                _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=_WORKER)
+            pool = _pool
+    other = pool.submit(fn, *second)
     mine = fn(*first)
     return mine, other.result()
 

@@ -361,8 +361,12 @@ def text_column(col: pa.ChunkedArray, lazy: bool = False) -> TextColumn:
 def _distinct_as_written(col: pa.ChunkedArray) -> pa.Array | None:
     """The column as one array when its cells are all distinct, none is empty or missing and
     none has white space around it (what `text_column` would keep of each, in the same
-    order); None otherwise."""
-    flat = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    order); None otherwise (also for cells of more than 2 GiB in all, which one `string`
+    array cannot hold: the dictionary encoding reads them chunk by chunk)."""
+    try:
+        flat = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    except (pa.ArrowInvalid, pa.ArrowCapacityError):       # the offsets of one array would overflow
+        return None
     n = len(flat)
     if n < 2 or flat.null_count or not pa.types.is_string(flat.type):
         return None

@@ -230,3 +230,42 @@ def test_halves_asked_for_on_the_worker_itself_are_worked_out_there(monkeypatch)
     nested = iv_mod._both(lambda: at_least(iv, np.array([2, 2, 1])), (), ())
     _same(nested[0], want)
     _same(nested[1], want)
+
+
+def test_two_threads_asking_for_the_first_halves_at_once_share_one_worker(monkeypatch):
+    """The halves' worker is made once for the process: two threads that need it at the same
+    moment both use the one made (none is left behind, idle, for the rest of the run), and
+    both get their own answers."""
+    import concurrent.futures
+    import threading
+    import time
+
+    import calculators.intervals as iv_mod
+
+    made = []
+
+    class Slow(concurrent.futures.ThreadPoolExecutor):
+        def __init__(self, *a, **k):
+            time.sleep(0.2)                   # the other thread asks meanwhile
+            super().__init__(*a, **k)
+            made.append(self)
+
+    monkeypatch.setattr(iv_mod, "_pool", None)
+    monkeypatch.setattr(concurrent.futures, "ThreadPoolExecutor", Slow)
+    start, got = threading.Barrier(2), {}
+
+    def ask(k):
+        start.wait()
+        got[k] = iv_mod._both(lambda x: x * 10, (k,), (k + 1,))
+
+    threads = [threading.Thread(target=ask, args=(k,)) for k in (1, 5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    try:
+        assert got == {1: (10, 20), 5: (50, 60)}
+        assert len(made) == 1 and iv_mod._pool is made[0]
+    finally:
+        for pool in made:
+            pool.shutdown(wait=True)

@@ -203,3 +203,17 @@ def test_lazy_text_column_codes_are_the_dictionary_encodings(cells, chunks):
     assert list(lazy.uniques) == plain.uniques.tolist()
     distinct = len(set(cells)) == len(cells) and all(c and c.strip() == c for c in cells) and len(cells) > 1
     assert (log_csv._distinct_as_written(col) is not None) == distinct     # the sort's shortcut, only there
+
+
+def test_lazy_text_column_of_more_than_2_gib_of_cells_is_encoded_chunk_by_chunk():
+    """A column whose cells hold more than 2 GiB of text in all cannot be one `string` array
+    (its 32-bit offsets would overflow): the lazy text column gives the dictionary encoding's
+    codes and values, as for any other column, instead of Arrow's overflow error. The 40
+    chunks here share one 64 MiB array, so the column takes 64 MiB of memory."""
+    chunk = pa.array([f"INC-{i:02d}-" + "x" * (1 << 20) for i in range(64)], pa.string())
+    col = pa.chunked_array([chunk] * 40)
+    assert sum(len(v) for v in chunk.to_pylist()) * 40 > 2**31
+    lazy, plain = log_csv.text_column(col, lazy=True), log_csv.text_column(col)
+    assert lazy.codes.tolist() == plain.codes.tolist() == list(range(64)) * 40
+    assert lazy.dictionary.equals(plain.dictionary) and len(lazy.dictionary) == 64
+    assert lazy.uniques[63] == plain.uniques[63] == "INC-63-" + "x" * (1 << 20)
