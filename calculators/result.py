@@ -240,10 +240,17 @@ class ScopeMonth:
     def records(self, pr: PeriodResult, indices: list[int] | None = None) -> list[UnitMonth]:
         """`UnitMonth` records of the units in service this month (all of them, in topology
         order, or those at `indices`); `pr` is the month they belong to (for the label and
-        the cap's scaling)."""
+        the cap's scaling). An index counts from the end when negative, as a list's does; one
+        out of range is an IndexError."""
         label = pr.period.label
         every = indices is None
-        idx = range(len(self.ids)) if every else indices
+        n = len(self.ids)
+        if every:
+            idx: range | list[int] = range(n)
+        else:
+            idx = [int(i) + n if int(i) < 0 else int(i) for i in indices]
+            if any(not 0 <= i < n for i in idx):
+                raise IndexError(f"unit index out of range for the {n} units of scope {self.scope}")
         if every and hasattr(self.incidents, "take_lists"):
             lists = self.incidents.take_lists()
             incidents = lambda i: tuple(lists[i])           # noqa: E731

@@ -68,3 +68,32 @@ def test_a_pickled_id_list_is_its_tuple_without_the_logs_other_ids():
     back = pickle.loads(data)
     assert back == ("INC-99999", "INC-5", "INC-7") == ids and type(back) is tuple
     assert len(data) < 2 * len(pickle.dumps(("INC-99999", "INC-5", "INC-7")))
+
+
+def test_records_take_negative_indices_as_a_list_does():
+    """`ScopeMonth.records(pr, [-1])` is the last unit's record, with its incident ids (as
+    `records(pr, [n - 1])` gives them); an index out of range is an IndexError."""
+    import pytest
+
+    from calculators.engine import compute
+    from calculators.incidents import IncidentLog
+    from calculators.periods import parse_periods
+    from tests.calculators.helpers import EXAMPLE_CONTRACT, contract
+
+    lc = contract(EXAMPLE_CONTRACT)
+    last = lc.topology.units("node")[-1]
+    import pandas as pd
+
+    log = IncidentLog.from_records(pd.DataFrame({"id": ["A"], "scope": ["node"], "target": [last],
+                                                 "start": ["2027-02-01T10:00:00Z"], "end": ["2027-02-01T12:00:00Z"]}),
+                                   lc.topology)
+    result = compute(lc, log, parse_periods(["2027-02"], lc.model.contract.timezone), support=False)
+    pr = result.periods[0]
+    sm = pr.scopes["node"]
+    n = len(sm.ids)
+    (by_end,), (by_start,) = sm.records(pr, [-1]), sm.records(pr, [n - 1])
+    assert by_end == by_start and by_end.id == last and tuple(by_end.incidents) == ("A",)
+    with pytest.raises(IndexError):
+        sm.records(pr, [n])
+    with pytest.raises(IndexError):
+        sm.records(pr, [-n - 1])
