@@ -219,10 +219,11 @@ class NamesInfo:
     followed by the separator of an id list inside a unit record, made once per document;
     None when an id needs JSON escaping (the ids are then quoted one by one).
 
-    With `order` (the document's scope-months, as they are written), `incident_text` of one
-    begins the next one's gather of ids in a worker thread: Arrow's take releases the GIL,
-    so it runs while this one's records are formatted. One gather ahead at most, so one more
-    id buffer is in memory at a time. `close()` ends the worker."""
+    With `order` (the document's scope-months, as they are written), the first one's gather
+    of ids begins in a worker thread at once, and `incident_text` of one begins the next
+    one's: Arrow's take releases the GIL, so it runs while the records are formatted. One
+    gather ahead at most, so one more id buffer is in memory at a time. `close()` ends the
+    worker."""
 
     def __init__(self, order: Iterable[Any] = ()) -> None:
         self._seen: dict[int, tuple[Any, Any]] = {}
@@ -230,6 +231,9 @@ class NamesInfo:
         self._pos = {id(sm): i for i, sm in enumerate(self._order)}
         self._ahead: dict[int, Any] = {}
         self._pool: Any = None
+        # the first gather (which also makes the shared tables) begins at once: the document's
+        # other members (the support figures, the termination, ...) are made while it runs
+        self._begin(0)
 
     def incident_text(self, sm: Any, depth: int) -> tuple[memoryview, list[int], list[int], list[int]] | None:
         """`_incident_text(sm, depth, self)`, begun ahead where `order` names `sm`."""
@@ -238,12 +242,12 @@ class NamesInfo:
             return _incident_text(sm, depth, self)
         job = self._ahead.pop(i, None)
         if job is None:
-            # not begun ahead (the first): done here, which also makes the shared tables (the
-            # ids with separators, the engine's id codes) before a worker reads them
+            # not begun ahead: done here (the shared tables, the ids with separators and the
+            # engine's id codes, are made by the first gather, in the worker or here)
             got = _incident_text(sm, depth, self)
             self._begin(i + 1)
             return got
-        self._begin(i + 1)
+        self._begin(i + 1)                # (one worker: it runs after this one, which made the tables)
         return job.result()
 
     def _begin(self, i: int) -> None:
@@ -565,52 +569,52 @@ def write_document(result: Any, write: Callable[[list[bytes | memoryview]], None
         claims = {m.period: m for m in result.claims.months} if result.claims is not None else {}
         f = result.figures if include_incidents else None
         names_info = NamesInfo([sm for pr in result.periods for sm in pr.scopes.values()] if include_units else ())
-
-        def periods(out: _Out) -> None:
-            if not result.periods:
-                out.add("[]")
-                return
-            ind = "\n" + _ind(_PERIOD)
-            out.add("[")
-            for k, pr in enumerate(result.periods):
-                members = period_members(pr, include_units, claims.get(pr.period.label), names_info)
-                if f is not None:
-                    members += [("downtime_by_category", value(f.breakdown_json(f.by_category[pr.period.label]),
-                                                               _PERIOD + 1)),
-                                ("downtime_by_cause", value(f.breakdown_json(f.by_cause[pr.period.label]),
-                                                            _PERIOD + 1))]
-                out.add(("," if k else "") + ind)
-                _write_obj(out, members, _PERIOD)
-            out.add("\n" + _ind(1) + "]")
-
-        top: list[tuple[str, Any]] = [
-            ("format", quote(FORMAT)),
-            ("contract", value(result.contract, 1)),
-            ("contract_sha256", value(result.contract_sha256, 1)),
-            ("incidents_file", value(result.incidents_file, 1)),
-            ("incidents_sha256", value(result.incidents_sha256, 1)),
-            ("currency", value(result.currency, 1)),
-            ("timezone", value(result.timezone, 1)),
-            ("as_of", quote(iso(result.as_of))),
-            ("skipped_rows", value(list(result.skipped_rows), 1)),
-            ("open_incidents", value(list(result.open_incidents), 1)),
-            ("periods", periods),
-            ("quarters", value(_quarters(result), 1)),
-            ("support", value(support_json(result.support), 1)),
-            ("termination", value(termination_json(result.termination), 1)),
-        ]
-        if result.claims is not None:
-            top += [("claims_as_of", quote(iso(result.claims.as_of))), ("claim_window", value(result.claims.window, 1)),
-                    ("claimable_total", quote(cr.money(result.claims.claimable_cents)))]
-        if f is not None:
-            top += [("incidents", value(f.records(), 1)), ("rack_day_downtime", value(f.rack_days.to_json(), 1))]
-        for k, v in (extra or {}).items():
-            top.append((k, value(v, 1)))
-        out = _Out(write)
         try:
+            def periods(out: _Out) -> None:
+                if not result.periods:
+                    out.add("[]")
+                    return
+                ind = "\n" + _ind(_PERIOD)
+                out.add("[")
+                for k, pr in enumerate(result.periods):
+                    members = period_members(pr, include_units, claims.get(pr.period.label), names_info)
+                    if f is not None:
+                        members += [("downtime_by_category", value(f.breakdown_json(f.by_category[pr.period.label]),
+                                                                   _PERIOD + 1)),
+                                    ("downtime_by_cause", value(f.breakdown_json(f.by_cause[pr.period.label]),
+                                                                _PERIOD + 1))]
+                    out.add(("," if k else "") + ind)
+                    _write_obj(out, members, _PERIOD)
+                out.add("\n" + _ind(1) + "]")
+
+            top: list[tuple[str, Any]] = [
+                ("format", quote(FORMAT)),
+                ("contract", value(result.contract, 1)),
+                ("contract_sha256", value(result.contract_sha256, 1)),
+                ("incidents_file", value(result.incidents_file, 1)),
+                ("incidents_sha256", value(result.incidents_sha256, 1)),
+                ("currency", value(result.currency, 1)),
+                ("timezone", value(result.timezone, 1)),
+                ("as_of", quote(iso(result.as_of))),
+                ("skipped_rows", value(list(result.skipped_rows), 1)),
+                ("open_incidents", value(list(result.open_incidents), 1)),
+                ("periods", periods),
+                ("quarters", value(_quarters(result), 1)),
+                ("support", value(support_json(result.support), 1)),
+                ("termination", value(termination_json(result.termination), 1)),
+            ]
+            if result.claims is not None:
+                top += [("claims_as_of", quote(iso(result.claims.as_of))),
+                        ("claim_window", value(result.claims.window, 1)),
+                        ("claimable_total", quote(cr.money(result.claims.claimable_cents)))]
+            if f is not None:
+                top += [("incidents", value(f.records(), 1)), ("rack_day_downtime", value(f.rack_days.to_json(), 1))]
+            for k, v in (extra or {}).items():
+                top.append((k, value(v, 1)))
+            out = _Out(write)
             _write_obj(out, top, 0)
         finally:
-            names_info.close()
+            names_info.close()        # (its first gather began at once)
         out.add("\n")
         out.flush()
 

@@ -95,3 +95,35 @@ def test_the_command_writes_the_same_bytes_to_a_file_and_to_stdout(tmp_path, mon
     assert r.exit_code == 0, r.output
     assert r.stdout_bytes == GOLDEN.read_bytes()
 
+
+
+def test_the_first_gather_of_ids_begins_with_the_document_and_ends_with_it(monkeypatch):
+    """The first scope-month's ids are gathered in the worker from the moment the document
+    begins (while its other members are made); a document that fails while they are made
+    stops the worker too, and the text of a written one is the reference either way."""
+    import pytest
+
+    import calculators.result_json as rj
+
+    lc, lg = example()
+    res = compute(lc, lg, ["2027-Q1"])
+    order = [sm for pr in res.periods for sm in pr.scopes.values()]
+    info = NamesInfo(order)
+    assert list(info._ahead) == [0]                          # begun at once
+    assert info.incident_text(order[0], 5) == rj._incident_text(order[0], 5, NamesInfo())
+    info.close()
+    assert info._pool is None
+    made = []
+    real = NamesInfo.close
+
+    def close(self):
+        made.append(self._pool is not None)
+        real(self)
+
+    monkeypatch.setattr(NamesInfo, "close", close)
+    monkeypatch.setattr(rj, "support_json", lambda s: (_ for _ in ()).throw(RuntimeError("failed")))
+    with pytest.raises(RuntimeError):
+        document_bytes(res)
+    assert made == [True]                                    # the worker was stopped
+    monkeypatch.undo()
+    assert document_bytes(res) == reference(res).encode("utf-8")
