@@ -904,7 +904,6 @@ class IdIndex:
         self.extra = extra           # (ptr, children, parent index)
         self._pairs: tuple[np.ndarray, np.ndarray] | None = None
         self._lists: list[list[str]] | None = None
-        self._some: dict[int, tuple[str, ...]] = {}      # `preload`ed units
 
     def _pairs_of(self, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`pairs()` restricted to `units` (sorted, distinct), without sorting everyone's."""
@@ -927,20 +926,6 @@ class IdIndex:
             us.append(child[keep])
             cs.append(pc[at][keep])
         return _unique_pairs(us, cs, len(names))
-
-    def preload(self, units) -> None:
-        """Work out the ids of a few units at once (the rows a table shows), so that `get`
-        on them does not sort out the pairs of every unit."""
-        if self._lists is not None or self._pairs is not None:
-            return
-        todo = np.unique(np.asarray([int(i) for i in units if int(i) not in self._some], dtype=I64))
-        if not len(todo):
-            return
-        unit, code = self._pairs_of(todo)
-        flat = self._codes.get()[1][code].tolist()        # one gather (the names may be Arrow's)
-        b = np.searchsorted(unit, np.append(todo, todo[-1] + 1)).tolist()
-        for n, i in enumerate(todo.tolist()):
-            self._some[i] = tuple(flat[b[n]:b[n + 1]])
 
     def id_lists(self, units) -> dict[int, Sequence[str]]:
         """The ids of a few units (the rows a table shows), each an `IdList`: their codes are
@@ -1002,9 +987,7 @@ class IdIndex:
     def get(self, i: int, default=()) -> tuple[str, ...]:
         if self._lists is not None:
             got = self._lists[i]
-        elif i in self._some:
-            got = self._some[i]
-        else:                        # one unit (a table's few rows): no lists for all the others
+        else:                        # one unit: no lists for all the others
             unit, code = self.pairs()
             a, b = np.searchsorted(unit, [i, i + 1])
             got = self._codes.get()[1][code[a:b]].tolist()

@@ -125,20 +125,21 @@ def _pct(value: Decimal | None) -> str:
 
 class UnitIncidents(Protocol):
     """A scope-month's incident ids per unit index: the engine's `calculators.engine.IdIndex`
-    (which also offers `preload`, `take_lists`, `pairs` and `names`, used where present) or a
+    (which also offers `id_lists`, `take_lists`, `pairs` and `names`, used where present) or a
     plain `dict[int, tuple[str, ...]]`."""
 
     def get(self, i: int, default: Sequence[str] = ..., /) -> Sequence[str]: ...
 
 
-def incident_ids(incidents: UnitIncidents, indices: list[int]) -> dict[int, tuple[str, ...]]:
-    """Incident ids (log order) of a few units of a `ScopeMonth` (a table's shown rows):
-    from the engine's index without building the lists of all units where it can."""
+def incident_ids(incidents: UnitIncidents, indices: list[int]) -> dict[int, Sequence[str]]:
+    """Incident ids (log order) of a few units of a `ScopeMonth` (a table's shown rows): from
+    the engine's index as its lazy `IdList`s, worked out for these units only, without
+    building the lists of all units; from a plain mapping as its tuples."""
     if not indices:
         return {}
-    preload = getattr(incidents, "preload", None)
-    if preload is not None:                      # the engine's index: only these units are worked out
-        preload(indices)
+    id_lists = getattr(incidents, "id_lists", None)
+    if id_lists is not None:
+        return id_lists(indices)
     return {i: tuple(incidents.get(i, ())) for i in indices}
 
 
@@ -255,10 +256,7 @@ class ScopeMonth:
             lists = self.incidents.take_lists()
             incidents = lambda i: tuple(lists[i])           # noqa: E731
         else:
-            shown = [i for i in idx if self.in_service(i)]
-            # the engine's index: lazy id sequences (a table reads a few ids of each)
-            some = self.incidents.id_lists(shown) if hasattr(self.incidents, "id_lists") else \
-                incident_ids(self.incidents, shown)
+            some = incident_ids(self.incidents, [i for i in idx if self.in_service(i)])
             empty: tuple[str, ...] = ()
             incidents = lambda i: some.get(i) or empty          # noqa: E731
         fees = cr.cents_half_up(self.fee_num, self.fee_den)
