@@ -335,10 +335,14 @@ def _loads(text: str) -> Any:
     return _DECODER.decode(text)
 
 
-def _key_twice(obj: dict, fname: str, row: int, line: int | None) -> Problem:
+def _key_twice(message: str, key: str, fname: str, row: int, line: int | None) -> Problem:
+    return Problem(Reason.JSON_DUPLICATE_KEY, message, file=fname, row=row, line=line, value=key,
+                   fix="give each key once in an incident's object")
+
+
+def _object_key_twice(obj: _KeyTwice, fname: str, row: int, line: int | None) -> Problem:
     keys = ", ".join(repr(k) for k in obj.twice)
-    return Problem(Reason.JSON_DUPLICATE_KEY, f"an object gives the key {keys} twice", file=fname, row=row,
-                   line=line, value=obj.twice[0], fix="give each key once in an incident's object")
+    return _key_twice(f"an object gives the key {keys} twice", obj.twice[0], fname, row, line)
 
 
 def _read_jsonl(text: str, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
@@ -363,7 +367,7 @@ def _read_jsonl(text: str, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
                                     line=lineno, value=type(obj).__name__))
             continue
         if type(obj) is _KeyTwice:
-            problems.append(_key_twice(obj, fname, lineno, lineno))
+            problems.append(_object_key_twice(obj, fname, lineno, lineno))
             continue
         records.append(obj)
         rows.append(lineno)
@@ -385,7 +389,7 @@ def _read_json_array(text: str, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
         raise InputError([Problem(Reason.JSON_INVALID, "a JSON incident log is an array of objects", file=fname,
                                   value=type(data).__name__, fix="write [ {...}, {...} ] or use JSON Lines")])
     bad = [Problem(Reason.JSON_INVALID, "array element is not an object", file=fname, row=i, value=type(x).__name__)
-           if not isinstance(x, dict) else _key_twice(x, fname, i, None)
+           if not isinstance(x, dict) else _object_key_twice(x, fname, i, None)
            for i, x in enumerate(data, start=1) if type(x) is not dict]
     if bad:
         raise InputError(bad)
@@ -409,10 +413,9 @@ def _records_frame(records: list[dict], rows: np.ndarray, fname: str, where: str
         keys = [c for c, n in zip(raw.columns, names) if n == name]
         for i in [i for i, r in enumerate(records) if sum(k in r for k in keys) > 1]:    # both given (null too)
             row = int(rows[i])
-            problems.append(Problem(Reason.JSON_DUPLICATE_KEY, f"the object gives the key {name!r} twice, as "
-                                    f"{' and '.join(repr(k) for k in keys)} (white space around a key is not "
-                                    "part of its name)", file=fname, row=row, line=row if where == "line" else None,
-                                    value=name, fix="give each key once in an incident's object"))
+            problems.append(_key_twice(f"the object gives the key {name!r} twice, as "
+                                       f"{' and '.join(repr(k) for k in keys)} (white space around a key is not "
+                                       "part of its name)", name, fname, row, row if where == "line" else None))
     if problems:
         raise InputError(problems)
     raw.columns = names

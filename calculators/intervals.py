@@ -302,8 +302,8 @@ def minus_parent(iv: Intervals, owner: np.ndarray, parent: Intervals) -> Interva
     merged, as `merge` returns it). Returned sorted by (child, start), disjoint per child.
 
     From `SPLIT_FROM` intervals, where the children are numbered in their parents' order
-    (`owner` never decreases) and `iv` is in child order, the children of the parents below a middle one and the
-    others are worked out on two threads (see `at_least`)."""
+    (`owner` never decreases) and `iv` is in child order, the children of the parents below
+    a middle one and the others are worked out on two threads (see `at_least`)."""
     if not len(iv) or not len(parent):
         return iv
     if (len(iv) >= SPLIT_FROM and bool((owner[1:] >= owner[:-1]).all())
