@@ -356,13 +356,15 @@ def render_table(result: Result, max_rows: int = 25) -> str:
                 t.add_column(col, justify="right" if col.endswith(("s", "%", "credit")) else "left")
             cents, unit_ids = sm.credit_cents.tolist(), sm.ids      # Python ints: no numpy scalar per unit
             order = sorted(hit, key=lambda i: (-cents[i], unit_ids[i]))
-            for u in sm.records(p, order[:max_rows]):
-                ids = u.incidents
+            shown = [i for i in order[:max_rows] if sm.in_service(i)]      # (records skip the others)
+            preview = sm.incident_preview(shown, 4)
+            for i, u in zip(shown, sm.records(p, shown, incidents=False)):
+                ids, n_ids = preview[i]
                 t.add_row(terminal_text(u.id), seconds_text(u.downtime_seconds),
                           *((str(u.service_seconds),) if rev11 else ()),
                           str(u.excluded_seconds), format(u.availability, "f"),
                           "yes" if u.met else "NO", format(u.credit_pct, "f"), _amount(u.credit),
-                          terminal_text(", ".join(ids[:4])) + (f" +{len(ids) - 4}" if len(ids) > 4 else ""),
+                          terminal_text(", ".join(ids)) + (f" +{n_ids - 4}" if n_ids > 4 else ""),
                           " ".join(u.flags))
             if hit:
                 t.print(con)

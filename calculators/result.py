@@ -78,7 +78,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -131,16 +131,31 @@ class UnitIncidents(Protocol):
     def get(self, i: int, default: Sequence[str] = ..., /) -> Sequence[str]: ...
 
 
-def incident_ids(incidents: UnitIncidents, indices: list[int]) -> dict[int, Sequence[str]]:
-    """Incident ids (log order) of a few units of a `ScopeMonth` (a table's shown rows): from
-    the engine's index as its lazy `IdList`s, worked out for these units only, without
-    building the lists of all units; from a plain mapping as its tuples."""
+def incident_ids(incidents: UnitIncidents, indices: list[int]) -> dict[int, tuple[str, ...]]:
+    """Incident ids (log order) of a few units of a `ScopeMonth`, as tuples: from the engine's
+    index worked out for these units only, without building the lists of all units."""
     if not indices:
         return {}
     id_lists = getattr(incidents, "id_lists", None)
     if id_lists is not None:
-        return id_lists(indices)
+        return {i: tuple(ids) for i, ids in id_lists(indices).items()}
     return {i: tuple(incidents.get(i, ())) for i in indices}
+
+
+def incident_preview(incidents: UnitIncidents, indices: list[int], head: int) -> dict[int, tuple[tuple[str, ...], int]]:
+    """`(first head ids, number of ids)` of a few units (a table's shown rows): from the
+    engine's index only those `head` ids are made strings (a cluster's hundred thousand others
+    are counted, not read)."""
+    if not indices:
+        return {}
+    id_lists = getattr(incidents, "id_lists", None)
+    if id_lists is not None:
+        return {i: (tuple(ids[:head]), len(ids)) for i, ids in id_lists(indices).items()}
+    out = {}
+    for i in indices:
+        ids = tuple(incidents.get(i, ()))
+        out[i] = (ids[:head], len(ids))
+    return out
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -238,11 +253,14 @@ class ScopeMonth:
         num, den = int(self.share_num[i]), int(self.share_den[i])
         return percent_e4((2 * 10**6 * num + den) // (2 * den))
 
-    def records(self, pr: PeriodResult, indices: list[int] | None = None) -> list[UnitMonth]:
+    def records(self, pr: PeriodResult, indices: list[int] | None = None, *,
+                incidents: bool = True) -> list[UnitMonth]:
         """`UnitMonth` records of the units in service this month (all of them, in topology
         order, or those at `indices`); `pr` is the month they belong to (for the label and
         the cap's scaling). An index counts from the end when negative, as a list's does; one
-        out of range is an IndexError."""
+        out of range is an IndexError. `incidents=False` leaves each record's `incidents`
+        None instead of the tuple of its ids (a table that shows a few of them asks
+        `incident_preview`)."""
         label = pr.period.label
         every = indices is None
         n = len(self.ids)
@@ -252,13 +270,16 @@ class ScopeMonth:
             idx = [int(i) + n if int(i) < 0 else int(i) for i in indices]
             if any(not 0 <= i < n for i in idx):
                 raise IndexError(f"unit index out of range for the {n} units of scope {self.scope}")
-        if every and hasattr(self.incidents, "take_lists"):
+        ids_of: Callable[[int], tuple[str, ...] | None]
+        if not incidents:
+            ids_of = lambda i: None                         # noqa: E731
+        elif every and hasattr(self.incidents, "take_lists"):
             lists = self.incidents.take_lists()
-            incidents = lambda i: tuple(lists[i])           # noqa: E731
+            ids_of = lambda i: tuple(lists[i])              # noqa: E731
         else:
             some = incident_ids(self.incidents, [i for i in idx if self.in_service(i)])
             empty: tuple[str, ...] = ()
-            incidents = lambda i: some.get(i) or empty          # noqa: E731
+            ids_of = lambda i: some.get(i) or empty         # noqa: E731
         fees = cr.cents_half_up(self.fee_num, self.fee_den)
         charged = cr.cents_half_up(self.charged_num, self.fee_den) if self.charged_num is not None else None
         scaled: dict[int, Decimal] = {}
@@ -276,11 +297,16 @@ class ScopeMonth:
                 excluded_seconds=int(self.excluded[i]), availability=percent_e4(int(self.avail_e4[i])),
                 target=self.target, met=bool(self.met[i]), credit_pct=self.credit_pct_value(i),
                 fee=money(int(fees[i])), credit=money(credit), credit_after_cap_and_minimum=after,
-                incidents=incidents(i), flags=tuple(_FLAG_LISTS[int(self.flags[i]) & FLAG_MASK]),
+                incidents=ids_of(i), flags=tuple(_FLAG_LISTS[int(self.flags[i]) & FLAG_MASK]),
                 lost_gpu_seconds=int(self.lnum[i]) if self.proportional else None,
                 service_seconds=service,
                 charged_fee=None if service is None else money(int(charged[i] if charged is not None else fees[i]))))
         return out
+
+    def incident_preview(self, indices: list[int], head: int = 4) -> dict[int, tuple[tuple[str, ...], int]]:
+        """`{index: (first head incident ids, number of ids)}` of the units at `indices` (see
+        the module function `incident_preview`)."""
+        return incident_preview(self.incidents, [int(i) for i in indices], head)
 
     def row(self, i: int) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -20,7 +20,6 @@ records carry no text parsed back from the JSON document: renderers format them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from decimal import Decimal
@@ -59,9 +58,8 @@ class UnitMonth:
     credit before it is spread over its nodes; `credit_after_cap_and_minimum` the same
     scaled by the month's credit total / uncapped credit. `service_seconds` and
     `charged_fee` are set for revision 1.1 results only. `incidents` holds the ids in log
-    order: a tuple, or for records of a few units (`ScopeMonth.records` with indices, as a
-    table asks) the engine's `IdList`, a sequence equal to that tuple whose ids are made
-    strings only when read."""
+    order as a tuple; it is None only in records asked for without them
+    (`ScopeMonth.records(..., incidents=False)`)."""
 
     period: str
     scope: str
@@ -75,7 +73,7 @@ class UnitMonth:
     fee: Decimal
     credit: Decimal
     credit_after_cap_and_minimum: Decimal
-    incidents: Sequence[str]
+    incidents: tuple[str, ...] | None
     flags: tuple[str, ...]
     lost_gpu_seconds: int | None = None
     service_seconds: int | None = None

@@ -92,7 +92,7 @@ def test_records_take_negative_indices_as_a_list_does():
     sm = pr.scopes["node"]
     n = len(sm.ids)
     (by_end,), (by_start,) = sm.records(pr, [-1]), sm.records(pr, [n - 1])
-    assert by_end == by_start and by_end.id == last and tuple(by_end.incidents) == ("A",)
+    assert by_end == by_start and by_end.id == last and by_end.incidents == ("A",)
     with pytest.raises(IndexError):
         sm.records(pr, [n])
     with pytest.raises(IndexError):

@@ -149,31 +149,32 @@ def test_small_arrays_answer_as_numpy(n, key):
     _same_answer(log_csv.TextValues(pa.array(words, type=pa.string())), np.asarray(words, dtype=object), key)
 
 
-def test_a_tables_records_read_only_the_ids_they_show(tmp_path):
-    """`ScopeMonth.records` of a few units (a table's rows) holds each unit's ids as an
-    `IdList`: equal to (and hashed as) the tuple of its ids, in log order, with its length
-    known; reading its first ids makes only those strings."""
+def test_a_tables_rows_read_only_the_ids_they_show(tmp_path):
+    """A table shows a unit's first four ids and the count of the others: `incident_preview`
+    makes strings of those four only, and so does the table; `records` gives every record's
+    ids as a plain tuple (json.dumps takes it), and `records(..., incidents=False)` none."""
+    import json
+
     from calculators.cli import render_table
-    from calculators.engine import IdList
 
     _, _, _, names, result = _forty_node_log(tmp_path, lambda nodes: [
         f"I{k},node,{nodes[k % 2]},2027-02-{1 + k // 40:02d}T{k % 20:02d}:00:00Z,"
         f"2027-02-{1 + k // 40:02d}T{k % 20:02d}:30:00Z" for k in range(800)])
     pr = result.periods[0]
     month = pr.scopes["node"]
-    (first,) = month.records(pr, [0])
-    ids = first.incidents
     want = tuple(f"I{k}" for k in range(0, 800, 2))
-    assert isinstance(ids, IdList) and len(ids) == 400
-    assert ids[:4] == want[:4] and ids[-1] == want[-1] and ids[1] == "I2"
-    assert names._objects is None                       # 6 ids read: no string made for the other 794
+    assert month.incident_preview([0, 5], 4) == {0: (want[:4], 400), 5: ((), 0)}
+    assert names._objects is None                       # 4 ids read: no string made for the other 796
+    (bare,) = month.records(pr, [0], incidents=False)
+    assert bare.incidents is None and bare.id == month.ids[0] and names._objects is None
     text = render_table(result)
     assert "I0, I2, I4, I6 +396" in text and names._objects is None
-    assert ids == want and hash(ids) == hash(want) and list(ids) == list(want) and "I798" in ids
-    assert ids != list(want) and repr(ids) == repr(want)
-    # the same unit's record among every unit's (tuples) is equal to it
+    (first,) = month.records(pr, [0])
+    assert type(first.incidents) is tuple and first.incidents == want
+    assert json.loads(json.dumps(first.incidents)) == list(want)
+    # the same unit's record among every unit's is equal to it
     every = {u.id: u for u in month.records(pr)}
-    assert every[first.id] == first and every[first.id].incidents == ids
+    assert every[first.id] == first and type(every[first.id].incidents) is tuple
     assert month.records(pr, [5])[0].incidents == ()      # a unit without incidents
 
 
