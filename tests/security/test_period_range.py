@@ -111,3 +111,18 @@ def test_simulated_months_from_a_late_effective_date(tmp_path):
         assert r.exit_code == 2, r.output
         assert r.output.rstrip().endswith("[period_out_of_range]") and "9997-06 to 9998-05" in r.output
     assert cli("compare", late, CONTRACT, "--runs", "0").exit_code == 0
+
+
+def test_simulated_months_that_reach_past_year_9999(tmp_path):
+    # 9997-06 + 119 months is 10007-05: as text it sorted before 9997-11 and the run reached
+    # year 9999 in the engine's months ([unexpected_error]); a late effective date likewise
+    r = cli("simulate", CONTRACT, "--runs", "1", "--start", "9997-06", "--months", "120")
+    assert r.exit_code == 2 and "[period_out_of_range]" in r.output and "10007-05" in r.output, r.output
+    assert "unexpected_error" not in r.output
+    late = tmp_path / "late.yaml"
+    late.write_text(CONTRACT.read_text(encoding="utf-8").replace(
+        "effective: {from: 2027-01-01, to: 2028-12-31}", "effective: {from: 9999-12-01, to: 9999-12-31}"),
+        encoding="utf-8")
+    for r in (cli("simulate", late, "--runs", "1"), cli("compare", late, CONTRACT, "--runs", "1")):
+        assert r.exit_code == 2, r.output
+        assert r.output.rstrip().endswith("[period_out_of_range]") and "9999-12 to 10000-11" in r.output
