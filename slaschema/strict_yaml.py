@@ -233,6 +233,16 @@ def read_yaml(text: str | bytes, file: str = "<input>", collect: bool = False) -
             file=file, line=mark.line + 1 if mark else None, col=mark.column + 1 if mark else None,
             fix="check indentation, colons and quotes around this line",
         )]) from None
+    except yaml.reader.ReaderError as e:      # a character YAML does not allow (NUL, other controls)
+        pos = e.position if isinstance(e.position, int) else 0
+        if _BaseLoader is not yaml.SafeLoader:    # libyaml counts the position in UTF-8 bytes
+            pos = len(text.encode("utf-8")[:pos].decode("utf-8", "ignore"))
+        code = e.character if isinstance(e.character, int) else ord(e.character)
+        raise InputError([Problem(
+            "yaml_syntax", f"not valid YAML: {e.reason} (got U+{code:04X})",
+            file=file, line=text.count("\n", 0, pos) + 1, col=pos - (text.rfind("\n", 0, pos) + 1) + 1,
+            fix="remove the character, or write it as an escape such as \\x00 in a double-quoted string",
+        )]) from None
     except yaml.YAMLError as e:
         raise InputError([Problem("yaml_syntax", f"not valid YAML: {e}", file=file)]) from None
     nodes = [n for n in nodes if n is not None]
