@@ -204,11 +204,16 @@ class _TooLarge(Exception):
         self.node = node
 
 
-def read_yaml(text: str | bytes, file: str = "<input>", collect: bool = False) -> YamlDoc:
+EMPTY_CONTRACT_FIX = "start from a template: slakit init --template NAME"
+
+
+def read_yaml(text: str | bytes, file: str = "<input>", collect: bool = False,
+              empty_fix: str = EMPTY_CONTRACT_FIX) -> YamlDoc:
     """Parse one YAML document strictly. Raises InputError with every problem found.
 
     With `collect`, value-level traps (ambiguous booleans, duplicate keys, ...) are
     returned in `doc.problems` so the caller can add the schema's problems to them.
+    `empty_fix`: what to write into an empty file (a contract's, unless the file is another kind).
     """
     if isinstance(text, bytes):
         if len(text) > MAX_BYTES:
@@ -222,7 +227,7 @@ def read_yaml(text: str | bytes, file: str = "<input>", collect: bool = False) -
         raise InputError([_size_problem(file, len(text))])
     if not text.strip():
         raise InputError([Problem("empty_file", "file is empty", file=file, line=1, col=1,
-                                  fix="start from a template: slakit init --template NAME")])
+                                  fix=empty_fix)])
     try:
         _prescan(text, file)
         nodes = list(yaml.compose_all(text, Loader=_BaseLoader))
@@ -248,7 +253,7 @@ def read_yaml(text: str | bytes, file: str = "<input>", collect: bool = False) -
     nodes = [n for n in nodes if n is not None]
     if not nodes:
         raise InputError([Problem("empty_file", "file holds no YAML document", file=file, line=1, col=1,
-                                  fix="start from a template: slakit init --template NAME")])
+                                  fix=empty_fix)])
     if len(nodes) > 1:
         n = nodes[1]
         raise InputError([Problem("yaml_multiple_documents", "file holds more than one YAML document",

@@ -160,3 +160,18 @@ def test_unexpected_errors_end_as_one_coded_line(monkeypatch):
     r = cli("show", CONTRACT)
     assert_coded_failure(r, "unexpected_error")
     assert "\x1b" not in r.output
+
+
+def test_an_empty_yaml_file_gets_the_fix_of_its_own_kind(tmp_path):
+    # every empty YAML file was told to start from a contract template (slakit init)
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("", encoding="utf-8")
+    export = REPO / "tests" / "fixtures" / "tickets" / "servicedesk_export.csv"
+    for args, fix in ((("validate", empty), "slakit init --template"),
+                      (("import", "csv", export, "--map", empty, "-o", tmp_path / "o.csv"), "ticket-map.yaml"),
+                      (("simulate", CONTRACT, "--failure-model", empty, "--runs", "1"), "--show-model"),
+                      (("accept", "evaluate", CONTRACT, tmp_path, "--waivers", empty), "waivers:")):
+        r = cli(*args)
+        assert_coded_failure(r, "empty_file")
+        assert fix in r.output, r.output
+        assert args[0] == "validate" or "slakit init" not in r.output, r.output
