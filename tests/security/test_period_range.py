@@ -126,3 +126,14 @@ def test_simulated_months_that_reach_past_year_9999(tmp_path):
     for r in (cli("simulate", late, "--runs", "1"), cli("compare", late, CONTRACT, "--runs", "1")):
         assert r.exit_code == 2, r.output
         assert r.output.rstrip().endswith("[period_out_of_range]") and "9999-12 to 10000-11" in r.output
+
+
+@pytest.mark.parametrize("command", ["credits", "reconcile", "review"])
+def test_as_of_before_the_first_instant_is_a_usage_error(command):
+    # it was taken: the documents wrote it as "1-01-01T00:00:00Z" (no ISO 8601) and open
+    # incidents ended before they began
+    fmt = ["--format", "json"] if command != "review" else []
+    r = cli(*COMMANDS[command], "--quarter", "2027-Q1", "--as-of", "0001-01-01T00:00:00Z", *fmt)
+    assert r.exit_code == 2, r.output
+    assert "[period_out_of_range]" in r.output and "--as-of" in r.output and "1970-01-02" in r.output
+    assert '"as_of"' not in r.output
