@@ -111,12 +111,23 @@ def mark_output(ctx: click.Context | None, param: click.Parameter) -> None:
 def refuse_output_is_input(ctx: click.Context) -> None:
     """A usage error (`[output_is_input]`, exit 2) when a file the command writes (`-o`,
     `--json-out`, ...) is one of the files it reads (`credits C LOG -o LOG`): the atomic
-    write would replace the input with the output. Checked once every option is read."""
+    write would replace the input with the output; or when two of its outputs name one file
+    (the second would replace the first). Checked once every option is read."""
     import os
 
     outputs = ctx.meta.get("slakit.outputs") or ()
     written = [(p, ctx.params.get(p.name)) for p in ctx.command.params if p.name in outputs]
-    written = [(p, v) for p, v in written if isinstance(v, str) and v != "-" and os.path.isfile(v)]
+    written = [(p, v) for p, v in written if isinstance(v, str) and v != "-"]
+    seen: dict[str, click.Parameter] = {}
+    for param, out in written:      # two outputs in one file (import lanl -o X --inventory-out X)
+        real = os.path.realpath(out)
+        if real in seen and (os.path.isfile(real) or not os.path.exists(real)):     # /dev/null twice is fine
+            first = seen[real]
+            raise click.UsageError(f"{max(param.opts, key=len)} {shown_name(out)}: is also "
+                                   f"{max(first.opts, key=len)}; each output needs a file of its own; "
+                                   "name another file [output_is_input]")
+        seen[real] = param
+    written = [(p, v) for p, v in written if os.path.isfile(v)]
     if not written:
         return
     for param in ctx.command.params:

@@ -67,3 +67,14 @@ def test_an_existing_output_that_is_no_input_is_still_replaced(tmp_path):
     r = cli("credits", CONTRACT, LOG, "--period", "2027-01", "--format", "csv", "-o", out)
     assert r.exit_code == 0, r.output
     assert out.read_text(encoding="utf-8").startswith("period,row,")
+
+
+def test_two_outputs_in_one_file(tmp_path):
+    # import lanl -o X --inventory-out X: the inventory replaced the incident log it had written
+    lanl = REPO / "tests" / "fixtures" / "lanl" / "lanl_sample.csv"
+    out = tmp_path / "out.csv"
+    r = cli("import", "lanl", lanl, "-o", out, "--inventory-out", out, "--assume-tz", "America/Denver")
+    _refused(r, "--inventory-out")
+    assert not out.exists()
+    r = cli("import", "lanl", lanl, "-o", "/dev/null", "--inventory-out", "/dev/null", "--assume-tz", "America/Denver")
+    assert r.exit_code == 0, r.output
