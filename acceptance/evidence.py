@@ -225,18 +225,27 @@ def raw_from_json(doc: dict[str, Any], node: str) -> RawOutput:
         except ValueError:
             return None
 
+    def text(v: str) -> str:
+        # a lone UTF-16 surrogate ("\\ud800" in the JSON) is no text and cannot be written as
+        # UTF-8 (the verdicts that quote it ended in UnicodeEncodeError): U+FFFD, as the bytes
+        # of a .txt output that are not UTF-8
+        return _LONE_SURROGATE.sub("\ufffd", v)
+
     rc = doc.get("rc")
     return RawOutput(
-        stdout=str(doc.get("stdout") or ""),
-        stderr=str(doc.get("stderr") or ""),
+        stdout=text(str(doc.get("stdout") or "")),
+        stderr=text(str(doc.get("stderr") or "")),
         rc=rc if isinstance(rc, int) and not isinstance(rc, bool) else None,
         started=ts(doc.get("started")),
         finished=ts(doc.get("finished")),
         timed_out=bool(doc.get("timed_out")),
-        error=doc.get("error") if isinstance(doc.get("error"), str) else None,
+        error=text(doc["error"]) if isinstance(doc.get("error"), str) else None,
         # the node(s) the executor recorded it ran on (checked against the file name by the judging)
-        node=doc["node"] if isinstance(doc.get("node"), str) and doc["node"] else node,
+        node=text(doc["node"]) if isinstance(doc.get("node"), str) and doc["node"] else node,
     )
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 # --------------------------------------------------------------------------- verify

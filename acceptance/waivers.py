@@ -74,7 +74,8 @@ def load_waivers(path: str | Path, *, criteria: Sequence[str], units: Sequence[s
     if not p.is_file():
         raise InputError([Problem("waiver_file_missing", f"{file}: no such file", file=file,
                                   fix="give the path of a YAML waiver file")])
-    doc = read_yaml(p.read_bytes(), file, collect=True)
+    doc = read_yaml(p.read_bytes(), file, collect=True,
+                    empty_fix="write `waivers:` with a list of waivers (see docs/acceptance.md)")
     problems: list[Problem] = list(doc.problems)
     data = doc.data
     if isinstance(data, Mapping):

@@ -214,15 +214,16 @@ def verify(data: bytes, allowed_signers: str | Path | None = None, identity: str
         return InputError([Problem(code, message, file=file)])
 
     problems: list[str] = []
+    others: list[tuple[str, str]] = []
     try:
-        members = _members(data)
+        members = _members(data, others)
     except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
         raise bad("package_unreadable", f"not an evidence package (a tar file): {type(exc).__name__}") from None
     if MANIFEST not in members:
         raise bad("manifest_missing", f"no {MANIFEST}")
     try:
         manifest = json.loads(members[MANIFEST])
-        listed = manifest.get("files", {}) if isinstance(manifest, dict) else None
+        listed = manifest.get("files") if isinstance(manifest, dict) else None
         if not isinstance(listed, dict) or not all(isinstance(v, str) for v in listed.values()):
             raise ValueError("no `files` object of SHA-256 strings")
     except (ValueError, RecursionError) as exc:
@@ -235,6 +236,10 @@ def verify(data: bytes, allowed_signers: str | Path | None = None, identity: str
                             "[member_changed]")
     for name in sorted(set(members) - set(listed) - {MANIFEST, SIGNATURE}):
         problems.append(f"{name}: not in the manifest [member_unlisted]")
+    # a symlink, hard link, device or folder is in no manifest, and `tar xf` makes it (a link
+    # to /etc/passwd beside the evidence): it was skipped, and the package said it matched
+    for name, kind in others:
+        problems.append(f"{name}: a {kind}, not a file; an evidence package holds files only [member_not_a_file]")
     if SIGNATURE in members:
         from slaschema import signing
 
@@ -250,9 +255,10 @@ def verify(data: bytes, allowed_signers: str | Path | None = None, identity: str
     return problems
 
 
-def _members(data: bytes) -> dict[str, bytes]:
+def _members(data: bytes, others: list[tuple[str, str]] | None = None) -> dict[str, bytes]:
     """Regular members of a package by name; a compressed one may not unpack past the file-size
-    limit (`--max-file-size`), so a small bomb cannot fill the memory."""
+    limit (`--max-file-size`), so a small bomb cannot fill the memory. `others` gets the name
+    and kind of every other member (a symbolic link, ...)."""
     from slaschema.safefiles import max_file_bytes
 
     budget = max_file_bytes()
@@ -260,6 +266,10 @@ def _members(data: bytes) -> dict[str, bytes]:
     with tarfile.open(fileobj=io.BytesIO(data), mode="r") as tar:
         for m in tar:
             if not m.isfile():
+                if others is not None:
+                    kind = ("symbolic link" if m.issym() else "hard link" if m.islnk() else "folder" if m.isdir()
+                            else "device or FIFO")
+                    others.append((m.name, kind))
                 continue
             if m.size > budget:
                 raise ValueError("a member larger than the file-size limit")

@@ -52,13 +52,17 @@ def read_as_of(text: str, assume_tz: str | None = None, zone_option: str | None 
 
 def parse_as_of(text: str | None, assume_tz: str | None = None, zone_option: str | None = "--assume-tz"
                 ) -> datetime | None:
-    """`--as-of` of every command that computes credits (`read_as_of`), up to the latest
-    instant the engine computes."""
+    """`--as-of` of every command that computes credits (`read_as_of`), from the earliest to
+    the latest instant the engine computes."""
     if text is None:
         return None
-    from calculators.periods import LAST_MONTH, LATEST_S
+    from calculators.periods import EARLIEST_S, FIRST_MONTH, LAST_MONTH, LATEST_S
 
     at = read_as_of(text, assume_tz, zone_option)
+    if at.timestamp() < EARLIEST_S:     # the documents wrote it as "1-01-01T00:00:00Z", no ISO 8601
+        raise click.BadParameter(f"{text[:40]!r} is before 1970-01-02T00:00Z, the earliest instant slakit computes; "
+                                 f"name a later time (and periods from {FIRST_MONTH}) [period_out_of_range]",
+                                 param_hint="--as-of")
     if at.timestamp() > LATEST_S:
         raise click.BadParameter(f"{text[:40]!r} is after 9997-12-31T16:00Z, the latest instant slakit computes; "
                                  f"name an earlier time (and periods up to {LAST_MONTH}) [period_out_of_range]",

@@ -85,7 +85,7 @@ from calculators.vocabulary import (  # noqa: F401  (scopes and flags: calculato
     SCOPES,
     SITE,
 )
-from slaschema.errors import SlakitError
+from slaschema.errors import InputError, Problem, SlakitError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -431,6 +431,27 @@ class EngineError(SlakitError, ValueError):
     """The log does not fit the contract (a unit the topology lacks, times out of range)."""
 
 
+class LogRangeError(EngineError, InputError):
+    """Incident times outside what the engine computes: an `EngineError` that is also the
+    log's located problem (`log_out_of_range`: file, row, column, value), printed as every
+    bad input is (the problems document with --format json)."""
+
+
+def _log_range_error(log: IncidentLog, cols, bad: list[tuple[np.ndarray, str, np.ndarray]]) -> LogRangeError:
+    """The problem of the first row (in log order) whose time in `bad` (mask, column, times)
+    lies outside EARLIEST_S .. LATEST_S, and how many more rows have one."""
+    rows = cols.ints("row", 0)
+    i, col, times = min(((int(np.flatnonzero(m)[0]), col, t) for m, col, t in bad if m.any()), key=lambda x: x[0])
+    more = int(np.count_nonzero(np.logical_or.reduce([m for m, _, _ in bad]))) - 1
+    value = f"{np.datetime64(int(times[i]), 's')}Z"       # numpy writes year 0 and 10000 too
+    return LogRangeError([Problem(
+        "log_out_of_range",
+        "incident time before 1970-01-02 or after 9997-12-31 (UTC), the times credits are computed for"
+        + (f" ({more} more such row(s))" if more else ""),
+        file=log.file, row=int(rows[i]) or None, column=col, value=value,
+        fix="correct the timestamp (a year such as 0001 or 9999 is a placeholder, not a time)")])
+
+
 def _as_epoch(ts: datetime | int | None) -> int | None:
     if ts is None:
         return None
@@ -625,7 +646,9 @@ def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: in
     log_hi = max(([int(end_abs[keep].max())] if keep.any() else [])
                  + ([int(end_abs[not_reported].max())] if not_reported.any() else []), default=None)
     if (log_lo is not None and log_lo < EARLIEST_S) or (log_hi is not None and log_hi > LATEST_S):
-        raise EngineError("incident times before 1970-01-02 or after 9997-12-31 (UTC); check the log's timestamps")
+        raise _log_range_error(log, cols, [(keep & (start_abs < EARLIEST_S), "start", start_abs),
+                                           (not_reported & (start_fault < EARLIEST_S), "start", start_fault),
+                                           ((keep | not_reported) & (end_abs > LATEST_S), "end", end_abs)])
     base = min([first_period.start] + ([log_lo] if log_lo is not None else []))
     base = month_bounds(base, base + 1, zone)[0].start - 86400      # room for the first month's start
     top = max([as_of] + [p.end for p in periods] + ([log_hi] if log_hi is not None else []))

@@ -110,7 +110,7 @@ def load_history_files(paths: list[str], contract_id: str) -> tuple[Below, dict[
             problems.extend(Problem("history_unreadable", f"cannot read the result: {q.message} ({q.code})",
                                     file=name, fix=q.fix) for q in e.problems)
             continue
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        except (ValueError, RecursionError) as e:    # JSONDecodeError, UnicodeDecodeError, an int of 4,301 digits
             problems.append(Problem("history_unreadable", f"cannot read the result: {type(e).__name__}", file=name))
             continue
         got, probs = _from_json(doc, name, contract_id)

@@ -325,14 +325,43 @@ def _object(items: list[tuple[str, Any]]) -> dict[str, Any]:
     return twice
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_object)    # one decoder: json.loads with a hook makes one per call
+def _long_int(text: str) -> int | str:
+    """A JSON integer; one of more than 40 digits stays its text, as a CSV cell would (Python
+    refuses to read one of more than 4,300 digits, and no field of a log needs 40)."""
+    return int(text) if len(text) <= 41 else text
+
+
+# one decoder: json.loads with a hook makes one per call. NaN, Infinity and -Infinity are not
+# JSON; Python reads them as floats (a NaN end was a missing end: an open incident), here they
+# stay text, so the column's check reports them as it reports the same cell in a CSV
+_DECODER = json.JSONDecoder(object_pairs_hook=_object, parse_int=_long_int, parse_constant=str)
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _fffd(o: Any) -> Any:
+    """`o` with each lone UTF-16 surrogate (`"\\ud800"` not in a pair: no text, and not
+    writable as UTF-8) as U+FFFD, as the CSV reader reads bytes that are not UTF-8."""
+    if isinstance(o, str):
+        return _SURROGATE.sub("\ufffd", o)
+    if isinstance(o, list):
+        return [_fffd(v) for v in o]
+    if isinstance(o, dict):
+        out = type(o)((_fffd(k), _fffd(v)) for k, v in o.items())
+        if type(o) is _KeyTwice:
+            out.twice = [_fffd(k) for k in o.twice]
+        return out
+    return o
 
 
 def _loads(text: str) -> Any:
-    """`json.loads(text)`, objects with a key given twice as `_KeyTwice`."""
+    """`json.loads(text)`, objects with a key given twice as `_KeyTwice`, lone surrogates as U+FFFD."""
     if text.startswith("\ufeff"):
         return json.loads(text)        # refused, with json.loads's own message
-    return _DECODER.decode(text)
+    data = _DECODER.decode(text)
+    return _fffd(data) if _SURROGATE_ESCAPE.search(text) else data
 
 
 def _key_twice(message: str, key: str, fname: str, row: int, line: int | None) -> Problem:
@@ -691,11 +720,20 @@ def _parse_times(s: pd.Series, column: str, ctx: Context, assume_tz: str | None)
     if n == 0:
         return out
     if pd.api.types.is_integer_dtype(s.dtype) and not s.isna().any():
-        return s.to_numpy(dtype=np.int64)
+        vals = s.to_numpy(dtype=np.int64)
+        far = (vals < _EPOCH_MIN) | (vals > _EPOCH_MAX)
+        if not far.any():
+            return vals
+        out[~far] = vals[~far]
+        _report_far(ctx, far, column, s)
+        return out
     if pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
         vals = s.to_numpy(dtype=float, na_value=np.nan)
         ok = ~np.isnan(vals)
+        far = ok & ~((vals >= _EPOCH_MIN) & (vals <= _EPOCH_MAX))     # ±inf and 1e30 too
+        ok &= ~far
         out[ok] = np.floor(vals[ok]).astype(np.int64)
+        _report_far(ctx, far, column, s)
         return out
     if isinstance(s.dtype, pd.DatetimeTZDtype):
         ok = s.notna().to_numpy()
@@ -715,7 +753,11 @@ def _parse_times(s: pd.Series, column: str, ctx: Context, assume_tz: str | None)
     # mixed objects: ints, datetimes, strings
     is_int = kinds == 1
     if is_int.any():
+        far = is_int & np.fromiter((k == 1 and not _EPOCH_MIN <= v <= _EPOCH_MAX for v, k in zip(obj, kinds)),
+                                   dtype=bool, count=n)
+        is_int &= ~far
         out[is_int] = np.array([int(v) for v in obj[is_int]], dtype=np.int64)
+        _report_far(ctx, far, column, pd.Series(obj))
     is_dt = kinds == 2
     if is_dt.any():
         naive = np.zeros(n, dtype=bool)
@@ -748,6 +790,17 @@ def _parse_times(s: pd.Series, column: str, ctx: Context, assume_tz: str | None)
     ctx.report(bad, Reason.TIMESTAMP_INVALID, column, pd.Series(obj).map(_cell_str), "not a timestamp",
             "write ISO 8601 with an offset, e.g. 2027-02-03T10:00:00Z")
     return out
+
+
+# epoch seconds a JSON log may give: 0001-01-01 .. 9999-12-31T23:59:59 UTC, the instants an
+# ISO 8601 timestamp writes (beyond int64 a number wrapped, or became a missing time)
+_EPOCH_MIN, _EPOCH_MAX = -62_135_596_800, 253_402_300_799
+
+
+def _report_far(ctx: Context, far: np.ndarray, column: str, shown: pd.Series) -> None:
+    ctx.report(far, Reason.TIMESTAMP_INVALID, column, shown.map(_cell_str),
+               "a number of epoch seconds outside the years 1 to 9999 (UTC)",
+               "write ISO 8601 with an offset, e.g. 2027-02-03T10:00:00Z")
 
 
 def _one(n: int, i: int) -> np.ndarray:

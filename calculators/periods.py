@@ -74,8 +74,13 @@ COMPUTED = (f"slakit computes months {FIRST_MONTH} to {LAST_MONTH} (quarters {FI
 
 
 def outside_computed(first: str, last: str | None = None) -> bool:
-    """Whether the months `first` .. `last` (labels YYYY-MM) reach outside FIRST_MONTH .. LAST_MONTH."""
-    return first < FIRST_MONTH or (last or first) > LAST_MONTH
+    """Whether the months `first` .. `last` (labels YYYY-MM) reach outside FIRST_MONTH .. LAST_MONTH.
+    Compared as numbers: a label shifted past 9999-12 has five digits ("10000-05" < "9997-11")."""
+    def index(label: str) -> int:
+        y, m = label.rsplit("-", 1)
+        return int(y) * 12 + int(m) - 1
+
+    return index(first) < index(FIRST_MONTH) or index(last or first) > index(LAST_MONTH)
 
 
 def horizon_problem(first: str, months: int, given: str, also: str = "") -> str | None:

@@ -59,6 +59,13 @@ def report_input_errors(callback):
 
     @functools.wraps(callback)
     def run(*args, **kwargs):
+        import click
+
+        from slaschema.cliconv import refuse_output_is_input
+
+        ctx = click.get_current_context(silent=True)
+        if ctx is not None:
+            refuse_output_is_input(ctx)
         try:
             return callback(*args, **kwargs)
         except InputError as e:

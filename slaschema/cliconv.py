@@ -69,6 +69,7 @@ def output_option(*, required: bool = False, dest: str = "output", help: str | N
         if fixed is not None and value is not None:
             output_format(value, fixed, (fixed,))
         check_writable(value)
+        mark_output(ctx, param)
         return value
 
     # a default only where there is one: an explicit default=None is a value given to click
@@ -95,9 +96,59 @@ def extra_output(fmt: str):
                                    f"*{FORMAT_EXTENSIONS[fmt][0]} [output_extension]")
         refuse_binary_name(option, value, fmt)
         check_writable(value)
+        mark_output(ctx, param)
         return value
 
     return check
+
+
+def mark_output(ctx: click.Context | None, param: click.Parameter) -> None:
+    """Note `param` as a file the command writes (`refuse_output_is_input`)."""
+    if ctx is not None and param.name:
+        ctx.meta.setdefault("slakit.outputs", set()).add(param.name)
+
+
+def refuse_output_is_input(ctx: click.Context) -> None:
+    """A usage error (`[output_is_input]`, exit 2) when a file the command writes (`-o`,
+    `--json-out`, ...) is one of the files it reads (`credits C LOG -o LOG`): the atomic
+    write would replace the input with the output; or when two of its outputs name one file
+    (the second would replace the first). Checked once every option is read."""
+    import os
+
+    outputs = ctx.meta.get("slakit.outputs") or ()
+    written = [(p, ctx.params.get(p.name)) for p in ctx.command.params if p.name in outputs]
+    written = [(p, v) for p, v in written if isinstance(v, str) and v != "-"]
+    seen: dict[str, click.Parameter] = {}
+    for param, out in written:      # two outputs in one file (import lanl -o X --inventory-out X)
+        real = os.path.realpath(out)
+        if real in seen and (os.path.isfile(real) or not os.path.exists(real)):     # /dev/null twice is fine
+            first = seen[real]
+            raise click.UsageError(f"{max(param.opts, key=len)} {shown_name(out)}: is also "
+                                   f"{max(first.opts, key=len)}; each output needs a file of its own; "
+                                   "name another file [output_is_input]")
+        seen[real] = param
+    written = [(p, v) for p, v in written if os.path.isfile(v)]
+    if not written:
+        return
+    for param in ctx.command.params:
+        if param.name in outputs or not isinstance(param.type, click.Path):
+            continue
+        value = ctx.params.get(param.name)
+        for read in (value if isinstance(value, (list, tuple)) else (value,)):
+            if not isinstance(read, str) or not os.path.isfile(read):
+                continue
+            for out_param, out in written:
+                try:
+                    same = os.path.samefile(read, out)
+                except OSError:
+                    continue
+                if same:
+                    option = max(out_param.opts, key=len) if out_param.opts else out_param.name
+                    what = (param.human_readable_name if isinstance(param, click.Argument)
+                            else max(param.opts, key=len))
+                    raise click.UsageError(f"{option} {shown_name(out)}: is also the {what} the command reads "
+                                           f"({shown_name(read)}); writing it would replace the input; "
+                                           "name another file [output_is_input]")
 
 
 def _suffix(output: str) -> str:

@@ -222,7 +222,10 @@ def load_contract_text(text: str | bytes, file: str = "<input>", base_dir: Path 
         if p.line is None and p.path and p.path.startswith("topology"):
             loc = _path_tuple(p.path)
             line, col = doc.locate(loc)
-            p = Problem(**{**p.__dict__, "line": line, "col": col})
+            # the line and column are the contract's: so is the file (an unreadable inventory's
+            # name, which the problem named as its file, becomes the value shown)
+            value = p.value if p.value is not None or p.file in (None, file) else p.file
+            p = Problem(**{**p.__dict__, "file": file, "line": line, "col": col, "value": value})
         problems.append(p)
     for f in check_contract(model, topo):
         line, col = doc.locate(f.path, prefer_key=isinstance(_at(doc.data, f.path), (dict, list)))

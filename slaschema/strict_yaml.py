@@ -204,11 +204,16 @@ class _TooLarge(Exception):
         self.node = node
 
 
-def read_yaml(text: str | bytes, file: str = "<input>", collect: bool = False) -> YamlDoc:
+EMPTY_CONTRACT_FIX = "start from a template: slakit init --template NAME"
+
+
+def read_yaml(text: str | bytes, file: str = "<input>", collect: bool = False,
+              empty_fix: str = EMPTY_CONTRACT_FIX) -> YamlDoc:
     """Parse one YAML document strictly. Raises InputError with every problem found.
 
     With `collect`, value-level traps (ambiguous booleans, duplicate keys, ...) are
     returned in `doc.problems` so the caller can add the schema's problems to them.
+    `empty_fix`: what to write into an empty file (a contract's, unless the file is another kind).
     """
     if isinstance(text, bytes):
         if len(text) > MAX_BYTES:
@@ -222,7 +227,7 @@ def read_yaml(text: str | bytes, file: str = "<input>", collect: bool = False) -
         raise InputError([_size_problem(file, len(text))])
     if not text.strip():
         raise InputError([Problem("empty_file", "file is empty", file=file, line=1, col=1,
-                                  fix="start from a template: slakit init --template NAME")])
+                                  fix=empty_fix)])
     try:
         _prescan(text, file)
         nodes = list(yaml.compose_all(text, Loader=_BaseLoader))
@@ -233,12 +238,22 @@ def read_yaml(text: str | bytes, file: str = "<input>", collect: bool = False) -
             file=file, line=mark.line + 1 if mark else None, col=mark.column + 1 if mark else None,
             fix="check indentation, colons and quotes around this line",
         )]) from None
+    except yaml.reader.ReaderError as e:      # a character YAML does not allow (NUL, other controls)
+        pos = e.position if isinstance(e.position, int) else 0
+        if _BaseLoader is not yaml.SafeLoader:    # libyaml counts the position in UTF-8 bytes
+            pos = len(text.encode("utf-8")[:pos].decode("utf-8", "ignore"))
+        code = e.character if isinstance(e.character, int) else ord(e.character)
+        raise InputError([Problem(
+            "yaml_syntax", f"not valid YAML: {e.reason} (got U+{code:04X})",
+            file=file, line=text.count("\n", 0, pos) + 1, col=pos - (text.rfind("\n", 0, pos) + 1) + 1,
+            fix="remove the character, or write it as an escape such as \\x00 in a double-quoted string",
+        )]) from None
     except yaml.YAMLError as e:
         raise InputError([Problem("yaml_syntax", f"not valid YAML: {e}", file=file)]) from None
     nodes = [n for n in nodes if n is not None]
     if not nodes:
         raise InputError([Problem("empty_file", "file holds no YAML document", file=file, line=1, col=1,
-                                  fix="start from a template: slakit init --template NAME")])
+                                  fix=empty_fix)])
     if len(nodes) > 1:
         n = nodes[1]
         raise InputError([Problem("yaml_multiple_documents", "file holds more than one YAML document",

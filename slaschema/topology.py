@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
@@ -237,6 +238,12 @@ def _duplicates(nodes, racks, clusters, sites, file, prefix, node_where=None) ->
     return problems
 
 
+_UNIT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")    # slaschema.models: rack, cluster and site ids
+_NODE_NAME = re.compile(r"^[A-Za-z0-9._-]+$")               # slaschema.hostlist: a host name
+_ID_RULE = ("ids use letters, digits, '.', '_' and '-' and start with a letter or digit",
+            "node names use letters, digits, '.', '_' and '-'")
+
+
 def _from_inventory(topology: Topology, base_dir: Path, prefix: str,
                     zone: str = "UTC") -> tuple[ResolvedTopology | None, list[Problem]]:
     from slaschema.errors import InputError
@@ -297,9 +304,21 @@ def _parse_inventory(text: str, file: str, default_gpus: int, gpu_model: str | N
             break
         row = {k.strip(): (v or "").strip() for k, v in raw.items() if k}
         bad = False
+        if raw.get(None):              # cells past the header's: DictReader kept them under None
+            problems.append(Problem("inventory_syntax", f"the row has {len(reader.fieldnames) + len(raw[None])} "
+                                    f"cells, the header has {len(reader.fieldnames)}", file=file, row=rowno,
+                                    fix="quote a cell that holds a comma, or remove the extra cells"))
+            bad = True
         for col in SCOPES:
             if not row.get(col):
                 problems.append(Problem("inventory_value", f"{col} is empty", file=file, row=rowno, column=col))
+                bad = True
+            elif not (_NODE_NAME if col == "node" else _UNIT_ID).match(row[col]):
+                # as the contract's own ids and hostlists: no spaces, controls, bidi or zero-width
+                # characters that make two ids look alike
+                problems.append(Problem("id_invalid", _ID_RULE[col == "node"], file=file, row=rowno, column=col,
+                                        value=row[col], fix="remove spaces and invisible or control characters "
+                                                            "(e.g. r01-n07, r01, c1)"))
                 bad = True
         g = default_gpus
         if row.get("gpus"):

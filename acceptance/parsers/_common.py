@@ -111,10 +111,11 @@ def iter_json_objects(text: str) -> Iterator[tuple[int, Any]]:
     Text around the objects (notes, prompts, fences) is ignored.
     """
     decoder = json.JSONDecoder()
+    safe = no_lone_surrogates(text)         # the same length: offsets are the text's
     i = text.find("{")
     while i != -1:
         try:
-            value, end = decoder.raw_decode(text, i)
+            value, end = decoder.raw_decode(safe, i)
         except (ValueError, RecursionError):
             i = text.find("{", i + 1)
             continue
@@ -196,9 +197,23 @@ def load_truncated_json(text: str) -> Any:
     if repaired is None:
         return None
     try:
-        return json.loads(repaired)
+        return json.loads(no_lone_surrogates(repaired))
     except (ValueError, RecursionError):
         return None
+
+
+# a `\uD800`-`\uDBFF` escape not followed by a `\uDC00`-`\uDFFF` one, or the second kind
+# not after the first: JSON decodes either to a lone surrogate, a str that no UTF-8 output takes
+_LONE_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+                                    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def no_lone_surrogates(text: str) -> str:
+    """`text` with each JSON escape of a lone UTF-16 surrogate written as `\\ufffd` (U+FFFD,
+    as bytes that are not UTF-8 are read), keeping its length."""
+    if "\\u" not in text:
+        return text
+    return _LONE_SURROGATE_ESCAPE.sub(r"\\ufffd", text)
 
 
 def to_float(value: Any) -> float | None:

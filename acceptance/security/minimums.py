@@ -342,6 +342,12 @@ def parse_table(text: str, source: str) -> MinimumTable:
         except json.JSONDecodeError as exc:
             raise InputError([Problem("minimums_bad_json", f"not valid JSON: {exc.msg}", file=source,
                                       line=exc.lineno, col=exc.colno)]) from exc
+        except (ValueError, RecursionError) as exc:     # an int of 4,301+ digits; nesting thousands deep
+            raise InputError([Problem("minimums_bad_json", "not readable JSON: "
+                                      + ("nested too deeply" if isinstance(exc, RecursionError)
+                                         else "a number too long to read"), file=source,
+                                      fix="pass the table as published (slakit's JSON, the CSV or ClusterMAX JSON)")
+                              ]) from None
         if doc.get("format") == FORMAT_NAME or "entries" in doc:
             return parse_slakit_json(doc, source)
         return parse_clustermax_json(doc, source)

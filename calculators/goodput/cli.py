@@ -131,7 +131,7 @@ def goodput(ctx, contract, sacct_file, live, incidents, periods, checkpoint_inte
     """
     import json
 
-    from calculators.cli import _emit, parse_as_of, stage_progress
+    from calculators.cli import _emit, read_as_of, stage_progress
     from calculators.goodput.compute import compute_goodput
     from calculators.periods import PeriodError, parse_periods
     from slaschema.cli import load_or_exit
@@ -160,7 +160,8 @@ def goodput(ctx, contract, sacct_file, live, incidents, periods, checkpoint_inte
     win = dur(window, "--window")
     tz = zone_given(tz, tz_alias)
     zone = _check_zone(tz)
-    as_of_dt = parse_as_of(as_of, tz)           # a local --as-of in the zone named, as for credits
+    # a local --as-of in the zone named, as for credits; the range is goodput's own (1900-2200)
+    as_of_dt = read_as_of(as_of, tz) if as_of is not None else None
     if as_of_dt is not None and not 1900 <= _utc_year(as_of_dt) <= 2200:
         raise click.BadParameter(f"{as_of!r}: give an instant between the years 1900 and 2200 [as_of_out_of_range]",
                                  param_hint="--as-of")

@@ -75,7 +75,8 @@ def load_profiles(path: str | Path | None) -> dict[str, LogProfile]:
         raise InputError([Problem("file_not_found", "no such profiles file", file=str(path), fix="check the path")])
     from slaschema.safefiles import read_regular
 
-    doc = read_yaml(read_regular(p, shown=str(path), what="profiles file"), str(path))
+    doc = read_yaml(read_regular(p, shown=str(path), what="profiles file"), str(path),
+                    empty_fix="write the training-log profiles (see docs/goodput.md)")
     problems: list[Problem] = []
 
     def bad(where: tuple, msg: str, value: Any = None, fix: str | None = None) -> None:

@@ -84,7 +84,7 @@ def load_map(path: str | Path) -> ColumnMap:
 
 
 def parse_map(text: str | bytes, file: str = "<map>") -> ColumnMap:
-    doc = read_yaml(text, file)
+    doc = read_yaml(text, file, empty_fix="write the column map: see examples/ticket-map.yaml")
     data = doc.data
     problems: list[Problem] = []
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import click
-from reportlab.pdfbase import pdfmetrics
+from reportlab.pdfbase import pdfmetrics, ttfonts
 from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.platypus import Paragraph as _Paragraph
 
@@ -103,9 +103,25 @@ class _Cover(dict):
         return self[name]
 
 
+def _to_unicode_cmap(fontname: str, subset: list[int]) -> str:
+    """reportlab's ToUnicode CMap of a subset (`ttfonts.makeToUnicodeCMap`) with each code
+    point outside the BMP written as PDF wants it, UTF-16BE (a surrogate pair): reportlab
+    writes `<%04X>`, five hex digits for U+1F600, which readers take as U+1F60 (the emoji in
+    a name drawn right and copied out of the PDF as a Greek letter)."""
+    text = _reportlab_cmap(fontname, subset)
+    for i, v in enumerate(subset):
+        if v > 0xFFFF:
+            text = text.replace("<%02X> <%04X>\n" % (i, v), f"<{i:02X}> <{chr(v).encode('utf-16-be').hex().upper()}>\n", 1)
+    return text
+
+
+_reportlab_cmap = ttfonts.makeToUnicodeCMap
+
+
 @lru_cache(maxsize=1)
 def register() -> dict[str, frozenset[int]]:
     """Register the fonts with reportlab once; returns each font's covered code points."""
+    ttfonts.makeToUnicodeCMap = _to_unicode_cmap
     missing = []
     found: dict[str, Path] = {}
     for face in FACES:
@@ -143,10 +159,13 @@ def chain_for(font: str) -> tuple[str, ...]:
     return (font,) + CHAIN
 
 
-def runs(text: str, font: str = REGULAR) -> list[tuple[str, str]]:
+def runs(text: str, font: str = REGULAR, xml: bool = False) -> list[tuple[str, str]]:
     """`text` cut into (font, text) runs: each character in the first font of the chain that has it.
 
-    Spaces and characters no font has stay in the current run.
+    Spaces stay in the current run. A character no font has (an emoji, a symbol outside the
+    fonts' ranges) is written as a visible `<U+hhhh>` in the style's font, as CSV outputs show
+    such characters: drawn as it was, it printed as another character (U+1F600 copied out of
+    the PDF as U+1F60) or as nothing. `xml`: the text is paragraph markup (`&lt;U+hhhh&gt;`).
     """
     if text.isascii():
         return [(font, text)] if text else []
@@ -158,7 +177,9 @@ def runs(text: str, font: str = REGULAR) -> list[tuple[str, str]]:
         cp = ord(ch)
         use = cur
         if not ch.isspace():
-            use = next((f for f in chain if cp in cover[f]), font)
+            use = next((f for f in chain if cp in cover[f]), None)
+            if use is None:
+                use, ch = font, (f"&lt;U+{cp:04X}&gt;" if xml else f"<U+{cp:04X}>")
         if use != cur and buf:
             out.append((cur, "".join(buf)))
             buf = []
@@ -235,7 +256,7 @@ def markup(xml: str, font: str = REGULAR) -> str:
         if not piece or piece.startswith("<"):
             out.append(piece)
             continue
-        for f, t in runs(piece, font):
+        for f, t in runs(piece, font, xml=True):
             out.append(t if f == font else f'<font name="{f}">{t}</font>')
     return "".join(out)
 

@@ -287,7 +287,9 @@ def from_yaml(path: str | Path) -> FailureModel:
     check_cli_file(p, "failure model")
     if not p.is_file():
         raise InputError([Problem("file_not_found", "no such failure model", file=str(path), fix="check the path")])
-    doc = read_yaml(p.read_bytes(), str(path))
+    doc = read_yaml(p.read_bytes(), str(path),
+                    empty_fix="start from a built-in model: slakit simulate CONTRACT --show-model "
+                              "(or examples/failure-model.yaml)")
     try:
         spec = _ModelSpec.model_validate(doc.data)
     except ValidationError as err:

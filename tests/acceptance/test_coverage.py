@@ -277,6 +277,25 @@ def test_a_file_filed_under_another_node_is_an_evidence_node_mismatch(tmp_path):
     assert "ACCEPTED" not in certificate(b, tmp_path)
 
 
+def test_a_lone_surrogate_in_a_raw_json_is_read_as_a_replacement_character(tmp_path):
+    # "\ud800" in the JSON a provider hands over decodes to a str that no UTF-8 output takes:
+    # every format of the verdict that quotes it ended in UnicodeEncodeError [unexpected_error]
+    c = contract(tmp_path)
+    b = full_bundle(tmp_path)
+    (b / "raw" / "sw" / "n2.txt").unlink()
+    (b / "raw" / "sw" / "n2.json").write_text(
+        '{"node": "n2\\ud800", "rc": 1, "stdout": "", "stderr": "bad \\udc80", "error": "x\\ud800"}',
+        encoding="utf-8")
+    r, doc = evaluate(c, b)
+    assert r.exit_code == 1 and "unexpected_error" not in r.output, r.output
+    (sw_n2,) = [v for v in by_id(doc)["sw"]["verdicts"] if v["node"] == "n2"]
+    assert sw_n2["status"] == "error" and sw_n2["measured"] == "n2\ufffd", sw_n2
+    for fmt in ("table", "junit"):
+        r = CliRunner().invoke(main, ["accept", "evaluate", str(c), str(b), "--format", fmt])
+        assert r.exit_code == 1 and "unexpected_error" not in r.output, r.output
+    assert "ACCEPTED" not in certificate(b, tmp_path)
+
+
 @pytest.mark.parametrize(("files", "expected"), [
     ({"r2.txt": nccl_output(["n3"])}, ("r2", "error", "layout_mismatch")),                 # 1 node, not 2
     ({"r2.txt": nccl_output(["n3", "n4"], gpus=4)}, ("r2", "error", "layout_mismatch")),   # 8 ranks, not 16

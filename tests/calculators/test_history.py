@@ -108,6 +108,16 @@ def test_bad_history_files_are_all_reported(files):
     assert r.exit_code == 1
     codes = [p["code"] for p in json.loads(r.output)["problems"]]
     assert codes == ["history_unreadable", "history_contract_mismatch", "history_invalid"]
+
+
+def test_a_number_python_will_not_read_is_an_unreadable_history(files):
+    # an integer of 5,001 digits: json.loads raised ValueError, an [unexpected_error]
+    tmp, c, lg = files
+    (tmp / "big.json").write_text('{"contract": "rules", "periods": [], "x": 1' + "0" * 5000 + "}")
+    r = CliRunner().invoke(main, ["credits", c, lg, "--period", "2027-02", "--format", "json",
+                                  "--history", str(tmp / "big.json")])
+    assert r.exit_code == 1, r.output
+    assert [p["code"] for p in json.loads(r.output)["problems"]] == ["history_unreadable"]
     a = {"contract": "rules", "periods": [{"period": "2027-01", "units": [
         {"scope": "node", "id": "n1", "met": False}]}]}
     b = {"contract": "rules", "periods": [{"period": "2027-01", "units": [

@@ -88,6 +88,20 @@ def test_non_utf8_inventory_is_a_coded_error(tmp_path):
     (folder / "inv.csv").write_bytes(b"node,rack,cluster,site\n\xff\xfe\x00n1,r1,c1,s1\n")
     r = cli("validate", c)
     assert_coded_failure(r, "not_utf8")
+    # located in the contract, where the inventory is named (it said inv.csv:LINE:COL, the
+    # contract's line and column under the inventory's name), the inventory as the value
+    (p,) = json.loads(cli("validate", c, "--format", "json").stdout)["files"][0]["problems"]
+    assert (p["file"], p["path"], p["value"]) == (str(c), "topology.inventory", "inv.csv"), p
+    assert p["line"] == next(i for i, line in enumerate(c.read_text(encoding="utf-8").splitlines(), 1)
+                             if "inventory:" in line)
+
+
+def test_inventory_under_dev_is_located_in_the_contract(tmp_path):
+    folder = tmp_path / "deal"
+    c = _contract(folder, "/dev/zero")
+    r = cli("validate", c)
+    assert_coded_failure(r, "path_forbidden")
+    assert r.output.startswith(f"{c}:"), r.output          # was <input>:LINE:COL
 
 
 def test_oversized_inventory_is_refused_by_size_and_the_limit_can_be_raised(tmp_path):

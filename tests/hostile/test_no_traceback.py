@@ -88,6 +88,36 @@ def test_incident_in_year_one(tmp_path, when):
     assert not (tmp_path / "r.pdf").exists()
 
 
+def test_incident_time_out_of_range_names_file_row_column_and_value(tmp_path):
+    # the engine's refusal said only "incident times before 1970-01-02 or after 9997-12-31"
+    # (no file, row or column), and with --format json was no problems document
+    log = tmp_path / "log.csv"
+    rows = ["I1,node,r01-n01,2027-01-05T00:00:00Z,2027-01-05T01:00:00Z,,,,,,,,,,x,",
+            "I2,node,r01-n02,2027-01-06T00:00:00Z,9999-12-31T23:59:59Z,,,,,,,,,,x,",
+            "I3,node,r01-n03,0000-01-01T00:00:00Z,2027-01-06T00:00:00Z,,,,,,,,,,x,"]
+    log.write_text(HEADER + "\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    r = cli("credits", CONTRACT, log, "--period", "2027-01")
+    assert_coded_failure(r, "log_out_of_range")
+    assert f"{log} row 2, column end:" in r.output and "'9999-12-31T23:59:59Z'" in r.output, r.output
+    assert "1 more such row" in r.output and "fix:" in r.output
+    r = cli("credits", CONTRACT, log, "--period", "2027-01", "--format", "json")
+    assert r.exit_code == 1, r.output
+    (p,) = json.loads(r.stdout)["problems"]
+    assert (p["code"], p["file"], p["row"], p["column"], p["value"]) == (
+        "log_out_of_range", str(log), 2, "end", "9999-12-31T23:59:59Z")
+    log.write_text(HEADER + "\n" + rows[2] + "\n", encoding="utf-8")
+    r = cli("explain", CONTRACT, log, "--period", "2027-01", "--unit", "r01-n03")
+    assert_coded_failure(r, "log_out_of_range")
+    assert "row 1, column start:" in r.output and "'0000-01-01T00:00:00Z'" in r.output, r.output
+    from calculators.engine import EngineError, compute
+    from calculators.incidents import load_incidents
+    from slaschema.loader import load_contract
+
+    lc = load_contract(CONTRACT)
+    with pytest.raises(EngineError):         # still an EngineError to Python callers
+        compute(lc, load_incidents(log, lc), ["2027-01"], support=False)
+
+
 def test_import_csv_map_with_an_unknown_strptime_directive(tmp_path):
     m = (REPO / "examples" / "ticket-map.yaml").read_text(encoding="utf-8")
     bad = tmp_path / "map.yaml"
@@ -130,3 +160,18 @@ def test_unexpected_errors_end_as_one_coded_line(monkeypatch):
     r = cli("show", CONTRACT)
     assert_coded_failure(r, "unexpected_error")
     assert "\x1b" not in r.output
+
+
+def test_an_empty_yaml_file_gets_the_fix_of_its_own_kind(tmp_path):
+    # every empty YAML file was told to start from a contract template (slakit init)
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("", encoding="utf-8")
+    export = REPO / "tests" / "fixtures" / "tickets" / "servicedesk_export.csv"
+    for args, fix in ((("validate", empty), "slakit init --template"),
+                      (("import", "csv", export, "--map", empty, "-o", tmp_path / "o.csv"), "ticket-map.yaml"),
+                      (("simulate", CONTRACT, "--failure-model", empty, "--runs", "1"), "--show-model"),
+                      (("accept", "evaluate", CONTRACT, tmp_path, "--waivers", empty), "waivers:")):
+        r = cli(*args)
+        assert_coded_failure(r, "empty_file")
+        assert fix in r.output, r.output
+        assert args[0] == "validate" or "slakit init" not in r.output, r.output

@@ -267,3 +267,12 @@ def test_claims_lapse_before_the_review(cadence, window, fires):
         assert text.splitlines()[hits[0].line - 1].strip().startswith(("claim_window:", "months_after:"))
     if window == "14d":
         assert "SLA021" in r.rule_ids()
+
+
+def test_readme_counts_the_rules_of_the_catalogue():
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (count,) = re.findall(r"slakit lint contract\.yaml +# (\d+) rules from the buyer's checklist", readme)
+    checklist = [r for r in all_rules() if r.id != SETTINGS_RULE]
+    assert int(count) == len(checklist), (count, len(checklist))

@@ -125,3 +125,30 @@ def test_parse_all_and_unknown_tool():
         parse_all("iperf3", "no json here")
     with pytest.raises(ValueError):
         parse("lspci", "")
+
+
+JSON_OUTPUTS = [("fio", "fio/fio_seqwrite_1M_numjobs2_json.txt", '"jobname" : "'),
+                ("iperf3", "iperf3/iperf3_tcp_loopback_t2.json", '"version":\t"')]
+
+
+@pytest.mark.parametrize(("tool", "name", "field"), JSON_OUTPUTS)
+@pytest.mark.parametrize("escape", ["\\ud800", "\\udc80", "\\ud83d"])
+def test_a_lone_surrogate_escape_in_json_output_is_a_replacement_character(tmp_path, tool, name, field, escape):
+    # json decodes "\ud800" to a str no UTF-8 output takes: `slakit parse FILE` (the table) and
+    # verdicts quoting such a field ended in UnicodeEncodeError [unexpected_error]
+    from click.testing import CliRunner
+
+    from slakit.cli import main
+
+    text = (FIXTURES / name).read_text(encoding="utf-8")
+    i = text.index(field) + len(field)                     # into a text the record shows
+    bad = text[:i] + escape + text[i:]
+    rec = PARSERS[tool](bad)
+    shown = json.dumps(rec.to_json(), ensure_ascii=False)
+    assert "\ufffd" in shown
+    shown.encode("utf-8")                                   # raised UnicodeEncodeError
+    f = tmp_path / "out.txt"
+    f.write_text(bad, encoding="utf-8")
+    for fmt in ("table", "json"):
+        r = CliRunner().invoke(main, ["parse", tool, str(f), "--format", fmt])
+        assert r.exit_code == 0 and "unexpected_error" not in r.output, r.output

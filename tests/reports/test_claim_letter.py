@@ -245,6 +245,43 @@ def test_signature_verifies_with_stock_openssh_and_tampering_is_caught(quarter, 
     assert out.returncode == 1 and "[signature_invalid]" in out.stderr
 
 
+@pytest.mark.parametrize("kind", [tarfile.SYMTYPE, tarfile.LNKTYPE, tarfile.CHRTYPE, tarfile.DIRTYPE])
+def test_a_member_that_is_no_file_is_a_problem(quarter, tmp_path, kind):
+    # a symbolic link to /etc/passwd (or a hard link, device, folder) beside the evidence was
+    # skipped, and the package "matched the manifest": `tar xf` makes it all the same
+    from calculators.claim_package import verify
+
+    d, _ = quarter
+    bad = tmp_path / "bad.tar"
+    shutil.copy(d / "claim.evidence.tar", bad)
+    with tarfile.open(bad, "a") as t:
+        m = tarfile.TarInfo("incidents/extra")
+        m.type = kind
+        m.linkname = "/etc/passwd" if kind == tarfile.SYMTYPE else "claim.json"
+        t.addfile(m)
+    problems = verify(bad.read_bytes(), file=str(bad))
+    assert len(problems) == 1 and problems[0].startswith("incidents/extra: a ") and \
+        problems[0].endswith("[member_not_a_file]"), problems
+    out = _slakit("claim", "verify", str(bad))
+    assert out.returncode == 1 and "[member_not_a_file]" in out.stderr, out.stdout + out.stderr
+
+
+def test_a_manifest_without_files_is_invalid(tmp_path):
+    # `files` missing was read as listing nothing: a package of a bare manifest "matched"
+    from calculators.claim_package import verify
+    from slaschema.errors import InputError
+
+    pkg = tmp_path / "p.tar"
+    with tarfile.open(pkg, "w") as t:
+        data = b'{"format": "slakit-claim-evidence/1"}'
+        m = tarfile.TarInfo("manifest.json")
+        m.size = len(data)
+        t.addfile(m, io.BytesIO(data))
+    with pytest.raises(InputError) as exc:
+        verify(pkg.read_bytes(), file=str(pkg))
+    assert exc.value.codes == ["manifest_invalid"]
+
+
 def test_package_is_byte_identical_across_runs(tmp_path):
     for name in ("a", "b"):
         (tmp_path / name).mkdir()

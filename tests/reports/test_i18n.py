@@ -116,6 +116,28 @@ def test_every_pdf_reads_back_the_names_with_embedded_fonts(lang, tmp_path):
             assert any("WenQuanYi" in n for n in names), (kind, names)
 
 
+@needs_poppler
+def test_characters_outside_the_bmp_copy_out_as_written_or_show_as_code_points(tmp_path):
+    # U+1F600 (which DejaVu Sans draws) copied out of the PDF as U+1F60 (reportlab's ToUnicode
+    # CMap wrote five hex digits); U+1D401 (in no font) was dropped: "𝐁old" read "old"
+    from slaschema.loader import load_contract_text
+    from tests.contracts import small_contract
+
+    text = small_contract("emoji", {"r1": "n[01-04]"})
+    head = "contract: {id: emoji, provider: P, customer: C, timezone: UTC, currency: USD}\n"
+    assert head in text
+    lc = load_contract_text(text.replace(head, 'contract: {id: emoji, provider: "Cloud \U0001F600 Inc.", '
+                                               'customer: "\U0001D401old Lab", timezone: UTC, currency: USD}\n'),
+                            "emoji.yaml")
+    got = pdftotext(render_pdf(schedule_document(lc, "9.9.9")), tmp_path)
+    assert "Cloud \U0001F600 Inc." in got and "\u1f60" not in got, got[:400]
+    assert "<U+1D401>old Lab" in got, got[:400]
+    from calculators.reports import fonts
+
+    assert fonts.runs("a\U0001D401b") == [(fonts.REGULAR, "a<U+1D401>b")]
+    assert fonts.markup("<b>\U0001D401</b>") == "<b>&lt;U+1D401&gt;</b>"
+
+
 def test_fallback_runs_pick_a_font_per_character():
     from calculators.reports import fonts
 

@@ -127,6 +127,16 @@ def test_not_a_contract(text, code):
     assert code in [p.code for p in _errors(text)]
 
 
+def test_control_character_is_located():
+    # a NUL after non-ASCII text: libyaml counts its position in bytes; the problem names the
+    # line and column of the character itself (was no line, and the reader's own two-line text)
+    text = BASE.replace("  id: t-1", "  id: t-1\n  title: \"Zürich — Łódź\x00\"")
+    (p,) = _errors(text)
+    assert p.code == "yaml_syntax" and "U+0000" in p.message and "\n" not in p.message
+    assert p.line == _line_of(text, "title:") and p.col == len("  title: \"Zürich — Łódź") + 1
+    assert p.fix
+
+
 def test_non_utf8():
     with pytest.raises(InputError) as exc:
         load_contract_text(b"\xff\xfe\x00garbage", "bin.yaml")

@@ -81,6 +81,31 @@ def test_inventory_errors():
     assert any(p.code == "duplicate_unit" for p in problems)
 
 
+@pytest.mark.parametrize("row,column", [
+    ("\u202ea1,ra,c1,s1,8", "node"),          # a right-to-left override: shows as another name
+    ("a\u200b1,ra,c1,s1,8", "node"),          # zero-width space: looks like a1
+    ("a 1,ra,c1,s1,8", "node"),
+    ("a1,r a,c1,s1,8", "rack"),
+    ("a1,ra,-c1,s1,8", "cluster"),
+    ("a1,ra,c1,s\x001,8", "site"),
+])
+def test_inventory_ids_follow_the_contracts_id_rules(row, column):
+    # the contract's own racks and hostlists refuse such ids (id_invalid, hostlist_syntax); an
+    # inventory, which the other party may write, took them as they were
+    topo, problems = parse_inventory(f"node,rack,cluster,site,gpus\n{row}\n", "inv.csv", 8)
+    assert topo is None
+    assert [(p.code, p.row, p.column) for p in problems] == [("id_invalid", 1, column)], problems
+    assert problems[0].value == row.split(",")[("node", "rack", "cluster", "site").index(column)]
+
+
+def test_inventory_row_with_more_cells_than_the_header():
+    # the extra cells were dropped silently (csv.DictReader keeps them under None)
+    topo, problems = parse_inventory("node,rack,cluster,site,gpus\na1,ra,c1,s1,8,x\na2,ra,c1,s1,8\n", "inv.csv", 8)
+    assert topo is None
+    assert [(p.code, p.row) for p in problems] == [("inventory_syntax", 1)]
+    assert "6 cells" in problems[0].message and problems[0].fix
+
+
 def test_inventory_missing_file(tmp_path: Path):
     text = BASE.replace(BASE[BASE.index("  sites:"):BASE.index("pricing:")], "  inventory: nope.csv\n")
     with pytest.raises(InputError) as exc:

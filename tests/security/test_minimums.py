@@ -121,6 +121,16 @@ def test_unknown_shape_and_bad_json():
     assert exc.value.problems[0].line == 1
 
 
+
+@pytest.mark.parametrize("text", ['{"entries": [], "x": 1' + "0" * 5000 + "}", '{"a":' * 100_000 + "1" + "}" * 100_000])
+def test_json_python_cannot_read_is_bad_json(text):
+    # a 5,001-digit integer (ValueError) or nesting 100,000 deep (RecursionError) was an
+    # [unexpected_error] of `security audit --minimums FILE`
+    with pytest.raises(InputError) as exc:
+        parse_table(text, "t.json")
+    assert exc.value.codes == ["minimums_bad_json"] and exc.value.problems[0].fix
+
+
 def test_missing_file():
     with pytest.raises(InputError) as exc:
         load_minimums("/nonexistent/minimums.json")

@@ -111,3 +111,29 @@ def test_simulated_months_from_a_late_effective_date(tmp_path):
         assert r.exit_code == 2, r.output
         assert r.output.rstrip().endswith("[period_out_of_range]") and "9997-06 to 9998-05" in r.output
     assert cli("compare", late, CONTRACT, "--runs", "0").exit_code == 0
+
+
+def test_simulated_months_that_reach_past_year_9999(tmp_path):
+    # 9997-06 + 119 months is 10007-05: as text it sorted before 9997-11 and the run reached
+    # year 9999 in the engine's months ([unexpected_error]); a late effective date likewise
+    r = cli("simulate", CONTRACT, "--runs", "1", "--start", "9997-06", "--months", "120")
+    assert r.exit_code == 2 and "[period_out_of_range]" in r.output and "10007-05" in r.output, r.output
+    assert "unexpected_error" not in r.output
+    late = tmp_path / "late.yaml"
+    late.write_text(CONTRACT.read_text(encoding="utf-8").replace(
+        "effective: {from: 2027-01-01, to: 2028-12-31}", "effective: {from: 9999-12-01, to: 9999-12-31}"),
+        encoding="utf-8")
+    for r in (cli("simulate", late, "--runs", "1"), cli("compare", late, CONTRACT, "--runs", "1")):
+        assert r.exit_code == 2, r.output
+        assert r.output.rstrip().endswith("[period_out_of_range]") and "9999-12 to 10000-11" in r.output
+
+
+@pytest.mark.parametrize("command", ["credits", "reconcile", "review"])
+def test_as_of_before_the_first_instant_is_a_usage_error(command):
+    # it was taken: the documents wrote it as "1-01-01T00:00:00Z" (no ISO 8601) and open
+    # incidents ended before they began
+    fmt = ["--format", "json"] if command != "review" else []
+    r = cli(*COMMANDS[command], "--quarter", "2027-Q1", "--as-of", "0001-01-01T00:00:00Z", *fmt)
+    assert r.exit_code == 2, r.output
+    assert "[period_out_of_range]" in r.output and "--as-of" in r.output and "1970-01-02" in r.output
+    assert '"as_of"' not in r.output
