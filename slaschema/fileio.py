@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import errno
 import os
+import random
 import re
 import socket
 import stat
@@ -61,6 +62,7 @@ _GROUP = 1 << 20
 _NAME_ROOM = 120                 # bytes of the target's name kept in its temporary's name
 STALE_AFTER_S = 600              # a dead process's temporary untouched this long is removed
 _STALE_MIDDLE = re.compile(r"([0-9]{1,10})\.[a-z0-9_]+", re.ASCII)
+_LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789_"     # a temporary's random part, as mkstemp's
 
 
 def _host_tag() -> str:
@@ -72,11 +74,33 @@ def temp_for(path: Path, suffix: str = ".tmp") -> tuple[int, str]:
     """A new temporary file beside `path` for writing it: `(fd, name)` as `tempfile.mkstemp`
     returns them, named `.NAME.HOST-PID.RANDOM{suffix}`. This host's temporaries of the same
     target left by processes that no longer run are removed first (see the module's text)."""
+    for name in temp_names(path, suffix):
+        try:
+            return _create(name), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary file name", str(path))
+
+
+def temp_names(path: Path, suffix: str = ".tmp") -> Iterator[str]:
+    """Names for a temporary file beside `path` (`temp_for`), each new: the caller creates
+    the file with `_create` (exclusive) and takes the next name if it exists. A caller that
+    keeps the name before creating the file can always remove what it made, whenever an
+    interrupt (Ctrl-C, SIGTERM) lands: `tempfile.mkstemp` tells the name only once the file
+    is there, and an interrupt in between left the file behind unnamed."""
     folder = path.parent if str(path.parent) else Path(".")
     stem = os.fsdecode(os.fsencode(path.name)[:_NAME_ROOM])
     prefix = f".{stem}.{_host_tag()}-"
     _remove_stale(folder, prefix, suffix)
-    return tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}.", suffix=suffix, dir=folder)
+    pick = random.SystemRandom().choices
+    for _ in range(tempfile.TMP_MAX):
+        yield os.path.join(folder, f"{prefix}{os.getpid()}.{''.join(pick(_LETTERS, k=8))}{suffix}")
+
+
+def _create(name: str) -> int:
+    """Create `name` (it must not exist) for reading and writing, as mkstemp does (mode 0600)."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    return os.open(name, flags, 0o600)
 
 
 def _remove_stale(folder: Path, prefix: str, suffix: str) -> None:
@@ -169,20 +193,34 @@ class AtomicWriter:
         self.path = path
         self.durable = durable
         self.tmp: str | None = None
+        self._fd: int | None = None
         self._special = False
         try:
             mode = os.stat(path).st_mode
         except OSError:
             mode = None
         if mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
-            self._fd: int | None = _open_special(path)
+            self._fd = _open_special(path)
             self._special = True
             return
         if mode is not None and not stat.S_ISREG(mode):
             raise OSError(errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
                           "is a folder" if stat.S_ISDIR(mode) else "not a regular file", str(path))
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._fd, self.tmp = temp_for(path)
+
+    def open(self) -> None:
+        """Create the temporary file (a FIFO or device was opened already). Its name is kept
+        before it is created, so `abandon` removes it whenever an interrupt lands."""
+        if self._special:
+            return
+        for name in temp_names(self.path):
+            self.tmp = name
+            try:
+                self._fd = _create(name)
+                return
+            except FileExistsError:
+                self.tmp = None
+        raise FileExistsError(errno.EEXIST, "no unused temporary file name", str(self.path))
 
     def write(self, data: Data) -> None:
         write_all(self._fd, data)
@@ -220,6 +258,7 @@ def atomic_writer(path: Path | str, *, durable: bool = True) -> Iterator[AtomicW
     the block ends normally, with everything written; `durable` syncs it to disk first."""
     w = AtomicWriter(Path(path), durable)
     try:
+        w.open()
         yield w
         w.finish()
     except BaseException:
