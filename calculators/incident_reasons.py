@@ -33,6 +33,8 @@ class Reason(StrEnum):
     FILE_NOT_FOUND = "file_not_found", "the incident log path does not name a file", "file"
     EMPTY_LOG = "empty_log", ("the file has no content at all (an error); a log with a header and no rows "
                               "is read as no incidents, with this code as a warning"), "file"
+    LOG_ENCODING = "log_encoding", ("the file is UTF-16 or UTF-32 text (as Excel's \"Unicode text\" saves it), "
+                                    "not UTF-8"), "file"
     CSV_INVALID = "csv_invalid", ("the CSV cannot be read: a row has more cells than the header, or the "
                                   "quoting is broken"), "file"
     JSON_INVALID = "json_invalid", ("a JSON Lines line is not a JSON object, or a JSON array is not an array "

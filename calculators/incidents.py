@@ -82,7 +82,7 @@ from calculators.log_columns import Columns, FrameColumns, LoadedColumns, column
 from calculators.log_csv import (BLOCK_SIZE, COLUMNS, LAZY_TEXT, NA, TEXT_CONVERTED, TIME_COLUMNS, convert_columns,
                                  detect_format, fast_times, read_csv_arrow, text_column)
 from slaschema import hostlist
-from slaschema.safefiles import check_cli_file
+from slaschema.safefiles import check_cli_file, wide_encoding
 from slaschema.errors import InputError, Problem
 from slaschema.models import SCOPES
 
@@ -226,6 +226,11 @@ def _read(path: str | Path) -> tuple[_FrameSource | _ArrowSource, np.ndarray, st
     if not head.strip() and not data.decode("utf-8-sig", errors="replace").strip():
         raise InputError([Problem(Reason.EMPTY_LOG, "the incident log is empty", file=fname,
                                   fix="export the incidents with a header row: id,scope,target,start,end,...")])
+    wide = wide_encoding(data)
+    if wide is not None:
+        raise InputError([Problem(Reason.LOG_ENCODING, f"the incident log is {wide[0]} text, not UTF-8",
+                                  file=fname, fix="save it as UTF-8 (in Excel: CSV UTF-8), or convert it: "
+                                                  f"iconv -f {wide[1]} -t UTF-8 LOG > LOG-utf8.csv")])
     fmt = detect_format(fname, head)
     source: _FrameSource | _ArrowSource | None
     if fmt == "csv":

@@ -132,12 +132,43 @@ def read_regular(path: Path | str, *, shown: str | None = None, what: str = "fil
 
 
 def decode_utf8(data: bytes, *, shown: str, what: str = "file", field: str | None = None) -> str:
-    """UTF-8 text (a BOM is dropped), or `not_utf8` naming the byte offset (not the bytes)."""
+    """UTF-8 text (a BOM is dropped), or `not_utf8` naming the byte offset (not the bytes), or
+    the encoding where it is UTF-16 or UTF-32 (`wide_encoding`)."""
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError([Problem("not_utf8", f"{what}: not UTF-8 text ({exc.reason} at byte {exc.start})",
-                                  file=shown, path=field, fix="save the file as UTF-8")]) from None
+        wide = wide_encoding(data)
+        said = f"{wide[0]} text, not UTF-8" if wide else f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+        raise InputError([Problem("not_utf8", f"{what}: {said}", file=shown, path=field,
+                                  fix="save the file as UTF-8" + (f" (iconv -f {wide[1]} -t UTF-8)" if wide else ""))
+                          ]) from None
+
+
+_WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32LE", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32BE", "UTF-32"),
+              (b"\xff\xfe", "UTF-16LE", "UTF-16"), (b"\xfe\xff", "UTF-16BE", "UTF-16"))
+
+
+def wide_encoding(data: bytes) -> tuple[str, str] | None:
+    """(what to call it, the name iconv takes) of a log written in UTF-16 or UTF-32, known by
+    its byte-order mark or, without one, by its first line (at least two bytes in five NUL,
+    where ASCII text in UTF-16 has one in two); None for anything else. Read as UTF-8 such a
+    file is one column of NULs and letters (an incident log's every column reported missing),
+    or bytes that are not UTF-8 at offset 0, neither of which says what is wrong."""
+    for bom, name, iconv in _WIDE_BOMS:
+        if data.startswith(bom):
+            return f"{name} (with a byte-order mark)", iconv
+    first = data[:4096].split(b"\n", 1)[0]
+    if len(first) < 8 or first.count(0) * 5 < len(first) * 2:
+        return None
+    if first[1:4] == b"\0\0\0":
+        name = "UTF-32LE"
+    elif first[:3] == b"\0\0\0":
+        name = "UTF-32BE"
+    else:
+        name = "UTF-16LE" if first[1] == 0 else "UTF-16BE"
+    return name, name
+
+
 
 
 def _shown(name: str) -> str:

@@ -12,11 +12,17 @@ LANL_ZONE = "America/Denver"        # the zone of the LANL table's local times (
 
 def _read(path: str) -> str:
     """The input file as text: a regular file only (a FIFO or device would hang), within the
-    size limit (`--max-file-size`); InputError otherwise."""
-    from slaschema.safefiles import check_cli_file, read_regular
+    size limit (`--max-file-size`); InputError otherwise. UTF-8, or UTF-16 or UTF-32 as a
+    spreadsheet's "Unicode text" saves an export (known by its byte-order mark, or by the NULs
+    of its first line; `safefiles.wide_encoding`)."""
+    from slaschema.safefiles import check_cli_file, read_regular, wide_encoding
 
     check_cli_file(path, "export")                  # no /proc, /sys, /dev, FIFO or device
-    return read_regular(path, what="input").decode("utf-8-sig", errors="replace")
+    data = read_regular(path, what="input")
+    wide = wide_encoding(data)
+    if wide is not None:
+        return data.decode(wide[1], errors="replace").removeprefix("\ufeff")
+    return data.decode("utf-8-sig", errors="replace")
 
 
 def _report_skipped(result) -> None:
