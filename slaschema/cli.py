@@ -186,15 +186,33 @@ def templates() -> None:
         click.echo(f"{name:28s} {desc}")
 
 
+_JOINERS = "\u200c\u200d\u200e\u200f"       # ZWNJ, ZWJ, LRM, RLM: part of how Persian, Arabic or Hebrew names are written
+
+
+def _one_line(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A name written into the contract: one line of printable text (the joiners and direction
+    marks some scripts need allowed). A newline was folded into a space by YAML (the name
+    changed without a word), a control character made the generated contract invalid YAML
+    reported against a file the user never wrote, and a bidi override turns a name around."""
+    if value is not None and not value.isprintable():
+        bad = next((ch for ch in value if not ch.isprintable() and ch not in _JOINERS), None)
+        if bad is not None:
+            what = "a line break" if bad in "\n\r" else "a control or format character"
+            raise click.BadParameter(f"it is written into the contract as one line of printable text, but holds "
+                                     f"U+{ord(bad):04X} ({what}); remove it [text_not_printable]", ctx=ctx, param=param)
+    return value
+
+
 @click.command()
 @click.option("--template", "template", required=True, help="Template name (see `slakit templates`).")
-@click.option("--provider", required=True)
-@click.option("--customer", required=True)
+@click.option("--provider", required=True, callback=_one_line)
+@click.option("--customer", required=True, callback=_one_line)
 @click.option("--nodes", "nodes", required=True,
               help="Hostlist of all nodes, e.g. 'r[01-04]-n[01-18]' (racks are derived) or 'gpu-[001-128]'.")
 @click.option("--rack-size", type=int, default=None, help="Nodes per rack when names do not say (default: "
               "18 for NVL72, 8 for HGX).")
-@click.option("--id", "contract_id", default=None, help="Contract id (default: from the template name).")
+@click.option("--id", "contract_id", default=None, callback=_one_line,
+              help="Contract id (default: from the template name).")
 @click.option("--start", "start", default=None, help="Effective start date YYYY-MM-DD.")
 @output_option(required=True, help="The contract to write (.yaml or .yml).")
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")

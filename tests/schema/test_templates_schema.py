@@ -97,6 +97,35 @@ def test_init_unknown_template(tmp_path):
     assert r.returncode == 2 and "unknown template" in r.stderr
 
 
+@pytest.mark.parametrize("option, value, code_point", [
+    ("--provider", "Acme\nCloud", "U+000A"),        # YAML folded it into "Acme Cloud" without a word
+    ("--provider", "Acme\x1bCloud", "U+001B"),      # was invalid YAML blamed on <generated>:8:18
+    ("--customer", "Big\u202eLab", "U+202E"),       # a bidi override turns the name around
+    ("--id", "c\tx", "U+0009"),
+])
+def test_init_refuses_a_name_that_is_not_one_printable_line(tmp_path, option, value, code_point):
+    from tests.hostile.conftest import cli
+
+    args = {"--provider": "Acme", "--customer": "Big Lab", "--id": "c1"} | {option: value}
+    out = tmp_path / "c.yaml"
+    r = cli("init", "--template", "gb200-nvl72-gold", *[x for kv in args.items() for x in kv],
+            "--nodes", "r[01-02]-n[01-18]", "-o", out)
+    assert r.exit_code == 2, r.output
+    assert f"'{option}'" in r.output and code_point in r.output and "[text_not_printable]" in r.output, r.output
+    assert "<generated>" not in r.output and not out.exists()
+
+
+def test_init_keeps_the_joiners_and_marks_of_persian_and_hebrew_names(tmp_path):
+    from tests.hostile.conftest import cli
+
+    out = tmp_path / "c.yaml"
+    name = "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645 \u200f\u05e2\u05e0\u05df"     # ZWNJ and RLM
+    r = cli("init", "--template", "gb200-nvl72-gold", "--provider", name, "--customer", "\u0141\u00f3d\u017a",
+            "--nodes", "r[01-02]-n[01-18]", "-o", out)
+    assert r.exit_code == 0, r.output
+    assert load_contract(out).model.contract.provider == name
+
+
 def test_render_chunks_plain_names():
     text = render_template("hgx-h100-bronze", provider="A", customer="B", nodes="gpu-[001-020]")
     lc = load_contract_text(text, "x.yaml")
