@@ -56,6 +56,20 @@ def _yaml_str(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+# Latin letters that Unicode does not write as a base letter and a mark (so NFKD keeps them)
+_LATIN = str.maketrans({"ł": "l", "Ł": "L", "ø": "o", "Ø": "O", "đ": "d", "Đ": "D", "ß": "ss", "æ": "ae",
+                        "Æ": "AE", "œ": "oe", "Œ": "OE", "þ": "th", "Þ": "Th", "ı": "i", "ħ": "h", "Ħ": "H"})
+
+
+def _latin(text: str) -> str:
+    """`text` with accented Latin letters as their base letters (Łódź Příbram -> Lodz Pribram),
+    for the default contract id: the id takes ASCII letters only, and an accented letter was
+    cut out of it (d-p-bram-...). Letters of other scripts are left for the id rule to drop."""
+    import unicodedata
+
+    return "".join(ch for ch in unicodedata.normalize("NFKD", text.translate(_LATIN)) if not unicodedata.combining(ch))
+
+
 def render_template(name: str, *, provider: str, customer: str, nodes: str, rack_size: int | None = None,
                     contract_id: str | None = None, start: str | None = None,
                     base_dir: Path | None = None) -> str:
@@ -73,7 +87,7 @@ def render_template(name: str, *, provider: str, customer: str, nodes: str, rack
     text = re.sub(r"(          racks:\n)(            - .*\n)+", lambda m: m.group(1) + rack_lines, text, count=1)
     text = re.sub(r"^  provider: .*$", f"  provider: {_yaml_str(provider)}", text, count=1, flags=re.M)
     text = re.sub(r"^  customer: .*$", f"  customer: {_yaml_str(customer)}", text, count=1, flags=re.M)
-    cid = contract_id or re.sub(r"[^A-Za-z0-9._-]+", "-", f"{customer}-{name}").strip("-").lower()
+    cid = contract_id or re.sub(r"[^A-Za-z0-9._-]+", "-", _latin(f"{customer}-{name}")).strip("-").lower()
     text = re.sub(r"^  id: .*$", f"  id: {cid}", text, count=1, flags=re.M)
     if start:
         try:

@@ -126,6 +126,17 @@ def test_init_keeps_the_joiners_and_marks_of_persian_and_hebrew_names(tmp_path):
     assert load_contract(out).model.contract.provider == name
 
 
+@pytest.mark.parametrize("customer, cid", [
+    ("Łódź Příbram", "lodz-pribram-gb200-nvl72-gold"),        # was d-p-bram-gb200-nvl72-gold
+    ("Müller & Søn GmbH", "muller-son-gmbh-gb200-nvl72-gold"),
+    ("某某智算云", "gb200-nvl72-gold"),                         # no Latin letters: the template's name alone
+    ("Big Lab", "big-lab-gb200-nvl72-gold"),
+])
+def test_the_default_contract_id_keeps_the_base_letters_of_accented_names(customer, cid):
+    text = render_template("gb200-nvl72-gold", provider="A", customer=customer, nodes="r[01-02]-n[01-18]")
+    assert load_contract_text(text, "x.yaml").model.contract.id == cid
+
+
 def test_render_chunks_plain_names():
     text = render_template("hgx-h100-bronze", provider="A", customer="B", nodes="gpu-[001-020]")
     lc = load_contract_text(text, "x.yaml")
