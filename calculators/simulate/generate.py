@@ -86,7 +86,8 @@ def generate(topo: ResolvedTopology, model: FailureModel, start_s: int, end_s: i
 
         raise InputError([Problem("simulation_too_large",
                                   f"the model expects {expected:,.3g} incidents over {runs:,} runs; the limit is "
-                                  f"{MAX_INCIDENTS:,}", path="causes", value=model.name,
+                                  f"{MAX_INCIDENTS:,}", file=model.source or "--failure-model", path="causes",
+                                  value=model.name,
                                   fix="check the rates (per 1000 unit-days), or use fewer --runs or --months")])
     parts: list[tuple[np.ndarray, ...]] = []
     for ci, cause in enumerate(causes):

@@ -98,6 +98,7 @@ class FailureModel:
     causes: tuple[Cause, ...]
     fleet_age_years: float = 0.0
     notes: tuple[str, ...] = field(default=())
+    source: str | None = None             # the YAML file it was read from (None: built in)
 
     def for_architecture(self, architecture: str) -> tuple[Cause, ...]:
         return tuple(c for c in self.causes if c.applies_to(architecture))
@@ -319,7 +320,7 @@ def from_yaml(path: str | Path) -> FailureModel:
     if not causes:
         raise InputError([Problem("failure_model_invalid", "the model has no causes", file=str(path),
                                   path="causes", fix="list at least one cause or set include_builtin")])
-    return FailureModel(spec.name, spec.description, tuple(causes), spec.fleet_age_years)
+    return FailureModel(spec.name, spec.description, tuple(causes), spec.fleet_age_years, source=str(path))
 
 
 def load_model(name_or_file: str | None) -> FailureModel:
@@ -329,5 +330,6 @@ def load_model(name_or_file: str | None) -> FailureModel:
         return builtin(name)
     if name.endswith((".yaml", ".yml")) or Path(name).exists():
         return from_yaml(name)
-    raise InputError([Problem("failure_model_unknown", f"unknown failure model {name!r}", value=name,
+    raise InputError([Problem("failure_model_unknown", f"unknown failure model {name!r}", file="--failure-model",
+                              value=name,
                               fix=f"use one of {', '.join(BUILTIN)} or a YAML file")])

@@ -145,8 +145,15 @@ def test_simulate_with_a_huge_rate(tmp_path):
         p.write_text(model.replace("rate_per_1000_unit_days: 33 ", f"rate_per_1000_unit_days: {rate} "),
                      encoding="utf-8")
         # 1e300 is refused as a number already (number_too_large); 1e8 by the simulation budget
-        assert_coded_failure(cli("simulate", CONTRACT, "--failure-model", p, "--runs", "2", "--months", "1"),
-                             "number_too_large" if rate == "1e300" else "simulation_too_large")
+        r = cli("simulate", CONTRACT, "--failure-model", p, "--runs", "2", "--months", "1")
+        assert_coded_failure(r, "number_too_large" if rate == "1e300" else "simulation_too_large")
+        assert f"{p}:" in r.output and "<input>" not in r.output, r.output      # the model's file is named
+
+
+def test_an_unknown_failure_model_names_the_option():
+    r = cli("simulate", CONTRACT, "--failure-model", "nope", "--runs", "2")
+    assert_coded_failure(r, "failure_model_unknown")
+    assert r.output.startswith("--failure-model: unknown failure model 'nope'") and "<input>" not in r.output
 
 
 def test_unexpected_errors_end_as_one_coded_line(monkeypatch):
