@@ -164,8 +164,25 @@ def scope_text(scope: ScopeInfo | None) -> str:
         parts.append(f"criteria {', '.join(scope.criteria)} only (--only {' '.join(scope.only)})"
                      .replace(" (--only )", ""))
     if scope.nodes_not_covered_count or scope.nodes_not_in_contract:
-        parts.append(f"{len(scope.nodes)} of the contract's {scope.contract_nodes} nodes ({scope.nodes_expr or 'none'})")
+        # a node the contract does not list is none of its nodes: it is counted apart
+        foreign = set(scope.nodes_not_in_contract)
+        inside = [n for n in scope.nodes if n not in foreign]
+        named = scope.nodes_expr if not foreign else _hostlist(inside)
+        text = f"{len(inside)} of the contract's {scope.contract_nodes} nodes ({named or 'none'})"
+        if foreign:
+            text += (f", and {len(foreign)} node(s) the contract does not list "
+                     f"({_hostlist(scope.nodes_not_in_contract)})")
+        parts.append(text)
     return "; ".join(parts)
+
+
+def _hostlist(items: Sequence[str]) -> str:
+    from slaschema.hostlist import compress
+
+    try:
+        return compress(list(items)) if items else ""
+    except Exception:  # noqa: BLE001 - names that do not compress are listed as they are
+        return ",".join(items)
 
 
 def not_covered_lines(scope: ScopeInfo | None) -> list[str]:

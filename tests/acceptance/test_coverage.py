@@ -199,6 +199,21 @@ def test_a_run_limited_by_only_or_nodes_is_partial_on_every_output(tmp_path, arg
     assert "Not covered" in text and "not an acceptance of the cluster" in text
 
 
+def test_a_node_the_contract_does_not_list_is_not_counted_as_one_of_its_nodes(tmp_path):
+    """`--nodes n1,vm` (or a local run on a host named vm) covers one contract node, not two:
+    the subset line of the table and the certificate's page mark count vm apart."""
+    c, b = contract(tmp_path), full_bundle(tmp_path)
+    r, doc = evaluate(c, b, "--nodes", "n1,vm")
+    assert r.exit_code == 1 and doc["scope"]["nodes_not_in_contract"] == ["vm"]
+    line = "1 of the contract's 4 nodes (n1), and 1 node(s) the contract does not list (vm)"
+    assert f"subset: {line}" in table(c, b, "--nodes", "n1,vm")
+    text = " ".join(certificate(b, tmp_path).split())
+    assert f"PARTIAL — not an acceptance: {line}" in text and "2 of the contract's" not in text
+    r, doc = evaluate(c, b, "--nodes", "vm")
+    assert "subset: 0 of the contract's 4 nodes (none), and 1 node(s) the contract does not list (vm)" in table(
+        c, b, "--nodes", "vm")
+
+
 def test_a_partial_run_with_a_failure_exits_1(tmp_path):
     c = contract(tmp_path)
     b = full_bundle(tmp_path)
