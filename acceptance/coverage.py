@@ -279,7 +279,7 @@ def truncated_json(text: str) -> dict[str, Any] | None:
     try:
         json.JSONDecoder().raw_decode(text, m.start())
         return None                         # the first object is whole (the common case, at C speed)
-    except ValueError:
+    except (ValueError, RecursionError):    # cut off, or nested too deep to decode: the brackets tell
         pass
     depth = 0
     commas: list[int] = []

@@ -205,7 +205,7 @@ def read_raw_dir(root: Path, criterion: str) -> dict[str, RawOutput] | None:
             text = p.read_text(encoding="utf-8", errors="replace")
             try:
                 doc = json.loads(text)
-            except ValueError:
+            except (ValueError, RecursionError):      # nested too deep for the decoder: text
                 doc = None
             if isinstance(doc, dict) and "stdout" in doc and "rc" in doc:
                 out[node] = raw_from_json(doc, node)
