@@ -296,7 +296,14 @@ def truncated_json(text: str) -> dict[str, Any] | None:
         elif ch == ",":
             commas.append(pos + 1)          # a cut just after this comma keeps the item before it
     # Close the brackets; when the cut falls inside a string, drop back to an earlier item.
+    # Each try reads the text again: the tries stop after about four readings of it, so a large
+    # text that no try closes (nested too deep, items that are no JSON) costs seconds, not an
+    # hour; what is not recovered is only not shown, the output is truncated_output all the same.
+    budget = 4 * len(body) + (1 << 16)
     for end in [len(body), *reversed(commas[-50:])]:
+        budget -= end
+        if budget < 0:
+            break
         doc = load_truncated_json(body[:end])
         if isinstance(doc, dict):
             return doc
