@@ -195,6 +195,7 @@ def plan(criteria: Sequence[Criterion], overrides: Mapping[str, Mapping[str, Any
     `base_dir`: the contract's folder; file params the contract names must lie inside it."""
     overrides = dict(overrides or {})
     problems: list[Problem] = []
+    usage: list[Problem] = []           # values a --param gave that the check refuses: exit 2
     known_ids = {c.id for c in criteria}
     for cid in overrides:
         if cid not in known_ids:
@@ -209,15 +210,38 @@ def plan(criteria: Sequence[Criterion], overrides: Mapping[str, Mapping[str, Any
             continue
         try:
             c, own = _confine_files(check, c, overrides.get(c.id), base_dir)
+        except InputError as exc:
+            problems.extend(exc.problems)
+            continue
+        try:
             defaults = check.contract_params(contract) if contract is not None else None
             params = check.params(c, own, defaults)
         except InputError as exc:
-            problems.extend(exc.problems)
+            mine = _from_the_command_line(exc.problems, c.id, own)
+            problems.extend(mine)
+            usage.extend(p for p in mine if p not in exc.problems)
             continue
         rule = OutlierRule.of(getattr(getattr(contract, "acceptance", None), "outliers", None))
         out.append(Planned(c, check, params, float(timeout_s) if timeout_s else check.timeout(params), rule))
     if problems:
-        raise InputError(problems)
+        exc = InputError(problems)
+        if all(p in usage or p.code == "unknown_criterion" for p in problems):
+            exc.exit_code = 2
+        raise exc
+    return out
+
+
+def _from_the_command_line(problems: Sequence[Problem], cid: str,
+                           own: Mapping[str, Any] | None) -> list[Problem]:
+    """A problem with a param that `--param` gave names `--param ID.KEY`, not the contract's field."""
+    from dataclasses import replace
+
+    out = []
+    for p in problems:
+        key = (p.path or "").rpartition(".params.")[2] if ".params." in (p.path or "") else None
+        if own and key in own:
+            p = replace(p, path=f"--param {cid}.{key}", file=None, line=None, col=None)
+        out.append(p)
     return out
 
 
