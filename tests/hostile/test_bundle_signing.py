@@ -106,6 +106,10 @@ def test_resigned_by_an_unknown_key_is_not_trusted(signed, tmp_path):
     assert r.exit_code == 1 and not doc["ok"] and doc["signatures"][0]["reason"] == "unknown_signer"
     assert_coded_failure(cli("accept", "report", out, "-o", tmp_path / "c.pdf", "--allowed-signers", allowed),
                          "bundle_not_verified")
+    # the table says the key is not in the file it was given, not to give one
+    r = cli("accept", "verify", out, "--allowed-signers", allowed)
+    assert "unknown_signer — a key the allowed-signers file does not list" in r.output
+    assert "give --allowed-signers" not in r.output
 
 
 def test_unsigned_bundle_certificate_says_unsigned_on_every_page(tmp_path):
