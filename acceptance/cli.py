@@ -386,6 +386,10 @@ def report_cmd(bundle, output, fmt, allowed_signers) -> None:
     if output and by_suffix is None and fmt in (None, *FORMATS.values()):
         raise click.UsageError(f"-o {output}: a certificate is written as .pdf, .md or .html [output_extension]")
     fmt = fmt or by_suffix or "table"
+    if output:
+        from slaschema.cliconv import check_writable
+
+        check_writable(output)              # a name under a file, a folder, /proc: refused before the work
     if output and fmt in FORMATS.values() and fmt != by_suffix:
         raise click.UsageError(f"--format {fmt} does not match -o {output}; name the file {Path(output).stem}"
                                f"{next(k for k, v in FORMATS.items() if v == fmt)}")
@@ -417,7 +421,12 @@ def report_cmd(bundle, output, fmt, allowed_signers) -> None:
 
     signers = check.signers()
     mark = None if check.signed else "UNSIGNED"
-    write_certificate(doc, manifest, Path(output), bundle_ok=check.ok, mark=mark, signers=signers)
+    try:
+        write_certificate(doc, manifest, Path(output), bundle_ok=check.ok, mark=mark, signers=signers)
+    except OSError as exc:                  # the disk filled, the folder went away: nothing written
+        from slaschema.cliconv import unwritable
+
+        raise unwritable(output, exc) from None
     click.echo(f"wrote {shown_name(output)}" + (f" (signed by {', '.join(signers)})" if signers else
                                     " (UNSIGNED: sign with `slakit accept sign`)"), err=True)
 

@@ -85,7 +85,7 @@ from acceptance.document import (
     VerdictEntry,
     zero_counts,
 )
-from acceptance.evidence import Bundle, read_raw_dir, verify
+from acceptance.evidence import Bundle, make_folder, read_raw_dir, verify
 from acceptance.executors.base import Clock, Executor, RawOutput, utc_now
 from acceptance.judge import Bounds, verdict
 from acceptance.outliers import OutlierRule, fleet_outlier_verdicts
@@ -639,6 +639,7 @@ def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executo
     previous = _previous_run(opts, contract)
     planned = plan(select(contract.model.acceptance.criteria, opts.only), opts.overrides, opts.timeout_s,
                    contract.model, _contract_dir(contract))
+    make_folder(opts.out)
     if previous is not None:
         bundle.adopt_existing()
     judging = Judging.of(contract, opts.nodes, opts.only, [p.criterion.id for p in planned], opts.waivers,

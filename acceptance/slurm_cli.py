@@ -195,7 +195,7 @@ def burn_in(contract, duration, executor_name, nodes_expr, partition, stress, in
     )
     from acceptance.checks.base import CollectContext
     from acceptance.checks.gpu_burn import BurnCheck, BurnParams
-    from acceptance.evidence import Bundle, node_file
+    from acceptance.evidence import Bundle, make_folder, node_file
     from acceptance.executors.base import utc_now
     from acceptance.executors.local import LocalExecutor
     from acceptance.executors.slurm import SlurmExecutor
@@ -222,6 +222,7 @@ def burn_in(contract, duration, executor_name, nodes_expr, partition, stress, in
     plan = Plan(total.total_seconds(), min(segment.total_seconds(), total.total_seconds()),
                 interval.total_seconds(), stress, tuple(nodes))
     limits = limits_from_contract(burn_cfg, max_xid, max_throttle)
+    make_folder(out, "-o")
     bundle = Bundle(Path(out))
     state_path = bundle.path(STATE)
     if state_path.exists():

@@ -317,3 +317,24 @@ def test_security_checks_run_through_the_same_runner(tmp_path):
     assert crit.check == "security.isolation" and crit.verdicts
     assert all(v.reason not in ("unknown_check", "unparseable_output", "tool_missing") for v in crit.verdicts)
     assert any((out / "raw" / "sec-isolation").iterdir()) and verify(out).ok
+
+
+def test_an_output_folder_or_certificate_that_cannot_be_made_is_output_unwritable(bundle, tmp_path):
+    """`--out`/`-o` under a file or in /proc: a coded problem naming the option, exit 1, nothing
+    written (they were [unexpected_error] NotADirectoryError, FileExistsError, FileNotFoundError)."""
+    contract, out, _ = bundle
+    afile = tmp_path / "afile"
+    afile.write_text("x\n", encoding="utf-8")
+    runs = [["accept", "run", str(contract), "--out", str(afile / "sub"), "--only", "sw", "--no-progress"],
+            ["accept", "run", str(contract), "--out", "/proc/slakit-test-bundle", "--only", "sw", "--no-progress"],
+            ["accept", "burn-in", str(contract), "--executor", "local", "--stress", "cpu", "--duration", "1s",
+             "-o", str(afile / "sub")],
+            ["accept", "report", str(out), "-o", str(afile / "cert.pdf")],
+            ["accept", "report", str(out), "-o", "/proc/slakit-test-cert.md"]]
+    for argv in runs:
+        r = CliRunner().invoke(main, argv)
+        assert r.exit_code == 1, (argv, r.output)
+        assert "[output_unwritable]" in r.output and "unexpected_error" not in r.output, r.output
+    assert afile.read_text(encoding="utf-8") == "x\n"
+    r = CliRunner().invoke(main, ["accept", "report", str(out), "-o", str(tmp_path / "new" / "cert.md")])
+    assert r.exit_code == 0 and (tmp_path / "new" / "cert.md").is_file()       # a folder that can be made is
