@@ -412,6 +412,12 @@ def report_cmd(bundle, output, fmt, allowed_signers) -> None:
     from acceptance.document import read_run_document
 
     doc, manifest = read_run_document(path), _read_manifest(Path(bundle))
+    from acceptance.decision import inconsistencies
+    from slaschema.errors import InputError
+
+    inconsistent = inconsistencies(doc, str(path))
+    if inconsistent:
+        raise InputError(inconsistent)
     if fmt not in FORMATS.values():
         _emit(doc, fmt)
         return

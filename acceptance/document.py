@@ -403,64 +403,8 @@ def read_run_document(path: Path | str, data: bytes | None = None) -> RunDocumen
         raise InputError([Problem("results_duplicate_key", f"a key given twice in one object: {k!r} (readers "
                                   "disagree on which value counts)", file=file, value=k, fix=_FIX)
                           for k in twice[:MAX_PROBLEMS]])
-    inconsistent = _inconsistencies(doc, file)
-    if inconsistent:
-        raise InputError(inconsistent)
     return doc
 
-
-def _inconsistencies(doc: RunDocument, file: str) -> list[Any]:
-    """What the document says that its own verdicts do not: a criterion's status that is not
-    the worst of its verdicts, a run status that is not the worst of its criteria, and a
-    decision that is not the one its criteria, scope and state give (`acceptance.decision`).
-    Every document slakit writes is consistent; an edited one could otherwise print ACCEPTED
-    over failed verdicts."""
-    from acceptance.decision import decide
-    from acceptance.results import worst
-    from slaschema.errors import Problem
-
-    out: list[Any] = []
-    for i, c in enumerate(doc.criteria):
-        if not c.verdicts:
-            out.append(Problem("results_inconsistent", f"criterion {c.id!r} has no verdicts (one without evidence "
-                               "is not_run)", file=file, path=f"criteria[{i}].verdicts", value=c.status.value,
-                               fix=_FIX))
-        elif c.status != worst(v.status for v in c.verdicts):
-            out.append(Problem("results_inconsistent", f"criterion {c.id!r} has the status {c.status.value} but its "
-                               f"verdicts give {worst(v.status for v in c.verdicts).value}", file=file,
-                               path=f"criteria[{i}].status", value=c.status.value, fix=_FIX))
-    run_status = worst(c.status for c in doc.criteria) if doc.criteria else Status.SKIP
-    if doc.status != run_status:
-        out.append(Problem("results_inconsistent", f"the run's status is {doc.status.value} but its criteria give "
-                           f"{run_status.value}", file=file, path="status", value=doc.status.value, fix=_FIX))
-    if doc.scope is not None:
-        listed = {c.id for c in doc.criteria}
-        for cid in doc.scope.criteria:
-            if cid not in listed:
-                out.append(Problem("results_inconsistent", f"criterion {cid!r} is in the scope but has no entry "
-                                   "under criteria", file=file, path="scope.criteria", value=cid, fix=_FIX))
-    if doc.decision is not None:
-        due = decide(doc.criteria, doc.scope, doc.run.state)
-        if _said(doc.decision) != _said(due):
-            said = (f"({due.headline!r})" if due.headline != doc.decision.headline else
-                    f"(the same headline, but its verdicts count {_counted(due.verdict_counts)}, not "
-                    f"{_counted(doc.decision.verdict_counts)})")
-            out.append(Problem("results_inconsistent", f"the decision {doc.decision.headline!r} is not the one its "
-                               f"verdicts, scope and state give {said}", file=file, path="decision",
-                               value=doc.decision.result, fix=_FIX))
-    return out[:MAX_PROBLEMS]
-
-
-def _said(d: Decision) -> tuple[Any, ...]:
-    """What a decision says, counts of 0 left out (a count not written is 0)."""
-    def nonzero(c: Counts) -> dict[Status, int]:
-        return {s: k for s, k in c.items() if k}
-    return (d.result, d.accepted, d.partial, d.headline, d.subset_result, nonzero(d.blocking),
-            nonzero(d.verdict_counts), d.exit_status)
-
-
-def _counted(counts: Counts) -> str:
-    return ", ".join(f"{s.value} {k}" for s, k in counts.items() if k) or "nothing"
 
 
 def _not_utf8_at(data: bytes) -> int | None:
