@@ -148,6 +148,10 @@ def run_cmd(contract, out, only, nodes_expr, executor_name, partition, timeout_s
     if sign_key:
         _signing_key(sign_key)              # a missing key is found before anything runs
     try:
+        if as_incidents:
+            from acceptance.performance_log import check_log
+
+            check_log(loaded.model, Path(as_incidents))     # before the run, not after hours of it
         overrides = parse_overrides(params)
         nodes = _nodes(nodes_expr) or default_nodes(executor_name, loaded)
         when = _as_of(as_of)
