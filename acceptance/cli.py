@@ -355,7 +355,8 @@ def verify_cmd(bundle, allowed_signers, fmt) -> None:
         if res.manifest_present and not res.digest_ok:
             click.echo("problem: the manifest's digest does not match its file list (manifest edited)")
         for s in res.signatures:
-            who = s["principal"] or ("a key the allowed-signers file does not list" if allowed_signers
+            who = s["principal"] or ("a key the allowed-signers file does not list"
+                                     if allowed_signers and s["reason"] == "unknown_signer"
                                      else "signer not checked (give --allowed-signers)")
             click.echo(f"signature {s['file']}: {s['reason']} — {who} ({s['key_type'] or '?'} key "
                        f"{s['fingerprint'] or '?'})")
