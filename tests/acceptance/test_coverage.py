@@ -484,6 +484,22 @@ def test_a_valid_waiver_turns_a_fail_and_a_not_run_into_waived(tmp_path):
         assert needle in text, needle
 
 
+def test_the_sign_off_of_an_acceptance_with_waivers_says_what_was_not_tested_or_not_passed(tmp_path):
+    """The sentence the parties sign said every criterion "was tested on the nodes listed" also
+    when waivers stood in for a fail and a rack that was never run; it now names them."""
+    c, b = contract(tmp_path), failing_bundle(tmp_path)
+    r, doc = evaluate(c, b, "--waivers", str(waiver_file(tmp_path, WAIVERS)), "--as-of", "2027-01-20")
+    assert r.exit_code == 0 and doc["decision"]["result"] == "accepted_with_waivers"
+    text = " ".join(certificate(b, tmp_path).split())
+    assert ("The parties confirm that the criteria above were tested on the nodes listed, except for the verdicts "
+            "the waivers above accept in place of a pass (1 failed, 1 not run)") in text, text
+    (tmp_path / "whole").mkdir()
+    c2, b2 = contract(tmp_path / "whole"), full_bundle(tmp_path / "whole")
+    evaluate(c2, b2)
+    text = " ".join(certificate(b2, tmp_path).split())
+    assert "tested on the nodes listed, with the evidence identified by the digest above." in text
+
+
 def test_an_expired_waiver_does_nothing_and_is_reported(tmp_path):
     c, b = contract(tmp_path), failing_bundle(tmp_path)
     w = waiver_file(tmp_path, WAIVERS)
