@@ -887,7 +887,16 @@ def _previous_run(opts: RunOptions, contract: LoadedContract) -> dict[str, Any] 
                                   + ", ".join([*(f"changed {f}" for f in result.changed), *(f"missing {f}" for f in result.missing),
                                                *(f"added {f}" for f in result.added), *result.problems][:10]),
                                   file=str(opts.out), fix="resume only an untouched bundle; start a new run otherwise")])
-    doc = json.loads(run_file.read_text(encoding="utf-8"))
+    try:
+        doc = json.loads(run_file.read_text(encoding="utf-8"))
+    except (ValueError, RecursionError):        # not UTF-8, not JSON, nested too deep
+        doc = None
+    if (not isinstance(doc, dict) or not isinstance(doc.get("contract", {}), dict)
+            or not isinstance(doc.get("criteria", {}), dict)
+            or not all(isinstance(v, dict) for v in doc.get("criteria", {}).values())):
+        raise InputError([Problem("not_a_bundle", "not the run record `accept run` writes",
+                                  file=str(run_file), fix="resume only a bundle `accept run` made; start a new run "
+                                  "otherwise")])
     if doc.get("contract", {}).get("sha256") != contract.sha256:
         raise InputError([Problem("resume_mismatch", "the bundle was made with a different contract file",
                                   file=str(opts.out), value=doc.get("contract", {}).get("sha256"),

@@ -338,3 +338,20 @@ def test_an_output_folder_or_certificate_that_cannot_be_made_is_output_unwritabl
     assert afile.read_text(encoding="utf-8") == "x\n"
     r = CliRunner().invoke(main, ["accept", "report", str(out), "-o", str(tmp_path / "new" / "cert.md")])
     assert r.exit_code == 0 and (tmp_path / "new" / "cert.md").is_file()       # a folder that can be made is
+
+
+@pytest.mark.parametrize("text", ["nope", "[1]", '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}",
+                                  '{"contract": 5}', '{"criteria": 5}', '{"criteria": {"sw": 5}}'])
+def test_resume_of_a_bundle_whose_run_json_is_no_run_record_is_refused(bundle, tmp_path, text):
+    """A bundle that verifies (its manifest rewritten by whoever handed it over) but whose run.json
+    is not the record `accept run` writes: not_a_bundle, exit 1; it was [unexpected_error]."""
+    from acceptance.evidence import Bundle
+
+    contract, out, _ = bundle
+    (out / "run.json").write_text(text, encoding="utf-8")
+    b = Bundle(out)
+    b.adopt_existing()
+    b.write_manifest()
+    r = CliRunner().invoke(main, ["accept", "run", str(contract), "--out", str(out), "--resume", "--no-progress"])
+    assert r.exit_code == 1 and "[not_a_bundle]" in r.output and "unexpected_error" not in r.output, r.output
+    assert "run.json: not the run record `accept run` writes" in r.output
