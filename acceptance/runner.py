@@ -936,11 +936,23 @@ def evaluate_bundle(contract: LoadedContract, root: Path, *, only: Sequence[str]
             meta = {}
         if not isinstance(meta, dict):
             meta = {}
+    recorded = overrides is None            # the overrides the run recorded in run.json, not --param
+    selected = select(contract.model.acceptance.criteria, only)
     if overrides is None:
-        overrides = meta.get("overrides") if isinstance(meta.get("overrides"), dict) else {}
-    planned = plan(select(contract.model.acceptance.criteria, only), overrides, contract=contract.model,
-                   base_dir=_contract_dir(contract))
-    scope_nodes = list(nodes) if nodes else (list(meta["nodes"]) if isinstance(meta.get("nodes"), list) else None)
+        # those of the criteria judged now (`--only` may judge fewer than the run ran)
+        ids = {c.id for c in selected}
+        given = meta.get("overrides") if isinstance(meta.get("overrides"), dict) else {}
+        overrides = {cid: v for cid, v in given.items() if cid in ids and isinstance(v, dict)}
+    try:
+        planned = plan(selected, overrides, contract=contract.model, base_dir=_contract_dir(contract))
+    except InputError as exc:
+        if not recorded:
+            raise
+        raise InputError([_in_run_json(p, run_file) for p in exc.problems]) from None
+    listed_nodes = meta.get("nodes")
+    scope_nodes = list(nodes) if nodes else (
+        list(listed_nodes) if isinstance(listed_nodes, list) and all(isinstance(n, str) for n in listed_nodes)
+        else None)                          # names that are no strings name no node: the contract's scope
     judging = Judging.of(contract, scope_nodes, only, [p.criterion.id for p in planned], waivers, as_of)
     extra = []
     judge_list = node_list_judge(meta.get("executor"))
@@ -969,6 +981,16 @@ def evaluate_bundle(contract: LoadedContract, root: Path, *, only: Sequence[str]
         "resumed": bool(meta.get("resumed")),
     }
     return run_document(contract, run_meta, results, extra, judging)
+
+
+def _in_run_json(p: Problem, run_file: Path) -> Problem:
+    """A problem with an override run.json recorded (no --param was given): it names run.json."""
+    from dataclasses import replace
+
+    if (p.path or "").startswith("--param "):
+        return replace(p, file=str(run_file), path="overrides." + p.path[len("--param "):],
+                       message=p.message.replace("--param ", "the override ", 1))
+    return replace(p, file=p.file or str(run_file))
 
 
 def write_evaluation(root: Path, doc: RunDocument) -> None:

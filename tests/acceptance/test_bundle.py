@@ -355,3 +355,26 @@ def test_resume_of_a_bundle_whose_run_json_is_no_run_record_is_refused(bundle, t
     r = CliRunner().invoke(main, ["accept", "run", str(contract), "--out", str(out), "--resume", "--no-progress"])
     assert r.exit_code == 1 and "[not_a_bundle]" in r.output and "unexpected_error" not in r.output, r.output
     assert "run.json: not the run record `accept run` writes" in r.output
+
+
+def test_evaluate_reads_the_overrides_run_json_recorded_for_the_criteria_it_judges(contract, tmp_path):
+    """`accept evaluate --only sw` on a bundle run with `--param fs-write.size=4M` judged nothing:
+    "--param names criterion 'fs-write', which is not selected", exit 2, with no --param given.
+    A recorded override the check refuses names run.json (exit 1); node names that are no
+    strings are no scope (the contract's), not a TypeError."""
+    out = tmp_path / "b"
+    run(contract, out, overrides={"fs-write": {"size": "4M"}})
+    r = CliRunner().invoke(main, ["accept", "evaluate", str(contract), str(out), "--only", "sw", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert [c["id"] for c in json.loads(r.stdout)["criteria"]] == ["sw"]
+    meta = json.loads((out / "run.json").read_text())
+    meta["overrides"] = {"fs-write": {"size": "zz"}}
+    (out / "run.json").write_text(json.dumps(meta))
+    r = CliRunner().invoke(main, ["accept", "evaluate", str(contract), str(out)])
+    assert r.exit_code == 1 and "[size_invalid]" in r.output and "unexpected_error" not in r.output, r.output
+    assert f"{out / 'run.json'}: overrides.fs-write.size: expected a size" in r.output and "--param" not in r.output
+    meta["overrides"], meta["nodes"] = {}, [5, None]
+    (out / "run.json").write_text(json.dumps(meta))
+    r = CliRunner().invoke(main, ["accept", "evaluate", str(contract), str(out), "--format", "json"])
+    assert r.exit_code == 1 and "unexpected_error" not in r.output, r.output
+    assert json.loads(r.stdout)["scope"]["partial"] is False
