@@ -242,6 +242,13 @@ def test_a_document_whose_decision_its_verdicts_do_not_give_is_refused(documents
     assert r.exit_code == 1 and {p["code"] for p in json.loads(r.stdout)["problems"]} == {"results_inconsistent"}
 
 
+def test_a_document_without_a_decision_is_not_checked_it_is_never_shown_as_one(documents):
+    data = json.loads(documents["full"].read_text())
+    del data["decision"]
+    data["status"] = "warn"                        # an older release may have ordered statuses otherwise
+    assert _inconsistent(data) == []
+
+
 def test_a_criterion_dropped_or_emptied_from_a_document_is_refused(documents):
     data = json.loads(documents["full"].read_text())
     emptied = json.loads(json.dumps(data))
