@@ -148,6 +148,10 @@ def run_cmd(contract, out, only, nodes_expr, executor_name, partition, timeout_s
     if sign_key:
         _signing_key(sign_key)              # a missing key is found before anything runs
     try:
+        if as_incidents:
+            from acceptance.performance_log import check_log
+
+            check_log(loaded.model, Path(as_incidents))     # before the run, not after hours of it
         overrides = parse_overrides(params)
         nodes = _nodes(nodes_expr) or default_nodes(executor_name, loaded)
         when = _as_of(as_of)
@@ -351,7 +355,9 @@ def verify_cmd(bundle, allowed_signers, fmt) -> None:
         if res.manifest_present and not res.digest_ok:
             click.echo("problem: the manifest's digest does not match its file list (manifest edited)")
         for s in res.signatures:
-            who = s["principal"] or "signer not checked (give --allowed-signers)"
+            who = s["principal"] or ("a key the allowed-signers file does not list"
+                                     if allowed_signers and s["reason"] == "unknown_signer"
+                                     else "signer not checked (give --allowed-signers)")
             click.echo(f"signature {s['file']}: {s['reason']} — {who} ({s['key_type'] or '?'} key "
                        f"{s['fingerprint'] or '?'})")
         if not res.signatures:
@@ -385,6 +391,10 @@ def report_cmd(bundle, output, fmt, allowed_signers) -> None:
     if output and by_suffix is None and fmt in (None, *FORMATS.values()):
         raise click.UsageError(f"-o {output}: a certificate is written as .pdf, .md or .html [output_extension]")
     fmt = fmt or by_suffix or "table"
+    if output:
+        from slaschema.cliconv import check_writable
+
+        check_writable(output)              # a name under a file, a folder, /proc: refused before the work
     if output and fmt in FORMATS.values() and fmt != by_suffix:
         raise click.UsageError(f"--format {fmt} does not match -o {output}; name the file {Path(output).stem}"
                                f"{next(k for k, v in FORMATS.items() if v == fmt)}")
@@ -407,6 +417,12 @@ def report_cmd(bundle, output, fmt, allowed_signers) -> None:
     from acceptance.document import read_run_document
 
     doc, manifest = read_run_document(path), _read_manifest(Path(bundle))
+    from acceptance.decision import inconsistencies
+    from slaschema.errors import InputError
+
+    inconsistent = inconsistencies(doc, str(path))
+    if inconsistent:
+        raise InputError(inconsistent)
     if fmt not in FORMATS.values():
         _emit(doc, fmt)
         return
@@ -416,7 +432,12 @@ def report_cmd(bundle, output, fmt, allowed_signers) -> None:
 
     signers = check.signers()
     mark = None if check.signed else "UNSIGNED"
-    write_certificate(doc, manifest, Path(output), bundle_ok=check.ok, mark=mark, signers=signers)
+    try:
+        write_certificate(doc, manifest, Path(output), bundle_ok=check.ok, mark=mark, signers=signers)
+    except OSError as exc:                  # the disk filled, the folder went away: nothing written
+        from slaschema.cliconv import unwritable
+
+        raise unwritable(output, exc) from None
     click.echo(f"wrote {shown_name(output)}" + (f" (signed by {', '.join(signers)})" if signers else
                                     " (UNSIGNED: sign with `slakit accept sign`)"), err=True)
 

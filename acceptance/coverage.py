@@ -164,8 +164,25 @@ def scope_text(scope: ScopeInfo | None) -> str:
         parts.append(f"criteria {', '.join(scope.criteria)} only (--only {' '.join(scope.only)})"
                      .replace(" (--only )", ""))
     if scope.nodes_not_covered_count or scope.nodes_not_in_contract:
-        parts.append(f"{len(scope.nodes)} of the contract's {scope.contract_nodes} nodes ({scope.nodes_expr or 'none'})")
+        # a node the contract does not list is none of its nodes: it is counted apart
+        foreign = set(scope.nodes_not_in_contract)
+        inside = [n for n in scope.nodes if n not in foreign]
+        named = scope.nodes_expr if not foreign else _hostlist(inside)
+        text = f"{len(inside)} of the contract's {scope.contract_nodes} nodes ({named or 'none'})"
+        if foreign:
+            text += (f", and {len(foreign)} node(s) the contract does not list "
+                     f"({_hostlist(scope.nodes_not_in_contract)})")
+        parts.append(text)
     return "; ".join(parts)
+
+
+def _hostlist(items: Sequence[str]) -> str:
+    from slaschema.hostlist import compress
+
+    try:
+        return compress(list(items)) if items else ""
+    except Exception:  # noqa: BLE001 - names that do not compress are listed as they are
+        return ",".join(items)
 
 
 def not_covered_lines(scope: ScopeInfo | None) -> list[str]:
@@ -262,7 +279,7 @@ def truncated_json(text: str) -> dict[str, Any] | None:
     try:
         json.JSONDecoder().raw_decode(text, m.start())
         return None                         # the first object is whole (the common case, at C speed)
-    except ValueError:
+    except (ValueError, RecursionError):    # cut off, or nested too deep to decode: the brackets tell
         pass
     depth = 0
     commas: list[int] = []
@@ -279,7 +296,14 @@ def truncated_json(text: str) -> dict[str, Any] | None:
         elif ch == ",":
             commas.append(pos + 1)          # a cut just after this comma keeps the item before it
     # Close the brackets; when the cut falls inside a string, drop back to an earlier item.
+    # Each try reads the text again: the tries stop after about four readings of it, so a large
+    # text that no try closes (nested too deep, items that are no JSON) costs seconds, not an
+    # hour; what is not recovered is only not shown, the output is truncated_output all the same.
+    budget = 4 * len(body) + (1 << 16)
     for end in [len(body), *reversed(commas[-50:])]:
+        budget -= end
+        if budget < 0:
+            break
         doc = load_truncated_json(body[:end])
         if isinstance(doc, dict):
             return doc

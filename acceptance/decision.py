@@ -16,8 +16,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from acceptance.document import CriterionOutcome, Decision, Result, ScopeInfo, zero_counts
-from acceptance.results import ACCEPTING, Status
+from acceptance.document import _FIX as FIX  # the fix every problem of a run document names
+from acceptance.document import (
+    MAX_PROBLEMS,
+    Counts,
+    CriterionOutcome,
+    Decision,
+    Result,
+    RunDocument,
+    ScopeInfo,
+    zero_counts,
+)
+from acceptance.results import ACCEPTING, Status, worst
+from slaschema.errors import Problem
 
 BLOCKING = (Status.FAIL, Status.ERROR, Status.NOT_RUN, Status.SKIP)
 HEADLINES: dict[Result, str] = {
@@ -84,3 +95,57 @@ def decide(criteria: Sequence[CriterionOutcome], scope: ScopeInfo | None, state:
         verdict_counts=counts,
         exit_status=0 if ok else 1,
     )
+
+
+def inconsistencies(doc: RunDocument, file: str) -> list[Problem]:
+    """What the document says that its own verdicts do not: a criterion's status that is not
+    the worst of its verdicts, a run status that is not the worst of its criteria, and a
+    decision that is not the one its criteria, scope and state give (`acceptance.decision`).
+    Every document slakit writes is consistent; an edited one could otherwise print ACCEPTED
+    over failed verdicts. `accept report` refuses such a document with these problems. A
+    document without a decision (written before coverage was judged, by releases whose
+    precedence may differ) is shown as NO VERDICT anyway and is not checked."""
+    if doc.decision is None:
+        return []
+    out: list[Problem] = []
+    for i, c in enumerate(doc.criteria):
+        if not c.verdicts:
+            out.append(Problem("results_inconsistent", f"criterion {c.id!r} has no verdicts (one without evidence "
+                               "is not_run)", file=file, path=f"criteria[{i}].verdicts", value=c.status.value,
+                               fix=FIX))
+        elif c.status != worst(v.status for v in c.verdicts):
+            out.append(Problem("results_inconsistent", f"criterion {c.id!r} has the status {c.status.value} but its "
+                               f"verdicts give {worst(v.status for v in c.verdicts).value}", file=file,
+                               path=f"criteria[{i}].status", value=c.status.value, fix=FIX))
+    run_status = worst(c.status for c in doc.criteria) if doc.criteria else Status.SKIP
+    if doc.status != run_status:
+        out.append(Problem("results_inconsistent", f"the run's status is {doc.status.value} but its criteria give "
+                           f"{run_status.value}", file=file, path="status", value=doc.status.value, fix=FIX))
+    if doc.scope is not None:
+        listed = {c.id for c in doc.criteria}
+        for cid in doc.scope.criteria:
+            if cid not in listed:
+                out.append(Problem("results_inconsistent", f"criterion {cid!r} is in the scope but has no entry "
+                                   "under criteria", file=file, path="scope.criteria", value=cid, fix=FIX))
+    if doc.decision is not None:
+        due = decide(doc.criteria, doc.scope, doc.run.state)
+        if _said(doc.decision) != _said(due):
+            said = (f"({due.headline!r})" if due.headline != doc.decision.headline else
+                    f"(the same headline, but its verdicts count {_counted(due.verdict_counts)}, not "
+                    f"{_counted(doc.decision.verdict_counts)})")
+            out.append(Problem("results_inconsistent", f"the decision {doc.decision.headline!r} is not the one its "
+                               f"verdicts, scope and state give {said}", file=file, path="decision",
+                               value=doc.decision.result, fix=FIX))
+    return out[:MAX_PROBLEMS]
+
+
+def _said(d: Decision) -> tuple[object, ...]:
+    """What a decision says, counts of 0 left out (a count not written is 0)."""
+    def nonzero(c: Counts) -> dict[Status, int]:
+        return {s: k for s, k in c.items() if k}
+    return (d.result, d.accepted, d.partial, d.headline, d.subset_result, nonzero(d.blocking),
+            nonzero(d.verdict_counts), d.exit_status)
+
+
+def _counted(counts: Counts) -> str:
+    return ", ".join(f"{s.value} {k}" for s, k in counts.items() if k) or "nothing"

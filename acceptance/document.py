@@ -406,6 +406,7 @@ def read_run_document(path: Path | str, data: bytes | None = None) -> RunDocumen
     return doc
 
 
+
 def _not_utf8_at(data: bytes) -> int | None:
     """The offset of the first byte of `data` that is not UTF-8, checked a chunk at a time
     (no copy of a large document as text is kept)."""

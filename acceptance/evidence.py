@@ -147,6 +147,21 @@ class Bundle:
             self.write_json(f"metrics/{criterion}/{node_file(node)}.json", metrics, pretty=False)
 
 
+def make_folder(root: Path | str, option: str = "--out") -> None:
+    """Make the bundle folder (and the folders above it): one that cannot be made (a name
+    under a file, a folder that takes no new entry such as /proc, no permission) is an
+    `output_unwritable` problem naming the option, before anything is written."""
+    from slaschema.errors import InputError, Problem
+
+    try:
+        Path(root).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError([Problem("output_unwritable", f"{option} {root}: the folder cannot be made "
+                                  f"({exc.strerror or type(exc).__name__})", file=str(root),
+                                  fix="name a folder that exists and can be written, or one that can be made")]
+                         ) from None
+
+
 def _regular(path: Path) -> bool:
     """A regular file that is not a symlink (never opens the entry)."""
     try:
@@ -205,7 +220,7 @@ def read_raw_dir(root: Path, criterion: str) -> dict[str, RawOutput] | None:
             text = p.read_text(encoding="utf-8", errors="replace")
             try:
                 doc = json.loads(text)
-            except ValueError:
+            except (ValueError, RecursionError):      # nested too deep for the decoder: text
                 doc = None
             if isinstance(doc, dict) and "stdout" in doc and "rc" in doc:
                 out[node] = raw_from_json(doc, node)

@@ -180,11 +180,19 @@ def write_rows(path: Path, header: Sequence[str], rows: Sequence[Mapping[str, st
         raise
 
 
-def update_log(contract: Contract, doc: RunDocument, path: Path, at: datetime) -> list[Change]:
-    """Read LOG, apply this run's measurements, write it back. Returns the changes."""
+def check_log(contract: Contract, path: Path) -> None:
+    """What `update_log` would refuse before the run's measurements: a contract without
+    performance levels, a LOG that cannot be read. `accept run --as-incidents` asks this before
+    it runs anything, so a run of hours is not lost to it."""
     if not contract.performance:
         raise InputError([Problem("no_performance_levels", "--as-incidents: the contract has no `performance:` levels",
                                   path="performance", fix="add a performance level naming the re-checked criterion")])
+    read_rows(path)
+
+
+def update_log(contract: Contract, doc: RunDocument, path: Path, at: datetime) -> list[Change]:
+    """Read LOG, apply this run's measurements, write it back. Returns the changes."""
+    check_log(contract, path)
     header, rows = read_rows(path)
     new_rows, changes = apply(rows, measurements(contract, doc, at))
     if changes or not path.exists():

@@ -85,7 +85,7 @@ from acceptance.document import (
     VerdictEntry,
     zero_counts,
 )
-from acceptance.evidence import Bundle, read_raw_dir, verify
+from acceptance.evidence import Bundle, make_folder, read_raw_dir, verify
 from acceptance.executors.base import Clock, Executor, RawOutput, utc_now
 from acceptance.judge import Bounds, verdict
 from acceptance.outliers import OutlierRule, fleet_outlier_verdicts
@@ -195,6 +195,7 @@ def plan(criteria: Sequence[Criterion], overrides: Mapping[str, Mapping[str, Any
     `base_dir`: the contract's folder; file params the contract names must lie inside it."""
     overrides = dict(overrides or {})
     problems: list[Problem] = []
+    usage: list[Problem] = []           # values a --param gave that the check refuses: exit 2
     known_ids = {c.id for c in criteria}
     for cid in overrides:
         if cid not in known_ids:
@@ -209,15 +210,38 @@ def plan(criteria: Sequence[Criterion], overrides: Mapping[str, Mapping[str, Any
             continue
         try:
             c, own = _confine_files(check, c, overrides.get(c.id), base_dir)
+        except InputError as exc:
+            problems.extend(exc.problems)
+            continue
+        try:
             defaults = check.contract_params(contract) if contract is not None else None
             params = check.params(c, own, defaults)
         except InputError as exc:
-            problems.extend(exc.problems)
+            mine = _from_the_command_line(exc.problems, c.id, own)
+            problems.extend(mine)
+            usage.extend(p for p in mine if p not in exc.problems)
             continue
         rule = OutlierRule.of(getattr(getattr(contract, "acceptance", None), "outliers", None))
         out.append(Planned(c, check, params, float(timeout_s) if timeout_s else check.timeout(params), rule))
     if problems:
-        raise InputError(problems)
+        exc = InputError(problems)
+        if all(p in usage or p.code == "unknown_criterion" for p in problems):
+            exc.exit_code = 2
+        raise exc
+    return out
+
+
+def _from_the_command_line(problems: Sequence[Problem], cid: str,
+                           own: Mapping[str, Any] | None) -> list[Problem]:
+    """A problem with a param that `--param` gave names `--param ID.KEY`, not the contract's field."""
+    from dataclasses import replace
+
+    out = []
+    for p in problems:
+        key = (p.path or "").rpartition(".params.")[2] if ".params." in (p.path or "") else None
+        if own and key in own:
+            p = replace(p, path=f"--param {cid}.{key}", file=None, line=None, col=None)
+        out.append(p)
     return out
 
 
@@ -615,6 +639,7 @@ def run_acceptance(contract: LoadedContract, opts: RunOptions, executor: Executo
     previous = _previous_run(opts, contract)
     planned = plan(select(contract.model.acceptance.criteria, opts.only), opts.overrides, opts.timeout_s,
                    contract.model, _contract_dir(contract))
+    make_folder(opts.out)
     if previous is not None:
         bundle.adopt_existing()
     judging = Judging.of(contract, opts.nodes, opts.only, [p.criterion.id for p in planned], opts.waivers,
@@ -862,7 +887,16 @@ def _previous_run(opts: RunOptions, contract: LoadedContract) -> dict[str, Any] 
                                   + ", ".join([*(f"changed {f}" for f in result.changed), *(f"missing {f}" for f in result.missing),
                                                *(f"added {f}" for f in result.added), *result.problems][:10]),
                                   file=str(opts.out), fix="resume only an untouched bundle; start a new run otherwise")])
-    doc = json.loads(run_file.read_text(encoding="utf-8"))
+    try:
+        doc = json.loads(run_file.read_text(encoding="utf-8"))
+    except (ValueError, RecursionError):        # not UTF-8, not JSON, nested too deep
+        doc = None
+    if (not isinstance(doc, dict) or not isinstance(doc.get("contract", {}), dict)
+            or not isinstance(doc.get("criteria", {}), dict)
+            or not all(isinstance(v, dict) for v in doc.get("criteria", {}).values())):
+        raise InputError([Problem("not_a_bundle", "not the run record `accept run` writes",
+                                  file=str(run_file), fix="resume only a bundle `accept run` made; start a new run "
+                                  "otherwise")])
     if doc.get("contract", {}).get("sha256") != contract.sha256:
         raise InputError([Problem("resume_mismatch", "the bundle was made with a different contract file",
                                   file=str(opts.out), value=doc.get("contract", {}).get("sha256"),
@@ -902,11 +936,23 @@ def evaluate_bundle(contract: LoadedContract, root: Path, *, only: Sequence[str]
             meta = {}
         if not isinstance(meta, dict):
             meta = {}
+    recorded = overrides is None            # the overrides the run recorded in run.json, not --param
+    selected = select(contract.model.acceptance.criteria, only)
     if overrides is None:
-        overrides = meta.get("overrides") if isinstance(meta.get("overrides"), dict) else {}
-    planned = plan(select(contract.model.acceptance.criteria, only), overrides, contract=contract.model,
-                   base_dir=_contract_dir(contract))
-    scope_nodes = list(nodes) if nodes else (list(meta["nodes"]) if isinstance(meta.get("nodes"), list) else None)
+        # those of the criteria judged now (`--only` may judge fewer than the run ran)
+        ids = {c.id for c in selected}
+        given = meta.get("overrides") if isinstance(meta.get("overrides"), dict) else {}
+        overrides = {cid: v for cid, v in given.items() if cid in ids and isinstance(v, dict)}
+    try:
+        planned = plan(selected, overrides, contract=contract.model, base_dir=_contract_dir(contract))
+    except InputError as exc:
+        if not recorded:
+            raise
+        raise InputError([_in_run_json(p, run_file) for p in exc.problems]) from None
+    listed_nodes = meta.get("nodes")
+    scope_nodes = list(nodes) if nodes else (
+        list(listed_nodes) if isinstance(listed_nodes, list) and all(isinstance(n, str) for n in listed_nodes)
+        else None)                          # names that are no strings name no node: the contract's scope
     judging = Judging.of(contract, scope_nodes, only, [p.criterion.id for p in planned], waivers, as_of)
     extra = []
     judge_list = node_list_judge(meta.get("executor"))
@@ -935,6 +981,16 @@ def evaluate_bundle(contract: LoadedContract, root: Path, *, only: Sequence[str]
         "resumed": bool(meta.get("resumed")),
     }
     return run_document(contract, run_meta, results, extra, judging)
+
+
+def _in_run_json(p: Problem, run_file: Path) -> Problem:
+    """A problem with an override run.json recorded (no --param was given): it names run.json."""
+    from dataclasses import replace
+
+    if (p.path or "").startswith("--param "):
+        return replace(p, file=str(run_file), path="overrides." + p.path[len("--param "):],
+                       message=p.message.replace("--param ", "the override ", 1))
+    return replace(p, file=p.file or str(run_file))
 
 
 def write_evaluation(root: Path, doc: RunDocument) -> None:

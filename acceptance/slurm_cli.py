@@ -151,7 +151,8 @@ def drill(contract, contract_option, node, fault, marker, kmsg, via, confirmed, 
         click.echo(json.dumps(doc, indent=2))
     else:
         _print_verdicts(verdicts, f"Detection drill on {node} ({result.fault})")
-    sys.exit(1 if status in (Status.FAIL, Status.ERROR) else 0)
+    # a skip (no GPU, no PyTorch) stressed nothing: that is no burn-in passed
+    sys.exit(1 if status in (Status.FAIL, Status.ERROR, Status.NOT_RUN, Status.SKIP) else 0)
 
 
 def _verdict_json(v) -> dict:
@@ -183,7 +184,8 @@ def burn_in(contract, duration, executor_name, nodes_expr, partition, stress, in
     """Stress all nodes at once for the contract's burn-in time and judge the samples.
 
     Progress and an ETA go to stderr after every segment. Exit 0 when every node passes,
-    1 when a node fails or errs (or the burn-in is incomplete).
+    1 when a node fails, errs or is skipped (nothing stressed: no GPU, no PyTorch), or the
+    burn-in is incomplete.
     """
     import time
     from pathlib import Path
@@ -193,7 +195,7 @@ def burn_in(contract, duration, executor_name, nodes_expr, partition, stress, in
     )
     from acceptance.checks.base import CollectContext
     from acceptance.checks.gpu_burn import BurnCheck, BurnParams
-    from acceptance.evidence import Bundle, node_file
+    from acceptance.evidence import Bundle, make_folder, node_file
     from acceptance.executors.base import utc_now
     from acceptance.executors.local import LocalExecutor
     from acceptance.executors.slurm import SlurmExecutor
@@ -220,6 +222,7 @@ def burn_in(contract, duration, executor_name, nodes_expr, partition, stress, in
     plan = Plan(total.total_seconds(), min(segment.total_seconds(), total.total_seconds()),
                 interval.total_seconds(), stress, tuple(nodes))
     limits = limits_from_contract(burn_cfg, max_xid, max_throttle)
+    make_folder(out, "-o")
     bundle = Bundle(Path(out))
     state_path = bundle.path(STATE)
     if state_path.exists():
@@ -269,7 +272,8 @@ def burn_in(contract, duration, executor_name, nodes_expr, partition, stress, in
         click.echo(json.dumps(doc, indent=2))
     else:
         _print_verdicts(verdicts, f"Burn-in {_hms(done_s(state))} on {len(nodes)} nodes ({stress})")
-    sys.exit(1 if status in (Status.FAIL, Status.ERROR) else 0)
+    # a skip (no GPU, no PyTorch) stressed nothing: that is no burn-in passed
+    sys.exit(1 if status in (Status.FAIL, Status.ERROR, Status.NOT_RUN, Status.SKIP) else 0)
 
 
 def _hms(seconds: float) -> str:

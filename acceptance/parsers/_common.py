@@ -109,21 +109,74 @@ def iter_json_objects(text: str) -> Iterator[tuple[int, Any]]:
 
     Scans for `{` and tries to decode from there; on success, continues after the object.
     Text around the objects (notes, prompts, fences) is ignored.
+
+    A document that does not decode is not tried again at every `{` inside it (that was one
+    decode to its end per `{`: minutes for a few MB of objects cut off part way): the text
+    before the point where it failed is valid JSON, so an object it opened that is still open
+    there fails there too and is skipped; the objects that close before it, and a `{` inside
+    one of its strings, are tried as before. Nothing inside a document nested too deep to
+    decode is tried.
     """
     decoder = json.JSONDecoder()
     safe = no_lone_surrogates(text)         # the same length: offsets are the text's
     i = text.find("{")
+    inner: list[int] = []         # in a document that failed: its `{` that close before the failure, last first
+    failed_at = -1                # where that document failed (-1: not inside one)
     while i != -1:
+        nxt = i + 1
         try:
             value, end = decoder.raw_decode(safe, i)
-        except (ValueError, RecursionError):
-            i = text.find("{", i + 1)
-            continue
-        if isinstance(value, dict):
-            yield i, value
-            i = text.find("{", end)
+        except (ValueError, RecursionError) as exc:
+            if failed_at < 0:
+                failed_at, inner = _failure(safe, i, exc)
         else:
-            i = text.find("{", i + 1)
+            if isinstance(value, dict):
+                yield i, value
+                nxt = end
+        if failed_at >= 0:
+            while inner and inner[-1] < nxt:
+                inner.pop()
+            if inner:
+                i = inner.pop()
+                continue
+            nxt, failed_at = max(nxt, failed_at), -1
+        i = text.find("{", nxt)
+
+
+_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|"|[{}\[\]]', re.S)
+
+
+def _failure(text: str, start: int, exc: Exception) -> tuple[int, list[int]]:
+    """(where the document at `start` failed, the `{` in it that may still decode, last first).
+    A syntax error at `pos` means text[start:pos] is valid JSON as the decoder read it: an
+    object it opened there that is still open at `pos` fails at `pos` too, decoded on its own;
+    one that closes before, and a `{` inside a string (read on its own, its quotes pair up
+    differently), may decode. A document too deep to decode is skipped to where its brackets
+    close (or the end)."""
+    deep = not isinstance(exc, json.JSONDecodeError)
+    stop = len(text) if deep else max(exc.pos, start + 1)
+    opened: list[int] = []
+    tried: list[int] = []
+    for m in _JSON_TOKEN.finditer(text, start, stop):
+        tok = m.group()
+        if tok[0] == '"':
+            j = text.find("{", m.start(), m.end() if tok != '"' else stop)
+            while j != -1:
+                tried.append(j)
+                j = text.find("{", j + 1, m.end() if tok != '"' else stop)
+            if tok == '"':
+                break                             # a string still open where the document failed
+        elif tok in "{[":
+            opened.append(m.start() if tok == "{" else -1)
+        elif not opened:
+            break
+        else:
+            j = opened.pop()
+            if j > start:
+                tried.append(j)
+            if deep and not opened:
+                return m.end(), []
+    return (len(text), []) if deep else (stop, sorted(tried, reverse=True))     # popped from the end
 
 
 def outside_strings(text: str, start: int = 0) -> Iterator[tuple[int, str]]:

@@ -35,7 +35,16 @@ _COLUMNS = {
 
 def _read(path: str) -> str:
     if path == "-":
-        return sys.stdin.buffer.read().decode("utf-8", errors="replace")
+        # the same limit as a file: `slakit parse - < /dev/zero` read until the memory ran out
+        from slaschema.errors import InputError, Problem
+        from slaschema.safefiles import max_file_bytes
+
+        limit = max_file_bytes()
+        data = sys.stdin.buffer.read(limit + 1)
+        if len(data) > limit:
+            raise InputError([Problem("file_too_large", f"tool output: more than {limit:,} bytes", file="-",
+                                      fix="raise it with `slakit --max-file-size BYTES` if the output is right")])
+        return data.decode("utf-8", errors="replace")
     import errno
     import os
 

@@ -58,6 +58,21 @@ def _ident(cid: str, check: str | None = None) -> str:
     return cid + (f"\n{check}" if check else "")
 
 
+def _waived_instead(doc: RunDocument) -> str:
+    """The waived verdicts by what they were before the waiver: "1 not run, 2 skipped"."""
+    was: dict[str, int] = {}
+    for c in doc.criteria:
+        for v in c.verdicts:
+            w = v.waived
+            if w is not None:
+                key = {"not_run": "not run", "skip": "skipped", "fail": "failed"}.get(str(w.get("status")),
+                                                                                     str(w.get("status")))
+                was[key] = was.get(key, 0) + 1
+    if not was:
+        return ""
+    return ", ".join(f"{n} {k}" for k, n in was.items())
+
+
 def certificate_document(doc: RunDocument, manifest: EvidenceManifest | None, *, bundle_ok: bool = True,
                          mark: str | None = None, signers: list[str] | None = None) -> d.Document:
     """The certificate of a run document and its bundle's manifest. `mark` (e.g. UNSIGNED) is
@@ -207,6 +222,12 @@ def certificate_document(doc: RunDocument, manifest: EvidenceManifest | None, *,
 
     confirm = ("The parties confirm that the criteria above were tested on the nodes listed, "
                "with the evidence identified by the digest above.")
+    instead = _waived_instead(doc)
+    if decision.accepted and instead:
+        # a waived verdict is no test passed: the sentence a person signs says what stands in for one
+        confirm = ("The parties confirm that the criteria above were tested on the nodes listed, except for the "
+                   f"verdicts the waivers above accept in place of a pass ({instead}), with the evidence "
+                   "identified by the digest above.")
     if not decision.accepted:
         confirm = ("The parties confirm the results above, with the evidence identified by the digest above. "
                    "This document is no acceptance of the cluster: " + verdict_word + ".")

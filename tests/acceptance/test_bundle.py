@@ -317,3 +317,64 @@ def test_security_checks_run_through_the_same_runner(tmp_path):
     assert crit.check == "security.isolation" and crit.verdicts
     assert all(v.reason not in ("unknown_check", "unparseable_output", "tool_missing") for v in crit.verdicts)
     assert any((out / "raw" / "sec-isolation").iterdir()) and verify(out).ok
+
+
+def test_an_output_folder_or_certificate_that_cannot_be_made_is_output_unwritable(bundle, tmp_path):
+    """`--out`/`-o` under a file or in /proc: a coded problem naming the option, exit 1, nothing
+    written (they were [unexpected_error] NotADirectoryError, FileExistsError, FileNotFoundError)."""
+    contract, out, _ = bundle
+    afile = tmp_path / "afile"
+    afile.write_text("x\n", encoding="utf-8")
+    runs = [["accept", "run", str(contract), "--out", str(afile / "sub"), "--only", "sw", "--no-progress"],
+            ["accept", "run", str(contract), "--out", "/proc/slakit-test-bundle", "--only", "sw", "--no-progress"],
+            ["accept", "burn-in", str(contract), "--executor", "local", "--stress", "cpu", "--duration", "1s",
+             "-o", str(afile / "sub")],
+            ["accept", "report", str(out), "-o", str(afile / "cert.pdf")],
+            ["accept", "report", str(out), "-o", "/proc/slakit-test-cert.md"]]
+    for argv in runs:
+        r = CliRunner().invoke(main, argv)
+        assert r.exit_code == 1, (argv, r.output)
+        assert "[output_unwritable]" in r.output and "unexpected_error" not in r.output, r.output
+    assert afile.read_text(encoding="utf-8") == "x\n"
+    r = CliRunner().invoke(main, ["accept", "report", str(out), "-o", str(tmp_path / "new" / "cert.md")])
+    assert r.exit_code == 0 and (tmp_path / "new" / "cert.md").is_file()       # a folder that can be made is
+
+
+@pytest.mark.parametrize("text", ["nope", "[1]", '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}",
+                                  '{"contract": 5}', '{"criteria": 5}', '{"criteria": {"sw": 5}}'])
+def test_resume_of_a_bundle_whose_run_json_is_no_run_record_is_refused(bundle, tmp_path, text):
+    """A bundle that verifies (its manifest rewritten by whoever handed it over) but whose run.json
+    is not the record `accept run` writes: not_a_bundle, exit 1; it was [unexpected_error]."""
+    from acceptance.evidence import Bundle
+
+    contract, out, _ = bundle
+    (out / "run.json").write_text(text, encoding="utf-8")
+    b = Bundle(out)
+    b.adopt_existing()
+    b.write_manifest()
+    r = CliRunner().invoke(main, ["accept", "run", str(contract), "--out", str(out), "--resume", "--no-progress"])
+    assert r.exit_code == 1 and "[not_a_bundle]" in r.output and "unexpected_error" not in r.output, r.output
+    assert "run.json: not the run record `accept run` writes" in r.output
+
+
+def test_evaluate_reads_the_overrides_run_json_recorded_for_the_criteria_it_judges(contract, tmp_path):
+    """`accept evaluate --only sw` on a bundle run with `--param fs-write.size=4M` judged nothing:
+    "--param names criterion 'fs-write', which is not selected", exit 2, with no --param given.
+    A recorded override the check refuses names run.json (exit 1); node names that are no
+    strings are no scope (the contract's), not a TypeError."""
+    out = tmp_path / "b"
+    run(contract, out, overrides={"fs-write": {"size": "4M"}})
+    r = CliRunner().invoke(main, ["accept", "evaluate", str(contract), str(out), "--only", "sw", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert [c["id"] for c in json.loads(r.stdout)["criteria"]] == ["sw"]
+    meta = json.loads((out / "run.json").read_text())
+    meta["overrides"] = {"fs-write": {"size": "zz"}}
+    (out / "run.json").write_text(json.dumps(meta))
+    r = CliRunner().invoke(main, ["accept", "evaluate", str(contract), str(out)])
+    assert r.exit_code == 1 and "[size_invalid]" in r.output and "unexpected_error" not in r.output, r.output
+    assert f"{out / 'run.json'}: overrides.fs-write.size: expected a size" in r.output and "--param" not in r.output
+    meta["overrides"], meta["nodes"] = {}, [5, None]
+    (out / "run.json").write_text(json.dumps(meta))
+    r = CliRunner().invoke(main, ["accept", "evaluate", str(contract), str(out), "--format", "json"])
+    assert r.exit_code == 1 and "unexpected_error" not in r.output, r.output
+    assert json.loads(r.stdout)["scope"]["partial"] is False

@@ -199,6 +199,21 @@ def test_a_run_limited_by_only_or_nodes_is_partial_on_every_output(tmp_path, arg
     assert "Not covered" in text and "not an acceptance of the cluster" in text
 
 
+def test_a_node_the_contract_does_not_list_is_not_counted_as_one_of_its_nodes(tmp_path):
+    """`--nodes n1,vm` (or a local run on a host named vm) covers one contract node, not two:
+    the subset line of the table and the certificate's page mark count vm apart."""
+    c, b = contract(tmp_path), full_bundle(tmp_path)
+    r, doc = evaluate(c, b, "--nodes", "n1,vm")
+    assert r.exit_code == 1 and doc["scope"]["nodes_not_in_contract"] == ["vm"]
+    line = "1 of the contract's 4 nodes (n1), and 1 node(s) the contract does not list (vm)"
+    assert f"subset: {line}" in table(c, b, "--nodes", "n1,vm")
+    text = " ".join(certificate(b, tmp_path).split())
+    assert f"PARTIAL — not an acceptance: {line}" in text and "2 of the contract's" not in text
+    r, doc = evaluate(c, b, "--nodes", "vm")
+    assert "subset: 0 of the contract's 4 nodes (none), and 1 node(s) the contract does not list (vm)" in table(
+        c, b, "--nodes", "vm")
+
+
 def test_a_partial_run_with_a_failure_exits_1(tmp_path):
     c = contract(tmp_path)
     b = full_bundle(tmp_path)
@@ -378,6 +393,19 @@ def test_truncated_json_detection():
     assert truncated_json('{"s": "a } inside a string", "t": [') == {"s": "a } inside a string"}
 
 
+def test_a_large_cut_off_document_no_try_can_close_is_truncated_in_seconds():
+    """2 MB cut off in a list of items that are no JSON (or nested too deep to decode): each
+    of the 51 tries to close it read the whole text again (a minute here, an hour for 50 MB);
+    the tries now stop after about four readings, and it is still a cut-off document."""
+    import time
+
+    for text in ('{"start": {"x": [' + "x," * 1_000_000, ('{"jobs":[' + "1," * 500) * 2000):
+        t0 = time.monotonic()
+        assert truncated_json(text) == {}
+        assert time.monotonic() - t0 < 20
+    assert truncated_json('{"a": 1, "b": [x, x, x') == {"a": 1}          # a small one: every try, as before
+
+
 # --------------------------------------------------------------------------- nothing but skips
 
 
@@ -473,6 +501,22 @@ def test_a_valid_waiver_turns_a_fail_and_a_not_run_into_waived(tmp_path):
     for needle in ("ACCEPTED WITH WAIVERS", "Waivers", "J. Roe (Example AI Lab)", "A. Buyer (Example AI Lab)",
                    "CHG-1182", "2027-02-15"):
         assert needle in text, needle
+
+
+def test_the_sign_off_of_an_acceptance_with_waivers_says_what_was_not_tested_or_not_passed(tmp_path):
+    """The sentence the parties sign said every criterion "was tested on the nodes listed" also
+    when waivers stood in for a fail and a rack that was never run; it now names them."""
+    c, b = contract(tmp_path), failing_bundle(tmp_path)
+    r, doc = evaluate(c, b, "--waivers", str(waiver_file(tmp_path, WAIVERS)), "--as-of", "2027-01-20")
+    assert r.exit_code == 0 and doc["decision"]["result"] == "accepted_with_waivers"
+    text = " ".join(certificate(b, tmp_path).split())
+    assert ("The parties confirm that the criteria above were tested on the nodes listed, except for the verdicts "
+            "the waivers above accept in place of a pass (1 failed, 1 not run)") in text, text
+    (tmp_path / "whole").mkdir()
+    c2, b2 = contract(tmp_path / "whole"), full_bundle(tmp_path / "whole")
+    evaluate(c2, b2)
+    text = " ".join(certificate(b2, tmp_path).split())
+    assert "tested on the nodes listed, with the evidence identified by the digest above." in text
 
 
 def test_an_expired_waiver_does_nothing_and_is_reported(tmp_path):

@@ -112,3 +112,34 @@ def test_a_contract_without_criteria_is_refused():
     with pytest.raises(InputError) as e:
         select([], ())
     assert e.value.problems[0].code == "no_criteria"
+
+
+def test_a_value_given_with_param_that_its_check_refuses_is_a_usage_error(tmp_path):
+    """`--param shared-fs-read.bs=zz` is the command line's mistake: exit 2 naming `--param
+    ID.KEY` (it named the contract's field and exited 1); the same value in the contract is
+    still a problem of the contract at its field, exit 1."""
+    from click.testing import CliRunner
+
+    from slakit.cli import main
+    from tests.acceptance.conftest import EXAMPLE, contract_with
+
+    (tmp_path / "handover" / "raw").mkdir(parents=True)
+    for sub, extra in (("run", ["--out", str(tmp_path / "run"), "--no-progress"]),
+                       ("evaluate", [str(tmp_path / "handover")])):
+        r = CliRunner().invoke(main, ["accept", sub, str(EXAMPLE), *extra, "--param", "shared-fs-read.bs=zz",
+                                      "--param", "shared-fs-read.numjobs=2"])
+        assert r.exit_code == 2, r.output
+        assert "--param shared-fs-read.bs: expected a size" in r.output and "[size_invalid]" in r.output
+        assert "acceptance.criteria[shared-fs-read]" not in r.output
+    with pytest.raises(InputError) as e:
+        plan(CRITERIA, {"fs": {"numjobs": 0}})
+    assert [(p.code, p.path) for p in e.value.problems] == [("greater_than_equal", "--param fs.numjobs")]
+    bad = contract_with(tmp_path, """
+        - id: fs
+          check: storage.fio
+          params: {path: /mnt/shared, bs: zz}
+          metric: read_gbps
+          min: 1
+        """)
+    r = CliRunner().invoke(main, ["accept", "run", str(bad), "--out", str(tmp_path / "run2"), "--no-progress"])
+    assert r.exit_code == 1 and "acceptance.criteria[fs].params.bs" in r.output and "[size_invalid]" in r.output

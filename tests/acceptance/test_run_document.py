@@ -206,6 +206,59 @@ def test_accept_report_on_a_hostile_document_prints_every_problem_and_exits_1(do
                                                           ("results_unknown_field", "criteria[0].evil")}
 
 
+def _inconsistent(data):
+    from acceptance.decision import inconsistencies
+
+    return inconsistencies(parse_run_document(data, "results.json"), "results.json")
+
+
+def test_a_document_whose_decision_its_verdicts_do_not_give_is_refused(documents, tmp_path):
+    """An edited results.json (an unsigned bundle re-manifested by the other party) whose verdicts
+    failed but whose decision still says ACCEPTED makes no certificate: the decision, the run's
+    status and each criterion's status are checked against the verdicts they roll up."""
+    data = json.loads(documents["full"].read_text())
+    assert data["decision"]["headline"] == "ACCEPTED"
+    for name in documents:                                        # what slakit writes is consistent
+        assert _inconsistent(json.loads(documents[name].read_text())) == []
+    for v in data["criteria"][1]["verdicts"]:
+        v["status"], v["reason"] = "fail", "below_min"
+    data["criteria"][1]["status"] = "fail"
+    got = [(p.code, p.path) for p in _inconsistent(data)]
+    assert got == [("results_inconsistent", "status"), ("results_inconsistent", "decision")]
+    (decision,) = [p for p in _inconsistent(data) if p.path == "decision"]
+    assert "'ACCEPTED'" in decision.message and "REJECTED — a criterion failed" in decision.message
+    assert decision.file == "results.json" and decision.fix
+    data["criteria"][1]["status"] = "pass"                       # the criterion's row says pass as well
+    assert [(p.code, p.path) for p in _inconsistent(data)] == [("results_inconsistent", "criteria[1].status"),
+                                                               ("results_inconsistent", "decision")]
+    b = tmp_path / "b"
+    bundle = Bundle(b)
+    bundle.write("results.json", json.dumps(data))
+    bundle.write_manifest()
+    r = CliRunner().invoke(main, ["accept", "report", str(b), "-o", str(tmp_path / "cert.pdf")])
+    assert r.exit_code == 1 and "Traceback" not in r.output
+    assert "[results_inconsistent]" in r.output and not (tmp_path / "cert.pdf").exists()
+    r = CliRunner().invoke(main, ["accept", "report", str(b), "--format", "json"])
+    assert r.exit_code == 1 and {p["code"] for p in json.loads(r.stdout)["problems"]} == {"results_inconsistent"}
+
+
+def test_a_document_without_a_decision_is_not_checked_it_is_never_shown_as_one(documents):
+    data = json.loads(documents["full"].read_text())
+    del data["decision"]
+    data["status"] = "warn"                        # an older release may have ordered statuses otherwise
+    assert _inconsistent(data) == []
+
+
+def test_a_criterion_dropped_or_emptied_from_a_document_is_refused(documents):
+    data = json.loads(documents["full"].read_text())
+    emptied = json.loads(json.dumps(data))
+    emptied["criteria"][1]["verdicts"] = []
+    assert ("results_inconsistent", "criteria[1].verdicts") in {(p.code, p.path) for p in _inconsistent(emptied)}
+    dropped = json.loads(json.dumps(data))
+    del dropped["criteria"][1]
+    assert ("results_inconsistent", "scope.criteria") in {(p.code, p.path) for p in _inconsistent(dropped)}
+
+
 def test_a_criterion_entry_is_built_by_keyword_with_its_statuses_as_enums():
     c = CriterionOutcome(id="a", check="storage.fio", expected="read_gbps >= 20 GB/s", status=Status.FAIL,
                          verdicts=(VerdictEntry(node="n1", status=Status.FAIL, measured=3.25),))

@@ -164,3 +164,27 @@ def test_a_cut_off_or_overlong_row_is_refused_and_the_log_left_as_it_is(tmp_path
     (p,) = exc.value.problems
     assert (p.code, p.file, p.row) == ("log_row_fields", str(path), 2) and "where the header has 6" in p.message
     assert path.read_text(encoding="utf-8") == text
+
+
+def test_as_incidents_refuses_a_contract_or_log_it_cannot_use_before_running_anything(tmp_path):
+    """`accept run --as-incidents LOG` found a contract without performance levels, or a LOG it
+    cannot read, only after the run (hours of burn-in or NCCL lost); now before, with no bundle made."""
+    from click.testing import CliRunner
+
+    from slakit.cli import main
+
+    no_levels = tmp_path / "no-levels.yaml"
+    text = CONTRACT.replace("DEGRADED", "proportional")
+    no_levels.write_text(text.split("performance:\n")[0], encoding="utf-8")
+    with_levels = tmp_path / "perf.yaml"
+    with_levels.write_text(text, encoding="utf-8")
+    bad_log = tmp_path / "bad.csv"
+    bad_log.write_bytes(b"id,scope\n\xff\xfe\n")
+    for contract, log, code in ((no_levels, tmp_path / "new.csv", "no_performance_levels"),
+                                (with_levels, bad_log, "log_not_utf8")):
+        out = tmp_path / f"run-{code}"
+        r = CliRunner().invoke(main, ["accept", "run", str(contract), "--out", str(out), "--no-progress",
+                                      "--as-incidents", str(log)])
+        assert r.exit_code == 1 and f"[{code}]" in r.output, r.output
+        assert not out.exists()
+    assert bad_log.read_bytes() == b"id,scope\n\xff\xfe\n"

@@ -91,6 +91,7 @@ def test_consistent_rewrite_of_results_and_manifest_is_caught_by_the_signature(s
     assert verify(out).files_ok                      # the hashes alone cannot tell
     r = cli("accept", "verify", out, "--allowed-signers", allowed)
     assert r.exit_code == 1 and "bad_signature" in r.output
+    assert "allowed-signers file does not list" not in r.output      # the key may be listed: it is the signature
     r = cli("accept", "report", out, "-o", out.parent / "cert.pdf")
     assert_coded_failure(r, "bundle_not_verified")
     assert not (out.parent / "cert.pdf").exists()
@@ -106,6 +107,10 @@ def test_resigned_by_an_unknown_key_is_not_trusted(signed, tmp_path):
     assert r.exit_code == 1 and not doc["ok"] and doc["signatures"][0]["reason"] == "unknown_signer"
     assert_coded_failure(cli("accept", "report", out, "-o", tmp_path / "c.pdf", "--allowed-signers", allowed),
                          "bundle_not_verified")
+    # the table says the key is not in the file it was given, not to give one
+    r = cli("accept", "verify", out, "--allowed-signers", allowed)
+    assert "unknown_signer — a key the allowed-signers file does not list" in r.output
+    assert "give --allowed-signers" not in r.output
 
 
 def test_unsigned_bundle_certificate_says_unsigned_on_every_page(tmp_path):

@@ -261,3 +261,23 @@ def test_command_line_files_under_dev_proc_or_fifos_are_refused_without_hanging(
         assert r.exit_code == 1 and "Traceback" not in r.output, (args, r.output)
         assert re.search(r"\[(path_forbidden|not_a_regular_file|history_unreadable|file_not_found)\]", r.output), r.output
         assert SECRET not in r.output
+
+
+def test_parse_of_standard_input_that_never_ends_is_refused_by_size(tmp_path):
+    """`slakit parse TOOL - < /dev/zero` read standard input to its end, which never comes (it
+    ended in MemoryError, or the machine's memory): standard input has the file size limit."""
+    import resource
+    import subprocess
+    import sys
+
+    def two_gb():                               # the unbounded read fails here, not the test machine
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    with open("/dev/zero", "rb") as zero:
+        proc = subprocess.run([sys.executable, "-m", "slakit", "parse", "nvidia-smi", "-"], stdin=zero,
+                              capture_output=True, text=True, timeout=60, preexec_fn=two_gb)
+    assert proc.returncode == 1 and "[file_too_large]" in proc.stderr, proc.stderr
+    assert "unexpected_error" not in proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "slakit", "--max-file-size", "1000", "parse", "fio", "-"],
+                          input="{" * 2000, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and "-: tool output: more than 1,000 bytes" in proc.stderr, proc.stderr

@@ -152,3 +152,27 @@ def test_a_lone_surrogate_escape_in_json_output_is_a_replacement_character(tmp_p
     for fmt in ("table", "json"):
         r = CliRunner().invoke(main, ["parse", tool, str(f), "--format", fmt])
         assert r.exit_code == 0 and "unexpected_error" not in r.output, r.output
+
+
+@pytest.mark.parametrize("tool", ["fio", "dcgmi", "iperf3"])
+def test_a_large_document_cut_off_inside_many_open_objects_is_read_in_linear_time(tool):
+    """4 MB of `{"jobs":[1,1,...` opened 4,000 times and never closed (an output cut off, or
+    a hostile one): the JSON finder decoded to the end from every `{` (a minute for this, an
+    hour for 30 MB); it now skips the objects that are still open where the document fails."""
+    import time
+
+    text = ('{"jobs":[' + "1," * 500) * 4000
+    t0 = time.monotonic()
+    _check(tool, text)
+    assert time.monotonic() - t0 < 10
+
+
+def test_the_json_finder_still_finds_the_objects_inside_and_after_a_broken_document():
+    from acceptance.parsers._common import iter_json_objects
+
+    assert list(iter_json_objects('note {"a": [1, {"b": 2}, {"c": [3]}, ')) == [(15, {"b": 2}), (25, {"c": [3]})]
+    # a `{` inside a string of the broken document starts an object of its own
+    assert list(iter_json_objects('{"x{"b": [1, {"c": 2}]} tail')) == [(3, {"b": [1, {"c": 2}]})]
+    deep = '{"a":' * 5000 + "1" + "}" * 5000                      # too deep to decode: skipped whole
+    assert list(iter_json_objects(deep + ' {"next": 1}')) == [(len(deep) + 1, {"next": 1})]
+    assert list(iter_json_objects('{"a": 1} {"a": [ {"b": 2} ')) == [(0, {"a": 1}), (17, {"b": 2})]
