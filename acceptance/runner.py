@@ -87,6 +87,7 @@ from acceptance.document import (
 )
 from acceptance.evidence import Bundle, make_folder, read_raw_dir, verify
 from acceptance.executors.base import Clock, Executor, RawOutput, utc_now
+from acceptance.identity import repeated_gpu_verdicts
 from acceptance.judge import Bounds, verdict
 from acceptance.outliers import OutlierRule, fleet_outlier_verdicts
 from acceptance.results import NOT_IN_CONTRACT, PRECEDENCE, Status, Verdict, worst
@@ -313,10 +314,12 @@ class Judging:
 
 def judge_outputs(p: Planned, outputs: Mapping[str, RawOutput], judging: Judging) -> tuple[list[Verdict], dict[str, Any]]:
     """All raw outputs of one criterion -> verdicts over every node or group in the scope of
-    `judging` (`acceptance.coverage`; none without evidence passes), waivers applied, fleet
-    outliers flagged (`acceptance.outliers`), and the metrics per output. Pure."""
+    `judging` (`acceptance.coverage`; none without evidence passes), a GPU reported by two
+    nodes refused (`acceptance.identity`), waivers applied, fleet outliers flagged
+    (`acceptance.outliers`), and the metrics per output. Pure."""
     res = judge_criterion(p.check, p.criterion, p.params, outputs, judging.scope, judging.gpus_per_node)
-    return judging.finish([*res.verdicts, *_outliers(p, res.metrics)]), res.metrics
+    copied = repeated_gpu_verdicts(p.criterion.id, res.metrics)       # one GPU on two nodes (acceptance.identity)
+    return judging.finish([*res.verdicts, *copied, *_outliers(p, res.metrics)]), res.metrics
 
 
 def _outliers(p: Planned, metrics: Mapping[str, Any]) -> list[Verdict]:

@@ -378,3 +378,56 @@ def test_evaluate_reads_the_overrides_run_json_recorded_for_the_criteria_it_judg
     r = CliRunner().invoke(main, ["accept", "evaluate", str(contract), str(out), "--format", "json"])
     assert r.exit_code == 1 and "unexpected_error" not in r.output, r.output
     assert json.loads(r.stdout)["scope"]["partial"] is False
+
+
+def test_one_real_output_handed_over_for_two_nodes_is_not_evidence_for_either(tmp_path):
+    """The same `nvidia-smi -q -x` filed under gpu01 and gpu02 (a copy, or one node's output
+    under the other's name) shows one GPU UUID and serial on both: the inventory criterion is
+    an error on both nodes (`gpu_identity_repeated`, naming the other node), not their pass or
+    skip, and the acceptance cannot be granted on it."""
+    src = realdata("nvidia_smi_q_x_a100_sxm4_telegraf.xml.txt")
+    b = tmp_path / "handover"
+    (b / "raw" / "inventory").mkdir(parents=True)
+    for node in ("gpu01", "gpu02"):
+        shutil.copy(src, b / "raw" / "inventory" / f"{node}.txt")
+    contract = tmp_path / "two-nodes.yaml"
+    contract.write_text(small_contract("two-nodes", {"r1": "gpu[01-02]"}, "acceptance:\n  criteria:\n"
+                                       "    - id: inventory\n      check: gpu.inventory\n"
+                                       "      expect: {gpus_per_node: 1, model: A100}\n"))
+    r = CliRunner().invoke(main, ["accept", "evaluate", str(contract), str(b), "--format", "json"])
+    assert r.exit_code == 1, r.output
+    doc = json.loads(r.output)
+    (crit,) = doc["criteria"]
+    assert (crit["status"], crit["reason"]) == ("error", "gpu_identity_repeated")
+    repeated = {v["node"]: v for v in crit["verdicts"] if v["reason"] == "gpu_identity_repeated"}
+    assert sorted(repeated) == ["gpu01", "gpu02"]
+    assert repeated["gpu01"]["details"]["also_reported_by"] == ["gpu02"]
+    assert {i["kind"] for i in repeated["gpu02"]["details"]["identifiers"]} >= {"uuid"}
+    assert "collect it again on the node itself" in repeated["gpu01"]["remediation"]
+    assert doc["decision"]["result"] != "accepted"
+    # the node's own output alone (gpu02 given another GPU's UUID and serial) is judged as before
+    other = src.read_text(encoding="utf-8")
+    import re
+
+    other = re.sub(r"<uuid>[^<]*</uuid>", "<uuid>GPU-00000000-1111-2222-3333-444444444444</uuid>", other)
+    other = re.sub(r"<serial>[^<]*</serial>", "<serial>1650000000002</serial>", other)
+    (b / "raw" / "inventory" / "gpu02.txt").write_text(other, encoding="utf-8")
+    doc = json.loads(CliRunner().invoke(main, ["accept", "evaluate", str(contract), str(b), "--format", "json"]).output)
+    assert not [v for c in doc["criteria"] for v in c["verdicts"] if v["reason"] == "gpu_identity_repeated"]
+
+
+def test_placeholders_and_missing_identifiers_are_not_compared():
+    from acceptance.identity import repeated_gpu_verdicts
+
+    def node(*gpus):
+        return {"gpus": [dict(g) for g in gpus]}
+
+    same = {"uuid": "GPU-8f1c2d3e-4a5b-6c7d-8e9f-0a1b2c3d4e5f", "serial": "1321221027655"}
+    placeholders = [{"uuid": "N/A", "serial": "[N/A]"}, {"uuid": None, "serial": "0000000000000"},
+                    {"serial": "Not Supported"}, {"uuid": "GPU-1", "serial": "n/a"}]
+    assert repeated_gpu_verdicts("inv", {"a": node(*placeholders), "b": node(*placeholders)}) == []
+    assert repeated_gpu_verdicts("inv", {"a": node(same), "b": None, "_cluster": node(same)}) == []
+    got = repeated_gpu_verdicts("inv", {"a": node(same), "b": node({"uuid": same["uuid"].lower()}),
+                                        "c": node({"serial": same["serial"]})})
+    assert [(v.node, v.status.value, v.details["also_reported_by"]) for v in got] == [
+        ("a", "error", ["b", "c"]), ("b", "error", ["a"]), ("c", "error", ["a"])]
