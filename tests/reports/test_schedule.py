@@ -60,6 +60,24 @@ def test_identity_on_every_page(example_contract, pdf):
         assert f"Page {i} of {n}" in t
 
 
+def test_identity_on_every_page_with_a_long_contract_id():
+    """Clause 11 tells the parties to compare the SHA-256 at the foot of every page: a long
+    contract id is shortened there, never the SHA-256 or the version after it."""
+    from io import BytesIO
+
+    from pypdf import PdfReader
+
+    long_id = "zaklad-obliczen-lodz-spzoo-beijing-yunsuan-keji-gb200-nvl72-gold-2027-2028"
+    lc = load_contract_text(EXAMPLE.read_text().replace("id: example-gb200-2027", f"id: {long_id}", 1),
+                            "long-id.yaml", EXAMPLE.parent)
+    assert lc.id == long_id
+    reader = PdfReader(BytesIO(render_pdf(schedule_document(lc, "0.1.0"))))
+    for page in reader.pages:
+        t = page.extract_text()
+        assert f"· contract SHA-256 {lc.sha256} · slakit 0.1.0" in t
+        assert "zaklad-obliczen-lodz-spzoo" in t and "…" in t
+
+
 def test_topology_definitions(text):
     assert "72 nodes with 288 GPUs" in text
     assert "r01-n[01-18], r02-n[01-18], r03-n[01-18], r04-n[01-18]" in text
