@@ -196,7 +196,7 @@ def _letter(lc: LoadedContract, run, m, clauses: dict[str, str], inputs: LetterI
                               duration(i.counted_seconds), duration(i.downtime_seconds),
                               _units_text(i.credited_units)) for i in m.incidents),
                        align=("l", "l", "l", "l", "l", "r", "r", "l"),
-                       widths=(0.9, 0.85, 1.5, 1.05, 1.05, 0.6, 0.6, 2.1), font_size=6.5,
+                       widths=(0.9, 0.85, 1.5, 1.05, 1.05, 0.6, 0.6, 2.1), font_size=6.5, nowrap=(0, 1, 5, 6),
                        caption=f"Times in {zone}. Counted: the incident's time in {m.period} after the exclusions, "
                                "summed over the units it names; Down: the part that is downtime after merging and "
                                "the minimum-outage rule. A unit's credit comes from its whole month's downtime, so "

@@ -151,6 +151,16 @@ def test_incidents_of_credited_units_with_ticket_nodes_times_and_credit(quarter,
     assert "r01-n[01-18], r02-n[01-18], r03-n[01-18], r04-n[01-18] (72 nodes)" in text
 
 
+def test_incident_table_headers_and_durations_are_not_broken_inside_a_word(quarter):
+    """The 6.5 pt incident table: its column headers and durations stay whole words (the
+    'Counted' header once broke as 'Counte' over 'd')."""
+    d, _ = quarter
+    text = pdf_text((d / "claim.pdf").read_bytes())
+    assert ("Incident Provider ticket Affected nodes Start End Counted Down Credited units it counts in (USD) "
+            "INC-27046") in text
+    assert "1h 30m 1h 30m node r04-n14" in text and "6h 58m 6h 58m node r01-n05" in text
+
+
 def test_months_not_claimed_say_why(quarter):
     d, _ = quarter
     text = pdf_text((d / "claim.pdf").read_bytes())
