@@ -164,8 +164,27 @@ def scope_text(scope: ScopeInfo | None) -> str:
         parts.append(f"criteria {', '.join(scope.criteria)} only (--only {' '.join(scope.only)})"
                      .replace(" (--only )", ""))
     if scope.nodes_not_covered_count or scope.nodes_not_in_contract:
-        parts.append(f"{len(scope.nodes)} of the contract's {scope.contract_nodes} nodes ({scope.nodes_expr or 'none'})")
+        # only the contract's own nodes count as covered: a host the contract does not list is
+        # named apart, never as one of the contract's nodes
+        foreign = set(scope.nodes_not_in_contract)
+        inside = [n for n in scope.nodes if n not in foreign]
+        expr = scope.nodes_expr if not foreign else _hostlist_text(inside)
+        text = f"{len(inside)} of the contract's {scope.contract_nodes} nodes ({expr or 'none'})"
+        if foreign:
+            listed = ", ".join(scope.nodes_not_in_contract)
+            text += (f", and {len(foreign)} node{'s' if len(foreign) > 1 else ''} the contract does not list "
+                     f"({listed})")
+        parts.append(text)
     return "; ".join(parts)
+
+
+def _hostlist_text(items: Sequence[str]) -> str:
+    from slaschema.hostlist import compress
+
+    try:
+        return compress(list(items)) if items else ""
+    except Exception:  # noqa: BLE001 - names that do not compress are listed as they are
+        return ",".join(items)
 
 
 def not_covered_lines(scope: ScopeInfo | None) -> list[str]:

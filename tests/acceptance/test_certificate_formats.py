@@ -69,6 +69,26 @@ def test_partial_unsigned_pdf_marks_every_page_and_names_the_digest(partial):
     assert fonts and not any("Helvetica" in f or "Courier" in f for f in fonts), fonts
 
 
+@pytest.mark.parametrize("nodes, says", [
+    ("gpu-x1", "0 of the contract's 4 nodes (none), and 1 node the contract does not list (gpu-x1)"),
+    ("n1,gpu-x1", "1 of the contract's 4 nodes (n1), and 1 node the contract does not list (gpu-x1)"),
+])
+def test_a_host_the_contract_does_not_list_is_never_counted_as_one_of_its_nodes(tmp_path, nodes, says):
+    """A run on a host outside the contract (the demo's laptop) covered none of the contract's
+    nodes: every page's mark and the scope line say so, not '1 of the contract's 4 nodes'."""
+    c, b = contract(tmp_path), full_bundle(tmp_path)
+    r, doc = evaluate(c, b, "--nodes", nodes)
+    assert doc["decision"]["partial"] and doc["scope"]["nodes_not_in_contract"] == ["gpu-x1"], r.output
+    out = tmp_path / "cert.pdf"
+    assert report(b, out).exit_code == 0
+    text = pages(out)
+    for page in text:
+        assert f"PARTIAL — not an acceptance: {says}" in page
+    whole = " ".join(text)
+    assert f"Scope PARTIAL: {says}" in whole and f"Subset: {says}" in whole
+    assert f"{len(nodes.split(','))} of the contract's" not in whole.replace(says, "")
+
+
 def test_the_same_certificate_as_markdown_and_html(partial):
     tmp, b, doc = partial
     md_path, html_path = tmp / "cert.md", tmp / "cert.html"
