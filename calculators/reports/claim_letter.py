@@ -231,6 +231,11 @@ def _letter(lc: LoadedContract, run, m, clauses: dict[str, str], inputs: LetterI
         out.append(d.Para(f"Enclosed: the evidence package {inputs.package_name}, manifest SHA-256 "
                           f"{inputs.manifest_sha256}.{sig} It holds:", "body"))
         out.append(d.Bullets(tuple(items)))
+        if not any(path.startswith("monitor/") for path, _ in inputs.package_files):
+            missing = [e for e in asked if "monitor" in e.lower()]
+            if missing:
+                out.append(d.Para(f"Not enclosed: {'; '.join(missing)}, which the contract asks for with a claim: "
+                                  f"the package holds no monitoring log of {info.customer}'s own.", "warning"))
     out.append(d.Para(f"Figures computed by slakit {inputs.tool_version} from the contract file "
                       f"{inputs.contract_file} (SHA-256 {run.contract_sha256}) and the provider's incident log "
                       f"{run.incidents_file} (SHA-256 {run.incidents_sha256}); either party can recompute them "

@@ -180,6 +180,22 @@ def test_a_degraded_incident_is_marked_and_its_down_time_explained(quarter, engi
             'GPUs of the node; §3 "What counts as down" (downtime)).') in text
 
 
+def test_evidence_the_contract_asks_for_and_the_package_lacks_is_said_on_the_letter(quarter, tmp_path):
+    """The example contract asks for customer monitoring logs; without --monitor-log the letter
+    itself (not only a note on stderr) says they are not enclosed."""
+    out = _slakit("claim", str(EXAMPLE), str(LOG), "--quarter", "2027-Q1", "--as-of", AS_OF,
+                  "-o", str(tmp_path / "claim.pdf"))
+    assert out.returncode == 0, out.stderr
+    assert "no --monitor-log was given" in out.stderr
+    text = pdf_text((tmp_path / "claim.pdf").read_bytes())
+    said = ("Not enclosed: customer monitoring logs, which the contract asks for with a claim: the package holds no "
+            "monitoring log of Example AI Lab's own.")
+    assert said in text
+    assert text.index("It holds:") < text.index(said) < text.index("Figures computed by slakit")
+    d, _ = quarter                                        # given a monitor log: nothing is said missing
+    assert "Not enclosed" not in pdf_text((d / "claim.pdf").read_bytes())
+
+
 def test_months_not_claimed_say_why(quarter):
     d, _ = quarter
     text = pdf_text((d / "claim.pdf").read_bytes())
