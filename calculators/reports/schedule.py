@@ -111,9 +111,15 @@ def _parties(c: _Ctx) -> list[d.Block]:
     elif master:
         out.append(_Clause("parties.precedence", f"Order of precedence: this contract states none between this "
                            f"schedule and {master} (agreement.precedence)."))
+    if _has_dst(info.timezone, info.effective.from_ if info.effective else None,
+                info.effective.to if info.effective else None):
+        months = (f"begin and end at local midnight in {info.timezone}, so a month with a daylight-saving change can "
+                  "be an hour shorter or longer")
+    else:
+        months = (f"begin and end at midnight {info.timezone}" if info.timezone in ("UTC", "Etc/UTC") else
+                  f"begin and end at local midnight in {info.timezone}, which has no daylight-saving change")
     out.append(d.Para(f"All amounts are in {c.cur}. All times are compared in UTC; calendar months, which are the "
-                      f"measurement periods, begin and end at local midnight in {info.timezone}, so a month with a "
-                      "daylight-saving change can be an hour shorter or longer."))
+                      f"measurement periods, {months}."))
     p = c.m.pricing
     fees = monthly_fees(c.lc)
     if p.per_gpu_hour is not None:
@@ -128,6 +134,21 @@ def _parties(c: _Ctx) -> list[d.Block]:
                        tuple((f"{days} days", f"{_hrs(days):,}", money(fees[f'{days}d'])) for days in MONTH_DAYS),
                        align=("l", "r", "r"), widths=(2, 1, 2)))
     return out
+
+
+def _has_dst(zone: str, start: date | None, end: date | None) -> bool:
+    """Whether the zone's offset from UTC changes in the years of the term (this year and the
+    next when the term is open): only then can a calendar month be an hour shorter or longer."""
+    from zoneinfo import ZoneInfo
+
+    tz = ZoneInfo(zone)
+    first = (start or date.today()).year
+    last = end.year if end else first + 1
+    for year in range(first, min(last, first + 50) + 1):
+        offsets = {datetime(year, month, 1, tzinfo=tz).utcoffset() for month in range(1, 13)}
+        if len(offsets) > 1:
+            return True
+    return False
 
 
 def _definitions(c: _Ctx) -> tuple[list[d.Block], list[d.Block]]:

@@ -78,6 +78,23 @@ def test_identity_on_every_page_with_a_long_contract_id():
         assert "zaklad-obliczen-lodz-spzoo" in t and "…" in t
 
 
+@pytest.mark.parametrize("zone, says", [
+    ("America/Chicago", "begin and end at local midnight in America/Chicago, so a month with a daylight-saving "
+                        "change can be an hour shorter or longer."),
+    ("UTC", "begin and end at midnight UTC."),
+    ("Asia/Shanghai", "begin and end at local midnight in Asia/Shanghai, which has no daylight-saving change."),
+])
+def test_months_are_said_to_change_length_only_in_a_zone_with_daylight_saving(zone, says):
+    """A UTC contract's schedule said its months begin 'at local midnight in UTC, so a month with
+    a daylight-saving change can be an hour shorter or longer': UTC has no such change."""
+    raw = EXAMPLE.read_text().replace("timezone: America/Chicago", f"timezone: {zone}", 1)
+    lc = load_contract_text(raw, "zone.yaml", EXAMPLE.parent)
+    assert lc.model.contract.timezone == zone
+    t = pdf_text(render_pdf(schedule_document(lc, "1")))
+    assert "All times are compared in UTC; calendar months, which are the measurement periods, " + says in t
+    assert ("daylight-saving change can be an hour" in t) == (zone == "America/Chicago")
+
+
 def test_topology_definitions(text):
     assert "72 nodes with 288 GPUs" in text
     assert "r01-n[01-18], r02-n[01-18], r03-n[01-18], r04-n[01-18]" in text
