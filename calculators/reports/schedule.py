@@ -536,12 +536,20 @@ def _support(c: _Ctx) -> list[d.Block]:
 
 
 def _threshold(cr: Criterion) -> str:
-    unit = "" if cr.metric is None else f" {cr.metric}"
+    """The bounds in the metric's unit (GB/s or Gb/s, never left to a metric name such as
+    read_gbps); a metric without a known unit (custom.command) is named instead."""
+    from slaschema.checks import METRIC_UNITS
+
+    unit = "" if cr.metric is None else f" {METRIC_UNITS.get(cr.check, {}).get(cr.metric) or cr.metric}"
+
+    def bound(v: Any) -> str:
+        return str(format_threshold(v)) + ("" if isinstance(v, timedelta) else unit)
+
     parts = []
     if cr.min is not None:
-        parts.append(f">= {format_threshold(cr.min)}{unit}")
+        parts.append(f">= {bound(cr.min)}")
     if cr.max is not None:
-        parts.append(f"<= {format_threshold(cr.max)}{unit}")
+        parts.append(f"<= {bound(cr.max)}")
     if cr.warn_below is not None:
         parts.append(f"warn below {format_threshold(cr.warn_below)}")
     if cr.warn_above is not None:

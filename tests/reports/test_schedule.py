@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 
 import pytest
@@ -148,7 +149,10 @@ def test_credit_terms_and_support(text):
 def test_acceptance_and_termination(text):
     assert "2027-01-15" in text
     assert "8 hours with at most 0 Xid events" in text
-    assert "gemm-bf16" in text and ">= 1800 tflops_bf16" in text
+    assert "gemm-bf16" in text and ">= 1800 TFLOPS; warn below 2000" in text
+    # thresholds in their units: bytes for the file system and NVLink, bits for Ethernet (not 'read_gbps')
+    assert ">= 20 GB/s" in text and ">= 700 GB/s" in text and ">= 1 Gb/s" in text
+    assert not re.search(r"[<>]= [\d.]+ (read_gbps|busbw_gbps|throughput_gbps|tflops_bf16)", text)
     assert "NVIDIA GB200 dense BF16" in text
     assert "USD 6,739.20 per day" in text                      # 1% of 673,920.00
     assert "within 30 days after the deadline" in text
