@@ -460,7 +460,11 @@ def _window_words(window: Any) -> str:
     """`within 30 days after the end of that month`, or for a calendar-month window
     `by the end of the 2nd calendar month after that month`."""
     if isinstance(window, timedelta):
-        return f"within {_hd(window)} after the end of that month"
+        days, rest = divmod(int(window.total_seconds()), 86400)
+        exact = ""
+        if days and not rest:           # what is computed: exact hours from the month's end, not calendar days
+            exact = f" (counted as {days} x 24 hours)" if days > 1 else " (counted as 24 hours)"
+        return f"within {_hd(window)}{exact} after the end of that month"
     n = int(getattr(window, "months_after"))
     if n == 1:
         return "by the end of the calendar month after that month"

@@ -139,7 +139,9 @@ def test_service_level_tables(text):
 def test_credit_terms_and_support(text):
     assert "at most 50% of that month's total fee (USD 336,960.00 in a 30-day month)" in text
     assert "below USD 1.00 gives no credit" in text
-    assert "within 30 days after the end of that month" in text
+    # the window as computed (exact hours from the month's end): the claim for 2027-02 is due 2027-03-31 01:00 CDT,
+    # 30 x 24 hours after 2027-03-01 00:00 CST, not at midnight 30 calendar days later
+    assert "within 30 days (counted as 30 x 24 hours) after the end of that month" in text
     assert "a credit against a future invoice" in text
     assert "within 2 minutes of its start" in text
     assert "Severity 1 15 minutes" in text and "Severity 4 1 day" in text
