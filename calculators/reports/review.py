@@ -112,6 +112,19 @@ def _summary(lc: LoadedContract, result: Result, periods: list[_Month], extras: 
     out: list[d.Block] = [d.Heading("1. Executive summary", 1)]
     out.append(d.Para(f"Credits owed for {', '.join(months)}: {money(total, cur)} after the cap and the minimum, "
                       f"given as {FORM_WORDS.get(cp.form, cp.form)}.", "strong"))
+    running = [t for t in totals if t.end.timestamp() > result.as_of]
+    if running:
+        from calculators.reports.claims_text import local_instant
+
+        zone = result.timezone
+        names = ", ".join(t.period for t in running)
+        many = len(running) > 1
+        out.append(d.Para(f"{names} had not ended as of {local_instant(result.as_of, zone)}: "
+                          f"{'their' if many else 'its'} figures are the month so far, not final. A claim covers a "
+                          f"whole month, so {'they' if many else 'it'} can be claimed only once {'they have' if many else 'it has'} "
+                          "ended ("
+                          + "; ".join(f"{t.period} ends {local_instant(int(t.end.timestamp()), zone)}"
+                                      for t in running) + ").", "warning"))
     remedy = rev11_terms.remedy_total(totals)
     if remedy is not None:
         nc = sum((t.not_charged_total for t in totals), Decimal(0))

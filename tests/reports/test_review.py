@@ -179,6 +179,28 @@ def test_degraded_minutes_are_said_to_be_more_than_the_nodes_downtime(run, text)
             < text.index("ID Ticket Scope"))
 
 
+def test_a_month_not_ended_as_of_the_figures_is_said_to_be_not_final(example_contract):
+    """A review as of mid-March stated 'Credits owed for 2027-03' and the month claimable with no
+    word that the month was still running (slakit claim refuses such a month)."""
+    from datetime import datetime, timezone
+
+    lc = example_contract
+    log = load_incidents(LOG, lc)
+    res = compute(lc, log, ["2027-02", "2027-03"], as_of=datetime(2027, 3, 15, tzinfo=timezone.utc), incidents=True)
+    doc, _ = review_document(lc, res, review_extras(res),
+                             ReviewInputs(EXAMPLE.name, lc.sha256, LOG.name, log.sha256, "1", "2027-02..2027-03"))
+    text = pdf_text(render_pdf(doc))
+    said = ("2027-03 had not ended as of 2027-03-14 19:00 CDT: its figures are the month so far, not final. A claim "
+            "covers a whole month, so it can be claimed only once it has ended (2027-03 ends 2027-04-01 00:00 CDT).")
+    assert said in text
+    assert text.index("1. Executive summary Credits owed") < text.index(said) < text.index("Month Fee (USD)")
+    assert "2027-02 had not ended" not in text
+
+
+def test_a_review_of_ended_months_says_nothing_of_the_kind(text):
+    assert "had not ended as of" not in text
+
+
 def test_support_and_flags_in_summary(run, text):
     s = run[2]["support"]
     assert f"{s['incidents']} incidents started in the period" in text
