@@ -164,13 +164,14 @@ def scope_text(scope: ScopeInfo | None) -> str:
         parts.append(f"criteria {', '.join(scope.criteria)} only (--only {' '.join(scope.only)})"
                      .replace(" (--only )", ""))
     if scope.nodes_not_covered_count or scope.nodes_not_in_contract:
-        # a node the contract does not list is none of its nodes: it is counted apart
+        # only the contract's own nodes count as covered: a host the contract does not list is
+        # named apart, never as one of the contract's nodes
         foreign = set(scope.nodes_not_in_contract)
         inside = [n for n in scope.nodes if n not in foreign]
         named = scope.nodes_expr if not foreign else _hostlist(inside)
         text = f"{len(inside)} of the contract's {scope.contract_nodes} nodes ({named or 'none'})"
         if foreign:
-            text += (f", and {len(foreign)} node(s) the contract does not list "
+            text += (f", and {len(foreign)} node{'s' if len(foreign) > 1 else ''} the contract does not list "
                      f"({_hostlist(scope.nodes_not_in_contract)})")
         parts.append(text)
     return "; ".join(parts)

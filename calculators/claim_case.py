@@ -55,6 +55,7 @@ class IncidentLine:
     downtime_seconds: int
     category: str
     credited_units: tuple[tuple[str, str, str], ...]     # (scope, id, unit credit) it counts in
+    impact: str | None = None         # "degraded" for an incident that took part of its node
 
 
 @dataclass(frozen=True)
@@ -218,7 +219,8 @@ def claim_months(lc: LoadedContract, log: IncidentLog, labels: list[str], as_of:
                                       end=int(r.end) if int(r.end) >= 0 else None,
                                       counted_seconds=int(r.counted_seconds),
                                       downtime_seconds=int(r.downtime_seconds), category=str(r.category),
-                                      credited_units=tuple(counts_in[r.id])))
+                                      credited_units=tuple(counts_in[r.id]),
+                                      impact=str(r.impact) if isinstance(r.impact, str) else None))
         touching = [str(i) for i in table["id"].tolist()]
         row_numbers = sorted({n for i in touching for n in rows.get(i, [])})
         months.append(MonthClaim(period=p.label, start=p.start, end=p.end, due=deadline.due,

@@ -29,4 +29,20 @@ KNOWN_CHECKS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "custom.command": ("custom", (), "a test program named by its argv (providers' burn tools)"),
 }
 
+# check name -> metric -> the unit its thresholds are in, as the schedule states them (the
+# acceptance checks report measurements in the same units: tests/schema/test_metric_units.py)
+METRIC_UNITS: dict[str, dict[str, str]] = {
+    "gpu.inventory": {"gpu_count": "GPUs"},
+    "gpu.gemm": {"tflops_bf16": "TFLOPS", "tflops_fp8": "TFLOPS", "tflops_fp16": "TFLOPS", "straggler_pct": "%"},
+    "gpu.xid": {"xid_events": "events"},
+    "gpu.burn": {"xid_events": "events", "throttle_pct": "%", "max_temp_c": "C"},
+    "network.nccl": {"busbw_gbps": "GB/s", "algbw_gbps": "GB/s"},
+    "network.ib": {"bw_gbps": "Gb/s", "port_rate_gbps": "Gb/s", "symbol_errors": "errors"},
+    "network.iperf3": {"throughput_gbps": "Gb/s", "retransmits": "retransmits"},
+    "storage.fio": {"read_gbps": "GB/s", "write_gbps": "GB/s", "read_iops": "IOPS", "write_iops": "IOPS",
+                    "read_p99_ms": "ms", "write_p99_ms": "ms"},
+    "storage.s3": {"put_gbps": "GB/s", "get_gbps": "GB/s", "put_mbps": "MB/s", "get_mbps": "MB/s", "list_s": "s"},
+    "health.detection": {"detection_s": "s"},
+}
+
 AREAS = ("gpu", "network", "storage", "software", "security")

@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from acceptance.checks.base import CLUSTER
 from acceptance.coverage import not_covered_lines, scope_text
 from acceptance.document import Decision, EvidenceManifest, RunDocument
 from acceptance.report.render import criterion_rows, measured_text, status_counts_text
@@ -32,6 +33,12 @@ NO_DECISION = Decision(result="unjudged", accepted=False, partial=False, subset_
                        exit_status=1)
 MAX_DETAIL_ROWS = 3000
 MAX_HASH_ROWS = 400
+
+
+def _unit_text(v: Any) -> str:
+    """The node or rack a verdict is about; a verdict about no single node (NCCL across nodes,
+    a check on the runner host: the internal key `_cluster`) reads "cluster"."""
+    return "cluster" if v.unit in (None, CLUSTER) else v.unit
 
 
 class _Rows:
@@ -187,7 +194,7 @@ def certificate_document(doc: RunDocument, manifest: EvidenceManifest | None, *,
     shown = 0
     for c in doc.criteria:
         passes = 0
-        missing = [v.unit or "cluster" for v in c.verdicts if v.status == Status.NOT_RUN]
+        missing = [_unit_text(v) for v in c.verdicts if v.status == Status.NOT_RUN]
         if missing:
             # One row for every unit without evidence: the hostlist, not one row each.
             dr.add(c.id, _short_list(missing), _status("not_run"), f"{len(missing)} with no evidence",
@@ -200,7 +207,7 @@ def certificate_document(doc: RunDocument, manifest: EvidenceManifest | None, *,
             if v.status == Status.NOT_RUN:
                 continue
             if shown < MAX_DETAIL_ROWS:
-                dr.add(c.id, v.unit or "cluster", _status(v.status), measured_text(v, c.unit),
+                dr.add(c.id, _unit_text(v), _status(v.status), measured_text(v, c.unit),
                        v.expected, f"{v.reason}: {v.remediation or ''}", status={2: v.status})
             shown += 1
         if passes:

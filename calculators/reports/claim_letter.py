@@ -126,6 +126,17 @@ def _units_sentence(units, clauses: dict[str, str]) -> str:
     return " and ".join(parts) if parts else "no unit carries a credit"
 
 
+def _degraded_words(lc: LoadedContract, m, clauses: dict[str, str]) -> str:
+    """The incident table's note on degraded incidents, when the contract counts only the lost
+    share of a degraded node: their Counted and Down are the whole degraded stretch, more than
+    the downtime they add to the node."""
+    if lc.model.downtime.degraded != "proportional" or not any(i.impact == "degraded" for i in m.incidents):
+        return ""
+    return (" An incident marked (degraded) took only some of its node's GPUs: its Counted and Down are the whole "
+            "degraded stretch, of which the node accrues as downtime only the share of its GPUs lost (GPUs "
+            f"affected / GPUs of the node; {clauses['downtime']}).")
+
+
 def _amount_rows(m, cur: str) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
     """(the claim's amounts, last = the amount claimed; the billing adjustment rows, if any)."""
     t = m.totals
@@ -191,16 +202,17 @@ def _letter(lc: LoadedContract, run, m, clauses: dict[str, str], inputs: LetterI
     out.append(d.Heading("Incidents", 2))
     out.append(d.Table(("Incident", "Provider ticket", "Affected nodes", "Start", "End", "Counted", "Down",
                         f"Credited units it counts in ({cur})"),
-                       tuple((i.id, i.ticket or "—", _nodes_text(i.nodes, i.scope, i.target), _local(i.start, zone),
+                       tuple((i.id, i.ticket or "—", _nodes_text(i.nodes, i.scope, i.target)
+                              + (" (degraded)" if i.impact == "degraded" else ""), _local(i.start, zone),
                               _local(i.end, zone) if i.end is not None else f"open (to {_local(run.as_of, zone)})",
                               duration(i.counted_seconds), duration(i.downtime_seconds),
                               _units_text(i.credited_units)) for i in m.incidents),
                        align=("l", "l", "l", "l", "l", "r", "r", "l"),
-                       widths=(0.9, 0.85, 1.5, 1.05, 1.05, 0.6, 0.6, 2.1), font_size=6.5,
+                       widths=(0.9, 0.85, 1.5, 1.05, 1.05, 0.6, 0.6, 2.1), font_size=6.5, nowrap=(0, 1, 5, 6),
                        caption=f"Times in {zone}. Counted: the incident's time in {m.period} after the exclusions, "
                                "summed over the units it names; Down: the part that is downtime after merging and "
                                "the minimum-outage rule. A unit's credit comes from its whole month's downtime, so "
-                               "the incidents on one unit share its credit."))
+                               "the incidents on one unit share its credit." + _degraded_words(lc, m, clauses)))
     if m.other_incidents:
         out.append(d.Para(f"{plural(len(m.other_incidents), 'other incident')} in {m.period} "
                           f"{'counts' if len(m.other_incidents) == 1 else 'count'} in no unit with a credit "
@@ -219,6 +231,11 @@ def _letter(lc: LoadedContract, run, m, clauses: dict[str, str], inputs: LetterI
         out.append(d.Para(f"Enclosed: the evidence package {inputs.package_name}, manifest SHA-256 "
                           f"{inputs.manifest_sha256}.{sig} It holds:", "body"))
         out.append(d.Bullets(tuple(items)))
+        if not any(path.startswith("monitor/") for path, _ in inputs.package_files):
+            missing = [e for e in asked if "monitor" in e.lower()]
+            if missing:
+                out.append(d.Para(f"Not enclosed: {'; '.join(missing)}, which the contract asks for with a claim: "
+                                  f"the package holds no monitoring log of {info.customer}'s own.", "warning"))
     out.append(d.Para(f"Figures computed by slakit {inputs.tool_version} from the contract file "
                       f"{inputs.contract_file} (SHA-256 {run.contract_sha256}) and the provider's incident log "
                       f"{run.incidents_file} (SHA-256 {run.incidents_sha256}); either party can recompute them "

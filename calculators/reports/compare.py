@@ -133,10 +133,10 @@ def _sim_rows(sims: list[SimSummary], offers: list[LoadedContract]) -> list[Row]
         [(float(s.credits.p50) / float(s.fee_total) * 100 if s.fee_total else 0.0,
           float(s.credits.p95) / float(s.fee_total) * 100 if s.fee_total else 0.0)
          for s in sims], lambda v: f"{v[0]:.2f}% / {v[1]:.2f}%", None, "for information")
-    add("value returned (credits / lost GPU-hours)",
+    add("value returned (credits / value of lost GPU-hours)",
         [s.value_returned_ratio_of_means for s in sims],
         lambda v: "n/a" if v is None else f"{v:.3f}", "higher",
-        "higher is better: credits per unit of value lost")
+        "higher is better: expected credits / (expected lost GPU-hours x price per GPU-hour)")
     scopes: list[str] = []
     for s in sims:
         scopes += [k for k in s.availability if k not in scopes]

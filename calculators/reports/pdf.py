@@ -198,6 +198,24 @@ class FooterCanvas(rl_canvas.Canvas):
             y -= 2
         self.restoreState()
 
+    def _footer_fitted(self, text: str, room: float) -> tuple[str, float]:
+        """The footer line in smaller type before anything is cut; then its first part (the
+        document's id, also on the page) is shortened with "…", so that what follows (the
+        SHA-256 the schedule tells both parties to compare on every page, the tool version)
+        stays whole. Only a footer whose later parts alone do not fit is cut at its end."""
+        size = 6.8
+        wide = fonts.width(text, FONT, size)
+        if wide > room:
+            size = max(5.6, size * room / wide)
+        if fonts.width(text, FONT, size) <= room:
+            return text, size
+        head, sep, tail = text.partition(" · ")
+        if sep and fonts.width("…" + sep + tail, FONT, size) <= room:
+            while fonts.width(head + "…" + sep + tail, FONT, size) > room:
+                head = head[:-1]
+            return head + "…" + sep + tail, size
+        return self._fitted(text, FONT, size, room, size)
+
     def _draw_footer(self, total: int) -> None:
         w, _h = self._pagesize
         self.saveState()
@@ -205,14 +223,7 @@ class FooterCanvas(rl_canvas.Canvas):
         self.setLineWidth(0.5)
         self.line(MARGIN, 13 * mm, w - MARGIN, 13 * mm)
         self.setFillColor(MUTED)
-        text = plain(self.footer_text)
-        room = w - 2 * MARGIN - 60
-        size = 6.8
-        wide = fonts.width(text, FONT, size)
-        if wide > room:                      # smaller type before anything is cut
-            size = max(5.6, size * room / wide)
-        while text and fonts.width(text, FONT, size) > room:
-            text = text[:-2]
+        text, size = self._footer_fitted(plain(self.footer_text), w - 2 * MARGIN - 60)
         fonts.draw_string(self, MARGIN, 9.5 * mm, text, FONT, size)
         fonts.draw_string(self, w - MARGIN, 9.5 * mm, f"Page {self._pageNumber} of {total}", FONT, 7.5, "right")
         if self.footer_note:

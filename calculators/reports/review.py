@@ -112,6 +112,19 @@ def _summary(lc: LoadedContract, result: Result, periods: list[_Month], extras: 
     out: list[d.Block] = [d.Heading("1. Executive summary", 1)]
     out.append(d.Para(f"Credits owed for {', '.join(months)}: {money(total, cur)} after the cap and the minimum, "
                       f"given as {FORM_WORDS.get(cp.form, cp.form)}.", "strong"))
+    running = [t for t in totals if t.end.timestamp() > result.as_of]
+    if running:
+        from calculators.reports.claims_text import local_instant
+
+        zone = result.timezone
+        names = ", ".join(t.period for t in running)
+        many = len(running) > 1
+        out.append(d.Para(f"{names} had not ended as of {local_instant(result.as_of, zone)}: "
+                          f"{'their' if many else 'its'} figures are the month so far, not final. A claim covers a "
+                          f"whole month, so {'they' if many else 'it'} can be claimed only once {'they have' if many else 'it has'} "
+                          "ended ("
+                          + "; ".join(f"{t.period} ends {local_instant(int(t.end.timestamp()), zone)}"
+                                      for t in running) + ").", "warning"))
     remedy = rev11_terms.remedy_total(totals)
     if remedy is not None:
         nc = sum((t.not_charged_total for t in totals), Decimal(0))
@@ -288,7 +301,21 @@ def _availability(periods: list[_Month], months: list[str]) -> list[d.Block]:
     return out
 
 
-def _downtime(extras: ReviewExtras) -> list[d.Block]:
+def _degraded_note(lc: LoadedContract, extras: ReviewExtras) -> str:
+    """Said beside incident minutes when the contract counts only the lost share of a degraded
+    node: those minutes are the whole degraded stretch, more than the downtime it adds."""
+    frame = extras.incidents.frame
+    if lc.model.downtime.degraded != "proportional" or not len(frame):
+        return ""
+    n = int((frame["impact"] == "degraded").sum())
+    if not n:
+        return ""
+    return (f" {plural(n, 'incident')} marked (degraded) count{'s' if n == 1 else ''} here with "
+            f"{'its' if n == 1 else 'their'} whole degraded stretch; in availability the node accrues only the share "
+            "of its GPUs lost (downtime.degraded: proportional).")
+
+
+def _downtime(extras: ReviewExtras, degraded_note: str = "") -> list[d.Block]:
     out: list[d.Block] = [d.Heading("3. Downtime by category and cause", 1)]
     cats = extras.by_category
     tot_c = sum(x.counted_node_seconds for x in cats)
@@ -298,7 +325,8 @@ def _downtime(extras: ReviewExtras) -> list[d.Block]:
                       f"node-hours as the rack has nodes): {hours(tot_c)} node-hours counted after the contract's "
                       f"exclusions, of which {hours(tot_d)} node-hours are downtime after the minimum-outage rule "
                       f"(the rest were outages too short to count), and {hours(tot_e)} node-hours excluded. Time the "
-                      "rack and cluster rules add to nodes is not in these figures (see the fleet view)."))
+                      "rack and cluster rules add to nodes is not in these figures (see the fleet view)."
+                      + degraded_note))
     if cats:
         rows = tuple((x.key, hours(x.counted_node_seconds), hours(x.downtime_node_seconds),
                       hours(x.excluded_node_seconds)) for x in cats)
@@ -531,8 +559,8 @@ def _register_table(rows: list[RegisterRow], caption: str) -> d.Table:
                    caption=caption, nowrap=(0, 1, 6, 7, 8))
 
 
-def _register(extras: ReviewExtras, limit: int, attachment_name: str | None, app: dict[str, str]
-              ) -> tuple[list[d.Block], list[d.Block]]:
+def _register(extras: ReviewExtras, limit: int, attachment_name: str | None, app: dict[str, str],
+              degraded_note: str = "") -> tuple[list[d.Block], list[d.Block]]:
     """Section 7 and, for long registers, the appendix that lists them."""
     reg = extras.incidents
     where = f"the attached file {attachment_name}" if attachment_name else "the CSV form of the register"
@@ -541,7 +569,7 @@ def _register(extras: ReviewExtras, limit: int, attachment_name: str | None, app
                       "Minutes are summed over the units an incident names and limited to the period. Counted: "
                       "after the contract's exclusions, before the minimum-outage rule; Down: the part of the "
                       "counted time that is downtime after merging and the minimum-outage rule (0 for an outage too "
-                      "short to count); Excl.: time under an exclusion."))
+                      "short to count); Excl.: time under an exclusion." + degraded_note))
     if not len(reg):
         out.append(d.Para("No incidents touch the period."))
         return out, []
@@ -668,11 +696,12 @@ def review_document(lc: LoadedContract, result: Result, extras: ReviewExtras, in
                                ("register", len(extras.incidents) > INLINE_REGISTER and register_limit > 0),
                                ("nodes", True)) if on]
     app = {k: "ABCDEFGH"[i] for i, k in enumerate(present)}
-    section7, register_appendix = _register(extras, register_limit, reg_name, app)
+    degraded_note = _degraded_note(lc, extras)
+    section7, register_appendix = _register(extras, register_limit, reg_name, app, degraded_note)
     blocks: list[d.Block] = []
     blocks += _summary(lc, result, periods, extras, months, app)
     blocks += _availability(periods, months)
-    blocks += _downtime(extras)
+    blocks += _downtime(extras, degraded_note)
     blocks += _fleet(periods, extras, months)
     blocks += _credits(lc, result, periods, app)
     blocks += _support(result)

@@ -111,9 +111,15 @@ def _parties(c: _Ctx) -> list[d.Block]:
     elif master:
         out.append(_Clause("parties.precedence", f"Order of precedence: this contract states none between this "
                            f"schedule and {master} (agreement.precedence)."))
+    if _has_dst(info.timezone, info.effective.from_ if info.effective else None,
+                info.effective.to if info.effective else None):
+        months = (f"begin and end at local midnight in {info.timezone}, so a month with a daylight-saving change can "
+                  "be an hour shorter or longer")
+    else:
+        months = (f"begin and end at midnight {info.timezone}" if info.timezone in ("UTC", "Etc/UTC") else
+                  f"begin and end at local midnight in {info.timezone}, which has no daylight-saving change")
     out.append(d.Para(f"All amounts are in {c.cur}. All times are compared in UTC; calendar months, which are the "
-                      f"measurement periods, begin and end at local midnight in {info.timezone}, so a month with a "
-                      "daylight-saving change can be an hour shorter or longer."))
+                      f"measurement periods, {months}."))
     p = c.m.pricing
     fees = monthly_fees(c.lc)
     if p.per_gpu_hour is not None:
@@ -128,6 +134,21 @@ def _parties(c: _Ctx) -> list[d.Block]:
                        tuple((f"{days} days", f"{_hrs(days):,}", money(fees[f'{days}d'])) for days in MONTH_DAYS),
                        align=("l", "r", "r"), widths=(2, 1, 2)))
     return out
+
+
+def _has_dst(zone: str, start: date | None, end: date | None) -> bool:
+    """Whether the zone's offset from UTC changes in the years of the term (this year and the
+    next when the term is open): only then can a calendar month be an hour shorter or longer."""
+    from zoneinfo import ZoneInfo
+
+    tz = ZoneInfo(zone)
+    first = (start or date.today()).year
+    last = end.year if end else first + 1
+    for year in range(first, min(last, first + 50) + 1):
+        offsets = {datetime(year, month, 1, tzinfo=tz).utcoffset() for month in range(1, 13)}
+        if len(offsets) > 1:
+            return True
+    return False
 
 
 def _definitions(c: _Ctx) -> tuple[list[d.Block], list[d.Block]]:
@@ -439,7 +460,11 @@ def _window_words(window: Any) -> str:
     """`within 30 days after the end of that month`, or for a calendar-month window
     `by the end of the 2nd calendar month after that month`."""
     if isinstance(window, timedelta):
-        return f"within {_hd(window)} after the end of that month"
+        days, rest = divmod(int(window.total_seconds()), 86400)
+        exact = ""
+        if days and not rest:           # what is computed: exact hours from the month's end, not calendar days
+            exact = f" (counted as {days} x 24 hours)" if days > 1 else " (counted as 24 hours)"
+        return f"within {_hd(window)}{exact} after the end of that month"
     n = int(getattr(window, "months_after"))
     if n == 1:
         return "by the end of the calendar month after that month"
@@ -515,12 +540,20 @@ def _support(c: _Ctx) -> list[d.Block]:
 
 
 def _threshold(cr: Criterion) -> str:
-    unit = "" if cr.metric is None else f" {cr.metric}"
+    """The bounds in the metric's unit (GB/s or Gb/s, never left to a metric name such as
+    read_gbps); a metric without a known unit (custom.command) is named instead."""
+    from slaschema.checks import METRIC_UNITS
+
+    unit = "" if cr.metric is None else f" {METRIC_UNITS.get(cr.check, {}).get(cr.metric) or cr.metric}"
+
+    def bound(v: Any) -> str:
+        return str(format_threshold(v)) + ("" if isinstance(v, timedelta) else unit)
+
     parts = []
     if cr.min is not None:
-        parts.append(f">= {format_threshold(cr.min)}{unit}")
+        parts.append(f">= {bound(cr.min)}")
     if cr.max is not None:
-        parts.append(f"<= {format_threshold(cr.max)}{unit}")
+        parts.append(f"<= {bound(cr.max)}")
     if cr.warn_below is not None:
         parts.append(f"warn below {format_threshold(cr.warn_below)}")
     if cr.warn_above is not None:

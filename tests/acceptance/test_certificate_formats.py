@@ -69,6 +69,26 @@ def test_partial_unsigned_pdf_marks_every_page_and_names_the_digest(partial):
     assert fonts and not any("Helvetica" in f or "Courier" in f for f in fonts), fonts
 
 
+@pytest.mark.parametrize("nodes, says", [
+    ("gpu-x1", "0 of the contract's 4 nodes (none), and 1 node the contract does not list (gpu-x1)"),
+    ("n1,gpu-x1", "1 of the contract's 4 nodes (n1), and 1 node the contract does not list (gpu-x1)"),
+])
+def test_a_host_the_contract_does_not_list_is_never_counted_as_one_of_its_nodes(tmp_path, nodes, says):
+    """A run on a host outside the contract (the demo's laptop) covered none of the contract's
+    nodes: every page's mark and the scope line say so, not '1 of the contract's 4 nodes'."""
+    c, b = contract(tmp_path), full_bundle(tmp_path)
+    r, doc = evaluate(c, b, "--nodes", nodes)
+    assert doc["decision"]["partial"] and doc["scope"]["nodes_not_in_contract"] == ["gpu-x1"], r.output
+    out = tmp_path / "cert.pdf"
+    assert report(b, out).exit_code == 0
+    text = pages(out)
+    for page in text:
+        assert f"PARTIAL — not an acceptance: {says}" in page
+    whole = " ".join(text)
+    assert f"Scope PARTIAL: {says}" in whole and f"Subset: {says}" in whole
+    assert f"{len(nodes.split(','))} of the contract's" not in whole.replace(says, "")
+
+
 def test_the_same_certificate_as_markdown_and_html(partial):
     tmp, b, doc = partial
     md_path, html_path = tmp / "cert.md", tmp / "cert.html"
@@ -152,3 +172,30 @@ def test_an_over_long_cell_is_cut_in_the_pdf_and_kept_in_the_text_formats():
     assert "no acceptance of the cluster: REJECTED" in text
     md = render_certificate(document, "markdown").decode("utf-8")
     assert long.strip() in md and "[cut:" not in md
+
+
+def test_a_verdict_about_no_single_node_reads_cluster_never_the_internal_key():
+    """The demo's detection drill (a cluster-wide check) was listed under node '_cluster'."""
+    raw = {"format": "slakit-acceptance-run/1",
+           "contract": {"id": "c-1", "title": "Cluster C", "provider": "Prov", "customer": "Cust", "file": "c.yaml",
+                        "sha256": "cd" * 32},
+           "run": {"mode": "run", "state": "complete", "started": None, "finished": None, "executor": "local",
+                   "nodes": ["n01"], "overrides": {}},
+           "status": "skip", "counts": {"error": 0, "fail": 0, "warn": 0, "skip": 1, "pass": 0},
+           "criteria": [{"id": "drill", "check": "health.detection", "metric": "detection_s",
+                         "expected": "detection_s <= 120 s", "unit": "s", "status": "skip",
+                         "reason": "no_drill_result", "duration_s": 0.0, "nodes": ["_cluster"],
+                         "verdicts": [{"criterion": "drill", "node": None, "status": "skip",
+                                       "measured": "no drill result given (params.result)",
+                                       "expected": "applicable on this node", "reason": "no_drill_result",
+                                       "remediation": "pass params.result",
+                                       "details": {"unit": "_cluster", "layout": "cluster"}}]}],
+           "aggregate": {"overall": {"status": "skip", "nodes": 1}, "racks": [], "nodes": []}}
+    document = certificate_document(parse_run_document(raw), EvidenceManifest(digest="ab" * 32), mark="UNSIGNED")
+    for fmt in ("pdf", "markdown"):
+        data = render_certificate(document, fmt)
+        text = (" ".join(" ".join(p.extract_text().split()) for p in PdfReader(io.BytesIO(data)).pages)
+                if fmt == "pdf" else data.decode("utf-8"))
+        assert "_cluster" not in text, fmt
+    assert re.search(r"drill cluster SKIP", " ".join(
+        " ".join(p.extract_text().split()) for p in PdfReader(io.BytesIO(render_certificate(document, "pdf"))).pages))

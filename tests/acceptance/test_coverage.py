@@ -205,12 +205,12 @@ def test_a_node_the_contract_does_not_list_is_not_counted_as_one_of_its_nodes(tm
     c, b = contract(tmp_path), full_bundle(tmp_path)
     r, doc = evaluate(c, b, "--nodes", "n1,vm")
     assert r.exit_code == 1 and doc["scope"]["nodes_not_in_contract"] == ["vm"]
-    line = "1 of the contract's 4 nodes (n1), and 1 node(s) the contract does not list (vm)"
+    line = "1 of the contract's 4 nodes (n1), and 1 node the contract does not list (vm)"
     assert f"subset: {line}" in table(c, b, "--nodes", "n1,vm")
     text = " ".join(certificate(b, tmp_path).split())
     assert f"PARTIAL — not an acceptance: {line}" in text and "2 of the contract's" not in text
     r, doc = evaluate(c, b, "--nodes", "vm")
-    assert "subset: 0 of the contract's 4 nodes (none), and 1 node(s) the contract does not list (vm)" in table(
+    assert "subset: 0 of the contract's 4 nodes (none), and 1 node the contract does not list (vm)" in table(
         c, b, "--nodes", "vm")
 
 

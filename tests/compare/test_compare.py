@@ -96,9 +96,15 @@ def test_comparison_with_simulation_and_renderers(offers):
     doc = comparison(offers, sims)
     sim_rows = [r for r in doc.rows if r.section == "Simulated"]
     terms = {r.term for r in sim_rows}
-    assert {"expected credits, % of fee", "value returned (credits / lost GPU-hours)",
+    assert {"expected credits, % of fee", "value returned (credits / value of lost GPU-hours)",
             "P(chronic-failure exit fires)", "node availability (mean)"} <= terms
     assert doc.simulation.seed == 5 and doc.simulation.runs == 10
+    # the row's number is what its label says: credits over the value of the lost GPU-hours (their
+    # price), not over the GPU-hours themselves
+    row = next(r for r in sim_rows if r.term.startswith("value returned"))
+    for v, s in zip(row.values, sims):
+        assert float(v) == pytest.approx(float(s.credits.mean) / float(s.value_lost_mean), rel=1e-3)
+        assert float(v) != pytest.approx(float(s.credits.mean) / s.lost_gpu_hours_mean, rel=1e-2)
     md = render_markdown(doc)
     assert "| price per GPU-hour | 3.2500 | **3.0822** ✓ |" in md
     pdf1, pdf2 = render_pdf(doc), render_pdf(doc)

@@ -42,7 +42,7 @@ def test_pdf_shows_best_marks_and_simulated_rows(cmp_doc):
     reader = PdfReader(io.BytesIO(data))
     text = " ".join(" ".join(p.extract_text().split()) for p in reader.pages)
     assert text.startswith("Offer comparison")
-    assert "Simulated" in text and "value returned (credits / lost GPU-hours)" in text
+    assert "Simulated" in text and "value returned (credits / value of lost GPU-hours)" in text
     assert "Best-offer marks: " + ", ".join(f"{chr(65 + i)} {n}" for i, n in enumerate(cmp_doc.best_counts)) in text
     assert re.search(r"Page 1 of \d+", text) and "sha256 " + cmp_doc.offers[1].sha256[:12] in text
     assert data == render_pdf(cmp_doc)                     # byte-identical for the same document

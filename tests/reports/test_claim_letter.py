@@ -146,9 +146,54 @@ def test_incidents_of_credited_units_with_ticket_nodes_times_and_credit(quarter,
     others = [i["id"] for i in doc["incidents"] if i["id"] not in ids]
     assert f"{len(others)} other incidents in 2027-03 count in no unit with a credit" in text
     # INC-27052: a node incident 2027-03-10 10:00-18:00 CST, 8 h counted, on r04-n14
-    assert re.search(r"INC-27052 ND-\d+ r04-n14 2027-03-10 10:00 CST 2027-03-10 18:00 CST 8h 8h node r04-n14", text)
+    assert re.search(r"INC-27052 ND-\d+ r04-n14 \(degraded\) 2027-03-10 10:00 CST 2027-03-10 18:00 CST 8h 8h "
+                     r"node r04-n14", text)
     # a cluster-wide incident lists the nodes it took down as hostlists
     assert "r01-n[01-18], r02-n[01-18], r03-n[01-18], r04-n[01-18] (72 nodes)" in text
+
+
+def test_incident_table_headers_and_durations_are_not_broken_inside_a_word(quarter):
+    """The 6.5 pt incident table: its column headers and durations stay whole words (the
+    'Counted' header once broke as 'Counte' over 'd')."""
+    d, _ = quarter
+    text = pdf_text((d / "claim.pdf").read_bytes())
+    assert ("Incident Provider ticket Affected nodes Start End Counted Down Credited units it counts in (USD) "
+            "INC-27046") in text
+    assert "1h 30m 1h 30m node r04-n14" in text and "6h 58m 6h 58m node r01-n05" in text
+
+
+def test_a_degraded_incident_is_marked_and_its_down_time_explained(quarter, engine_march):
+    """INC-27052 took 3 of r04-n14's 4 GPUs for 8 h: the contract (degraded: proportional) counts
+    6 h of it, so the letter's '8h' Down must not read as the node's downtime."""
+    d, _ = quarter
+    text = pdf_text((d / "claim.pdf").read_bytes())
+    lc, _, doc = engine_march
+    assert lc.model.downtime.degraded == "proportional"
+    r04 = next(u for u in doc["periods"][0]["units"] if u["scope"] == "node" and u["id"] == "r04-n14")
+    hours = Decimal(doc["periods"][0]["hours"])
+    down_h = (1 - Decimal(r04["availability_pct"]) / 100) * hours
+    assert Decimal("7.5") < down_h < Decimal("7.6")       # 6 h degraded + 0.375 h of INC-27053 + 72 min, not 10 h 42 m
+    assert "r04-n14 (degraded) 2027-03-10" in text
+    assert text.count("(degraded)") == 1 + 1                # INC-27052 and the note
+    assert ("An incident marked (degraded) took only some of its node's GPUs: its Counted and Down are the whole "
+            "degraded stretch, of which the node accrues as downtime only the share of its GPUs lost (GPUs affected / "
+            'GPUs of the node; §3 "What counts as down" (downtime)).') in text
+
+
+def test_evidence_the_contract_asks_for_and_the_package_lacks_is_said_on_the_letter(quarter, tmp_path):
+    """The example contract asks for customer monitoring logs; without --monitor-log the letter
+    itself (not only a note on stderr) says they are not enclosed."""
+    out = _slakit("claim", str(EXAMPLE), str(LOG), "--quarter", "2027-Q1", "--as-of", AS_OF,
+                  "-o", str(tmp_path / "claim.pdf"))
+    assert out.returncode == 0, out.stderr
+    assert "no --monitor-log was given" in out.stderr
+    text = pdf_text((tmp_path / "claim.pdf").read_bytes())
+    said = ("Not enclosed: customer monitoring logs, which the contract asks for with a claim: the package holds no "
+            "monitoring log of Example AI Lab's own.")
+    assert said in text
+    assert text.index("It holds:") < text.index(said) < text.index("Figures computed by slakit")
+    d, _ = quarter                                        # given a monitor log: nothing is said missing
+    assert "Not enclosed" not in pdf_text((d / "claim.pdf").read_bytes())
 
 
 def test_months_not_claimed_say_why(quarter):

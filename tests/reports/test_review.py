@@ -161,6 +161,46 @@ def test_register_rows_in_pdf(run, text):
         assert r.id in text
 
 
+def test_degraded_minutes_are_said_to_be_more_than_the_nodes_downtime(run, text):
+    """INC-27004 took 1 of r01-n10's 4 GPUs for 2,430 min: the register (and section 3) count the
+    whole stretch, the contract (degraded: proportional) 607.5 min of downtime. The page says so."""
+    lc, _, result, extras, *_ = run
+    assert lc.model.downtime.degraded == "proportional"
+    row = next(r for r in extras.incidents.rows() if r.id == "INC-27004")
+    assert (row.impact, row.downtime_seconds) == ("degraded", 2430 * 60)
+    jan = result["periods"][0]
+    unit = next(u for u in jan["units"] if u["scope"] == "node" and u["id"] == "r01-n10")
+    assert unit["downtime_seconds"] == 2430 * 60 // 4
+    note = ("3 incidents marked (degraded) count here with their whole degraded stretch; in availability the node "
+            "accrues only the share of its GPUs lost (downtime.degraded: proportional).")
+    assert text.count(note) == 2                           # section 3 and the register
+    assert (text.index("3. Downtime by category and cause Incident time") < text.index(note)
+            < text.index("4. Fleet view Where") < text.index("7. Incident register Every") < text.rindex(note)
+            < text.index("ID Ticket Scope"))
+
+
+def test_a_month_not_ended_as_of_the_figures_is_said_to_be_not_final(example_contract):
+    """A review as of mid-March stated 'Credits owed for 2027-03' and the month claimable with no
+    word that the month was still running (slakit claim refuses such a month)."""
+    from datetime import datetime, timezone
+
+    lc = example_contract
+    log = load_incidents(LOG, lc)
+    res = compute(lc, log, ["2027-02", "2027-03"], as_of=datetime(2027, 3, 15, tzinfo=timezone.utc), incidents=True)
+    doc, _ = review_document(lc, res, review_extras(res),
+                             ReviewInputs(EXAMPLE.name, lc.sha256, LOG.name, log.sha256, "1", "2027-02..2027-03"))
+    text = pdf_text(render_pdf(doc))
+    said = ("2027-03 had not ended as of 2027-03-14 19:00 CDT: its figures are the month so far, not final. A claim "
+            "covers a whole month, so it can be claimed only once it has ended (2027-03 ends 2027-04-01 00:00 CDT).")
+    assert said in text
+    assert text.index("1. Executive summary Credits owed") < text.index(said) < text.index("Month Fee (USD)")
+    assert "2027-02 had not ended" not in text
+
+
+def test_a_review_of_ended_months_says_nothing_of_the_kind(text):
+    assert "had not ended as of" not in text
+
+
 def test_support_and_flags_in_summary(run, text):
     s = run[2]["support"]
     assert f"{s['incidents']} incidents started in the period" in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 
 import pytest
@@ -60,6 +61,41 @@ def test_identity_on_every_page(example_contract, pdf):
         assert f"Page {i} of {n}" in t
 
 
+def test_identity_on_every_page_with_a_long_contract_id():
+    """Clause 11 tells the parties to compare the SHA-256 at the foot of every page: a long
+    contract id is shortened there, never the SHA-256 or the version after it."""
+    from io import BytesIO
+
+    from pypdf import PdfReader
+
+    long_id = "zaklad-obliczen-lodz-spzoo-beijing-yunsuan-keji-gb200-nvl72-gold-2027-2028"
+    lc = load_contract_text(EXAMPLE.read_text().replace("id: example-gb200-2027", f"id: {long_id}", 1),
+                            "long-id.yaml", EXAMPLE.parent)
+    assert lc.id == long_id
+    reader = PdfReader(BytesIO(render_pdf(schedule_document(lc, "0.1.0"))))
+    for page in reader.pages:
+        t = page.extract_text()
+        assert f"· contract SHA-256 {lc.sha256} · slakit 0.1.0" in t
+        assert "zaklad-obliczen-lodz-spzoo" in t and "…" in t
+
+
+@pytest.mark.parametrize("zone, says", [
+    ("America/Chicago", "begin and end at local midnight in America/Chicago, so a month with a daylight-saving "
+                        "change can be an hour shorter or longer."),
+    ("UTC", "begin and end at midnight UTC."),
+    ("Asia/Shanghai", "begin and end at local midnight in Asia/Shanghai, which has no daylight-saving change."),
+])
+def test_months_are_said_to_change_length_only_in_a_zone_with_daylight_saving(zone, says):
+    """A UTC contract's schedule said its months begin 'at local midnight in UTC, so a month with
+    a daylight-saving change can be an hour shorter or longer': UTC has no such change."""
+    raw = EXAMPLE.read_text().replace("timezone: America/Chicago", f"timezone: {zone}", 1)
+    lc = load_contract_text(raw, "zone.yaml", EXAMPLE.parent)
+    assert lc.model.contract.timezone == zone
+    t = pdf_text(render_pdf(schedule_document(lc, "1")))
+    assert "All times are compared in UTC; calendar months, which are the measurement periods, " + says in t
+    assert ("daylight-saving change can be an hour" in t) == (zone == "America/Chicago")
+
+
 def test_topology_definitions(text):
     assert "72 nodes with 288 GPUs" in text
     assert "r01-n[01-18], r02-n[01-18], r03-n[01-18], r04-n[01-18]" in text
@@ -103,7 +139,9 @@ def test_service_level_tables(text):
 def test_credit_terms_and_support(text):
     assert "at most 50% of that month's total fee (USD 336,960.00 in a 30-day month)" in text
     assert "below USD 1.00 gives no credit" in text
-    assert "within 30 days after the end of that month" in text
+    # the window as computed (exact hours from the month's end): the claim for 2027-02 is due 2027-03-31 01:00 CDT,
+    # 30 x 24 hours after 2027-03-01 00:00 CST, not at midnight 30 calendar days later
+    assert "within 30 days (counted as 30 x 24 hours) after the end of that month" in text
     assert "a credit against a future invoice" in text
     assert "within 2 minutes of its start" in text
     assert "Severity 1 15 minutes" in text and "Severity 4 1 day" in text
@@ -113,7 +151,10 @@ def test_credit_terms_and_support(text):
 def test_acceptance_and_termination(text):
     assert "2027-01-15" in text
     assert "8 hours with at most 0 Xid events" in text
-    assert "gemm-bf16" in text and ">= 1800 tflops_bf16" in text
+    assert "gemm-bf16" in text and ">= 1800 TFLOPS; warn below 2000" in text
+    # thresholds in their units: bytes for the file system and NVLink, bits for Ethernet (not 'read_gbps')
+    assert ">= 20 GB/s" in text and ">= 700 GB/s" in text and ">= 1 Gb/s" in text
+    assert not re.search(r"[<>]= [\d.]+ (read_gbps|busbw_gbps|throughput_gbps|tflops_bf16)", text)
     assert "NVIDIA GB200 dense BF16" in text
     assert "USD 6,739.20 per day" in text                      # 1% of 673,920.00
     assert "within 30 days after the deadline" in text

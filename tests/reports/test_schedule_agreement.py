@@ -51,7 +51,7 @@ def test_clauses_are_numbered_and_the_numbers_can_be_cited(draft):
                 "identification.status"):
         assert f" {numbers[key]} " in f" {text} ", key
     assert "6.5 Claims: the customer claims a month's credit" in text
-    assert "within 30 days after the end of that month" in text
+    assert "within 30 days (counted as 30 x 24 hours) after the end of that month" in text
 
 
 def test_master_agreement_precedence_revisions_and_signatories(draft):
