@@ -129,19 +129,24 @@ def test_format_follows_the_extension_and_a_mismatch_is_refused(partial):
     assert r.exit_code == 0 and (tmp / "explicit.md").read_text(encoding="utf-8").startswith("# Acceptance")
 
 
+def _raw_run(status: str, criteria: list[dict]) -> dict:
+    """A one-node run document (n01 of contract c-1) with these criteria, as JSON values."""
+    counts = {"error": 0, "fail": 0, "warn": 0, "skip": 0, "pass": 0} | {status: 1}
+    return {"format": "slakit-acceptance-run/1",
+            "contract": {"id": "c-1", "title": "Cluster C", "provider": "Prov", "customer": "Cust", "file": "c.yaml",
+                         "sha256": "cd" * 32},
+            "run": {"mode": "run", "state": "complete", "started": None, "finished": None, "executor": "local",
+                    "nodes": ["n01"], "overrides": {}},
+            "status": status, "counts": counts, "criteria": criteria,
+            "aggregate": {"overall": {"status": status, "nodes": 1}, "racks": [], "nodes": []}}
+
+
 def run_doc(remediation: str = "", decision: dict | None = None) -> RunDocument:
-    doc = {"format": "slakit-acceptance-run/1",
-           "contract": {"id": "c-1", "title": "Cluster C", "provider": "Prov", "customer": "Cust", "file": "c.yaml",
-                        "sha256": "cd" * 32},
-           "run": {"mode": "run", "state": "complete", "started": None, "finished": None, "executor": "local",
-                   "nodes": ["n01"], "overrides": {}},
-           "status": "fail", "counts": {"error": 0, "fail": 1, "warn": 0, "skip": 0, "pass": 0},
-           "criteria": [{"id": "inv", "check": "gpu.inventory", "metric": None, "expected": "gpus_per_node: 8",
-                         "unit": "", "status": "fail", "reason": "constraint_not_met", "duration_s": 0.1,
-                         "verdicts": [{"criterion": "inv", "node": "n01", "status": "fail", "measured": 7,
-                                       "expected": "8", "reason": "constraint_not_met", "remediation": remediation,
-                                       "details": {}}]}],
-           "aggregate": {"overall": {"status": "fail", "nodes": 1}, "racks": [], "nodes": []}}
+    doc = _raw_run("fail", [{"id": "inv", "check": "gpu.inventory", "metric": None, "expected": "gpus_per_node: 8",
+                             "unit": "", "status": "fail", "reason": "constraint_not_met", "duration_s": 0.1,
+                             "verdicts": [{"criterion": "inv", "node": "n01", "status": "fail", "measured": 7,
+                                           "expected": "8", "reason": "constraint_not_met",
+                                           "remediation": remediation, "details": {}}]}])
     if decision is not None:
         doc["decision"] = decision
     return parse_run_document(doc)
@@ -176,21 +181,14 @@ def test_an_over_long_cell_is_cut_in_the_pdf_and_kept_in_the_text_formats():
 
 def test_a_verdict_about_no_single_node_reads_cluster_never_the_internal_key():
     """The demo's detection drill (a cluster-wide check) was listed under node '_cluster'."""
-    raw = {"format": "slakit-acceptance-run/1",
-           "contract": {"id": "c-1", "title": "Cluster C", "provider": "Prov", "customer": "Cust", "file": "c.yaml",
-                        "sha256": "cd" * 32},
-           "run": {"mode": "run", "state": "complete", "started": None, "finished": None, "executor": "local",
-                   "nodes": ["n01"], "overrides": {}},
-           "status": "skip", "counts": {"error": 0, "fail": 0, "warn": 0, "skip": 1, "pass": 0},
-           "criteria": [{"id": "drill", "check": "health.detection", "metric": "detection_s",
-                         "expected": "detection_s <= 120 s", "unit": "s", "status": "skip",
-                         "reason": "no_drill_result", "duration_s": 0.0, "nodes": ["_cluster"],
-                         "verdicts": [{"criterion": "drill", "node": None, "status": "skip",
-                                       "measured": "no drill result given (params.result)",
-                                       "expected": "applicable on this node", "reason": "no_drill_result",
-                                       "remediation": "pass params.result",
-                                       "details": {"unit": "_cluster", "layout": "cluster"}}]}],
-           "aggregate": {"overall": {"status": "skip", "nodes": 1}, "racks": [], "nodes": []}}
+    raw = _raw_run("skip", [{"id": "drill", "check": "health.detection", "metric": "detection_s",
+                             "expected": "detection_s <= 120 s", "unit": "s", "status": "skip",
+                             "reason": "no_drill_result", "duration_s": 0.0, "nodes": ["_cluster"],
+                             "verdicts": [{"criterion": "drill", "node": None, "status": "skip",
+                                           "measured": "no drill result given (params.result)",
+                                           "expected": "applicable on this node", "reason": "no_drill_result",
+                                           "remediation": "pass params.result",
+                                           "details": {"unit": "_cluster", "layout": "cluster"}}]}])
     document = certificate_document(parse_run_document(raw), EvidenceManifest(digest="ab" * 32), mark="UNSIGNED")
     for fmt in ("pdf", "markdown"):
         data = render_certificate(document, fmt)
