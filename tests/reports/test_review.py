@@ -60,6 +60,8 @@ def test_cover_names_inputs_and_hashes(run, text):
     for needle in (lc.id, "Example Neocloud Inc.", "Example AI Lab", "2027-Q1", EXAMPLE.name, lc.sha256,
                    LOG.name, log.sha256, "slakit 9.9.9", result["as_of"]):
         assert needle in text, needle
+    # the instant in the contract's zone, as every other time of the review, then in UTC
+    assert f"Figures as of 2027-04-01 00:00 CDT ({result['as_of']})" in " ".join(text.split())
 
 
 def test_credit_totals_equal_the_result(run, text):
