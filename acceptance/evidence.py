@@ -211,11 +211,20 @@ def read_raw_dir(root: Path, criterion: str) -> dict[str, RawOutput] | None:
     folder = Path(root) / "raw" / criterion
     if not folder.is_dir():
         return None
+    from slaschema.safefiles import max_file_bytes
+
     out: dict[str, RawOutput] = {}
+    limit = max_file_bytes()
     for p in sorted(folder.iterdir()):
         if not _regular(p) or p.name.startswith("."):      # no symlink, FIFO or device is read
             continue
         node = node_from_file(p.stem)
+        if p.suffix in (".json", ".txt", ".log", ".out", ".xml") and p.stat().st_size > limit:
+            # a handed-over output is read whole: one of gigabytes would take that much memory
+            out[node] = RawOutput("", f"{p.name}: {p.stat().st_size:,} bytes, over the limit of {limit:,} bytes "
+                                  "for a file slakit reads (slakit --max-file-size BYTES raises it)", None, None, None,
+                                  error="raw_output_too_large", node=node)
+            continue
         if p.suffix == ".json":
             text = p.read_text(encoding="utf-8", errors="replace")
             try:

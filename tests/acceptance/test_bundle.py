@@ -431,3 +431,35 @@ def test_placeholders_and_missing_identifiers_are_not_compared():
                                         "c": node({"serial": same["serial"]})})
     assert [(v.node, v.status.value, v.details["also_reported_by"]) for v in got] == [
         ("a", "error", ["b", "c"]), ("b", "error", ["a"]), ("c", "error", ["a"])]
+
+
+@pytest.fixture
+def reset_file_limit():
+    from slaschema import safefiles
+
+    yield
+    safefiles.set_max_file_bytes(None)          # the global flag is per process
+
+
+def test_a_raw_output_over_the_file_size_limit_is_an_error_not_read(tmp_path, reset_file_limit):
+    """A handed-over output is read whole; one over the limit for a file slakit reads
+    (`--max-file-size`, 64 MiB by default) is an error verdict naming its size, not read."""
+    src = realdata("nvidia_smi_q_x_a100_sxm4_telegraf.xml.txt")
+    b = tmp_path / "handover"
+    (b / "raw" / "inventory").mkdir(parents=True)
+    shutil.copy(src, b / "raw" / "inventory" / "gpu01.txt")
+    contract = tmp_path / "one-node.yaml"
+    contract.write_text(small_contract("one-node", {"r1": "gpu01"}, "acceptance:\n  criteria:\n"
+                                       "    - id: inventory\n      check: gpu.inventory\n"
+                                       "      expect: {gpus_per_node: 1}\n"))
+    size = src.stat().st_size
+    r = CliRunner().invoke(main, ["--max-file-size", str(size - 1), "accept", "evaluate", str(contract), str(b),
+                                  "--format", "json"])
+    assert r.exit_code == 1, r.output
+    (crit,) = json.loads(r.output)["criteria"]
+    assert (crit["status"], crit["reason"]) == ("error", "raw_output_too_large")
+    (v,) = crit["verdicts"]
+    assert f"{size:,} bytes, over the limit of {size - 1:,} bytes" in v["details"]["stderr"]
+    r = CliRunner().invoke(main, ["--max-file-size", str(size), "accept", "evaluate", str(contract), str(b),
+                                  "--format", "json"])
+    assert json.loads(r.output)["criteria"][0]["reason"] != "raw_output_too_large"
