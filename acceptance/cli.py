@@ -66,6 +66,28 @@ def _waivers(path: str | None, loaded: LoadedContract) -> tuple[Waiver, ...]:
     return tuple(load_waivers(path, criteria=ids, units=[*topo.nodes, *topo.racks], tz=tz))
 
 
+def _warn_unjudged_folders(bundle: Path, loaded: LoadedContract) -> None:
+    """A warning on stderr for each folder of raw/ that names no criterion of the contract
+    (`raw/inventroy/`): its outputs are not judged, and the criterion it was meant for is
+    judged without them."""
+    from acceptance.executors.slurm import NODE_LIST_ID
+
+    ids = {c.id for c in loaded.model.acceptance.criteria} | {NODE_LIST_ID}
+    try:
+        folders = sorted(p for p in (bundle / "raw").iterdir() if p.is_dir() and not p.is_symlink())
+    except OSError:
+        return
+    for folder in folders:
+        if folder.name in ids:
+            continue
+        try:
+            n = sum(1 for f in folder.iterdir() if not f.name.startswith("."))
+        except OSError:
+            n = 0
+        click.echo(f"warning: raw/{shown_name(folder.name)}/ names no criterion of the contract: its {n} file(s) are "
+                   "not judged; name the folder after the criterion's id [unknown_criterion_folder]", err=True)
+
+
 def _called_wrongly(exc):
     """`exc` (an InputError), exiting 2 when each of its problems is in how the command was
     called (USAGE_CODES: a bad --only, --param, --nodes ...), else 1."""
@@ -308,6 +330,7 @@ def evaluate_cmd(contract, bundle, only, params, nodes_expr, waivers_file, as_of
                               waivers=_waivers(waivers_file, loaded), as_of=_as_of(as_of))
     except InputError as exc:               # printed, exit 1 or 2 (slaschema.cli.report_input_errors)
         raise _called_wrongly(exc)
+    _warn_unjudged_folders(Path(bundle), loaded)
     if write:
         write_evaluation(Path(bundle), doc)
     _emit(doc, fmt)

@@ -463,3 +463,24 @@ def test_a_raw_output_over_the_file_size_limit_is_an_error_not_read(tmp_path, re
     r = CliRunner().invoke(main, ["--max-file-size", str(size), "accept", "evaluate", str(contract), str(b),
                                   "--format", "json"])
     assert json.loads(r.output)["criteria"][0]["reason"] != "raw_output_too_large"
+
+
+def test_a_raw_folder_that_names_no_criterion_is_warned_about(tmp_path):
+    """`raw/inventroy/` (a typo, or a criterion the contract does not have) was ignored without a
+    word while `inventory` was judged without its output."""
+    src = realdata("nvidia_smi_q_x_a100_sxm4_telegraf.xml.txt")
+    b = tmp_path / "handover"
+    (b / "raw" / "inventroy").mkdir(parents=True)
+    shutil.copy(src, b / "raw" / "inventroy" / "gpu01.txt")
+    contract = tmp_path / "one-node.yaml"
+    contract.write_text(small_contract("one-node", {"r1": "gpu01"}, "acceptance:\n  criteria:\n"
+                                       "    - id: inventory\n      check: gpu.inventory\n"
+                                       "      expect: {gpus_per_node: 1}\n"))
+    r = CliRunner().invoke(main, ["accept", "evaluate", str(contract), str(b), "--format", "json"])
+    assert r.exit_code == 1, r.output                       # inventory has no evidence: not run
+    assert json.loads(r.stdout)["criteria"][0]["status"] == "not_run"
+    assert ("warning: raw/inventroy/ names no criterion of the contract: its 1 file(s) are not judged"
+            in r.stderr and "[unknown_criterion_folder]" in r.stderr), r.stderr
+    (b / "raw" / "inventroy").rename(b / "raw" / "inventory")
+    r = CliRunner().invoke(main, ["accept", "evaluate", str(contract), str(b), "--format", "json"])
+    assert "unknown_criterion_folder" not in r.stderr
