@@ -380,20 +380,28 @@ def test_evaluate_reads_the_overrides_run_json_recorded_for_the_criteria_it_judg
     assert json.loads(r.stdout)["scope"]["partial"] is False
 
 
+def _inventory_handover(tmp_path, nodes=("gpu01",), folder="inventory",
+                        expect="{gpus_per_node: 1}") -> tuple[Path, Path, Path]:
+    """(contract, bundle, the real output) for an inventory criterion on `nodes` (rack r1), the
+    same real `nvidia-smi -q -x` filed under raw/FOLDER/ for each node."""
+    src = realdata("nvidia_smi_q_x_a100_sxm4_telegraf.xml.txt")
+    b = tmp_path / "handover"
+    (b / "raw" / folder).mkdir(parents=True)
+    for node in nodes:
+        shutil.copy(src, b / "raw" / folder / f"{node}.txt")
+    contract = tmp_path / "contract.yaml"
+    contract.write_text(small_contract("inventory-handover", {"r1": ",".join(nodes)}, "acceptance:\n  criteria:\n"
+                                       "    - id: inventory\n      check: gpu.inventory\n"
+                                       f"      expect: {expect}\n"))
+    return contract, b, src
+
+
 def test_one_real_output_handed_over_for_two_nodes_is_not_evidence_for_either(tmp_path):
     """The same `nvidia-smi -q -x` filed under gpu01 and gpu02 (a copy, or one node's output
     under the other's name) shows one GPU UUID and serial on both: the inventory criterion is
     an error on both nodes (`gpu_identity_repeated`, naming the other node), not their pass or
     skip, and the acceptance cannot be granted on it."""
-    src = realdata("nvidia_smi_q_x_a100_sxm4_telegraf.xml.txt")
-    b = tmp_path / "handover"
-    (b / "raw" / "inventory").mkdir(parents=True)
-    for node in ("gpu01", "gpu02"):
-        shutil.copy(src, b / "raw" / "inventory" / f"{node}.txt")
-    contract = tmp_path / "two-nodes.yaml"
-    contract.write_text(small_contract("two-nodes", {"r1": "gpu[01-02]"}, "acceptance:\n  criteria:\n"
-                                       "    - id: inventory\n      check: gpu.inventory\n"
-                                       "      expect: {gpus_per_node: 1, model: A100}\n"))
+    contract, b, src = _inventory_handover(tmp_path, ("gpu01", "gpu02"), expect="{gpus_per_node: 1, model: A100}")
     r = CliRunner().invoke(main, ["accept", "evaluate", str(contract), str(b), "--format", "json"])
     assert r.exit_code == 1, r.output
     doc = json.loads(r.output)
@@ -444,14 +452,7 @@ def reset_file_limit():
 def test_a_raw_output_over_the_file_size_limit_is_an_error_not_read(tmp_path, reset_file_limit):
     """A handed-over output is read whole; one over the limit for a file slakit reads
     (`--max-file-size`, 64 MiB by default) is an error verdict naming its size, not read."""
-    src = realdata("nvidia_smi_q_x_a100_sxm4_telegraf.xml.txt")
-    b = tmp_path / "handover"
-    (b / "raw" / "inventory").mkdir(parents=True)
-    shutil.copy(src, b / "raw" / "inventory" / "gpu01.txt")
-    contract = tmp_path / "one-node.yaml"
-    contract.write_text(small_contract("one-node", {"r1": "gpu01"}, "acceptance:\n  criteria:\n"
-                                       "    - id: inventory\n      check: gpu.inventory\n"
-                                       "      expect: {gpus_per_node: 1}\n"))
+    contract, b, src = _inventory_handover(tmp_path)
     size = src.stat().st_size
     r = CliRunner().invoke(main, ["--max-file-size", str(size - 1), "accept", "evaluate", str(contract), str(b),
                                   "--format", "json"])
@@ -468,14 +469,7 @@ def test_a_raw_output_over_the_file_size_limit_is_an_error_not_read(tmp_path, re
 def test_a_raw_folder_that_names_no_criterion_is_warned_about(tmp_path):
     """`raw/inventroy/` (a typo, or a criterion the contract does not have) was ignored without a
     word while `inventory` was judged without its output."""
-    src = realdata("nvidia_smi_q_x_a100_sxm4_telegraf.xml.txt")
-    b = tmp_path / "handover"
-    (b / "raw" / "inventroy").mkdir(parents=True)
-    shutil.copy(src, b / "raw" / "inventroy" / "gpu01.txt")
-    contract = tmp_path / "one-node.yaml"
-    contract.write_text(small_contract("one-node", {"r1": "gpu01"}, "acceptance:\n  criteria:\n"
-                                       "    - id: inventory\n      check: gpu.inventory\n"
-                                       "      expect: {gpus_per_node: 1}\n"))
+    contract, b, _ = _inventory_handover(tmp_path, folder="inventroy")
     r = CliRunner().invoke(main, ["accept", "evaluate", str(contract), str(b), "--format", "json"])
     assert r.exit_code == 1, r.output                       # inventory has no evidence: not run
     assert json.loads(r.stdout)["criteria"][0]["status"] == "not_run"
