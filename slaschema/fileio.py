@@ -34,7 +34,7 @@ import socket
 import stat
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Union
@@ -70,15 +70,21 @@ def _host_tag() -> str:
     return host or "host"
 
 
-def temp_for(path: Path, suffix: str = ".tmp") -> tuple[int, str]:
+def temp_for(path: Path, suffix: str = ".tmp", *,
+             keep: Callable[[str | None], None] | None = None) -> tuple[int, str]:
     """A new temporary file beside `path` for writing it: `(fd, name)` as `tempfile.mkstemp`
     returns them, named `.NAME.HOST-PID.RANDOM{suffix}`. This host's temporaries of the same
-    target left by processes that no longer run are removed first (see the module's text)."""
+    target left by processes that no longer run are removed first (see the module's text).
+    `keep` is told each name before the file is created (None when the name was taken), so a
+    caller can remove what was made whenever an interrupt lands (`AtomicWriter`)."""
     for name in temp_names(path, suffix):
+        if keep is not None:
+            keep(name)
         try:
             return _create(name), name
         except FileExistsError:
-            continue
+            if keep is not None:
+                keep(None)
     raise FileExistsError(errno.EEXIST, "no unused temporary file name", str(path))
 
 
@@ -211,16 +217,11 @@ class AtomicWriter:
     def open(self) -> None:
         """Create the temporary file (a FIFO or device was opened already). Its name is kept
         before it is created, so `abandon` removes it whenever an interrupt lands."""
-        if self._special:
-            return
-        for name in temp_names(self.path):
-            self.tmp = name
-            try:
-                self._fd = _create(name)
-                return
-            except FileExistsError:
-                self.tmp = None
-        raise FileExistsError(errno.EEXIST, "no unused temporary file name", str(self.path))
+        if not self._special:
+            self._fd = temp_for(self.path, keep=self._keep)[0]
+
+    def _keep(self, name: str | None) -> None:
+        self.tmp = name
 
     def write(self, data: Data) -> None:
         write_all(self._fd, data)
