@@ -52,7 +52,6 @@ def _waivers(path: str | None, loaded: LoadedContract) -> tuple[Waiver, ...]:
         return ()
     from zoneinfo import ZoneInfo
 
-    from acceptance.executors.slurm import NODE_LIST_ID
     from acceptance.waivers import load_waivers
 
     topo = loaded.topology
@@ -62,17 +61,22 @@ def _waivers(path: str | None, loaded: LoadedContract) -> tuple[Waiver, ...]:
         from datetime import timezone as _tz
 
         tz = _tz.utc
-    ids = [c.id for c in loaded.model.acceptance.criteria] + [NODE_LIST_ID]
-    return tuple(load_waivers(path, criteria=ids, units=[*topo.nodes, *topo.racks], tz=tz))
+    return tuple(load_waivers(path, criteria=_criterion_ids(loaded), units=[*topo.nodes, *topo.racks], tz=tz))
+
+
+def _criterion_ids(loaded: LoadedContract) -> list[str]:
+    """The ids a bundle's raw/ folders and a waiver may name: the contract's criteria and the
+    scheduler's node list (`topology.node-list`)."""
+    from acceptance.executors.slurm import NODE_LIST_ID
+
+    return [c.id for c in loaded.model.acceptance.criteria] + [NODE_LIST_ID]
 
 
 def _warn_unjudged_folders(bundle: Path, loaded: LoadedContract) -> None:
     """A warning on stderr for each folder of raw/ that names no criterion of the contract
     (`raw/inventroy/`): its outputs are not judged, and the criterion it was meant for is
     judged without them."""
-    from acceptance.executors.slurm import NODE_LIST_ID
-
-    ids = {c.id for c in loaded.model.acceptance.criteria} | {NODE_LIST_ID}
+    ids = set(_criterion_ids(loaded))
     try:
         folders = sorted(p for p in (bundle / "raw").iterdir() if p.is_dir() and not p.is_symlink())
     except OSError:
