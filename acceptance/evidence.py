@@ -49,6 +49,7 @@ from typing import Any
 
 from acceptance.executors.base import RawOutput
 from slaschema.fileio import write_atomic
+from slaschema.textsafe import no_lone_surrogates
 
 FORMAT = "slakit-acceptance-bundle/1"
 VERIFY_FORMAT = "slakit-verify/1"        # the first field of `accept verify --format json`
@@ -253,7 +254,7 @@ def raw_from_json(doc: dict[str, Any], node: str) -> RawOutput:
         # a lone UTF-16 surrogate ("\\ud800" in the JSON) is no text and cannot be written as
         # UTF-8 (the verdicts that quote it ended in UnicodeEncodeError): U+FFFD, as the bytes
         # of a .txt output that are not UTF-8
-        return _LONE_SURROGATE.sub("\ufffd", v)
+        return no_lone_surrogates(v)
 
     rc = doc.get("rc")
     return RawOutput(
@@ -269,7 +270,6 @@ def raw_from_json(doc: dict[str, Any], node: str) -> RawOutput:
     )
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 # --------------------------------------------------------------------------- verify

@@ -83,6 +83,7 @@ from calculators.log_csv import (BLOCK_SIZE, COLUMNS, LAZY_TEXT, NA, TEXT_CONVER
                                  detect_format, fast_times, read_csv_arrow, text_column)
 from slaschema import hostlist
 from slaschema.safefiles import check_cli_file, wide_encoding
+from slaschema.textsafe import no_lone_surrogates
 from slaschema.errors import InputError, Problem
 from slaschema.models import SCOPES
 
@@ -343,22 +344,6 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_object, parse_int=_long_int, pars
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _fffd(o: Any) -> Any:
-    """`o` with each lone UTF-16 surrogate (`"\\ud800"` not in a pair: no text, and not
-    writable as UTF-8) as U+FFFD, as the CSV reader reads bytes that are not UTF-8."""
-    if isinstance(o, str):
-        return _SURROGATE.sub("\ufffd", o)
-    if isinstance(o, list):
-        return [_fffd(v) for v in o]
-    if isinstance(o, dict):
-        out = type(o)((_fffd(k), _fffd(v)) for k, v in o.items())
-        if type(o) is _KeyTwice:
-            out.twice = [_fffd(k) for k in o.twice]
-        return out
-    return o
 
 
 def _loads(text: str) -> Any:
@@ -366,7 +351,7 @@ def _loads(text: str) -> Any:
     if text.startswith("\ufeff"):
         return json.loads(text)        # refused, with json.loads's own message
     data = _DECODER.decode(text)
-    return _fffd(data) if _SURROGATE_ESCAPE.search(text) else data
+    return no_lone_surrogates(data) if _SURROGATE_ESCAPE.search(text) else data
 
 
 def _key_twice(message: str, key: str, fname: str, row: int, line: int | None) -> Problem:

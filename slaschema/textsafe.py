@@ -247,3 +247,41 @@ def md_text(text: Any) -> str:
     s = _MD_LINK.sub(link, s)
     s = re.sub(r"(?i)\b(javascript|vbscript|data):", r"\1&#58;", s)
     return s.replace("|", "\\|")
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def no_lone_surrogates(value: Any) -> Any:
+    """`value` (a str, or the lists and dicts JSON decodes to) with each lone UTF-16 surrogate
+    as U+FFFD: JSON may escape one (`"\\ud800"`, not in a pair), which decodes to a str no
+    UTF-8 output takes; bytes that are not UTF-8 are read the same way. Lists and dicts (and a
+    dict's attributes) are cleaned in place, as fresh from a decoder, with a stack instead of
+    recursion: a document nested as deep as the decoder takes is cleaned too. Key order stays."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    todo = [value]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, list):
+            for i, v in enumerate(node):
+                if isinstance(v, str):
+                    node[i] = _LONE_SURROGATE.sub("\ufffd", v)
+                elif isinstance(v, (list, dict)):
+                    todo.append(v)
+        elif isinstance(node, dict):
+            for k, v in node.items():
+                if isinstance(v, str):
+                    node[k] = _LONE_SURROGATE.sub("\ufffd", v)
+                elif isinstance(v, (list, dict)):
+                    todo.append(v)
+            if any(isinstance(k, str) and _LONE_SURROGATE.search(k) for k in node):
+                items = list(node.items())
+                node.clear()
+                node.update((_LONE_SURROGATE.sub("\ufffd", k) if isinstance(k, str) else k, v) for k, v in items)
+            for name, attr in getattr(node, "__dict__", {}).items():
+                if isinstance(attr, str):
+                    setattr(node, name, _LONE_SURROGATE.sub("\ufffd", attr))
+                elif isinstance(attr, (list, dict)):
+                    todo.append(attr)
+    return value

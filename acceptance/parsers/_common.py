@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields, is_dataclass
 from typing import Any, Iterator
 
 from slaschema.errors import InputError, Problem
+from slaschema.textsafe import no_lone_surrogates
 
 UNPARSEABLE = "unparseable_output"
 
@@ -118,20 +119,20 @@ def iter_json_objects(text: str) -> Iterator[tuple[int, Any]]:
     decode is tried.
     """
     decoder = json.JSONDecoder()
-    safe = no_lone_surrogates(text)         # the same length: offsets are the text's
+    clean = no_lone_surrogates if "\\u" in text else (lambda v: v)     # a lone surrogate escaped: U+FFFD
     i = text.find("{")
     inner: list[int] = []         # in a document that failed: its `{` that close before the failure, last first
     failed_at = -1                # where that document failed (-1: not inside one)
     while i != -1:
         nxt = i + 1
         try:
-            value, end = decoder.raw_decode(safe, i)
+            value, end = decoder.raw_decode(text, i)
         except (ValueError, RecursionError) as exc:
             if failed_at < 0:
-                failed_at, inner = _failure(safe, i, exc)
+                failed_at, inner = _failure(text, i, exc)
         else:
             if isinstance(value, dict):
-                yield i, value
+                yield i, clean(value)
                 nxt = end
         if failed_at >= 0:
             while inner and inner[-1] < nxt:
@@ -250,23 +251,9 @@ def load_truncated_json(text: str) -> Any:
     if repaired is None:
         return None
     try:
-        return json.loads(no_lone_surrogates(repaired))
+        return no_lone_surrogates(json.loads(repaired))
     except (ValueError, RecursionError):
         return None
-
-
-# a `\uD800`-`\uDBFF` escape not followed by a `\uDC00`-`\uDFFF` one, or the second kind
-# not after the first: JSON decodes either to a lone surrogate, a str that no UTF-8 output takes
-_LONE_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
-                                    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
-
-
-def no_lone_surrogates(text: str) -> str:
-    """`text` with each JSON escape of a lone UTF-16 surrogate written as `\\ufffd` (U+FFFD,
-    as bytes that are not UTF-8 are read), keeping its length."""
-    if "\\u" not in text:
-        return text
-    return _LONE_SURROGATE_ESCAPE.sub(r"\\ufffd", text)
 
 
 def to_float(value: Any) -> float | None:
