@@ -16,6 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+try:      # built by `pip install` (setup.py); without a C compiler the numpy forms serve
+    from calculators import _kernels
+except ImportError:  # pragma: no cover - exercised by tests/calculators/test_kernels.py's fallback run
+    _kernels = None
+
 SHIFT = 33
 MASK = (1 << SHIFT) - 1
 MAX_TIME = 1 << SHIFT
@@ -361,10 +366,31 @@ def seconds_in(iv: Intervals, lo: int, hi: int, n_units: int) -> np.ndarray:
 
 
 def overlap_pairs(a: Intervals, b: Intervals) -> tuple[np.ndarray, np.ndarray]:
-    """All `(i, j)` with a[i] and b[j] of the same unit overlapping (positive length).
+    """All `(i, j)` with a[i] and b[j] of the same unit overlapping (positive length), grouped
+    by `i` in (unit, start) order, `j` ascending within.
 
-    `b` must be sorted by (unit, start) and disjoint per unit (as `merge` returns it).
+    `b` must be sorted by (unit, start) and disjoint per unit (as `merge` returns it). With the
+    compiled kernels (`calculators._kernels`) the sorted `a` walks `b` once; `_overlap_pairs`
+    is the same in numpy (two searches), and the definition the tests hold the kernel to.
     """
+    if not len(a) or not len(b):
+        z = np.zeros(0, dtype=I64)
+        return z, z.copy()
+    if _kernels is None:
+        return _overlap_pairs(a, b)
+    o = order_by(a.unit, a.start)               # sorted intervals: b is walked once
+    args = [np.ascontiguousarray(x, dtype=I64) for x in (a.unit, a.start, a.end, o, b.unit, b.start, b.end)]
+    lo = np.empty(len(o), dtype=I64)
+    cnt = np.empty(len(o), dtype=I64)
+    total = _kernels.overlap_lo(*args, lo, cnt)
+    ai = np.empty(total, dtype=I64)
+    bj = np.empty(total, dtype=I64)
+    _kernels.overlap_fill(args[3], lo, cnt, ai, bj)
+    return ai, bj
+
+
+def _overlap_pairs(a: Intervals, b: Intervals) -> tuple[np.ndarray, np.ndarray]:
+    """`overlap_pairs` in numpy: the definition of the compiled walk."""
     if not len(a) or not len(b):
         z = np.zeros(0, dtype=I64)
         return z, z.copy()

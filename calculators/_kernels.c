@@ -1,0 +1,316 @@
+/* calculators._kernels: the few loops of `slakit credits` that numpy can only write as several
+ * whole-array passes (sorts, searches, gathers), written as one pass each.
+ *
+ * Every function here has a numpy (or Arrow) form in the module that calls it, which stays the
+ * definition: the tests compare the two on random and hostile inputs
+ * (tests/calculators/test_kernels.py), and the numpy form serves where this module was not
+ * built (no C compiler at install time).
+ *
+ * Arguments are buffers (numpy arrays, Arrow buffers, bytes): read through the buffer protocol,
+ * checked for their item size and length, never written past. Nothing here keeps a reference to
+ * a buffer after it returns, and the loops hold no Python object, so they run without the GIL.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define SHIFT 33
+/* (unit << 33) | time as numpy computes it on int64: the bits of a two's complement shift */
+#define KEY(u, t) ((int64_t)(((uint64_t)(u) << SHIFT) | (uint64_t)(t)))
+
+typedef struct {
+    Py_buffer view;
+    int held;
+} Buf;
+
+static void release(Buf *b) {
+    if (b->held) {
+        PyBuffer_Release(&b->view);
+        b->held = 0;
+    }
+}
+
+/* A C-contiguous buffer of `n` items of `itemsize` bytes (n < 0: any count, a multiple of it). */
+static int get_buf(PyObject *obj, Buf *b, Py_ssize_t itemsize, int writable, const char *what) {
+    int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj, &b->view, flags) < 0)
+        return -1;
+    b->held = 1;
+    if (b->view.len % itemsize != 0) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd bytes are not a whole number of %zd-byte items", what,
+                     b->view.len, itemsize);
+        release(b);
+        return -1;
+    }
+    return 0;
+}
+
+static Py_ssize_t count_of(Buf *b, Py_ssize_t itemsize) { return b->view.len / itemsize; }
+
+/* --- overlap pairs --------------------------------------------------------------------------
+ *
+ * overlap_lo(a_unit, a_start, a_end, order, b_unit, b_start, b_end, lo, cnt) -> total
+ *
+ * The intervals a[order[0]], a[order[1]], ... are sorted by (unit, start); b is sorted by
+ * (unit, start) and disjoint per unit. For each k, lo[k] is the first b whose end key is above
+ * a[order[k]]'s start key (numpy: searchsorted(b_end_keys, a_start_keys, side="right")) and cnt[k]
+ * the number of b from lo[k] on whose start key is below a[order[k]]'s end key
+ * (searchsorted(b_start_keys, a_end_keys, side="left") - lo, at least 0). The keys are
+ * (unit << 33) | time, as calculators.intervals.key makes them. Since the a starts only grow,
+ * lo only grows: one walk over b, not a search per interval.
+ */
+static PyObject *overlap_lo(PyObject *self, PyObject *args) {
+    PyObject *objs[9];
+    Buf b[9];
+    memset(b, 0, sizeof b);
+    if (!PyArg_ParseTuple(args, "OOOOOOOOO", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5],
+                          &objs[6], &objs[7], &objs[8]))
+        return NULL;
+    static const char *names[9] = {"a_unit", "a_start", "a_end", "order", "b_unit", "b_start", "b_end", "lo", "cnt"};
+    for (int i = 0; i < 9; i++) {
+        if (get_buf(objs[i], &b[i], 8, i >= 7, names[i]) < 0) {
+            for (int j = 0; j < i; j++)
+                release(&b[j]);
+            return NULL;
+        }
+    }
+    Py_ssize_t na = count_of(&b[0], 8), nk = count_of(&b[3], 8), nb = count_of(&b[4], 8);
+    PyObject *result = NULL;
+    if (count_of(&b[1], 8) != na || count_of(&b[2], 8) != na || count_of(&b[5], 8) != nb ||
+        count_of(&b[6], 8) != nb || count_of(&b[7], 8) != nk || count_of(&b[8], 8) != nk) {
+        PyErr_SetString(PyExc_ValueError, "overlap_lo: arrays of unequal length");
+        goto done;
+    }
+    const int64_t *au = b[0].view.buf, *as = b[1].view.buf, *ae = b[2].view.buf, *order = b[3].view.buf;
+    const int64_t *bu = b[4].view.buf, *bs = b[5].view.buf, *be = b[6].view.buf;
+    int64_t *lo = b[7].view.buf, *cnt = b[8].view.buf;
+    int64_t total = 0;
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t j = 0;
+    for (Py_ssize_t k = 0; k < nk; k++) {
+        int64_t i = order[k];
+        if (i < 0 || i >= na) {
+            bad = 1;
+            break;
+        }
+        int64_t ks = KEY(au[i], as[i]);
+        int64_t ke = KEY(au[i], ae[i]);
+        while (j < nb && KEY(bu[j], be[j]) <= ks)
+            j++;
+        Py_ssize_t h = j;
+        while (h < nb && KEY(bu[h], bs[h]) < ke)
+            h++;
+        lo[k] = j;
+        cnt[k] = h - j;
+        total += h - j;
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_IndexError, "overlap_lo: an order entry is out of range");
+        goto done;
+    }
+    result = PyLong_FromLongLong(total);
+done:
+    for (int i = 0; i < 9; i++)
+        release(&b[i]);
+    return result;
+}
+
+/* overlap_fill(order, lo, cnt, ai, bj): the pairs (order[k], lo[k] + m) for m < cnt[k], k in
+ * order, into ai and bj (whose length is the sum of cnt). */
+static PyObject *overlap_fill(PyObject *self, PyObject *args) {
+    PyObject *objs[5];
+    Buf b[5];
+    memset(b, 0, sizeof b);
+    if (!PyArg_ParseTuple(args, "OOOOO", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4]))
+        return NULL;
+    static const char *names[5] = {"order", "lo", "cnt", "ai", "bj"};
+    for (int i = 0; i < 5; i++) {
+        if (get_buf(objs[i], &b[i], 8, i >= 3, names[i]) < 0) {
+            for (int j = 0; j < i; j++)
+                release(&b[j]);
+            return NULL;
+        }
+    }
+    Py_ssize_t nk = count_of(&b[0], 8), np_ = count_of(&b[3], 8);
+    PyObject *result = NULL;
+    if (count_of(&b[1], 8) != nk || count_of(&b[2], 8) != nk || count_of(&b[4], 8) != np_) {
+        PyErr_SetString(PyExc_ValueError, "overlap_fill: arrays of unequal length");
+        goto done;
+    }
+    const int64_t *order = b[0].view.buf, *lo = b[1].view.buf, *cnt = b[2].view.buf;
+    int64_t *ai = b[3].view.buf, *bj = b[4].view.buf;
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t p = 0;
+    for (Py_ssize_t k = 0; k < nk && !bad; k++) {
+        int64_t c = cnt[k];
+        if (c < 0 || c > np_ - p) {
+            bad = 1;
+            break;
+        }
+        for (int64_t m = 0; m < c; m++, p++) {
+            ai[p] = order[k];
+            bj[p] = lo[k] + m;
+        }
+    }
+    if (p != np_)
+        bad = 1;
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "overlap_fill: the counts do not add up to the output's length");
+        goto done;
+    }
+    result = Py_NewRef(Py_None);
+done:
+    for (int i = 0; i < 5; i++)
+        release(&b[i]);
+    return result;
+}
+
+/* --- times written 2027-02-03T10:00:00Z or 2027-02-03T04:00:00-06:00 ----------------------
+ *
+ * iso_seconds(offsets, data, n, offset_width, out, na) -> bool
+ *
+ * An Arrow string array's n cells (offsets: n + 1 little-endian integers of offset_width bytes,
+ * 4 for string, 8 for large_string, already advanced to the array's offset; data: its value
+ * bytes) as epoch seconds into out (int64); an empty cell gives na. True when every cell was
+ * empty or of exactly one of the two forms, with a real date, hours below 24, minutes and
+ * seconds below 60, an offset's hours below 24, and a result within the range of Arrow's
+ * nanosecond timestamps (1677-09-21 .. 2262-04-11); False at the first other cell, leaving out
+ * partly written: the caller then asks Arrow's cast, which is the definition of these times
+ * (calculators.log_csv.fast_times), and which gives the same seconds for every cell taken here.
+ */
+static int digits(const unsigned char *s, int n, int *out) {
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return 0;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return 1;
+}
+
+static int64_t days_from_civil(int64_t y, int m, int d) {
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+static int month_days(int y, int m) {
+    static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
+        return 29;
+    return days[m - 1];
+}
+
+/* seconds of one cell of 20 or 25 bytes; 0 when it is not of the two forms */
+static int parse_cell(const unsigned char *s, Py_ssize_t len, int64_t *out) {
+    int y, mo, d, h, mi, se;
+    if (len != 20 && len != 25)
+        return 0;
+    if (!digits(s, 4, &y) || s[4] != '-' || !digits(s + 5, 2, &mo) || s[7] != '-' || !digits(s + 8, 2, &d) ||
+        s[10] != 'T' || !digits(s + 11, 2, &h) || s[13] != ':' || !digits(s + 14, 2, &mi) || s[16] != ':' ||
+        !digits(s + 17, 2, &se))
+        return 0;
+    if (mo < 1 || mo > 12 || d < 1 || d > month_days(y, mo) || h > 23 || mi > 59 || se > 59)
+        return 0;
+    int64_t t = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se;
+    if (len == 20) {
+        if (s[19] != 'Z')
+            return 0;
+    } else {
+        int oh, om;
+        if ((s[19] != '+' && s[19] != '-') || !digits(s + 20, 2, &oh) || s[22] != ':' || !digits(s + 23, 2, &om) ||
+            oh > 23 || om > 59)
+            return 0;
+        int64_t off = oh * 3600 + om * 60;
+        t += s[19] == '+' ? -off : off;
+    }
+    /* within Arrow's timestamp[ns] (|ns| < 2**63), with a second to spare at either end */
+    if (t < -9223372035LL || t > 9223372035LL)
+        return 0;
+    *out = t;
+    return 1;
+}
+
+static PyObject *iso_seconds(PyObject *self, PyObject *args) {
+    PyObject *o_off, *o_data, *o_out;
+    Py_ssize_t n;
+    int width;
+    long long na;
+    if (!PyArg_ParseTuple(args, "OOniOL", &o_off, &o_data, &n, &width, &o_out, &na))
+        return NULL;
+    if (width != 4 && width != 8) {
+        PyErr_SetString(PyExc_ValueError, "iso_seconds: offset_width is 4 or 8");
+        return NULL;
+    }
+    Buf off = {0}, data = {0}, out = {0};
+    PyObject *result = NULL;
+    if (get_buf(o_off, &off, 1, 0, "offsets") < 0)
+        return NULL;
+    if (get_buf(o_data, &data, 1, 0, "data") < 0)
+        goto done;
+    if (get_buf(o_out, &out, 8, 1, "out") < 0)
+        goto done;
+    if (n < 0 || off.view.len < (n + 1) * (Py_ssize_t)width || count_of(&out, 8) != n) {
+        PyErr_SetString(PyExc_ValueError, "iso_seconds: offsets or out do not hold n cells");
+        goto done;
+    }
+    const unsigned char *base = data.view.buf, *ob = off.view.buf;
+    Py_ssize_t dlen = data.view.len;
+    int64_t *res = out.view.buf;
+    int ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t lo, hi;
+        if (width == 4) {
+            int32_t a, b;
+            memcpy(&a, ob + i * 4, 4);
+            memcpy(&b, ob + (i + 1) * 4, 4);
+            lo = a;
+            hi = b;
+        } else {
+            memcpy(&lo, ob + i * 8, 8);
+            memcpy(&hi, ob + (i + 1) * 8, 8);
+        }
+        if (lo < 0 || hi < lo || hi > dlen) {
+            ok = 0;
+            break;
+        }
+        if (hi == lo) {
+            res[i] = na;
+            continue;
+        }
+        if (!parse_cell(base + lo, hi - lo, &res[i])) {
+            ok = 0;
+            break;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(ok ? Py_True : Py_False);
+done:
+    release(&off);
+    release(&data);
+    release(&out);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"overlap_lo", overlap_lo, METH_VARARGS, "First overlapping b and overlap count per sorted a interval."},
+    {"overlap_fill", overlap_fill, METH_VARARGS, "The (a, b) pairs from overlap_lo's starts and counts."},
+    {"iso_seconds", iso_seconds, METH_VARARGS, "Epoch seconds of an Arrow string array of canonical ISO times."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "calculators._kernels",
+                                    "One-pass loops of slakit credits (see the numpy forms that call them).",
+                                    -1, methods};
+
+PyMODINIT_FUNC PyInit__kernels(void) { return PyModule_Create(&module); }

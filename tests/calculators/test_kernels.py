@@ -1,0 +1,196 @@
+"""The compiled loops (`calculators._kernels`) against their numpy and Arrow definitions.
+
+Each kernel stands in for a numpy or Arrow form that stays in the code: the kernel must give
+exactly what that form gives, on random input and on the edges (empty sets, touching and
+nested intervals, times Arrow refuses), and must refuse bad buffers with an exception, never
+read or write past them. Without the kernels (no C compiler at install time) the numpy forms
+serve: the last tests run the credits job both ways and compare the documents.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from calculators import intervals, log_csv
+from calculators.intervals import Intervals, merge
+
+kernels = pytest.importorskip("calculators._kernels", reason="the compiled kernels were not built (no C compiler)")
+
+I64 = np.int64
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_kernels_are_built_where_the_project_is_set_up():
+    # scripts/setup installs with a C compiler at hand: a missing module there is a build failure
+    # that would only show as a slower run, so it is a failure here
+    assert intervals._kernels is kernels
+    assert log_csv._kernels is kernels
+
+
+# --- overlap pairs ---------------------------------------------------------------------------
+
+def _intervals(draw, units: int, n: int, span: int) -> Intervals:
+    u = draw(st.lists(st.integers(0, units - 1), min_size=n, max_size=n))
+    s = draw(st.lists(st.integers(0, span), min_size=n, max_size=n))
+    ln = draw(st.lists(st.integers(0, span // 3), min_size=n, max_size=n))
+    return Intervals.of(u, s, [a + b for a, b in zip(s, ln)])
+
+
+@st.composite
+def pair_sets(draw):
+    units = draw(st.integers(1, 6))
+    span = draw(st.sampled_from([5, 50, 10_000, (1 << 33) - 1 - 4_000_000_000]))
+    a = _intervals(draw, units, draw(st.integers(0, 40)), span)
+    b = merge(_intervals(draw, units, draw(st.integers(0, 40)), span))
+    return a, b
+
+
+@settings(max_examples=300, deadline=None)
+@given(pair_sets())
+def test_overlap_pairs_walk_gives_the_two_searches_pairs(sets):
+    a, b = sets
+    want = intervals._overlap_pairs(a, b)
+    got = intervals.overlap_pairs(a, b)
+    assert [x.tolist() for x in got] == [x.tolist() for x in want]
+    assert all(x.dtype == I64 for x in got)
+
+
+def test_overlap_pairs_on_touching_nested_and_other_units():
+    b = Intervals.of([0, 0, 1], [10, 30, 10], [20, 40, 50])
+    a = Intervals.of([0, 0, 0, 1, 2, 0], [20, 5, 15, 0, 10, 0], [30, 10, 35, 100, 20, 100])
+    i, j = intervals.overlap_pairs(a, b)
+    # [20, 30) only touches both of unit 0's; [5, 10) touches; [15, 35) overlaps both; unit 2 has none
+    assert list(zip(i.tolist(), j.tolist())) == [(5, 0), (5, 1), (2, 0), (2, 1), (3, 2)]
+    assert [x.tolist() for x in intervals._overlap_pairs(a, b)] == [i.tolist(), j.tolist()]
+
+
+def test_overlap_kernel_refuses_bad_buffers_without_touching_memory():
+    z = np.zeros(3, dtype=I64)
+    lo, cnt = np.zeros(3, dtype=I64), np.zeros(3, dtype=I64)
+    with pytest.raises(IndexError):
+        kernels.overlap_lo(z, z, z, np.array([0, 1, 7], dtype=I64), z, z, z, lo, cnt)
+    with pytest.raises(ValueError):
+        kernels.overlap_lo(z, z, z, z, z, z, np.zeros(2, dtype=I64), lo, cnt)
+    with pytest.raises(ValueError):           # an item size other than 8 bytes
+        kernels.overlap_lo(z.astype(np.int32), z, z, z, z, z, z, lo, cnt)
+    with pytest.raises((TypeError, BufferError)):     # outputs must be writable
+        kernels.overlap_lo(z, z, z, z, z, z, z, bytes(24), cnt)
+    with pytest.raises(ValueError):           # counts that overrun the outputs
+        kernels.overlap_fill(z, z, np.array([1, 1, 5], dtype=I64), np.zeros(3, dtype=I64), np.zeros(3, dtype=I64))
+    with pytest.raises(ValueError):           # or fall short of them
+        kernels.overlap_fill(z, z, z, np.zeros(2, dtype=I64), np.zeros(2, dtype=I64))
+    with pytest.raises(ValueError):           # a negative count
+        kernels.overlap_fill(z, z, np.array([-1, 0, 0], dtype=I64), np.zeros(0, dtype=I64),
+                             np.zeros(0, dtype=I64))
+
+
+# --- times -----------------------------------------------------------------------------------
+
+def _arrow_times(col, monkeypatch):
+    """`fast_times` as Arrow's cast defines it (the kernel set aside)."""
+    with monkeypatch.context() as m:
+        m.setattr(log_csv, "_kernels", None)
+        return log_csv.fast_times(col)
+
+
+@st.composite
+def time_cells(draw):
+    """Cells of the two forms with any digits (real dates or not), and a few other cells."""
+    def two(hi: int) -> str:
+        return f"{draw(st.integers(0, hi)):02d}"
+
+    kind = draw(st.sampled_from(["Z", "offset", "empty", "other"]))
+    if kind == "empty":
+        return ""
+    if kind == "other":
+        return draw(st.sampled_from(["2027-02-03 10:00:00Z", "2027-02-03T10:00:00z", "2027-02-03T10:00:00+0600",
+                                     "2027-02-03T10:00:00.5Z", "2027-02-03", "x" * 20, "2027-02-03T10:00:00Z ",
+                                     "2027-02-03T1０:00:00Z", "2027-02-03T10:00:00.00005", "+2027-02-03T10:00:00Z"]))
+    year = draw(st.sampled_from([1677, 1678, 1900, 1970, 2000, 2024, 2027, 2262, 2263, 9999, 0]
+                                + list(range(1960, 2040))))
+    body = f"{year:04d}-{two(13)}-{two(31)}T{two(24)}:{two(60)}:{two(60)}"
+    if kind == "Z":
+        return body + "Z"
+    return body + draw(st.sampled_from("+-")) + f"{two(25)}:{two(60)}"
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(time_cells(), min_size=1, max_size=12), st.integers(1, 3))
+def test_iso_seconds_gives_what_arrows_cast_gives(cells, pieces):
+    size = -(-len(cells) // pieces)
+    col = pa.chunked_array([pa.array(cells[i:i + size], pa.string()) for i in range(0, len(cells), size)])
+    got = log_csv._iso_seconds(col)
+    with pytest.MonkeyPatch.context() as mp:
+        want = _arrow_times(col, mp)
+    if got is not None:
+        # every column the kernel reads, Arrow reads the same (the reverse need not hold: the
+        # kernel leaves the edges of Arrow's range and other forms to Arrow)
+        assert want is not None and got.tolist() == want.tolist()
+    assert (log_csv.fast_times(col) is None) == (want is None)
+    if want is not None:
+        assert log_csv.fast_times(col).tolist() == want.tolist()
+
+
+def test_iso_seconds_reads_both_forms_and_leaves_the_rest_to_arrow(monkeypatch):
+    col = pa.chunked_array([pa.array(["2027-02-03T10:00:00Z", "", "2027-02-03T04:00:00-06:00"]),
+                            pa.array(["2024-02-29T23:59:59+00:30"])])
+    assert log_csv._iso_seconds(col).tolist() == [1801648800, log_csv.NA, 1801648800, 1709249399]
+    assert log_csv._iso_seconds(col).tolist() == _arrow_times(col, monkeypatch).tolist()
+    sliced = pa.chunked_array([pa.array(["x", "2027-02-03T10:00:00Z", "2027-02-03T11:00:00Z"]).slice(1)])
+    assert log_csv._iso_seconds(sliced).tolist() == [1801648800, 1801652400]
+    large = pa.chunked_array([pa.array(["2027-02-03T10:00:00Z"], pa.large_string())])
+    assert log_csv._iso_seconds(large).tolist() == [1801648800]
+    # Arrow's decision: a leap day that is none, the edge of its range, a null
+    for cells in (["2023-02-29T00:00:00Z"], ["1677-09-21T00:12:44Z"], ["2262-04-11T23:47:16Z"]):
+        assert log_csv._iso_seconds(pa.chunked_array([pa.array(cells)])) is None
+    assert log_csv.fast_times(pa.chunked_array([pa.array(["1677-09-21T00:12:44Z"])])).tolist() == [-9223372036]
+    assert log_csv._iso_seconds(pa.chunked_array([pa.array(["2027-02-03T10:00:00Z", None])])) is None
+
+
+def test_iso_kernel_refuses_offsets_that_point_outside_the_data():
+    out = np.zeros(1, dtype=I64)
+    bad = np.array([0, 400], dtype=np.int32).tobytes()
+    assert kernels.iso_seconds(bad, b"2027-02-03T10:00:00Z", 1, 4, out, 0) is False
+    backwards = np.array([10, 5], dtype=np.int32).tobytes()
+    assert kernels.iso_seconds(backwards, b"2027-02-03T10:00:00Z", 1, 4, out, 0) is False
+    with pytest.raises(ValueError):          # fewer offsets than cells
+        kernels.iso_seconds(bytes(4), b"", 1, 4, out, 0)
+    with pytest.raises(ValueError):
+        kernels.iso_seconds(bytes(8), b"", 1, 3, out, 0)
+
+
+# --- the job without the kernels ---------------------------------------------------------------
+
+@pytest.mark.parametrize("which", ["example", "synthetic fleet"])
+def test_credits_without_the_kernels_are_the_same_document(which, monkeypatch, tmp_path):
+    from benchmarks.synthetic import make_fleet_contract, make_incidents_csv
+    from calculators.engine import compute
+    from calculators.incidents import load_incidents
+    from calculators.periods import parse_periods
+    from slaschema.loader import load_contract
+
+    if which == "example":
+        contract, log_path = ROOT / "examples" / "gb200-contract.yaml", ROOT / "examples" / "gb200-incidents-2027Q1.csv"
+    else:        # every scope, exclusions with caps, degraded time, open incidents: 20,000 rows
+        contract = make_fleet_contract(tmp_path)
+        log_path = make_incidents_csv(tmp_path / "log.csv", 20_000, seed=3)
+    lc = load_contract(contract)
+    periods = parse_periods(["2027-Q1"], lc.model.contract.timezone)
+
+    def document() -> bytes:
+        log = load_incidents(log_path, lc)
+        return compute(lc, log, periods, support=True).dumps_utf8()
+
+    with_kernels = document()
+    monkeypatch.setattr(intervals, "_kernels", None)
+    monkeypatch.setattr(log_csv, "_kernels", None)
+    without = document()
+    assert without == with_kernels
+    assert json.loads(without)["format"].startswith("slakit-credits/")
