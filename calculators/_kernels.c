@@ -170,6 +170,96 @@ done:
     return result;
 }
 
+/* --- at least k at once ----------------------------------------------------------------------
+ *
+ * at_least_sorted(keys, deltas, threshold, out_unit, out_start, out_end) -> count
+ *
+ * keys: the sorted event keys of a sweep, (unit << 33) | time; with deltas None, each key is
+ * shifted left by one with 1 in its lowest bit for an end (a -1) and 0 for a start (a +1), as
+ * calculators.intervals.sweep sorts them; otherwise deltas[i] is the change of key i. The level
+ * after a key's last event holds until the unit's next key; where it is at least
+ * threshold[unit], that stretch is down, and stretches that touch are one interval. The merged
+ * intervals (sorted by unit and start) go to the outputs, which hold one item per key (more
+ * than there can be intervals); the count written is returned. numpy: `_at_least` (sweep, a
+ * mask, merge).
+ */
+static PyObject *at_least_sorted(PyObject *self, PyObject *args) {
+    PyObject *o_keys, *o_deltas, *o_thr, *o_u, *o_s, *o_e;
+    if (!PyArg_ParseTuple(args, "OOOOOO", &o_keys, &o_deltas, &o_thr, &o_u, &o_s, &o_e))
+        return NULL;
+    Buf k = {0}, d = {0}, thr = {0}, ou = {0}, os_ = {0}, oe = {0};
+    PyObject *result = NULL;
+    int signed_keys = o_deltas == Py_None;
+    if (get_buf(o_keys, &k, 8, 0, "keys") < 0)
+        return NULL;
+    if (!signed_keys && get_buf(o_deltas, &d, 8, 0, "deltas") < 0)
+        goto done;
+    if (get_buf(o_thr, &thr, 8, 0, "threshold") < 0 || get_buf(o_u, &ou, 8, 1, "out_unit") < 0 ||
+        get_buf(o_s, &os_, 8, 1, "out_start") < 0 || get_buf(o_e, &oe, 8, 1, "out_end") < 0)
+        goto done;
+    Py_ssize_t n = count_of(&k, 8), nt = count_of(&thr, 8);
+    if ((!signed_keys && count_of(&d, 8) != n) || count_of(&ou, 8) < n || count_of(&os_, 8) < n ||
+        count_of(&oe, 8) < n) {
+        PyErr_SetString(PyExc_ValueError, "at_least_sorted: arrays of unequal length");
+        goto done;
+    }
+    const int64_t *keys = k.view.buf, *deltas = signed_keys ? NULL : d.view.buf, *th = thr.view.buf;
+    int64_t *uu = ou.view.buf, *ss = os_.view.buf, *ee = oe.view.buf;
+    const int64_t mask = ((int64_t)1 << SHIFT) - 1;
+    Py_ssize_t m = 0;
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    int64_t level = 0;
+    int open = 0;
+    int64_t cu = 0, cs = 0, ce = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t key = signed_keys ? keys[i] >> 1 : keys[i];
+        level += signed_keys ? 1 - 2 * (keys[i] & 1) : deltas[i];
+        if (i + 1 == n)
+            break;
+        int64_t next = signed_keys ? keys[i + 1] >> 1 : keys[i + 1];
+        if (next == key)
+            continue;                       /* not this key's last event */
+        int64_t u = key >> SHIFT;
+        if ((next >> SHIFT) != u)
+            continue;                       /* the unit's last key: no stretch after it */
+        if (u < 0 || u >= nt) {
+            bad = 1;
+            break;
+        }
+        if (level < th[u])
+            continue;
+        int64_t t0 = key & mask, t1 = next & mask;
+        if (open && cu == u && ce >= t0) {
+            if (t1 > ce)
+                ce = t1;
+        } else {
+            if (open) {
+                uu[m] = cu; ss[m] = cs; ee[m] = ce; m++;
+            }
+            open = 1;
+            cu = u; cs = t0; ce = t1;
+        }
+    }
+    if (open && !bad) {
+        uu[m] = cu; ss[m] = cs; ee[m] = ce; m++;
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_IndexError, "at_least_sorted: a unit has no threshold");
+        goto done;
+    }
+    result = PyLong_FromSsize_t(m);
+done:
+    release(&k);
+    release(&d);
+    release(&thr);
+    release(&ou);
+    release(&os_);
+    release(&oe);
+    return result;
+}
+
 /* --- times written 2027-02-03T10:00:00Z or 2027-02-03T04:00:00-06:00 ----------------------
  *
  * iso_seconds(offsets, data, n, offset_width, out, na) -> bool
@@ -305,6 +395,7 @@ done:
 static PyMethodDef methods[] = {
     {"overlap_lo", overlap_lo, METH_VARARGS, "First overlapping b and overlap count per sorted a interval."},
     {"overlap_fill", overlap_fill, METH_VARARGS, "The (a, b) pairs from overlap_lo's starts and counts."},
+    {"at_least_sorted", at_least_sorted, METH_VARARGS, "Merged stretches where a sorted sweep's level is at least a unit's threshold."},
     {"iso_seconds", iso_seconds, METH_VARARGS, "Epoch seconds of an Arrow string array of canonical ISO times."},
     {NULL, NULL, 0, NULL},
 };

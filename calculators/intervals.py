@@ -275,6 +275,28 @@ def at_least(iv: Intervals, threshold: np.ndarray, weight: np.ndarray | None = N
 
 
 def _at_least(iv: Intervals, threshold: np.ndarray, weight: np.ndarray | None = None) -> Intervals:
+    """`at_least` of one piece: with the compiled kernels, the sorted events are swept once
+    (`_kernels.at_least_sorted`), else `_at_least_numpy`, the definition."""
+    if _kernels is None or not len(iv):
+        return _at_least_numpy(iv, threshold, weight)
+    thr = np.ascontiguousarray(threshold, dtype=I64)
+    if weight is None and int(iv.unit.max()) < (1 << (62 - SHIFT)) and int(iv.unit.min()) >= 0:
+        k = np.concatenate([key(iv.unit, iv.start) << 1, (key(iv.unit, iv.end) << 1) | 1])
+        k.sort()
+        d = None
+    else:
+        w = np.ones(len(iv), dtype=I64) if weight is None else np.asarray(weight, dtype=I64)
+        units = np.concatenate([iv.unit, iv.unit])
+        times = np.concatenate([iv.start, iv.end])
+        o = order_by(units, times)
+        k = key(units[o], times[o])
+        d = np.ascontiguousarray(np.concatenate([w, -w])[o])
+    out = [np.empty(len(k), dtype=I64) for _ in range(3)]
+    m = _kernels.at_least_sorted(k, d, thr, *out)
+    return Intervals(out[0][:m].copy(), out[1][:m].copy(), out[2][:m].copy())
+
+
+def _at_least_numpy(iv: Intervals, threshold: np.ndarray, weight: np.ndarray | None = None) -> Intervals:
     u, t0, t1, lv = sweep(iv, weight)
     if len(u) == 0:
         return Intervals.empty()

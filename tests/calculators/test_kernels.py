@@ -91,6 +91,50 @@ def test_overlap_kernel_refuses_bad_buffers_without_touching_memory():
                              np.zeros(0, dtype=I64))
 
 
+# --- at least k at once ----------------------------------------------------------------------
+
+@st.composite
+def rule_sets(draw):
+    units = draw(st.integers(1, 5))
+    span = draw(st.sampled_from([6, 60, (1 << 33) - 1 - 4_000_000_000]))
+    iv = _intervals(draw, units, draw(st.integers(1, 50)), span)
+    if draw(st.booleans()):        # empty and backwards intervals too, as the rules may be handed them
+        iv = Intervals.of(iv.unit, iv.start, np.where(np.arange(len(iv)) % 3 == 0, iv.start - 1, iv.end))
+    threshold = np.array(draw(st.lists(st.integers(-1, 6), min_size=units, max_size=units)), dtype=I64)
+    weight = None
+    if draw(st.booleans()):
+        weight = np.array(draw(st.lists(st.integers(0, 4), min_size=len(iv), max_size=len(iv))), dtype=I64)
+    return iv, threshold, weight
+
+
+@settings(max_examples=400, deadline=None)
+@given(rule_sets())
+def test_at_least_sweep_gives_the_numpy_rules_intervals(case):
+    iv, threshold, weight = case
+    want = intervals._at_least_numpy(iv, threshold, weight)
+    got = intervals._at_least(iv, threshold, weight)
+    assert [x.tolist() for x in (got.unit, got.start, got.end)] == [x.tolist() for x in (want.unit, want.start,
+                                                                                         want.end)]
+
+
+def test_at_least_on_a_rack_of_three_with_k_two():
+    # nodes 0-2 of rack 0: two down at once from 10 to 20 and from 25 to 30 (touching 20-25: one)
+    iv = Intervals.of([0, 0, 0, 0], [0, 10, 20, 25], [20, 30, 25, 40])
+    got = intervals._at_least(iv, np.array([2], dtype=I64))
+    assert list(zip(got.unit.tolist(), got.start.tolist(), got.end.tolist())) == [(0, 10, 30)]
+
+
+def test_at_least_kernel_refuses_a_unit_without_threshold():
+    k = np.sort(np.array([(3 << 33 | 5) << 1, ((3 << 33 | 9) << 1) | 1], dtype=I64))
+    out = [np.zeros(2, dtype=I64) for _ in range(3)]
+    with pytest.raises(IndexError):
+        kernels.at_least_sorted(k, None, np.zeros(2, dtype=I64), *out)
+    with pytest.raises(ValueError):        # outputs shorter than the keys
+        kernels.at_least_sorted(k, None, np.zeros(4, dtype=I64), *[np.zeros(1, dtype=I64) for _ in range(3)])
+    with pytest.raises(ValueError):        # deltas of another length
+        kernels.at_least_sorted(k, np.zeros(3, dtype=I64), np.zeros(4, dtype=I64), *out)
+
+
 # --- times -----------------------------------------------------------------------------------
 
 def _arrow_times(col, monkeypatch):
