@@ -293,3 +293,45 @@ def test_an_exit_without_teardown_does_not_wait_for_a_cancelled_reading(monkeypa
     log_prefetch.exit_without_teardown()       # what slakit.cli.quick_exit says before os._exit
     log_prefetch._finish()
     assert not log_prefetch._join_at_exit
+
+
+@pytest.mark.parametrize("change", ["grows", "shrinks"])
+def test_a_file_that_changes_size_while_read_is_read_as_it_is_then(tmp_path, monkeypatch, change):
+    """The bytes go straight into a buffer of the size the file had when opened: a file that
+    grows while read has its further bytes appended, one that shrinks is cut to what was read;
+    the identity taken at the open then differs from the file's, so the loader reads it again."""
+    path = tmp_path / "log.csv"
+    path.write_bytes(b"a" * 4096)
+    monkeypatch.setattr(log_prefetch, "CHUNK", 1024)
+    real_open = os.fdopen
+    later = b"b" * 9000 if change == "grows" else b"a" * 2048
+
+    def fdopen(fd, *args, **kwargs):
+        f = real_open(fd, *args, **kwargs)
+        real_readinto = f.readinto
+        calls = []
+
+        class Reader:
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                f.close()
+
+            def readinto(self, view):
+                if not calls:         # the file is rewritten after its size was taken
+                    calls.append(1)
+                    with open(path, "r+b") as w:
+                        w.write(later)
+                        w.truncate(len(later))
+                return real_readinto(view)
+
+            def read(self, size):
+                return f.read(size)
+
+        return Reader()
+
+    monkeypatch.setattr(log_prefetch.os, "fdopen", fdopen)
+    data, ident = log_prefetch._read_regular(str(path))
+    assert bytes(data) == later
+    assert ident[2] == 4096
