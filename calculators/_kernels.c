@@ -260,6 +260,168 @@ done:
     return result;
 }
 
+/* --- per unit ---------------------------------------------------------------------------------
+ *
+ * seconds_per_unit(unit, start, end, lo, hi, out) -> bool
+ *
+ * out[u] += the length of [start, end) inside [lo, hi) (0 when it misses it), for every
+ * interval of unit u. False (out untouched past what was added: the caller starts again in
+ * numpy) when a unit is outside out's range, which numpy's bincount answers its own way.
+ * numpy: calculators.intervals._seconds_in.
+ *
+ * or_per_unit(unit, bits, mask, out) -> bool
+ *
+ * out[u] |= bits[i] & mask for every i with unit u; False, as above, for a unit outside out.
+ * numpy: calculators.engine._flag_bits.
+ *
+ * select_overlapping(start, end, lo, hi, columns, outputs) -> count
+ *
+ * The rows i with min(end[i], hi) > max(start[i], lo), in order: each column's values at
+ * those rows into its output (the outputs at least as long as the columns). numpy: a mask and
+ * one gather a column (calculators.engine._attribution).
+ */
+static PyObject *seconds_per_unit(PyObject *self, PyObject *args) {
+    PyObject *o_u, *o_s, *o_e, *o_out;
+    long long lo, hi;
+    if (!PyArg_ParseTuple(args, "OOOLLO", &o_u, &o_s, &o_e, &lo, &hi, &o_out))
+        return NULL;
+    Buf u = {0}, s = {0}, e = {0}, out = {0};
+    PyObject *result = NULL;
+    if (get_buf(o_u, &u, 8, 0, "unit") < 0)
+        return NULL;
+    if (get_buf(o_s, &s, 8, 0, "start") < 0 || get_buf(o_e, &e, 8, 0, "end") < 0 ||
+        get_buf(o_out, &out, 8, 1, "out") < 0)
+        goto done;
+    Py_ssize_t n = count_of(&u, 8), nu = count_of(&out, 8);
+    if (count_of(&s, 8) != n || count_of(&e, 8) != n) {
+        PyErr_SetString(PyExc_ValueError, "seconds_per_unit: arrays of unequal length");
+        goto done;
+    }
+    const int64_t *uu = u.view.buf, *ss = s.view.buf, *ee = e.view.buf;
+    int64_t *o = out.view.buf;
+    int ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t a = ss[i] > lo ? ss[i] : lo, b = ee[i] < hi ? ee[i] : hi;
+        if (uu[i] < 0 || uu[i] >= nu) {
+            ok = 0;
+            break;
+        }
+        if (b > a)
+            o[uu[i]] += b - a;
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(ok ? Py_True : Py_False);
+done:
+    release(&u);
+    release(&s);
+    release(&e);
+    release(&out);
+    return result;
+}
+
+static PyObject *or_per_unit(PyObject *self, PyObject *args) {
+    PyObject *o_u, *o_b, *o_out;
+    long long mask;
+    if (!PyArg_ParseTuple(args, "OOLO", &o_u, &o_b, &mask, &o_out))
+        return NULL;
+    Buf u = {0}, b = {0}, out = {0};
+    PyObject *result = NULL;
+    if (get_buf(o_u, &u, 8, 0, "unit") < 0)
+        return NULL;
+    if (get_buf(o_b, &b, 8, 0, "bits") < 0 || get_buf(o_out, &out, 8, 1, "out") < 0)
+        goto done;
+    Py_ssize_t n = count_of(&u, 8), nu = count_of(&out, 8);
+    if (count_of(&b, 8) != n) {
+        PyErr_SetString(PyExc_ValueError, "or_per_unit: arrays of unequal length");
+        goto done;
+    }
+    const int64_t *uu = u.view.buf, *bb = b.view.buf;
+    int64_t *o = out.view.buf;
+    int ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t v = bb[i] & mask;
+        if (!v)
+            continue;
+        if (uu[i] < 0 || uu[i] >= nu) {
+            ok = 0;
+            break;
+        }
+        o[uu[i]] |= v;
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(ok ? Py_True : Py_False);
+done:
+    release(&u);
+    release(&b);
+    release(&out);
+    return result;
+}
+
+#define MAX_COLUMNS 8
+
+static PyObject *select_overlapping(PyObject *self, PyObject *args) {
+    PyObject *o_s, *o_e, *cols, *outs;
+    long long lo, hi;
+    if (!PyArg_ParseTuple(args, "OOLLO!O!", &o_s, &o_e, &lo, &hi, &PyTuple_Type, &cols, &PyTuple_Type, &outs))
+        return NULL;
+    Py_ssize_t nc = PyTuple_GET_SIZE(cols);
+    if (nc != PyTuple_GET_SIZE(outs) || nc > MAX_COLUMNS) {
+        PyErr_SetString(PyExc_ValueError, "select_overlapping: one output a column, at most 8");
+        return NULL;
+    }
+    Buf s = {0}, e = {0}, cb[MAX_COLUMNS], ob[MAX_COLUMNS];
+    memset(cb, 0, sizeof cb);
+    memset(ob, 0, sizeof ob);
+    PyObject *result = NULL;
+    if (get_buf(o_s, &s, 8, 0, "start") < 0)
+        return NULL;
+    if (get_buf(o_e, &e, 8, 0, "end") < 0)
+        goto done;
+    Py_ssize_t n = count_of(&s, 8);
+    if (count_of(&e, 8) != n) {
+        PyErr_SetString(PyExc_ValueError, "select_overlapping: arrays of unequal length");
+        goto done;
+    }
+    for (Py_ssize_t c = 0; c < nc; c++) {
+        if (get_buf(PyTuple_GET_ITEM(cols, c), &cb[c], 8, 0, "column") < 0 ||
+            get_buf(PyTuple_GET_ITEM(outs, c), &ob[c], 8, 1, "output") < 0)
+            goto done;
+        if (count_of(&cb[c], 8) != n || count_of(&ob[c], 8) < n) {
+            PyErr_SetString(PyExc_ValueError, "select_overlapping: a column or output of another length");
+            goto done;
+        }
+    }
+    const int64_t *ss = s.view.buf, *ee = e.view.buf;
+    const int64_t *in[MAX_COLUMNS];
+    int64_t *to[MAX_COLUMNS];
+    for (Py_ssize_t c = 0; c < nc; c++) {
+        in[c] = cb[c].view.buf;
+        to[c] = ob[c].view.buf;
+    }
+    Py_ssize_t m = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t a = ss[i] > lo ? ss[i] : lo, b = ee[i] < hi ? ee[i] : hi;
+        if (b <= a)
+            continue;
+        for (Py_ssize_t c = 0; c < nc; c++)
+            to[c][m] = in[c][i];
+        m++;
+    }
+    Py_END_ALLOW_THREADS
+    result = PyLong_FromSsize_t(m);
+done:
+    release(&s);
+    release(&e);
+    for (int c = 0; c < MAX_COLUMNS; c++) {
+        release(&cb[c]);
+        release(&ob[c]);
+    }
+    return result;
+}
+
 /* --- times written 2027-02-03T10:00:00Z or 2027-02-03T04:00:00-06:00 ----------------------
  *
  * iso_seconds(offsets, data, n, offset_width, out, na) -> bool
@@ -396,6 +558,9 @@ static PyMethodDef methods[] = {
     {"overlap_lo", overlap_lo, METH_VARARGS, "First overlapping b and overlap count per sorted a interval."},
     {"overlap_fill", overlap_fill, METH_VARARGS, "The (a, b) pairs from overlap_lo's starts and counts."},
     {"at_least_sorted", at_least_sorted, METH_VARARGS, "Merged stretches where a sorted sweep's level is at least a unit's threshold."},
+    {"seconds_per_unit", seconds_per_unit, METH_VARARGS, "Seconds of intervals inside [lo, hi) per unit."},
+    {"or_per_unit", or_per_unit, METH_VARARGS, "Bits or-ed per unit."},
+    {"select_overlapping", select_overlapping, METH_VARARGS, "Rows of intervals that overlap [lo, hi), gathered."},
     {"iso_seconds", iso_seconds, METH_VARARGS, "Epoch seconds of an Arrow string array of canonical ISO times."},
     {NULL, NULL, 0, NULL},
 };

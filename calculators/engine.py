@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from calculators import credits as cr
+from calculators import kernels
 from calculators.incidents import UnitIds, coded
 from calculators.log_columns import columns_of
 from calculators.intervals import (
@@ -1066,8 +1067,17 @@ def _attribution(tr: Trace, tree: Tree, scope: int, ps: int, pe: int,
                  pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(unit, frame row, flags) of the incident pieces that overlap the unit's downtime in [ps, pe)."""
     o_unit, o_start, o_end, o_row, o_flags = pairs
-    hit = np.minimum(o_end, pe) > np.maximum(o_start, ps)
-    unit, rows, flags = o_unit[hit], o_row[hit], o_flags[hit]
+    k = kernels.compiled
+    if k is not None and len(o_start) and all(x.dtype == I64 for x in pairs):
+        # one pass selecting and gathering the three columns
+        i64 = kernels.as_i64
+        outs = tuple(np.empty(len(o_start), dtype=I64) for _ in range(3))
+        m = k.select_overlapping(i64(o_start), i64(o_end), int(ps), int(pe), (i64(o_unit), i64(o_row), i64(o_flags)),
+                                 outs)
+        unit, rows, flags = (x[:m].copy() for x in outs)
+    else:
+        hit = np.minimum(o_end, pe) > np.maximum(o_start, ps)
+        unit, rows, flags = o_unit[hit], o_row[hit], o_flags[hit]
     if scope == NODE and len(tr.degraded):
         d = tr.degraded
         m = (np.minimum(d.iv.end, pe) > np.maximum(d.iv.start, ps))
@@ -1077,8 +1087,19 @@ def _attribution(tr: Trace, tree: Tree, scope: int, ps: int, pe: int,
     return unit, rows, flags
 
 
+_ALL_FLAGS = sum(bit for bit, _ in FLAG_NAMES)
+
+
 def _flag_bits(n_units: int, groups: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """Per unit, the F_* bits of the pieces on it (one pass a group with the compiled
+    kernels, `or_per_unit`; a mask and a unique a bit in numpy, the definition)."""
     out = np.zeros(n_units, dtype=I64)
+    k = kernels.compiled
+    if k is not None:
+        i64 = kernels.as_i64
+        if all(k.or_per_unit(i64(units), i64(flags), _ALL_FLAGS, out) for units, flags in groups):
+            return out
+        out = np.zeros(n_units, dtype=I64)         # a unit out of range: numpy says what that means
     for units, flags in groups:
         for bit, _ in FLAG_NAMES:
             m = (flags & bit) != 0

@@ -16,10 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-try:      # built by `pip install` (setup.py); without a C compiler the numpy forms serve
-    from calculators import _kernels
-except ImportError:  # pragma: no cover - exercised by tests/calculators/test_kernels.py's fallback run
-    _kernels = None
+from calculators import kernels
 
 SHIFT = 33
 MASK = (1 << SHIFT) - 1
@@ -276,8 +273,9 @@ def at_least(iv: Intervals, threshold: np.ndarray, weight: np.ndarray | None = N
 
 def _at_least(iv: Intervals, threshold: np.ndarray, weight: np.ndarray | None = None) -> Intervals:
     """`at_least` of one piece: with the compiled kernels, the sorted events are swept once
-    (`_kernels.at_least_sorted`), else `_at_least_numpy`, the definition."""
-    if _kernels is None or not len(iv):
+    (`at_least_sorted`), else `_at_least_numpy`, the definition."""
+    k_ = kernels.compiled
+    if k_ is None or not len(iv):
         return _at_least_numpy(iv, threshold, weight)
     thr = np.ascontiguousarray(threshold, dtype=I64)
     if weight is None and int(iv.unit.max()) < (1 << (62 - SHIFT)) and int(iv.unit.min()) >= 0:
@@ -292,7 +290,7 @@ def _at_least(iv: Intervals, threshold: np.ndarray, weight: np.ndarray | None = 
         k = key(units[o], times[o])
         d = np.ascontiguousarray(np.concatenate([w, -w])[o])
     out = [np.empty(len(k), dtype=I64) for _ in range(3)]
-    m = _kernels.at_least_sorted(k, d, thr, *out)
+    m = k_.at_least_sorted(k, d, thr, *out)
     return Intervals(out[0][:m].copy(), out[1][:m].copy(), out[2][:m].copy())
 
 
@@ -377,7 +375,21 @@ def _minus_parent(iv: Intervals, owner: np.ndarray, parent: Intervals) -> Interv
 
 
 def seconds_in(iv: Intervals, lo: int, hi: int, n_units: int) -> np.ndarray:
-    """Per unit (0..n_units-1), total seconds of `iv` inside `[lo, hi)` (intervals disjoint per unit)."""
+    """Per unit (0..n_units-1), total seconds of `iv` inside `[lo, hi)` (intervals disjoint per unit).
+
+    With the compiled kernels, one pass adding each clipped length to its unit
+    (`seconds_per_unit`); `_seconds_in` is the numpy definition, which also answers
+    a unit outside 0..n_units-1 (bincount's longer array)."""
+    k = kernels.compiled
+    if k is not None and len(iv):
+        out = np.zeros(n_units, dtype=I64)
+        i64 = kernels.as_i64
+        if k.seconds_per_unit(i64(iv.unit), i64(iv.start), i64(iv.end), int(lo), int(hi), out):
+            return out
+    return _seconds_in(iv, lo, hi, n_units)
+
+
+def _seconds_in(iv: Intervals, lo: int, hi: int, n_units: int) -> np.ndarray:
     s = np.maximum(iv.start, lo)
     e = np.minimum(iv.end, hi)
     ln = np.maximum(e - s, 0)
@@ -392,22 +404,23 @@ def overlap_pairs(a: Intervals, b: Intervals) -> tuple[np.ndarray, np.ndarray]:
     by `i` in (unit, start) order, `j` ascending within.
 
     `b` must be sorted by (unit, start) and disjoint per unit (as `merge` returns it). With the
-    compiled kernels (`calculators._kernels`) the sorted `a` walks `b` once; `_overlap_pairs`
+    compiled kernels (`calculators.kernels`) the sorted `a` walks `b` once; `_overlap_pairs`
     is the same in numpy (two searches), and the definition the tests hold the kernel to.
     """
     if not len(a) or not len(b):
         z = np.zeros(0, dtype=I64)
         return z, z.copy()
-    if _kernels is None:
+    k = kernels.compiled
+    if k is None:
         return _overlap_pairs(a, b)
     o = order_by(a.unit, a.start)               # sorted intervals: b is walked once
     args = [np.ascontiguousarray(x, dtype=I64) for x in (a.unit, a.start, a.end, o, b.unit, b.start, b.end)]
     lo = np.empty(len(o), dtype=I64)
     cnt = np.empty(len(o), dtype=I64)
-    total = _kernels.overlap_lo(*args, lo, cnt)
+    total = k.overlap_lo(*args, lo, cnt)
     ai = np.empty(total, dtype=I64)
     bj = np.empty(total, dtype=I64)
-    _kernels.overlap_fill(args[3], lo, cnt, ai, bj)
+    k.overlap_fill(args[3], lo, cnt, ai, bj)
     return ai, bj
 
 

@@ -18,10 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
-try:      # built by `pip install` (setup.py); without a C compiler Arrow's cast serves alone
-    from calculators import _kernels
-except ImportError:  # pragma: no cover - exercised by tests/calculators/test_kernels.py's fallback run
-    _kernels = None
+from calculators import kernels
 
 COLUMNS = ("id", "scope", "target", "start", "end", "impact", "gpus_affected", "category", "notice_at",
            "severity", "detected_at", "reported_at", "responded_at", "resolved_at", "cause", "ticket")
@@ -389,6 +386,7 @@ def _iso_seconds(col: pa.ChunkedArray | pa.Array) -> np.ndarray | None:
     """Epoch seconds (NA where empty) of a string column whose cells are all empty or written
     2027-02-03T10:00:00Z or 2027-02-03T04:00:00-06:00, read from its buffers by the kernel;
     None for any other column (a null, another type, another form of time)."""
+    compiled = kernels.compiled
     chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
     out = np.empty(len(col), dtype=np.int64)
     at = 0
@@ -405,7 +403,7 @@ def _iso_seconds(col: pa.ChunkedArray | pa.Array) -> np.ndarray | None:
         if n:
             _, offsets, data = ch.buffers()
             offsets = memoryview(offsets)[ch.offset * width:(ch.offset + n + 1) * width]
-            if not _kernels.iso_seconds(offsets, b"" if data is None else data, n, width, out[at:at + n], NA):
+            if not compiled.iso_seconds(offsets, b"" if data is None else data, n, width, out[at:at + n], NA):
                 return None
         at += n
     return out
@@ -418,9 +416,10 @@ def fast_times(col: pa.ChunkedArray) -> np.ndarray | None:
     refuses: the general parser then reads the column.
 
     With the compiled kernels a column of only such cells (and real dates and times within
-    Arrow's range) is read in one pass over its bytes (`_kernels.iso_seconds`), which gives
+    Arrow's range) is read in one pass over its bytes (`kernels.compiled.iso_seconds`), which
+    gives
     what Arrow's cast gives; at the first other cell, Arrow's cast decides as before."""
-    if _kernels is not None:
+    if kernels.compiled is not None:
         got = _iso_seconds(col)
         if got is not None:
             return got

@@ -18,7 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calculators import intervals, log_csv
+from calculators import engine, intervals, log_csv
+from calculators import kernels as kernel_switch
 from calculators.intervals import Intervals, merge
 
 kernels = pytest.importorskip("calculators._kernels", reason="the compiled kernels were not built (no C compiler)")
@@ -30,8 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_kernels_are_built_where_the_project_is_set_up():
     # scripts/setup installs with a C compiler at hand: a missing module there is a build failure
     # that would only show as a slower run, so it is a failure here
-    assert intervals._kernels is kernels
-    assert log_csv._kernels is kernels
+    assert kernel_switch.compiled is kernels
 
 
 # --- overlap pairs ---------------------------------------------------------------------------
@@ -135,12 +135,58 @@ def test_at_least_kernel_refuses_a_unit_without_threshold():
         kernels.at_least_sorted(k, np.zeros(3, dtype=I64), np.zeros(4, dtype=I64), *out)
 
 
+# --- per unit --------------------------------------------------------------------------------
+
+@st.composite
+def unit_pieces(draw):
+    units = draw(st.integers(1, 6))
+    n = draw(st.integers(0, 40))
+    iv = _intervals(draw, units, n, 1000)
+    flags = np.array(draw(st.lists(st.integers(0, 255), min_size=n, max_size=n)), dtype=I64)
+    lo = draw(st.integers(-10, 900))
+    return iv, flags, lo, lo + draw(st.integers(-5, 600)), units
+
+
+@settings(max_examples=300, deadline=None)
+@given(unit_pieces())
+def test_seconds_flags_and_selections_per_unit_are_numpys(case):
+    iv, flags, lo, hi, units = case
+    assert intervals.seconds_in(iv, lo, hi, units).tolist() == intervals._seconds_in(iv, lo, hi, units).tolist()
+    pairs = (iv.unit, iv.start, iv.end, np.arange(len(iv), dtype=I64) * 7, flags)
+    got_flags = engine._flag_bits(units, [(iv.unit, flags), (iv.unit[::-1].copy(), flags >> 1)])
+    got_sel = engine._attribution(None, None, engine.RACK, lo, hi, pairs)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(kernel_switch, "compiled", None)
+        want_flags = engine._flag_bits(units, [(iv.unit, flags), (iv.unit[::-1].copy(), flags >> 1)])
+        want_sel = engine._attribution(None, None, engine.RACK, lo, hi, pairs)
+    assert got_flags.tolist() == want_flags.tolist()
+    assert [x.tolist() for x in got_sel] == [x.tolist() for x in want_sel]
+    assert all(x.dtype == I64 for x in got_sel)
+
+
+def test_a_unit_outside_the_table_is_left_to_numpy():
+    # bincount makes a longer array for a unit past n_units; the kernel leaves that answer to it
+    iv = Intervals.of([0, 3], [0, 0], [10, 5])
+    assert intervals.seconds_in(iv, 0, 100, 2).tolist() == [10, 0, 0, 5]
+    with pytest.raises(IndexError):            # as numpy's flag table refuses a unit past it
+        engine._flag_bits(2, [(np.array([0, 3], dtype=I64), np.array([1, 1], dtype=I64))])
+    out = np.zeros(2, dtype=I64)
+    assert kernels.or_per_unit(np.array([0, -1], dtype=I64), np.array([1, 1], dtype=I64), 63, out) is False
+    assert kernels.seconds_per_unit(np.array([5], dtype=I64), np.zeros(1, dtype=I64), np.ones(1, dtype=I64), 0, 9,
+                                    out) is False
+    with pytest.raises(ValueError):
+        kernels.select_overlapping(np.zeros(2, dtype=I64), np.ones(2, dtype=I64), 0, 9, (np.zeros(2, dtype=I64),),
+                                   (np.zeros(1, dtype=I64),))
+    with pytest.raises(ValueError):
+        kernels.select_overlapping(np.zeros(2, dtype=I64), np.ones(2, dtype=I64), 0, 9, (), (np.zeros(2, dtype=I64),))
+
+
 # --- times -----------------------------------------------------------------------------------
 
 def _arrow_times(col, monkeypatch):
     """`fast_times` as Arrow's cast defines it (the kernel set aside)."""
     with monkeypatch.context() as m:
-        m.setattr(log_csv, "_kernels", None)
+        m.setattr(kernel_switch, "compiled", None)
         return log_csv.fast_times(col)
 
 
@@ -233,8 +279,7 @@ def test_credits_without_the_kernels_are_the_same_document(which, monkeypatch, t
         return compute(lc, log, periods, support=True).dumps_utf8()
 
     with_kernels = document()
-    monkeypatch.setattr(intervals, "_kernels", None)
-    monkeypatch.setattr(log_csv, "_kernels", None)
+    monkeypatch.setattr(kernel_switch, "compiled", None)
     without = document()
     assert without == with_kernels
     assert json.loads(without)["format"].startswith("slakit-credits/")
