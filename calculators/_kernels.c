@@ -422,6 +422,104 @@ done:
     return result;
 }
 
+/* --- id lists ---------------------------------------------------------------------------------
+ *
+ * join_strings(offsets, data, width, codes, sep, positions) -> bytearray
+ *
+ * The cells codes[0], codes[1], ... of an Arrow string array (offsets and data as for
+ * iso_seconds, offsets advanced to the array's offset; len(offsets) / width - 1 cells), each
+ * followed by sep, in one new buffer; positions[i] (len(codes) + 1 int64) is where cell i's text
+ * begins, and positions[len(codes)] the buffer's length. What an Arrow take of the cells each
+ * joined with sep gives as its data and offsets (calculators.result_json._incident_text).
+ */
+static int cell_bounds(const unsigned char *ob, int width, int64_t c, int64_t *lo, int64_t *hi) {
+    if (width == 4) {
+        int32_t a, b;
+        memcpy(&a, ob + c * 4, 4);
+        memcpy(&b, ob + (c + 1) * 4, 4);
+        *lo = a;
+        *hi = b;
+    } else {
+        memcpy(lo, ob + c * 8, 8);
+        memcpy(hi, ob + (c + 1) * 8, 8);
+    }
+    return 0;
+}
+
+static PyObject *join_strings(PyObject *self, PyObject *args) {
+    PyObject *o_off, *o_data, *o_codes, *o_pos;
+    int width;
+    Py_buffer sep;
+    if (!PyArg_ParseTuple(args, "OOiOy*O", &o_off, &o_data, &width, &o_codes, &sep, &o_pos))
+        return NULL;
+    Buf off = {0}, data = {0}, codes = {0}, pos = {0};
+    PyObject *result = NULL, *out = NULL;
+    if (width != 4 && width != 8) {
+        PyErr_SetString(PyExc_ValueError, "join_strings: width is 4 or 8");
+        goto done;
+    }
+    if (get_buf(o_off, &off, 1, 0, "offsets") < 0 || get_buf(o_data, &data, 1, 0, "data") < 0 ||
+        get_buf(o_codes, &codes, 8, 0, "codes") < 0 || get_buf(o_pos, &pos, 8, 1, "positions") < 0)
+        goto done;
+    Py_ssize_t cells = off.view.len / width - 1, n = count_of(&codes, 8);
+    if (cells < 0 || count_of(&pos, 8) != n + 1) {
+        PyErr_SetString(PyExc_ValueError, "join_strings: no offsets, or positions not one more than the codes");
+        goto done;
+    }
+    const unsigned char *ob = off.view.buf, *base = data.view.buf;
+    const int64_t *cc = codes.view.buf;
+    int64_t *pp = pos.view.buf;
+    Py_ssize_t dlen = data.view.len, slen = sep.len;
+    int64_t total = 0;
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t c = cc[i], lo, hi;
+        if (c < 0 || c >= cells) {
+            bad = 1;
+            break;
+        }
+        cell_bounds(ob, width, c, &lo, &hi);
+        if (lo < 0 || hi < lo || hi > dlen) {
+            bad = 2;
+            break;
+        }
+        pp[i] = total;
+        total += (hi - lo) + slen;
+    }
+    pp[n] = total;
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(bad == 1 ? PyExc_IndexError : PyExc_ValueError,
+                        bad == 1 ? "join_strings: a code is out of range" : "join_strings: an offset points outside the data");
+        goto done;
+    }
+    out = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)total);
+    if (out == NULL)
+        goto done;
+    char *dst = PyByteArray_AS_STRING(out);
+    const char *sp = sep.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t lo, hi;
+        cell_bounds(ob, width, cc[i], &lo, &hi);
+        char *d = dst + pp[i];
+        memcpy(d, base + lo, (size_t)(hi - lo));
+        memcpy(d + (hi - lo), sp, (size_t)slen);
+    }
+    Py_END_ALLOW_THREADS
+    result = out;
+    out = NULL;
+done:
+    Py_XDECREF(out);
+    PyBuffer_Release(&sep);
+    release(&off);
+    release(&data);
+    release(&codes);
+    release(&pos);
+    return result;
+}
+
 /* --- times written 2027-02-03T10:00:00Z or 2027-02-03T04:00:00-06:00 ----------------------
  *
  * iso_seconds(offsets, data, n, offset_width, out, na) -> bool
@@ -561,6 +659,7 @@ static PyMethodDef methods[] = {
     {"seconds_per_unit", seconds_per_unit, METH_VARARGS, "Seconds of intervals inside [lo, hi) per unit."},
     {"or_per_unit", or_per_unit, METH_VARARGS, "Bits or-ed per unit."},
     {"select_overlapping", select_overlapping, METH_VARARGS, "Rows of intervals that overlap [lo, hi), gathered."},
+    {"join_strings", join_strings, METH_VARARGS, "Cells of an Arrow string array by code, each followed by a separator."},
     {"iso_seconds", iso_seconds, METH_VARARGS, "Epoch seconds of an Arrow string array of canonical ISO times."},
     {NULL, NULL, 0, NULL},
 };

@@ -27,7 +27,7 @@ from typing import Any
 import orjson
 
 from calculators import credits as cr
-from calculators import settle
+from calculators import kernels, settle
 from calculators.vocabulary import FLAG_LISTS, FLAG_MASK
 from slaschema.jsontext import dumps_indented
 
@@ -227,6 +227,7 @@ class NamesInfo:
 
     def __init__(self, order: Iterable[Any] = ()) -> None:
         self._seen: dict[int, tuple[Any, Any]] = {}
+        self._joined: dict[int, tuple[Any, Any]] = {}
         self._order = list(order)
         self._pos = {id(sm): i for i, sm in enumerate(self._order)}
         self._ahead: dict[int, Any] = {}
@@ -267,10 +268,26 @@ class NamesInfo:
             self._pool = None
 
     def get(self, names: Any) -> Any:
-        import pyarrow as pa
+        """The ids each followed by the list separator (Arrow), for the gather without kernels."""
         import pyarrow.compute as pc
 
-        from calculators.log_csv import arrow_strings, string_scalar
+        from calculators.log_csv import string_scalar
+
+        plain = self.plain(names)
+        got = self._joined.get(id(names))
+        if got is None or got[0] is not names:
+            arrow = None
+            if plain is not None:
+                sep = string_scalar(_id_sep(_RECORD + 1))      # (not pa.scalar, which imports pandas)
+                arrow = pc.binary_join_element_wise(plain, sep, string_scalar(""))
+            got = self._joined[id(names)] = (names, arrow)
+        return got[1]
+
+    def plain(self, names: Any) -> Any:
+        """The ids as one Arrow large_string array; None where one needs escaping (or is no str)."""
+        import pyarrow as pa
+
+        from calculators.log_csv import arrow_strings
 
         got = self._seen.get(id(names))
         if got is None or got[0] is not names:
@@ -278,10 +295,7 @@ class NamesInfo:
                 arrow = arrow_strings(names)
             except (pa.ArrowException, UnicodeError, TypeError):    # a lone surrogate, not a str
                 arrow = None
-            if arrow is not None and arrow.null_count == 0 and not _needs_escape(arrow):
-                sep = string_scalar(_id_sep(_RECORD + 1))      # (not pa.scalar, which imports pandas)
-                arrow = pc.binary_join_element_wise(arrow, sep, string_scalar(""))
-            else:
+            if arrow is None or arrow.null_count != 0 or _needs_escape(arrow):
                 arrow = None
             got = self._seen[id(names)] = (names, arrow)
         return got[1]
@@ -318,14 +332,29 @@ def _incident_text(sm: Any, depth: int, info: NamesInfo
         return None
     if depth != _RECORD + 1:
         return None
-    arrow = info.get(names)
-    if arrow is None:
-        return None
-    taken = arrow.take(int64_array(code))
     bounds = np.searchsorted(unit, np.arange(len(sm.ids) + 1))
-    buffers = taken.buffers()
-    offsets = np.frombuffer(buffers[1], dtype=np.int64)[taken.offset:taken.offset + len(taken) + 1][bounds]
-    data = memoryview(buffers[2]) if buffers[2] is not None else memoryview(b"")
+    compiled = kernels.compiled
+    if compiled is not None:
+        # one pass copying each id and its separator (an Arrow take of the joined ids, below, is
+        # the definition: the same bytes and offsets)
+        plain = info.plain(names)
+        if plain is None:
+            return None
+        _, offs, text = plain.buffers()
+        offs = memoryview(offs)[plain.offset * 8:(plain.offset + len(plain) + 1) * 8]
+        positions = np.empty(len(code) + 1, dtype=np.int64)
+        joined = compiled.join_strings(offs, b"" if text is None else text, 8, kernels.as_i64(code),
+                                       _id_sep(depth).encode("utf-8"), positions)
+        offsets = positions[bounds]
+        data = memoryview(joined)
+    else:
+        arrow = info.get(names)
+        if arrow is None:
+            return None
+        taken = arrow.take(int64_array(code))
+        buffers = taken.buffers()
+        offsets = np.frombuffer(buffers[1], dtype=np.int64)[taken.offset:taken.offset + len(taken) + 1][bounds]
+        data = memoryview(buffers[2]) if buffers[2] is not None else memoryview(b"")
     starts = offsets[:-1]
     ends = np.maximum(offsets[1:] - len(_id_sep(depth).encode("utf-8")), starts)    # without the last separator
     return data, starts.tolist(), ends.tolist(), np.diff(bounds).tolist()

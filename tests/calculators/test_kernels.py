@@ -181,6 +181,43 @@ def test_a_unit_outside_the_table_is_left_to_numpy():
         kernels.select_overlapping(np.zeros(2, dtype=I64), np.ones(2, dtype=I64), 0, 9, (), (np.zeros(2, dtype=I64),))
 
 
+# --- id lists --------------------------------------------------------------------------------
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(min_size=0, max_size=6), min_size=1, max_size=20), st.data(),
+       st.sampled_from([pa.string(), pa.large_string()]), st.integers(0, 2))
+def test_join_strings_gives_arrows_take_of_the_joined_cells(names, data, type_, cut):
+    import pyarrow.compute as pc
+
+    arr = pa.array(["x"] * cut + names, type_).slice(cut)
+    codes = np.array(data.draw(st.lists(st.integers(0, len(names) - 1), max_size=30)), dtype=I64)
+    sep = '",\n  "'
+    want = pc.binary_join_element_wise(arr, pa.scalar(sep, type_), pa.scalar("", type_)).take(pa.array(codes))
+    width = 4 if type_ == pa.string() else 8
+    _, offs, text = arr.buffers()
+    offs = memoryview(offs)[arr.offset * width:(arr.offset + len(arr) + 1) * width]
+    pos = np.empty(len(codes) + 1, dtype=I64)
+    got = kernels.join_strings(offs, b"" if text is None else text, width, codes, sep.encode(), pos)
+    assert bytes(got) == "".join(want.to_pylist()).encode("utf-8")
+    lengths = [len(x.encode("utf-8")) for x in want.to_pylist()]
+    assert pos.tolist() == np.concatenate([[0], np.cumsum(lengths, dtype=I64)]).tolist()
+
+
+def test_join_strings_refuses_codes_and_offsets_outside_the_cells():
+    offs = np.array([0, 2, 4], dtype=np.int32).tobytes()
+    pos = np.empty(2, dtype=I64)
+    with pytest.raises(IndexError):
+        kernels.join_strings(offs, b"abcd", 4, np.array([2], dtype=I64), b",", pos)
+    with pytest.raises(IndexError):
+        kernels.join_strings(offs, b"abcd", 4, np.array([-1], dtype=I64), b",", pos)
+    with pytest.raises(ValueError):        # the offsets point past the data
+        kernels.join_strings(offs, b"ab", 4, np.array([1], dtype=I64), b",", pos)
+    with pytest.raises(ValueError):        # positions not one more than the codes
+        kernels.join_strings(offs, b"abcd", 4, np.array([1], dtype=I64), b",", np.empty(1, dtype=I64))
+    assert bytes(kernels.join_strings(offs, b"abcd", 4, np.array([1, 0], dtype=I64), b",",
+                                      np.empty(3, dtype=I64))) == b"cd,ab,"
+
+
 # --- times -----------------------------------------------------------------------------------
 
 def _arrow_times(col, monkeypatch):
