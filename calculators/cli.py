@@ -15,6 +15,8 @@ from slaschema.cliconv import (OutputData, Progress, emit_output, fmt_given, no_
                                output_option, progress_wanted)
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from calculators.explain_records import Explanation
     from calculators.result import Result
     from slaschema.loader import LoadedContract
@@ -351,16 +353,16 @@ def render_table(result: Result, max_rows: int = 25) -> str:
         con.print(claims_line(result.claims, result.currency, result.timezone))
     for p in result.periods:
         for name, sm in p.scopes.items():
-            hit = [i for i in _affected(sm)]
-            n_down = sum(1 for x in sm.lnum if int(x) > 0)
+            lost = _positive(sm.lnum)
+            hit = _affected(sm, lost)
+            n_down = int(lost.sum())
             t = PlainTable(title=f"{p.period.label} — {name}: {n_down} of {len(sm.ids)} with downtime, {len(hit)} with "
                             f"downtime, excluded time or flags; {int((~sm.met).sum())} below target {sm.target}%")
             for col in ("id", "downtime s", *(("service s",) if rev11 else ()), "excluded s", "availability %",
                         "met", "credit %", "credit", "incidents", "flags"):
                 t.add_column(col, justify="right" if col.endswith(("s", "%", "credit")) else "left")
-            cents, unit_ids = sm.credit_cents.tolist(), sm.ids      # Python ints: no numpy scalar per unit
-            order = sorted(hit, key=lambda i: (-cents[i], unit_ids[i]))
-            shown = [i for i in order[:max_rows] if sm.in_service(i)]      # (records skip the others)
+            order = _first_by_credit(hit, sm.credit_cents, sm.ids, max_rows)
+            shown = [i for i in order if sm.in_service(i)]      # (records skip the others)
             preview = sm.incident_preview(shown, 4)
             for i, u in zip(shown, sm.records(p, shown, incidents=False)):
                 ids, n_ids = preview[i]
@@ -372,8 +374,8 @@ def render_table(result: Result, max_rows: int = 25) -> str:
                           " ".join(u.flags))
             if hit:
                 t.print(con)
-                if len(order) > max_rows:
-                    con.print(f"  … {len(order) - max_rows} more {name} unit(s) (see --format json or csv)")
+                if len(hit) > max_rows:
+                    con.print(f"  … {len(hit) - max_rows} more {name} unit(s) (see --format json or csv)")
             else:
                 con.print(f"{p.period.label} — {name}: no downtime, excluded time or flags in any of "
                           f"{len(sm.ids)} units")
@@ -443,10 +445,40 @@ def claims_line(claims, currency: str, zone: str) -> str:
     return text
 
 
-def _affected(sm):
+def _positive(values) -> np.ndarray:
+    """`[int(x) > 0 for x in values]` as a boolean array (Python ints beyond int64 included)."""
     import numpy as np
 
-    lost = np.asarray([int(x) > 0 for x in sm.lnum], dtype=bool)
+    try:
+        return np.asarray(values).astype(np.int64) > 0
+    except (OverflowError, TypeError, ValueError):
+        return np.asarray([int(x) > 0 for x in values], dtype=bool)
+
+
+def _first_by_credit(hit: list[int], credit_cents, ids, k: int) -> list[int]:
+    """The first `k` of the units `hit`, largest credit first, then by id: what
+    `sorted(hit, key=lambda i: (-cents[i], ids[i]))[:k]` gives, without a Python key for every
+    unit: the units whose credit is below the k-th largest cannot be among them."""
+    import numpy as np
+
+    cents = credit_cents.tolist()                # Python ints: no numpy scalar per unit
+    if 0 < k and len(hit) > 4 * k:
+        try:
+            c = np.asarray([cents[i] for i in hit] if not isinstance(credit_cents, np.ndarray)
+                           else credit_cents[hit]).astype(np.int64)
+        except (OverflowError, TypeError, ValueError):
+            c = None
+        if c is not None:
+            kth = np.partition(c, len(c) - k)[len(c) - k]     # the k-th largest credit
+            hit = np.asarray(hit)[c >= kth].tolist()
+    return sorted(hit, key=lambda i: (-cents[i], ids[i]))[:k]
+
+
+def _affected(sm, lost=None):
+    import numpy as np
+
+    if lost is None:
+        lost = _positive(sm.lnum)
     hit = lost | (sm.excluded > 0) | (sm.flags > 0)
     if sm.service is not None:
         hit &= sm.service > 0          # no unit-month outside service time
