@@ -520,6 +520,85 @@ done:
     return result;
 }
 
+/* --- blocks a piece touches -------------------------------------------------------------------
+ *
+ * touched_blocks(parent, start, end, bounds, block_start, block_end, lo, hi)
+ *
+ * For each piece i on unit parent[i] (a rack), the blocks of that unit it overlaps or touches:
+ * [lo[i], hi[i]), where the blocks are sorted by (unit, start), disjoint per unit, and unit u's
+ * blocks are bounds[u] .. bounds[u + 1]. numpy (calculators.engine._lift):
+ * lo = searchsorted(key(block_unit, block_end), key(parent, start), "left"),
+ * hi = searchsorted(key(block_unit, block_start), key(parent, end), "right"). A piece of the
+ * same unit as the one before it, starting no earlier, goes on from that one's lo (pieces
+ * sorted by start walk their unit's blocks once); any other starts at its unit's first block.
+ */
+static PyObject *touched_blocks(PyObject *self, PyObject *args) {
+    PyObject *objs[8];
+    Buf b[8];
+    memset(b, 0, sizeof b);
+    if (!PyArg_ParseTuple(args, "OOOOOOOO", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
+                          &objs[7]))
+        return NULL;
+    static const char *names[8] = {"parent", "start", "end", "bounds", "block_start", "block_end", "lo", "hi"};
+    for (int i = 0; i < 8; i++) {
+        if (get_buf(objs[i], &b[i], 8, i >= 6, names[i]) < 0) {
+            for (int j = 0; j < i; j++)
+                release(&b[j]);
+            return NULL;
+        }
+    }
+    PyObject *result = NULL;
+    Py_ssize_t n = count_of(&b[0], 8), nu = count_of(&b[3], 8) - 1, nb = count_of(&b[4], 8);
+    if (count_of(&b[1], 8) != n || count_of(&b[2], 8) != n || count_of(&b[5], 8) != nb || count_of(&b[6], 8) != n ||
+        count_of(&b[7], 8) != n || nu < 0) {
+        PyErr_SetString(PyExc_ValueError, "touched_blocks: arrays of unequal length");
+        goto done;
+    }
+    const int64_t *par = b[0].view.buf, *ps = b[1].view.buf, *pe = b[2].view.buf, *bounds = b[3].view.buf;
+    const int64_t *bs = b[4].view.buf, *be = b[5].view.buf;
+    int64_t *lo = b[6].view.buf, *hi = b[7].view.buf;
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t u = 0; u <= nu; u++) {
+        if (bounds[u] < 0 || bounds[u] > nb || (u > 0 && bounds[u] < bounds[u - 1])) {
+            bad = 1;
+            break;
+        }
+    }
+    int64_t prev_u = -1, prev_s = 0, j = 0;
+    for (Py_ssize_t i = 0; i < n && !bad; i++) {
+        int64_t u = par[i];
+        if (u < 0 || u >= nu) {
+            bad = 2;
+            break;
+        }
+        int64_t end = bounds[u + 1];
+        if (u != prev_u || ps[i] < prev_s)
+            j = bounds[u];
+        while (j < end && be[j] < ps[i])
+            j++;
+        int64_t h = j;
+        while (h < end && bs[h] <= pe[i])
+            h++;
+        lo[i] = j;
+        hi[i] = h;
+        prev_u = u;
+        prev_s = ps[i];
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(bad == 1 ? PyExc_ValueError : PyExc_IndexError,
+                        bad == 1 ? "touched_blocks: bounds out of order or past the blocks"
+                                 : "touched_blocks: a piece's unit has no bounds");
+        goto done;
+    }
+    result = Py_NewRef(Py_None);
+done:
+    for (int i = 0; i < 8; i++)
+        release(&b[i]);
+    return result;
+}
+
 /* --- times written 2027-02-03T10:00:00Z or 2027-02-03T04:00:00-06:00 ----------------------
  *
  * iso_seconds(offsets, data, n, offset_width, out, na) -> bool
@@ -660,6 +739,7 @@ static PyMethodDef methods[] = {
     {"or_per_unit", or_per_unit, METH_VARARGS, "Bits or-ed per unit."},
     {"select_overlapping", select_overlapping, METH_VARARGS, "Rows of intervals that overlap [lo, hi), gathered."},
     {"join_strings", join_strings, METH_VARARGS, "Cells of an Arrow string array by code, each followed by a separator."},
+    {"touched_blocks", touched_blocks, METH_VARARGS, "The blocks of its unit each piece overlaps or touches."},
     {"iso_seconds", iso_seconds, METH_VARARGS, "Epoch seconds of an Arrow string array of canonical ISO times."},
     {NULL, NULL, 0, NULL},
 };

@@ -265,6 +265,24 @@ def _outside_long_blocks(merged: Intervals, long: np.ndarray, order: np.ndarray,
     return Intervals(m.unit[j][ok], start[ok], end[ok])
 
 
+def _touched_blocks(rack: np.ndarray, s: np.ndarray, e: np.ndarray, blocks: Intervals,
+                    n_racks: int) -> tuple[np.ndarray, np.ndarray]:
+    """For each piece [s, e) on `rack`, the blocks of that rack it overlaps or touches:
+    `[lo, hi)` into `blocks` (sorted by rack and start, disjoint per rack). Two searches in
+    numpy (the definition), or one walk of each rack's blocks with the compiled kernels."""
+    k = kernels.compiled
+    if k is None or int(rack.min()) < 0 or int(rack.max()) >= n_racks:
+        lo = np.searchsorted(key(blocks.unit, blocks.end), key(rack, s), side="left")
+        hi = np.searchsorted(key(blocks.unit, blocks.start), key(rack, e), side="right")
+        return lo, hi
+    i64 = kernels.as_i64
+    bounds = np.searchsorted(blocks.unit, np.arange(n_racks + 1, dtype=I64)).astype(I64)
+    lo = np.empty(len(s), dtype=I64)
+    hi = np.empty(len(s), dtype=I64)
+    k.touched_blocks(i64(rack), i64(s), i64(e), bounds, i64(blocks.start), i64(blocks.end), lo, hi)
+    return lo, hi
+
+
 def _lift(own: Pieces, parent: Pieces, tree: Tree, mo: int) -> NodeLift:
     """`NodeLift` from the nodes' own pieces (all impacts) and the racks' counted down pieces."""
     p_order, p_block, blocks = merge_labels(parent.iv)
@@ -279,8 +297,7 @@ def _lift(own: Pieces, parent: Pieces, tree: Tree, mo: int) -> NodeLift:
     if len(blocks) and len(at):
         rack = tree.owner(NODE, RACK)[o.unit]
         # the blocks of the node's rack that the piece overlaps or touches: [lo, hi)
-        lo = np.searchsorted(key(blocks.unit, blocks.end), key(rack, s), side="left")
-        hi = np.searchsorted(key(blocks.unit, blocks.start), key(rack, e), side="right")
+        lo, hi = _touched_blocks(rack, s, e, blocks, tree.size[RACK])
         t = hi > lo
         if t.any():
             s = np.where(t, np.minimum(s, blocks.start[np.minimum(lo, len(blocks) - 1)]), s)

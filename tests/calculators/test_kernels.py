@@ -218,6 +218,46 @@ def test_join_strings_refuses_codes_and_offsets_outside_the_cells():
                                       np.empty(3, dtype=I64))) == b"cd,ab,"
 
 
+# --- blocks a piece touches ------------------------------------------------------------------
+
+@st.composite
+def pieces_and_blocks(draw):
+    racks = draw(st.integers(1, 4))
+    blocks = merge(_intervals(draw, racks, draw(st.integers(0, 12)), 200))
+    n = draw(st.integers(1, 30))
+    rack = np.array(draw(st.lists(st.integers(0, racks - 1), min_size=n, max_size=n)), dtype=I64)
+    s = np.array(draw(st.lists(st.integers(0, 220), min_size=n, max_size=n)), dtype=I64)
+    e = s + np.array(draw(st.lists(st.integers(0, 40), min_size=n, max_size=n)), dtype=I64)
+    if draw(st.booleans()):       # sorted by rack and start, as _lift hands them (the walk's fast case)
+        o = np.lexsort((s, rack))
+        rack, s, e = rack[o], s[o], e[o]
+    return rack, s, e, blocks, racks
+
+
+@settings(max_examples=400, deadline=None)
+@given(pieces_and_blocks())
+def test_touched_blocks_walk_gives_the_two_searches(case):
+    rack, s, e, blocks, racks = case
+    got = engine._touched_blocks(rack, s, e, blocks, racks)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(kernel_switch, "compiled", None)
+        want = engine._touched_blocks(rack, s, e, blocks, racks)
+    assert [x.tolist() for x in got] == [x.tolist() for x in want]
+
+
+def test_touched_blocks_refuses_bounds_and_units_it_does_not_have():
+    z = np.zeros(1, dtype=I64)
+    lo, hi = np.zeros(1, dtype=I64), np.zeros(1, dtype=I64)
+    with pytest.raises(IndexError):
+        kernels.touched_blocks(np.array([1], dtype=I64), z, z, np.array([0, 1], dtype=I64), z, z, lo, hi)
+    with pytest.raises(ValueError):       # bounds past the blocks
+        kernels.touched_blocks(z, z, z, np.array([0, 5], dtype=I64), z, z, lo, hi)
+    with pytest.raises(ValueError):       # bounds going back
+        kernels.touched_blocks(z, z, z, np.array([1, 0], dtype=I64), z, z, lo, hi)
+    with pytest.raises(ValueError):       # no bounds at all
+        kernels.touched_blocks(z, z, z, np.zeros(0, dtype=I64), z, z, lo, hi)
+
+
 # --- times -----------------------------------------------------------------------------------
 
 def _arrow_times(col, monkeypatch):
