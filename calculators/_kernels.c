@@ -599,6 +599,164 @@ done:
     return result;
 }
 
+/* --- node outages less their rack's long blocks -----------------------------------------------
+ *
+ * outside_counts(order, block, lo, hi, before, long, first, count) -> total or -1
+ *
+ * The merged outages g = 0, 1, ... of a merge (order and block as
+ * calculators.intervals.merge_labels returns them: block non-decreasing along order, each g
+ * present), their pieces' touched blocks [lo, hi) (by piece), `before` the number of long blocks
+ * before each block (one more item than blocks). For each outage g with long[g] != 0: the first
+ * long block inside it (first[g]) and how many (count[g]); returns the number of pieces the
+ * fill will write at most (the count plus one, summed), or -1 where block is not as a merge
+ * returns it (the caller then works in numpy). numpy: calculators.engine._outside_long_blocks.
+ *
+ * outside_fill(long, first, count, unit, start, end, lb_start, lb_end, out_unit, out_start,
+ *              out_end) -> written
+ *
+ * Each kept outage less its long blocks: the gaps before, between and after them that are not
+ * empty, in order.
+ */
+static PyObject *outside_counts(PyObject *self, PyObject *args) {
+    PyObject *objs[8];
+    Buf b[8];
+    memset(b, 0, sizeof b);
+    if (!PyArg_ParseTuple(args, "OOOOOOOO", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
+                          &objs[7]))
+        return NULL;
+    static const char *names[8] = {"order", "block", "lo", "hi", "before", "long", "first", "count"};
+    for (int i = 0; i < 8; i++) {
+        if (get_buf(objs[i], &b[i], 8, i >= 6, names[i]) < 0) {
+            for (int j = 0; j < i; j++)
+                release(&b[j]);
+            return NULL;
+        }
+    }
+    PyObject *result = NULL;
+    Py_ssize_t n = count_of(&b[0], 8), np_ = count_of(&b[2], 8), nb = count_of(&b[4], 8) - 1;
+    Py_ssize_t ng = count_of(&b[5], 8);
+    if (count_of(&b[1], 8) != n || count_of(&b[3], 8) != np_ || nb < 0 || count_of(&b[6], 8) != ng ||
+        count_of(&b[7], 8) != ng) {
+        PyErr_SetString(PyExc_ValueError, "outside_counts: arrays of unequal length");
+        goto done;
+    }
+    const int64_t *order = b[0].view.buf, *block = b[1].view.buf, *lo = b[2].view.buf, *hi = b[3].view.buf;
+    const int64_t *before = b[4].view.buf, *lng = b[5].view.buf;
+    int64_t *first = b[6].view.buf, *count = b[7].view.buf;
+    int64_t total = 0;
+    int ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t k = 0;
+    for (Py_ssize_t g = 0; g < ng && ok; g++) {
+        int64_t b_lo = nb, b_hi = 0;
+        if (k >= n || block[k] != g) {
+            ok = 0;
+            break;
+        }
+        for (; k < n && block[k] == g; k++) {
+            int64_t p = order[k];
+            if (p < 0 || p >= np_) {
+                ok = 0;
+                break;
+            }
+            if (hi[p] > lo[p]) {
+                if (lo[p] < 0 || hi[p] > nb) {
+                    ok = 0;
+                    break;
+                }
+                if (lo[p] < b_lo)
+                    b_lo = lo[p];
+                if (hi[p] > b_hi)
+                    b_hi = hi[p];
+            }
+        }
+        if (!ok || !lng[g])
+            continue;
+        int64_t a = before[b_lo < nb ? b_lo : nb];
+        int64_t c = b_hi > b_lo ? before[b_hi] - a : 0;
+        if (c < 0) {
+            ok = 0;
+            break;
+        }
+        first[g] = a;
+        count[g] = c;
+        total += c + 1;
+    }
+    if (ok && k != n)
+        ok = 0;
+    Py_END_ALLOW_THREADS
+    result = PyLong_FromLongLong(ok ? total : -1);
+done:
+    for (int i = 0; i < 8; i++)
+        release(&b[i]);
+    return result;
+}
+
+static PyObject *outside_fill(PyObject *self, PyObject *args) {
+    PyObject *objs[11];
+    Buf b[11];
+    memset(b, 0, sizeof b);
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOO", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
+                          &objs[7], &objs[8], &objs[9], &objs[10]))
+        return NULL;
+    static const char *names[11] = {"long", "first", "count", "unit", "start", "end", "lb_start", "lb_end",
+                                    "out_unit", "out_start", "out_end"};
+    for (int i = 0; i < 11; i++) {
+        if (get_buf(objs[i], &b[i], 8, i >= 8, names[i]) < 0) {
+            for (int j = 0; j < i; j++)
+                release(&b[j]);
+            return NULL;
+        }
+    }
+    PyObject *result = NULL;
+    Py_ssize_t ng = count_of(&b[0], 8), nl = count_of(&b[6], 8), cap = count_of(&b[8], 8);
+    if (count_of(&b[1], 8) != ng || count_of(&b[2], 8) != ng || count_of(&b[3], 8) != ng ||
+        count_of(&b[4], 8) != ng || count_of(&b[5], 8) != ng || count_of(&b[7], 8) != nl ||
+        count_of(&b[9], 8) != cap || count_of(&b[10], 8) != cap) {
+        PyErr_SetString(PyExc_ValueError, "outside_fill: arrays of unequal length");
+        goto done;
+    }
+    const int64_t *lng = b[0].view.buf, *first = b[1].view.buf, *count = b[2].view.buf, *mu = b[3].view.buf;
+    const int64_t *ms = b[4].view.buf, *me = b[5].view.buf, *ls = b[6].view.buf, *le = b[7].view.buf;
+    int64_t *ou = b[8].view.buf, *os_ = b[9].view.buf, *oe = b[10].view.buf;
+    Py_ssize_t m = 0;
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t g = 0; g < ng && !bad; g++) {
+        if (!lng[g])
+            continue;
+        int64_t a = first[g], c = count[g];
+        if (a < 0 || c < 0 || a + c > nl) {
+            bad = 1;
+            break;
+        }
+        for (int64_t i = 0; i <= c; i++) {
+            int64_t s0 = i == 0 ? ms[g] : le[a + i - 1];
+            int64_t e0 = i == c ? me[g] : ls[a + i];
+            if (e0 <= s0)
+                continue;
+            if (m >= cap) {
+                bad = 1;
+                break;
+            }
+            ou[m] = mu[g];
+            os_[m] = s0;
+            oe[m] = e0;
+            m++;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "outside_fill: blocks or outputs too short for the counts");
+        goto done;
+    }
+    result = PyLong_FromSsize_t(m);
+done:
+    for (int i = 0; i < 11; i++)
+        release(&b[i]);
+    return result;
+}
+
 /* --- times written 2027-02-03T10:00:00Z or 2027-02-03T04:00:00-06:00 ----------------------
  *
  * iso_seconds(offsets, data, n, offset_width, out, na) -> bool
@@ -740,6 +898,8 @@ static PyMethodDef methods[] = {
     {"select_overlapping", select_overlapping, METH_VARARGS, "Rows of intervals that overlap [lo, hi), gathered."},
     {"join_strings", join_strings, METH_VARARGS, "Cells of an Arrow string array by code, each followed by a separator."},
     {"touched_blocks", touched_blocks, METH_VARARGS, "The blocks of its unit each piece overlaps or touches."},
+    {"outside_counts", outside_counts, METH_VARARGS, "Long blocks inside each kept merged outage."},
+    {"outside_fill", outside_fill, METH_VARARGS, "Kept outages less their long blocks."},
     {"iso_seconds", iso_seconds, METH_VARARGS, "Epoch seconds of an Arrow string array of canonical ISO times."},
     {NULL, NULL, 0, NULL},
 };

@@ -245,6 +245,25 @@ def _outside_long_blocks(merged: Intervals, long: np.ndarray, order: np.ndarray,
         return merged
     if not len(long_blocks):
         return merged if long.all() else merged.take(long)
+    k = kernels.compiled
+    if k is not None:      # two passes over the outages (`outside_counts`, `outside_fill`)
+        i64 = kernels.as_i64
+        before = np.zeros(len(p_long) + 1, dtype=I64)
+        np.cumsum(p_long, out=before[1:])
+        lng = long.astype(I64)
+        first, count = np.zeros(len(merged), dtype=I64), np.zeros(len(merged), dtype=I64)
+        total = k.outside_counts(i64(order), i64(block), i64(lo), i64(hi), before, lng, first, count)
+        if total >= 0:
+            out = [np.empty(total, dtype=I64) for _ in range(3)]
+            n = k.outside_fill(lng, first, count, i64(merged.unit), i64(merged.start), i64(merged.end),
+                               i64(long_blocks.start), i64(long_blocks.end), *out)
+            return Intervals(*(x[:n].copy() if n < total else x for x in out))
+    return _outside_long_blocks_numpy(merged, long, order, block, lo, hi, p_long, long_blocks)
+
+
+def _outside_long_blocks_numpy(merged: Intervals, long: np.ndarray, order: np.ndarray, block: np.ndarray,
+                               lo: np.ndarray, hi: np.ndarray, p_long: np.ndarray, long_blocks: Intervals) -> Intervals:
+    """`_outside_long_blocks` in numpy: the definition of the two compiled passes."""
     first = np.flatnonzero(np.concatenate([[True], block[1:] != block[:-1]]))
     touched = hi > lo
     b_lo = np.minimum.reduceat(np.where(touched, lo, len(p_long))[order], first)

@@ -258,6 +258,42 @@ def test_touched_blocks_refuses_bounds_and_units_it_does_not_have():
         kernels.touched_blocks(z, z, z, np.zeros(0, dtype=I64), z, z, lo, hi)
 
 
+# --- the whole engine on the reference scenarios -----------------------------------------------
+
+def _trace_arrays(tr) -> dict:
+    out = {name: getattr(tr, name) for name in ("rack_rule", "rack_down", "cluster_rule", "cluster_down",
+                                                "site_rule", "site_down")}
+    if tr.lift is not None:
+        out["rest"] = tr.lift.rest
+        out["attribution"] = tr.lift.attribution
+    out["layers"] = [iv for _, iv in tr.node_layers]
+    flat = {}
+    for k, v in out.items():
+        parts = v if isinstance(v, (list, tuple)) else [v]
+        flat[k] = [[x.tolist() for x in (p.unit, p.start, p.end)] if isinstance(p, Intervals) else p.tolist()
+                   for p in parts]
+    return flat
+
+
+def _scenarios():
+    from tests.calculators.test_engine_vs_reference import scenarios
+
+    return scenarios(max_incidents=16)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(st.deferred(_scenarios))
+def test_the_engine_with_and_without_kernels_gives_the_same_trace_and_result(scenario):
+    from tests.calculators.test_engine_vs_reference import run_traced
+
+    _, _, result, tr, _ = run_traced(scenario)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(kernel_switch, "compiled", None)
+        _, _, want, tr_want, _ = run_traced(scenario)
+    assert _trace_arrays(tr) == _trace_arrays(tr_want)
+    assert result.dumps_utf8() == want.dumps_utf8()
+
+
 # --- times -----------------------------------------------------------------------------------
 
 def _arrow_times(col, monkeypatch):
