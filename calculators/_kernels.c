@@ -757,6 +757,105 @@ done:
     return result;
 }
 
+/* --- time outside the parent's ----------------------------------------------------------------
+ *
+ * minus_parent_sorted(child, start, end, owner, bounds, p_start, p_end, out_child, out_start,
+ *                     out_end) -> count or -1
+ *
+ * Per child interval (sorted by child and start, positive, disjoint per child), the parts not
+ * covered by its parent's intervals (parent u = owner[child]: p_start/p_end[bounds[u] ..
+ * bounds[u + 1]], sorted and disjoint); the parts, sorted by child and start, go to the outputs
+ * (None: only counted) and their count is returned. -1 where the child intervals are not sorted
+ * or not positive, or a child has no parent: the caller then works in numpy
+ * (calculators.intervals._minus_parent, the definition).
+ */
+static PyObject *minus_parent_sorted(PyObject *self, PyObject *args) {
+    PyObject *objs[10];
+    Buf b[10];
+    memset(b, 0, sizeof b);
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOO", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
+                          &objs[7], &objs[8], &objs[9]))
+        return NULL;
+    int fill = objs[7] != Py_None;
+    static const char *names[10] = {"child", "start", "end", "owner", "bounds", "p_start", "p_end",
+                                    "out_child", "out_start", "out_end"};
+    for (int i = 0; i < (fill ? 10 : 7); i++) {
+        if (get_buf(objs[i], &b[i], 8, i >= 7, names[i]) < 0) {
+            for (int j = 0; j < i; j++)
+                release(&b[j]);
+            return NULL;
+        }
+    }
+    PyObject *result = NULL;
+    Py_ssize_t n = count_of(&b[0], 8), nc = count_of(&b[3], 8), nu = count_of(&b[4], 8) - 1;
+    Py_ssize_t np_ = count_of(&b[5], 8), cap = fill ? count_of(&b[7], 8) : 0;
+    if (count_of(&b[1], 8) != n || count_of(&b[2], 8) != n || nu < 0 || count_of(&b[6], 8) != np_ ||
+        (fill && (count_of(&b[8], 8) != cap || count_of(&b[9], 8) != cap))) {
+        PyErr_SetString(PyExc_ValueError, "minus_parent_sorted: arrays of unequal length");
+        goto done;
+    }
+    const int64_t *ch = b[0].view.buf, *cs = b[1].view.buf, *ce = b[2].view.buf, *own = b[3].view.buf;
+    const int64_t *bounds = b[4].view.buf, *ps = b[5].view.buf, *pe = b[6].view.buf;
+    int64_t *oc = fill ? b[7].view.buf : NULL, *os_ = fill ? b[8].view.buf : NULL, *oe = fill ? b[9].view.buf : NULL;
+    Py_ssize_t m = 0;
+    int ok = 1, full = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t u = 0; u <= nu && ok; u++)
+        if (bounds[u] < 0 || bounds[u] > np_ || (u > 0 && bounds[u] < bounds[u - 1]))
+            ok = 0;
+    int64_t prev_c = -1, prev_e = 0, j = 0;
+    for (Py_ssize_t i = 0; i < n && ok; i++) {
+        int64_t c = ch[i], s0 = cs[i], e0 = ce[i];
+        if (c < 0 || c >= nc || e0 <= s0 || c < prev_c || (c == prev_c && s0 < prev_e)) {
+            ok = 0;
+            break;
+        }
+        int64_t u = own[c];
+        if (u < 0 || u >= nu) {
+            ok = 0;
+            break;
+        }
+        int64_t stop = bounds[u + 1];
+        if (c != prev_c)
+            j = bounds[u];
+        while (j < stop && pe[j] <= s0)
+            j++;
+        int64_t cur = s0;
+        for (int64_t h = j; h < stop && ps[h] < e0; h++) {
+            if (ps[h] > cur) {
+                if (fill) {
+                    if (m >= cap) { full = 1; ok = 0; break; }
+                    oc[m] = c; os_[m] = cur; oe[m] = ps[h];
+                }
+                m++;
+            }
+            if (pe[h] > cur)
+                cur = pe[h];
+        }
+        if (!ok)
+            break;
+        if (e0 > cur) {
+            if (fill) {
+                if (m >= cap) { full = 1; ok = 0; break; }
+                oc[m] = c; os_[m] = cur; oe[m] = e0;
+            }
+            m++;
+        }
+        prev_c = c;
+        prev_e = e0;
+    }
+    Py_END_ALLOW_THREADS
+    if (full) {
+        PyErr_SetString(PyExc_ValueError, "minus_parent_sorted: outputs shorter than the parts");
+        goto done;
+    }
+    result = PyLong_FromSsize_t(ok ? m : -1);
+done:
+    for (int i = 0; i < 10; i++)
+        release(&b[i]);
+    return result;
+}
+
 /* --- times written 2027-02-03T10:00:00Z or 2027-02-03T04:00:00-06:00 ----------------------
  *
  * iso_seconds(offsets, data, n, offset_width, out, na) -> bool
@@ -900,6 +999,7 @@ static PyMethodDef methods[] = {
     {"touched_blocks", touched_blocks, METH_VARARGS, "The blocks of its unit each piece overlaps or touches."},
     {"outside_counts", outside_counts, METH_VARARGS, "Long blocks inside each kept merged outage."},
     {"outside_fill", outside_fill, METH_VARARGS, "Kept outages less their long blocks."},
+    {"minus_parent_sorted", minus_parent_sorted, METH_VARARGS, "Child intervals less their parent's."},
     {"iso_seconds", iso_seconds, METH_VARARGS, "Epoch seconds of an Arrow string array of canonical ISO times."},
     {NULL, NULL, 0, NULL},
 };

@@ -294,6 +294,47 @@ def test_the_engine_with_and_without_kernels_gives_the_same_trace_and_result(sce
     assert result.dumps_utf8() == want.dumps_utf8()
 
 
+# --- time outside the parent's -----------------------------------------------------------------
+
+@st.composite
+def children_and_parents(draw):
+    parents = draw(st.integers(1, 3))
+    children = draw(st.integers(1, 6))
+    owner = np.array(draw(st.lists(st.integers(0, parents - 1), min_size=children, max_size=children)), dtype=I64)
+    iv = merge(_intervals(draw, children, draw(st.integers(0, 30)), 300))
+    if draw(st.booleans()) and len(iv) > 1:      # not sorted: numpy answers
+        o = np.array(draw(st.permutations(range(len(iv)))), dtype=I64)
+        iv = iv.take(o)
+    parent = merge(_intervals(draw, parents, draw(st.integers(0, 12)), 300))
+    return iv, owner, parent
+
+
+@settings(max_examples=400, deadline=None)
+@given(children_and_parents())
+def test_minus_parent_walk_gives_the_numpy_parts(case):
+    iv, owner, parent = case
+    got = intervals.minus_parent(iv, owner, parent)
+    want = intervals._minus_parent(iv, owner, parent) if len(iv) and len(parent) else iv
+    key = lambda x: sorted(zip(x.unit.tolist(), x.start.tolist(), x.end.tolist()))  # noqa: E731
+    assert key(got) == key(want)
+    if bool((iv.unit[1:] >= iv.unit[:-1]).all()) and len(parent):      # sorted input: sorted, as numpy
+        assert [x.tolist() for x in (got.unit, got.start, got.end)] == [x.tolist() for x in (want.unit, want.start,
+                                                                                             want.end)]
+
+
+def test_minus_parent_walk_leaves_what_it_cannot_take_to_numpy():
+    z = np.zeros(1, dtype=I64)
+    bounds = np.array([0, 1], dtype=I64)
+    one = np.ones(1, dtype=I64)
+    # an empty interval, a child without a parent, a child past the owner table: -1
+    assert kernels.minus_parent_sorted(z, z, z, z, bounds, z, one, None, None, None) == -1
+    assert kernels.minus_parent_sorted(z, z, one, np.array([3], dtype=I64), bounds, z, one, None, None, None) == -1
+    assert kernels.minus_parent_sorted(one, z, one, z, bounds, z, one, None, None, None) == -1
+    with pytest.raises(ValueError):       # outputs shorter than the parts
+        kernels.minus_parent_sorted(z, z, np.array([9], dtype=I64), z, bounds, np.array([3], dtype=I64),
+                                    np.array([4], dtype=I64), *[np.zeros(1, dtype=I64) for _ in range(3)])
+
+
 # --- times -----------------------------------------------------------------------------------
 
 def _arrow_times(col, monkeypatch):
