@@ -33,10 +33,22 @@ static void release(Buf *b) {
 
 /* A C-contiguous buffer of `n` items of `itemsize` bytes (n < 0: any count, a multiple of it). */
 static int get_buf(PyObject *obj, Buf *b, Py_ssize_t itemsize, int writable, const char *what) {
-    int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
     if (PyObject_GetBuffer(obj, &b->view, flags) < 0)
         return -1;
     b->held = 1;
+    if (itemsize == 8) {
+        /* 64-bit signed integers in native order: numpy's int64 ('l' or 'q'), nothing else */
+        const char *f = b->view.format ? b->view.format : "B";
+        if (*f == '@' || *f == '=' || *f == '<')
+            f++;
+        if (b->view.itemsize != 8 || !((f[0] == 'l' || f[0] == 'q') && f[1] == 0)) {
+            PyErr_Format(PyExc_TypeError, "%s: expected 64-bit integers, got items of format '%s'", what,
+                         b->view.format ? b->view.format : "B");
+            release(b);
+            return -1;
+        }
+    }
     if (b->view.len % itemsize != 0) {
         PyErr_Format(PyExc_ValueError, "%s: %zd bytes are not a whole number of %zd-byte items", what,
                      b->view.len, itemsize);
@@ -147,7 +159,7 @@ static PyObject *overlap_fill(PyObject *self, PyObject *args) {
     Py_ssize_t p = 0;
     for (Py_ssize_t k = 0; k < nk && !bad; k++) {
         int64_t c = cnt[k];
-        if (c < 0 || c > np_ - p) {
+        if (c < 0 || c > np_ - p || lo[k] < 0 || lo[k] > INT64_MAX - c) {
             bad = 1;
             break;
         }
@@ -160,7 +172,8 @@ static PyObject *overlap_fill(PyObject *self, PyObject *args) {
         bad = 1;
     Py_END_ALLOW_THREADS
     if (bad) {
-        PyErr_SetString(PyExc_ValueError, "overlap_fill: the counts do not add up to the output's length");
+        PyErr_SetString(PyExc_ValueError, "overlap_fill: the counts do not add up to the output's length, or a start "
+                                          "is negative or too large");
         goto done;
     }
     result = Py_NewRef(Py_None);
@@ -181,12 +194,51 @@ done:
  * threshold[unit], that stretch is down, and stretches that touch are one interval. The merged
  * intervals (sorted by unit and start) go to the outputs, which hold one item per key (more
  * than there can be intervals); the count written is returned. numpy: `_at_least` (sweep, a
- * mask, merge).
+ * mask, merge). With tb and ib, the keys are packed as calculators.intervals.order_by packs
+ * them, ((unit << tb | time) << ib) | position, and deltas[position] is the event's change.
  */
+typedef struct {
+    int mode;                  /* 0: sign in the lowest bit; 1: deltas by key; 2: packed, deltas by position */
+    const int64_t *keys, *deltas;
+    int tb, ib;
+    Py_ssize_t nd;
+} Events;
+
+/* event i: its comparable key, unit, time and change of level; 0 when a position is out of range */
+static inline int event(const Events *ev, Py_ssize_t i, int64_t *key, int64_t *unit, int64_t *time, int64_t *delta) {
+    int64_t k = ev->keys[i];
+    if (ev->mode == 0) {
+        *key = k >> 1;
+        *unit = *key >> SHIFT;
+        *time = *key & (((int64_t)1 << SHIFT) - 1);
+        *delta = 1 - 2 * (k & 1);
+    } else if (ev->mode == 1) {
+        *key = k;
+        *unit = k >> SHIFT;
+        *time = k & (((int64_t)1 << SHIFT) - 1);
+        *delta = ev->deltas[i];
+    } else {
+        int64_t pos = k & (((int64_t)1 << ev->ib) - 1);
+        if (pos >= ev->nd)
+            return 0;
+        *key = k >> ev->ib;
+        *unit = *key >> ev->tb;
+        *time = *key & (((int64_t)1 << ev->tb) - 1);
+        *delta = ev->deltas[pos];
+    }
+    return 1;
+}
+
 static PyObject *at_least_sorted(PyObject *self, PyObject *args) {
     PyObject *o_keys, *o_deltas, *o_thr, *o_u, *o_s, *o_e;
-    if (!PyArg_ParseTuple(args, "OOOOOO", &o_keys, &o_deltas, &o_thr, &o_u, &o_s, &o_e))
+    int tb = -1, ib = -1;
+    if (!PyArg_ParseTuple(args, "OOOOOO|ii", &o_keys, &o_deltas, &o_thr, &o_u, &o_s, &o_e, &tb, &ib))
         return NULL;
+    int packed = tb >= 0 || ib >= 0;
+    if (packed && (tb < 0 || ib < 0 || tb > 40 || ib > 40 || (o_deltas == Py_None))) {
+        PyErr_SetString(PyExc_ValueError, "at_least_sorted: packed keys take deltas and 0 <= tb, ib <= 40");
+        return NULL;
+    }
     Buf k = {0}, d = {0}, thr = {0}, ou = {0}, os_ = {0}, oe = {0};
     PyObject *result = NULL;
     int signed_keys = o_deltas == Py_None;
@@ -198,30 +250,42 @@ static PyObject *at_least_sorted(PyObject *self, PyObject *args) {
         get_buf(o_s, &os_, 8, 1, "out_start") < 0 || get_buf(o_e, &oe, 8, 1, "out_end") < 0)
         goto done;
     Py_ssize_t n = count_of(&k, 8), nt = count_of(&thr, 8);
-    if ((!signed_keys && count_of(&d, 8) != n) || count_of(&ou, 8) < n || count_of(&os_, 8) < n ||
+    if ((!signed_keys && !packed && count_of(&d, 8) != n) || count_of(&ou, 8) < n || count_of(&os_, 8) < n ||
         count_of(&oe, 8) < n) {
         PyErr_SetString(PyExc_ValueError, "at_least_sorted: arrays of unequal length");
         goto done;
     }
-    const int64_t *keys = k.view.buf, *deltas = signed_keys ? NULL : d.view.buf, *th = thr.view.buf;
+    Events ev = {signed_keys ? 0 : (packed ? 2 : 1), k.view.buf, signed_keys ? NULL : d.view.buf, tb, ib,
+                 signed_keys ? 0 : count_of(&d, 8)};
+    const int64_t *th = thr.view.buf;
     int64_t *uu = ou.view.buf, *ss = os_.view.buf, *ee = oe.view.buf;
-    const int64_t mask = ((int64_t)1 << SHIFT) - 1;
     Py_ssize_t m = 0;
     int bad = 0;
     Py_BEGIN_ALLOW_THREADS
     int64_t level = 0;
     int open = 0;
     int64_t cu = 0, cs = 0, ce = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t key = signed_keys ? keys[i] >> 1 : keys[i];
-        level += signed_keys ? 1 - 2 * (keys[i] & 1) : deltas[i];
+    int64_t key, u, t0, delta, next = 0, nu = 0, t1 = 0, nd_;
+    if (n > 0 && !event(&ev, 0, &next, &nu, &t1, &nd_))
+        bad = 2;
+    for (Py_ssize_t i = 0; i < n && !bad; i++) {
+        key = next;
+        u = nu;
+        t0 = t1;
+        delta = nd_;
+        if (__builtin_add_overflow(level, delta, &level)) {
+            bad = 3;
+            break;
+        }
         if (i + 1 == n)
             break;
-        int64_t next = signed_keys ? keys[i + 1] >> 1 : keys[i + 1];
+        if (!event(&ev, i + 1, &next, &nu, &t1, &nd_)) {
+            bad = 2;
+            break;
+        }
         if (next == key)
             continue;                       /* not this key's last event */
-        int64_t u = key >> SHIFT;
-        if ((next >> SHIFT) != u)
+        if (nu != u)
             continue;                       /* the unit's last key: no stretch after it */
         if (u < 0 || u >= nt) {
             bad = 1;
@@ -229,7 +293,6 @@ static PyObject *at_least_sorted(PyObject *self, PyObject *args) {
         }
         if (level < th[u])
             continue;
-        int64_t t0 = key & mask, t1 = next & mask;
         if (open && cu == u && ce >= t0) {
             if (t1 > ce)
                 ce = t1;
@@ -246,7 +309,10 @@ static PyObject *at_least_sorted(PyObject *self, PyObject *args) {
     }
     Py_END_ALLOW_THREADS
     if (bad) {
-        PyErr_SetString(PyExc_IndexError, "at_least_sorted: a unit has no threshold");
+        PyErr_SetString(bad == 1 ? PyExc_IndexError : PyExc_ValueError,
+                        bad == 1 ? "at_least_sorted: a unit has no threshold"
+                        : bad == 2 ? "at_least_sorted: a packed position past the deltas"
+                                   : "at_least_sorted: the level overflows 64 bits");
         goto done;
     }
     result = PyLong_FromSsize_t(m);
@@ -307,8 +373,14 @@ static PyObject *seconds_per_unit(PyObject *self, PyObject *args) {
             ok = 0;
             break;
         }
-        if (b > a)
-            o[uu[i]] += b - a;
+        int64_t len_, sum;
+        if (b > a) {
+            if (__builtin_sub_overflow(b, a, &len_) || __builtin_add_overflow(o[uu[i]], len_, &sum)) {
+                ok = 0;            /* beyond 64 bits: numpy's float sums answer */
+                break;
+            }
+            o[uu[i]] = sum;
+        }
     }
     Py_END_ALLOW_THREADS
     result = Py_NewRef(ok ? Py_True : Py_False);
@@ -485,13 +557,20 @@ static PyObject *join_strings(PyObject *self, PyObject *args) {
             break;
         }
         pp[i] = total;
+        if ((hi - lo) > PY_SSIZE_T_MAX - slen || total > PY_SSIZE_T_MAX - ((hi - lo) + slen)) {
+            bad = 4;
+            break;
+        }
         total += (hi - lo) + slen;
     }
-    pp[n] = total;
+    if (!bad)
+        pp[n] = total;
     Py_END_ALLOW_THREADS
     if (bad) {
-        PyErr_SetString(bad == 1 ? PyExc_IndexError : PyExc_ValueError,
-                        bad == 1 ? "join_strings: a code is out of range" : "join_strings: an offset points outside the data");
+        PyErr_SetString(bad == 1 ? PyExc_IndexError : bad == 4 ? PyExc_OverflowError : PyExc_ValueError,
+                        bad == 1 ? "join_strings: a code is out of range"
+                        : bad == 4 ? "join_strings: the text would be too long"
+                                   : "join_strings: an offset points outside the data");
         goto done;
     }
     out = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)total);
@@ -500,14 +579,31 @@ static PyObject *join_strings(PyObject *self, PyObject *args) {
     char *dst = PyByteArray_AS_STRING(out);
     const char *sp = sep.buf;
     Py_BEGIN_ALLOW_THREADS
+    /* every bound checked again, against the buffer made: the codes, offsets or positions may
+     * share memory with each other (or be changed by another thread) since the first pass */
+    int64_t w = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t lo, hi;
-        cell_bounds(ob, width, cc[i], &lo, &hi);
-        char *d = dst + pp[i];
-        memcpy(d, base + lo, (size_t)(hi - lo));
-        memcpy(d + (hi - lo), sp, (size_t)slen);
+        int64_t c = cc[i], lo, hi;
+        if (c < 0 || c >= cells) {
+            bad = 1;
+            break;
+        }
+        cell_bounds(ob, width, c, &lo, &hi);
+        if (lo < 0 || hi < lo || hi > dlen || hi - lo > total - w || slen > total - w - (hi - lo)) {
+            bad = 3;
+            break;
+        }
+        memcpy(dst + w, base + lo, (size_t)(hi - lo));
+        memcpy(dst + w + (hi - lo), sp, (size_t)slen);
+        w += (hi - lo) + slen;
     }
+    if (!bad && w != total)
+        bad = 3;
     Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "join_strings: the codes or offsets changed between the passes");
+        goto done;
+    }
     result = out;
     out = NULL;
 done:
@@ -945,7 +1041,7 @@ static PyObject *iso_seconds(PyObject *self, PyObject *args) {
         goto done;
     if (get_buf(o_out, &out, 8, 1, "out") < 0)
         goto done;
-    if (n < 0 || off.view.len < (n + 1) * (Py_ssize_t)width || count_of(&out, 8) != n) {
+    if (n < 0 || n > off.view.len / width - 1 || count_of(&out, 8) != n) {
         PyErr_SetString(PyExc_ValueError, "iso_seconds: offsets or out do not hold n cells");
         goto done;
     }

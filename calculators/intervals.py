@@ -75,15 +75,27 @@ def order_by(unit: np.ndarray, t: np.ndarray) -> np.ndarray:
     n = len(t)
     if n < 2:
         return np.arange(n, dtype=I64)
-    ub = max(int(unit.max()), 0).bit_length()
-    tb = max(int(t.max()), 0).bit_length()
-    ib = (n - 1).bit_length()
-    if ub + tb + ib > 63 or int(unit.min()) < 0 or int(t.min()) < 0:
+    got = sorted_packed(unit, t)
+    if got is None:
         return np.argsort(key(unit, t), kind="stable")
-    packed = (((unit.astype(I64, copy=False) << tb) | t.astype(I64, copy=False)) << ib) | np.arange(n, dtype=I64)
-    packed.sort()
+    packed, _, ib = got
     packed &= (1 << ib) - 1
     return packed
+
+
+def sorted_packed(unit: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, int, int] | None:
+    """`(packed, tb, ib)`: `((unit << tb | t) << ib) | position` of each item, sorted, with the
+    fewest bits that hold the times (tb) and the positions (ib); None where unit, time and
+    position do not fit in 63 bits, or a unit or time is negative (`order_by`)."""
+    n = len(t)
+    ub = max(int(unit.max()), 0).bit_length()
+    tb = max(int(t.max()), 0).bit_length()
+    ib = max(n - 1, 0).bit_length()
+    if ub + tb + ib > 63 or int(unit.min()) < 0 or int(t.min()) < 0:
+        return None
+    packed = (((unit.astype(I64, copy=False) << tb) | t.astype(I64, copy=False)) << ib) | np.arange(n, dtype=I64)
+    packed.sort()
+    return packed, tb, ib
 
 
 def merge_labels(iv: Intervals) -> tuple[np.ndarray, np.ndarray, Intervals]:
@@ -286,9 +298,16 @@ def _at_least(iv: Intervals, threshold: np.ndarray, weight: np.ndarray | None = 
         w = np.ones(len(iv), dtype=I64) if weight is None else np.asarray(weight, dtype=I64)
         units = np.concatenate([iv.unit, iv.unit])
         times = np.concatenate([iv.start, iv.end])
-        o = order_by(units, times)
+        d = np.concatenate([w, -w])
+        got = sorted_packed(units, times)
+        if got is not None:           # the kernel reads unit, time and position from the sorted keys
+            k, tb, ib = got
+            out = [np.empty(len(k), dtype=I64) for _ in range(3)]
+            m = k_.at_least_sorted(k, d, thr, *out, tb, ib)
+            return Intervals(out[0][:m].copy(), out[1][:m].copy(), out[2][:m].copy())
+        o = np.argsort(key(units, times), kind="stable")
         k = key(units[o], times[o])
-        d = np.ascontiguousarray(np.concatenate([w, -w])[o])
+        d = np.ascontiguousarray(d[o])
     out = [np.empty(len(k), dtype=I64) for _ in range(3)]
     m = k_.at_least_sorted(k, d, thr, *out)
     return Intervals(out[0][:m].copy(), out[1][:m].copy(), out[2][:m].copy())
