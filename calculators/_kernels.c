@@ -952,6 +952,78 @@ done:
     return result;
 }
 
+/* --- merging ----------------------------------------------------------------------------------
+ *
+ * merge_walk(unit, start, end, order, block, out_unit, out_start, out_end) -> count
+ *
+ * The intervals order[0], order[1], ... (sorted by unit and start, all positive) merged where
+ * they overlap or touch: block[k] is the merged interval that order[k] belongs to, and the
+ * merged intervals go to the outputs (at least as long as order). numpy: the pass after the
+ * sort in calculators.intervals.merge_labels (a running maximum of the end keys; a start key
+ * above it opens a new interval).
+ */
+static PyObject *merge_walk(PyObject *self, PyObject *args) {
+    PyObject *objs[8];
+    Buf b[8];
+    memset(b, 0, sizeof b);
+    if (!PyArg_ParseTuple(args, "OOOOOOOO", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
+                          &objs[7]))
+        return NULL;
+    static const char *names[8] = {"unit", "start", "end", "order", "block", "out_unit", "out_start", "out_end"};
+    for (int i = 0; i < 8; i++) {
+        if (get_buf(objs[i], &b[i], 8, i >= 4, names[i]) < 0) {
+            for (int j = 0; j < i; j++)
+                release(&b[j]);
+            return NULL;
+        }
+    }
+    PyObject *result = NULL;
+    Py_ssize_t n = count_of(&b[0], 8), nk = count_of(&b[3], 8);
+    if (count_of(&b[1], 8) != n || count_of(&b[2], 8) != n || count_of(&b[4], 8) != nk || count_of(&b[5], 8) < nk ||
+        count_of(&b[6], 8) < nk || count_of(&b[7], 8) < nk) {
+        PyErr_SetString(PyExc_ValueError, "merge_walk: arrays of unequal length");
+        goto done;
+    }
+    const int64_t *uu = b[0].view.buf, *ss = b[1].view.buf, *ee = b[2].view.buf, *order = b[3].view.buf;
+    int64_t *block = b[4].view.buf, *ou = b[5].view.buf, *os_ = b[6].view.buf, *oe = b[7].view.buf;
+    const int64_t mask = ((int64_t)1 << SHIFT) - 1;
+    Py_ssize_t m = 0;
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    int64_t first = 0, run = 0;
+    for (Py_ssize_t k = 0; k < nk; k++) {
+        int64_t i = order[k];
+        if (i < 0 || i >= n) {
+            bad = 1;
+            break;
+        }
+        int64_t ks = KEY(uu[i], ss[i]), ke = KEY(uu[i], ee[i]);
+        if (k == 0 || ks > run) {
+            if (k > 0) {
+                ou[m] = first >> SHIFT; os_[m] = first & mask; oe[m] = run & mask; m++;
+            }
+            first = ks;
+            run = ke;
+        } else if (ke > run) {
+            run = ke;
+        }
+        block[k] = m;
+    }
+    if (!bad && nk > 0) {
+        ou[m] = first >> SHIFT; os_[m] = first & mask; oe[m] = run & mask; m++;
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_IndexError, "merge_walk: an order entry is out of range");
+        goto done;
+    }
+    result = PyLong_FromSsize_t(m);
+done:
+    for (int i = 0; i < 8; i++)
+        release(&b[i]);
+    return result;
+}
+
 /* --- times written 2027-02-03T10:00:00Z or 2027-02-03T04:00:00-06:00 ----------------------
  *
  * iso_seconds(offsets, data, n, offset_width, out, na) -> bool
@@ -1096,6 +1168,7 @@ static PyMethodDef methods[] = {
     {"outside_counts", outside_counts, METH_VARARGS, "Long blocks inside each kept merged outage."},
     {"outside_fill", outside_fill, METH_VARARGS, "Kept outages less their long blocks."},
     {"minus_parent_sorted", minus_parent_sorted, METH_VARARGS, "Child intervals less their parent's."},
+    {"merge_walk", merge_walk, METH_VARARGS, "Sorted intervals merged where they overlap or touch."},
     {"iso_seconds", iso_seconds, METH_VARARGS, "Epoch seconds of an Arrow string array of canonical ISO times."},
     {NULL, NULL, 0, NULL},
 };

@@ -116,6 +116,13 @@ def merge_labels(iv: Intervals) -> tuple[np.ndarray, np.ndarray, Intervals]:
     if len(ok) == 0:
         return ok, ok.copy(), Intervals.empty()
     o = order_by(sub.unit, sub.start)
+    k = kernels.compiled
+    if k is not None:          # the pass after the sort, compiled (`merge_walk`)
+        i64 = kernels.as_i64
+        block = np.empty(len(o), dtype=I64)
+        out = [np.empty(len(o), dtype=I64) for _ in range(3)]
+        m = k.merge_walk(i64(sub.unit), i64(sub.start), i64(sub.end), i64(o), block, *out)
+        return ok[o], block, Intervals(*(x[:m].copy() for x in out))
     ks = key(sub.unit[o], sub.start[o])
     order = ok[o]
     # running maximum of the end keys: a start key above it opens a new interval (a new

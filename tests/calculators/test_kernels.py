@@ -335,6 +335,32 @@ def test_minus_parent_walk_leaves_what_it_cannot_take_to_numpy():
                                     np.array([4], dtype=I64), *[np.zeros(1, dtype=I64) for _ in range(3)])
 
 
+# --- merging -------------------------------------------------------------------------------------
+
+@settings(max_examples=400, deadline=None)
+@given(rule_sets())
+def test_merge_walk_gives_numpys_labels_and_merged_intervals(case):
+    iv = case[0]
+    got = intervals.merge_labels(iv)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(kernel_switch, "compiled", None)
+        want = intervals.merge_labels(iv)
+    assert [got[0].tolist(), got[1].tolist()] == [want[0].tolist(), want[1].tolist()]
+    assert [x.tolist() for x in (got[2].unit, got[2].start, got[2].end)] == \
+        [x.tolist() for x in (want[2].unit, want[2].start, want[2].end)]
+    assert got[1].dtype == want[1].dtype == I64
+
+
+def test_merge_walk_refuses_an_order_outside_the_intervals():
+    z = np.zeros(2, dtype=I64)
+    with pytest.raises(IndexError):
+        kernels.merge_walk(z, z, z + 1, np.array([0, 2], dtype=I64), np.empty(2, dtype=I64),
+                           *[np.empty(2, dtype=I64) for _ in range(3)])
+    with pytest.raises(ValueError):        # outputs shorter than the order
+        kernels.merge_walk(z, z, z + 1, np.array([0, 1], dtype=I64), np.empty(2, dtype=I64),
+                           *[np.empty(1, dtype=I64) for _ in range(3)])
+
+
 # --- times -----------------------------------------------------------------------------------
 
 def _arrow_times(col, monkeypatch):
