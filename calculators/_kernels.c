@@ -1024,6 +1024,41 @@ done:
     return result;
 }
 
+/* keys_sorted(unit, time) -> bool: whether the keys (unit << 33) | time never decrease, as
+ * calculators.intervals.key makes them (stops at the first decrease: nearly free on unsorted
+ * input). */
+static PyObject *keys_sorted(PyObject *self, PyObject *args) {
+    PyObject *o_u, *o_t;
+    if (!PyArg_ParseTuple(args, "OO", &o_u, &o_t))
+        return NULL;
+    Buf u = {0}, t = {0};
+    PyObject *result = NULL;
+    if (get_buf(o_u, &u, 8, 0, "unit") < 0)
+        return NULL;
+    if (get_buf(o_t, &t, 8, 0, "time") < 0)
+        goto done;
+    Py_ssize_t n = count_of(&u, 8);
+    if (count_of(&t, 8) != n) {
+        PyErr_SetString(PyExc_ValueError, "keys_sorted: arrays of unequal length");
+        goto done;
+    }
+    const int64_t *uu = u.view.buf, *tt = t.view.buf;
+    int sorted = 1;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 1; i < n; i++) {
+        if (KEY(uu[i], tt[i]) < KEY(uu[i - 1], tt[i - 1])) {
+            sorted = 0;
+            break;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(sorted ? Py_True : Py_False);
+done:
+    release(&u);
+    release(&t);
+    return result;
+}
+
 /* --- times written 2027-02-03T10:00:00Z or 2027-02-03T04:00:00-06:00 ----------------------
  *
  * iso_seconds(offsets, data, n, offset_width, out, na) -> bool
@@ -1169,6 +1204,7 @@ static PyMethodDef methods[] = {
     {"outside_fill", outside_fill, METH_VARARGS, "Kept outages less their long blocks."},
     {"minus_parent_sorted", minus_parent_sorted, METH_VARARGS, "Child intervals less their parent's."},
     {"merge_walk", merge_walk, METH_VARARGS, "Sorted intervals merged where they overlap or touch."},
+    {"keys_sorted", keys_sorted, METH_VARARGS, "Whether (unit, time) never decreases."},
     {"iso_seconds", iso_seconds, METH_VARARGS, "Epoch seconds of an Arrow string array of canonical ISO times."},
     {NULL, NULL, 0, NULL},
 };

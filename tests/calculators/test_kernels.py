@@ -361,6 +361,20 @@ def test_merge_walk_refuses_an_order_outside_the_intervals():
                            *[np.empty(1, dtype=I64) for _ in range(3)])
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(-2, 5)), max_size=12), st.booleans())
+def test_order_by_of_sorted_or_any_keys_is_the_stable_argsort(pairs, sort_first):
+    if sort_first:
+        pairs = sorted(pairs)
+    unit = np.array([u for u, _ in pairs], dtype=I64)
+    t = np.array([x for _, x in pairs], dtype=I64)
+    want = np.argsort(intervals.key(unit, t), kind="stable").tolist()       # the definition
+    assert intervals.order_by(unit, t).tolist() == want
+    if min(t.tolist(), default=0) >= 0:       # times as the engine has them: (unit, time) order
+        assert want == sorted(range(len(pairs)), key=lambda i: (pairs[i], i))
+    assert kernels.keys_sorted(unit, t) is (want == list(range(len(pairs))))
+
+
 # --- times -----------------------------------------------------------------------------------
 
 def _arrow_times(col, monkeypatch):
