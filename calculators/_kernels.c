@@ -1059,6 +1059,84 @@ done:
     return result;
 }
 
+/* --- rows by class ----------------------------------------------------------------------------
+ *
+ * split_rows(cls, columns, outputs) -> None
+ *
+ * Each column's values in row order into the output of the row's class: outputs holds
+ * n_classes x len(columns) arrays (class by class), each exactly as long as its class has rows;
+ * rows of a class outside 0 .. n_classes - 1 go nowhere. numpy: `column[cls == c]` for every
+ * class and column (calculators.kernels.split).
+ */
+#define MAX_SPLIT 8
+
+static PyObject *split_rows(PyObject *self, PyObject *args) {
+    PyObject *o_cls, *cols, *outs;
+    if (!PyArg_ParseTuple(args, "OO!O!", &o_cls, &PyTuple_Type, &cols, &PyTuple_Type, &outs))
+        return NULL;
+    Py_ssize_t nc = PyTuple_GET_SIZE(cols), no = PyTuple_GET_SIZE(outs);
+    if (nc < 1 || nc > MAX_COLUMNS || no % nc != 0 || no / nc > MAX_SPLIT) {
+        PyErr_SetString(PyExc_ValueError, "split_rows: 1 to 8 columns, and outputs a whole number of classes (at most 8)");
+        return NULL;
+    }
+    Py_ssize_t ncls = no / nc;
+    Buf cb = {0}, in[MAX_COLUMNS], ob[MAX_COLUMNS * MAX_SPLIT];
+    memset(in, 0, sizeof in);
+    memset(ob, 0, sizeof ob);
+    PyObject *result = NULL;
+    if (get_buf(o_cls, &cb, 8, 0, "cls") < 0)
+        return NULL;
+    Py_ssize_t n = count_of(&cb, 8);
+    const int64_t *cls = cb.view.buf;
+    Py_ssize_t counts[MAX_SPLIT];
+    memset(counts, 0, sizeof counts);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (cls[i] >= 0 && cls[i] < ncls)
+            counts[cls[i]]++;
+    for (Py_ssize_t c = 0; c < nc; c++) {
+        if (get_buf(PyTuple_GET_ITEM(cols, c), &in[c], 8, 0, "column") < 0)
+            goto done;
+        if (count_of(&in[c], 8) != n) {
+            PyErr_SetString(PyExc_ValueError, "split_rows: a column of another length than cls");
+            goto done;
+        }
+    }
+    for (Py_ssize_t o = 0; o < no; o++) {
+        if (get_buf(PyTuple_GET_ITEM(outs, o), &ob[o], 8, 1, "output") < 0)
+            goto done;
+        if (count_of(&ob[o], 8) != counts[o / nc]) {
+            PyErr_SetString(PyExc_ValueError, "split_rows: an output not as long as its class");
+            goto done;
+        }
+    }
+    const int64_t *src[MAX_COLUMNS];
+    int64_t *dst[MAX_COLUMNS * MAX_SPLIT];
+    Py_ssize_t at[MAX_SPLIT];
+    memset(at, 0, sizeof at);
+    for (Py_ssize_t c = 0; c < nc; c++)
+        src[c] = in[c].view.buf;
+    for (Py_ssize_t o = 0; o < no; o++)
+        dst[o] = ob[o].view.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t k = cls[i];
+        if (k < 0 || k >= ncls || at[k] >= counts[k])      /* (cls may have changed since it was counted) */
+            continue;
+        Py_ssize_t j = at[k]++;
+        for (Py_ssize_t c = 0; c < nc; c++)
+            dst[k * nc + c][j] = src[c][i];
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    release(&cb);
+    for (int c = 0; c < MAX_COLUMNS; c++)
+        release(&in[c]);
+    for (Py_ssize_t o = 0; o < MAX_COLUMNS * MAX_SPLIT; o++)
+        release(&ob[o]);
+    return result;
+}
+
 /* --- times written 2027-02-03T10:00:00Z or 2027-02-03T04:00:00-06:00 ----------------------
  *
  * iso_seconds(offsets, data, n, offset_width, out, na) -> bool
@@ -1205,6 +1283,7 @@ static PyMethodDef methods[] = {
     {"minus_parent_sorted", minus_parent_sorted, METH_VARARGS, "Child intervals less their parent's."},
     {"merge_walk", merge_walk, METH_VARARGS, "Sorted intervals merged where they overlap or touch."},
     {"keys_sorted", keys_sorted, METH_VARARGS, "Whether (unit, time) never decreases."},
+    {"split_rows", split_rows, METH_VARARGS, "Columns' values into the outputs of their rows' classes."},
     {"iso_seconds", iso_seconds, METH_VARARGS, "Epoch seconds of an Arrow string array of canonical ISO times."},
     {NULL, NULL, 0, NULL},
 };

@@ -551,13 +551,14 @@ def _exclusions(contract, cat_codes, cat_names, scope, target, start, end, notic
     capped = excl & (cap >= 0)
 
     rows = np.arange(n, dtype=I64)
-    whole_counted = ~excl
-    counted = [Pieces(Intervals(target[whole_counted], start[whole_counted], end[whole_counted]),
-                      rows[whole_counted], flags[whole_counted], ga[whole_counted])]
-    free = excl & ~capped
-    excluded = [Pieces(Intervals(target[free], start[free], end[free]), rows[free], flags[free], ga[free])]
-    counted_scope = [scope[whole_counted]]
-    excluded_scope = [scope[free]]
+    # the rows counted whole (class 0) and those excluded without a monthly cap (1), in one pass;
+    # the capped ones (2) are cut below
+    (ct, cs, ce, crow, cf, cg, csc), (et, es, ee, erow, ef, eg, esc) = kernels.split(
+        excl.astype(I64) + capped, 2, [target, start, end, rows, flags, ga, scope])
+    counted = [Pieces(Intervals(ct, cs, ce), crow, cf, cg)]
+    excluded = [Pieces(Intervals(et, es, ee), erow, ef, eg)]
+    counted_scope = [csc]
+    excluded_scope = [esc]
 
     ci = np.flatnonzero(capped)
     if len(ci):
@@ -604,7 +605,9 @@ def _views(pieces: Pieces, scope: np.ndarray, tree: Tree, proportional: bool,
     """For each scope, the pieces on its units: its own (first) plus those pushed down from
     above (`node=False`: None for nodes); for each scope how many of its pieces are its own;
     and each scope's own pieces."""
-    by = tuple(pieces.take(scope == s) for s in range(4))
+    p = pieces
+    by = tuple(Pieces(Intervals(u, s, e), r, f, g) for u, s, e, r, f, g in
+               kernels.split(scope, 4, [p.iv.unit, p.iv.start, p.iv.end, p.row, p.flags, p.ga]))
     out: list[Pieces | None] = []
     own = []
     for c in range(4):

@@ -20,3 +20,18 @@ except ImportError:  # pragma: no cover - the tests run the job with compiled = 
 def as_i64(a: np.ndarray) -> np.ndarray:
     """`a` as a C-contiguous int64 array (itself when it is one), as the kernels read it."""
     return np.ascontiguousarray(a, dtype=np.int64)
+
+
+def split(cls: np.ndarray, n_classes: int, columns: list[np.ndarray]) -> list[list[np.ndarray]]:
+    """For each class 0 .. n_classes - 1, each column's values at the rows of that class, in row
+    order: `[[col[cls == c] for col in columns] for c in range(n_classes)]` (the definition, and
+    what numpy does without the kernels), in one pass over the rows with them (`split_rows`).
+    The columns are int64 of one length; a row of another class goes nowhere."""
+    cls = as_i64(cls)
+    if compiled is None or not 0 < len(columns) <= 8 or not 0 < n_classes <= 8 \
+            or any(c.dtype != np.int64 for c in columns):
+        return [[col[cls == c] for col in columns] for c in range(n_classes)]
+    counts = np.bincount(cls[(cls >= 0) & (cls < n_classes)], minlength=n_classes)
+    out = [[np.empty(int(counts[c]), dtype=np.int64) for _ in columns] for c in range(n_classes)]
+    compiled.split_rows(cls, tuple(as_i64(col) for col in columns), tuple(x for group in out for x in group))
+    return out

@@ -375,6 +375,31 @@ def test_order_by_of_sorted_or_any_keys_is_the_stable_argsort(pairs, sort_first)
     assert kernels.keys_sorted(unit, t) is (want == list(range(len(pairs))))
 
 
+# --- rows by class -----------------------------------------------------------------------------
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(-1, 4), max_size=40), st.integers(1, 4), st.integers(1, 8))
+def test_split_gives_each_classes_rows_in_order(cls, n_classes, n_columns):
+    cls = np.array(cls, dtype=I64)
+    columns = [np.arange(len(cls), dtype=I64) * (c + 1) - c for c in range(n_columns)]
+    got = kernel_switch.split(cls, n_classes, columns)
+    want = [[col[cls == c] for col in columns] for c in range(n_classes)]
+    assert [[x.tolist() for x in g] for g in got] == [[x.tolist() for x in g] for g in want]
+
+
+def test_split_rows_refuses_outputs_that_do_not_fit_their_class():
+    cls = np.array([0, 1, 1], dtype=I64)
+    col = np.arange(3, dtype=I64)
+    with pytest.raises(ValueError):
+        kernels.split_rows(cls, (col,), (np.empty(1, dtype=I64), np.empty(1, dtype=I64)))
+    with pytest.raises(ValueError):        # a column of another length
+        kernels.split_rows(cls, (col[:2],), (np.empty(1, dtype=I64), np.empty(2, dtype=I64)))
+    with pytest.raises(ValueError):        # outputs not a whole number of classes
+        kernels.split_rows(cls, (col, col), (np.empty(1, dtype=I64),))
+    with pytest.raises(TypeError):
+        kernels.split_rows(cls, (col.astype(np.float64),), (np.empty(1, dtype=I64), np.empty(2, dtype=I64)))
+
+
 # --- times -----------------------------------------------------------------------------------
 
 def _arrow_times(col, monkeypatch):
