@@ -1137,6 +1137,81 @@ done:
     return result;
 }
 
+/* --- distinct strings -------------------------------------------------------------------------
+ *
+ * hash_cells(offsets, data, n, offset_width, out)
+ *
+ * A 64-bit hash of each of the n cells of an Arrow string array (offsets and data as for
+ * iso_seconds) into out: cells whose hashes differ are different strings, so sorted hashes
+ * without two equal ones prove every cell distinct (calculators.log_csv._distinct_as_written,
+ * which sorts the cells themselves only when two hashes are equal).
+ */
+static uint64_t hash_bytes(const unsigned char *p, Py_ssize_t len) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)len;
+    while (len >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 31;
+        p += 8;
+        len -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, p, (size_t)len);
+    h = (h ^ w) * 0x94D049BB133111EBULL;
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    h ^= h >> 32;
+    return h;
+}
+
+static PyObject *hash_cells(PyObject *self, PyObject *args) {
+    PyObject *o_off, *o_data, *o_out;
+    Py_ssize_t n;
+    int width;
+    if (!PyArg_ParseTuple(args, "OOniO", &o_off, &o_data, &n, &width, &o_out))
+        return NULL;
+    if (width != 4 && width != 8) {
+        PyErr_SetString(PyExc_ValueError, "hash_cells: offset_width is 4 or 8");
+        return NULL;
+    }
+    Buf off = {0}, data = {0}, out = {0};
+    PyObject *result = NULL;
+    if (get_buf(o_off, &off, 1, 0, "offsets") < 0)
+        return NULL;
+    if (get_buf(o_data, &data, 1, 0, "data") < 0 || get_buf(o_out, &out, 8, 1, "out") < 0)
+        goto done;
+    if (n < 0 || n > off.view.len / width - 1 || count_of(&out, 8) != n) {
+        PyErr_SetString(PyExc_ValueError, "hash_cells: offsets or out do not hold n cells");
+        goto done;
+    }
+    const unsigned char *base = data.view.buf, *ob = off.view.buf;
+    Py_ssize_t dlen = data.view.len;
+    int64_t *res = out.view.buf;
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t lo, hi;
+        cell_bounds(ob, width, i, &lo, &hi);
+        if (lo < 0 || hi < lo || hi > dlen) {
+            bad = 1;
+            break;
+        }
+        res[i] = (int64_t)hash_bytes(base + lo, hi - lo);
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "hash_cells: an offset points outside the data");
+        goto done;
+    }
+    result = Py_NewRef(Py_None);
+done:
+    release(&off);
+    release(&data);
+    release(&out);
+    return result;
+}
+
 /* --- times written 2027-02-03T10:00:00Z or 2027-02-03T04:00:00-06:00 ----------------------
  *
  * iso_seconds(offsets, data, n, offset_width, out, na) -> bool
@@ -1284,6 +1359,7 @@ static PyMethodDef methods[] = {
     {"merge_walk", merge_walk, METH_VARARGS, "Sorted intervals merged where they overlap or touch."},
     {"keys_sorted", keys_sorted, METH_VARARGS, "Whether (unit, time) never decreases."},
     {"split_rows", split_rows, METH_VARARGS, "Columns' values into the outputs of their rows' classes."},
+    {"hash_cells", hash_cells, METH_VARARGS, "A 64-bit hash of each cell of an Arrow string array."},
     {"iso_seconds", iso_seconds, METH_VARARGS, "Epoch seconds of an Arrow string array of canonical ISO times."},
     {NULL, NULL, 0, NULL},
 };

@@ -400,6 +400,35 @@ def test_split_rows_refuses_outputs_that_do_not_fit_their_class():
         kernels.split_rows(cls, (col.astype(np.float64),), (np.empty(1, dtype=I64), np.empty(2, dtype=I64)))
 
 
+# --- distinct ids -----------------------------------------------------------------------------
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(min_size=0, max_size=9), min_size=0, max_size=30), st.integers(1, 3))
+def test_distinct_ids_are_found_as_the_sort_finds_them(ids, pieces):
+    size = max(-(-len(ids) // pieces), 1)
+    col = pa.chunked_array([pa.array(ids[i:i + size], pa.string()) for i in range(0, len(ids), size)],
+                           type=pa.string())
+    got = log_csv._distinct_as_written(col)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(kernel_switch, "compiled", None)
+        want = log_csv._distinct_as_written(col)
+    assert (got is None) == (want is None)
+    if got is not None:
+        assert got.to_pylist() == want.to_pylist() == ids
+
+
+def test_hash_cells_refuses_offsets_outside_the_data():
+    out = np.empty(1, dtype=I64)
+    with pytest.raises(ValueError):
+        kernels.hash_cells(np.array([0, 9], dtype=np.int32).tobytes(), b"abc", 1, 4, out)
+    with pytest.raises(ValueError):
+        kernels.hash_cells(np.array([0, 1], dtype=np.int32).tobytes(), b"abc", 2, 4, out)
+    kernels.hash_cells(np.array([0, 3], dtype=np.int32).tobytes(), b"abc", 1, 4, out)
+    other = np.empty(1, dtype=I64)
+    kernels.hash_cells(np.array([0, 2], dtype=np.int32).tobytes(), b"abc", 1, 4, other)
+    assert out[0] != other[0]
+
+
 # --- times -----------------------------------------------------------------------------------
 
 def _arrow_times(col, monkeypatch):
