@@ -1359,11 +1359,18 @@ def _chronic(lc: LoadedContract, periods: list, tree: Tree):
             continue
         # months below target of each triggered unit: one label tuple per distinct pattern
         below = np.stack([np.asarray(m[hit], dtype=bool) for _, m in below_by_month], axis=1)
-        patterns, which = np.unique(below, axis=0, return_inverse=True)
-        label_lists = [tuple(lab for (lab, _), b in zip(below_by_month, row) if b) for row in patterns.tolist()]
+        # each unit's pattern as the bits of its months (a row of `below`), one label tuple a pattern
+        # (more than 62 months: the rows themselves, as tuples)
+        if below.shape[1] <= 62:
+            bits = (below.astype(np.int64) << np.arange(below.shape[1], dtype=np.int64)).sum(axis=1).tolist()
+        else:
+            bits = [sum(1 << j for j, x in enumerate(row) if x) for row in below.tolist()]
+        labels_of: dict[int, tuple[str, ...]] = {}
+        for b in set(bits):
+            labels_of[b] = tuple(lab for j, (lab, _) in enumerate(below_by_month) if b >> j & 1)
         ids = tree.names[SCOPES.index(name)]
-        for i, w in zip(hit.tolist(), np.asarray(which).reshape(-1).tolist()):
-            triggered.append(ChronicUnit(scope=name, id=ids[i], months_below_target=label_lists[w]))
+        for i, b in zip(hit.tolist(), bits):
+            triggered.append(ChronicUnit(scope=name, id=ids[i], months_below_target=labels_of[b]))
     return ChronicTrigger(
         months_below_target=chronic.months_below_target,
         within_months=chronic.within_months,
@@ -1422,10 +1429,10 @@ def run(lc: LoadedContract, log: IncidentLog, periods: list[str] | list[Period],
     if levels.node is not None:
         needed |= {RACK} if dt.rack and dt.rack.nodes_follow_rack else set()
         needed |= {CLUSTER} if dt.cluster and dt.cluster.nodes_follow_cluster else set()
-    # the racks', clusters' and sites' attribution (overlap searches, which release the GIL)
-    # is worked out on the other core while the nodes' figures below are
+    # the racks' and sites' attribution (overlap searches, which release the GIL) is worked out
+    # on the other core while the nodes' figures below are
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="slakit-attribution") as pool:
-        above = pool.submit(lambda: [_unit_attribution(tr, tree, c, needed) for c in (RACK, CLUSTER, SITE)])
+        above = pool.submit(lambda: [_unit_attribution(tr, tree, c, needed) for c in (RACK, SITE)])
         node_att = _unit_attribution(tr, tree, NODE, needed)
         excluded_sets = []
         for c in range(4):
@@ -1454,7 +1461,11 @@ def run(lc: LoadedContract, log: IncidentLog, periods: list[str] | list[Period],
         if tr.lift is not None and NODE in needed:
             up = tr.lift.parent
             rack_part = (tr.lift.parent_attribution(), up.take(up.flags != 0))
-        att_pairs = [node_att, *above.result()]
+        # the clusters' attribution here, once this thread's own work is done (the worker has
+        # the racks' and sites': the two threads then finish about together)
+        cluster_att = _unit_attribution(tr, tree, CLUSTER, needed)
+        rack_att, site_att = above.result()
+        att_pairs = [node_att, rack_att, cluster_att, site_att]
     results = [_period_figures(lc, tr, tree, p, ids, att_pairs, tuple(excluded_sets), degraded_sets, flagged,
                                rack_part) for p in plist]
     chronic = _chronic(lc, results, tree)
