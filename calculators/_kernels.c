@@ -60,6 +60,29 @@ static int get_buf(PyObject *obj, Buf *b, Py_ssize_t itemsize, int writable, con
 
 static Py_ssize_t count_of(Buf *b, Py_ssize_t itemsize) { return b->view.len / itemsize; }
 
+static void release_all(Buf *b, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++)
+        release(&b[i]);
+}
+
+/* The n arguments of a kernel that are all int64 buffers, taken in order: those from
+ * `first_out` on must be writable. On failure the ones taken are released and -1 returned. */
+static int take_bufs(PyObject *args, Py_ssize_t n, Buf *b, const char *const *names, Py_ssize_t first_out,
+                     const char *kernel) {
+    memset(b, 0, (size_t)n * sizeof(Buf));
+    if (PyTuple_GET_SIZE(args) != n) {
+        PyErr_Format(PyExc_TypeError, "%s takes %zd arguments (%zd given)", kernel, n, PyTuple_GET_SIZE(args));
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (get_buf(PyTuple_GET_ITEM(args, i), &b[i], 8, i >= first_out, names[i]) < 0) {
+            release_all(b, i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* --- overlap pairs --------------------------------------------------------------------------
  *
  * overlap_lo(a_unit, a_start, a_end, order, b_unit, b_start, b_end, lo, cnt) -> total
@@ -73,20 +96,10 @@ static Py_ssize_t count_of(Buf *b, Py_ssize_t itemsize) { return b->view.len / i
  * lo only grows: one walk over b, not a search per interval.
  */
 static PyObject *overlap_lo(PyObject *self, PyObject *args) {
-    PyObject *objs[9];
     Buf b[9];
-    memset(b, 0, sizeof b);
-    if (!PyArg_ParseTuple(args, "OOOOOOOOO", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5],
-                          &objs[6], &objs[7], &objs[8]))
+    static const char *const names[9] = {"a_unit", "a_start", "a_end", "order", "b_unit", "b_start", "b_end", "lo", "cnt"};
+    if (take_bufs(args, 9, b, names, 7, __func__) < 0)
         return NULL;
-    static const char *names[9] = {"a_unit", "a_start", "a_end", "order", "b_unit", "b_start", "b_end", "lo", "cnt"};
-    for (int i = 0; i < 9; i++) {
-        if (get_buf(objs[i], &b[i], 8, i >= 7, names[i]) < 0) {
-            for (int j = 0; j < i; j++)
-                release(&b[j]);
-            return NULL;
-        }
-    }
     Py_ssize_t na = count_of(&b[0], 8), nk = count_of(&b[3], 8), nb = count_of(&b[4], 8);
     PyObject *result = NULL;
     if (count_of(&b[1], 8) != na || count_of(&b[2], 8) != na || count_of(&b[5], 8) != nb ||
@@ -125,27 +138,17 @@ static PyObject *overlap_lo(PyObject *self, PyObject *args) {
     }
     result = PyLong_FromLongLong(total);
 done:
-    for (int i = 0; i < 9; i++)
-        release(&b[i]);
+    release_all(b, 9);
     return result;
 }
 
 /* overlap_fill(order, lo, cnt, ai, bj): the pairs (order[k], lo[k] + m) for m < cnt[k], k in
  * order, into ai and bj (whose length is the sum of cnt). */
 static PyObject *overlap_fill(PyObject *self, PyObject *args) {
-    PyObject *objs[5];
     Buf b[5];
-    memset(b, 0, sizeof b);
-    if (!PyArg_ParseTuple(args, "OOOOO", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4]))
+    static const char *const names[5] = {"order", "lo", "cnt", "ai", "bj"};
+    if (take_bufs(args, 5, b, names, 3, __func__) < 0)
         return NULL;
-    static const char *names[5] = {"order", "lo", "cnt", "ai", "bj"};
-    for (int i = 0; i < 5; i++) {
-        if (get_buf(objs[i], &b[i], 8, i >= 3, names[i]) < 0) {
-            for (int j = 0; j < i; j++)
-                release(&b[j]);
-            return NULL;
-        }
-    }
     Py_ssize_t nk = count_of(&b[0], 8), np_ = count_of(&b[3], 8);
     PyObject *result = NULL;
     if (count_of(&b[1], 8) != nk || count_of(&b[2], 8) != nk || count_of(&b[4], 8) != np_) {
@@ -178,8 +181,7 @@ static PyObject *overlap_fill(PyObject *self, PyObject *args) {
     }
     result = Py_NewRef(Py_None);
 done:
-    for (int i = 0; i < 5; i++)
-        release(&b[i]);
+    release_all(b, 5);
     return result;
 }
 
@@ -629,20 +631,10 @@ done:
  * sorted by start walk their unit's blocks once); any other starts at its unit's first block.
  */
 static PyObject *touched_blocks(PyObject *self, PyObject *args) {
-    PyObject *objs[8];
     Buf b[8];
-    memset(b, 0, sizeof b);
-    if (!PyArg_ParseTuple(args, "OOOOOOOO", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
-                          &objs[7]))
+    static const char *const names[8] = {"parent", "start", "end", "bounds", "block_start", "block_end", "lo", "hi"};
+    if (take_bufs(args, 8, b, names, 6, __func__) < 0)
         return NULL;
-    static const char *names[8] = {"parent", "start", "end", "bounds", "block_start", "block_end", "lo", "hi"};
-    for (int i = 0; i < 8; i++) {
-        if (get_buf(objs[i], &b[i], 8, i >= 6, names[i]) < 0) {
-            for (int j = 0; j < i; j++)
-                release(&b[j]);
-            return NULL;
-        }
-    }
     PyObject *result = NULL;
     Py_ssize_t n = count_of(&b[0], 8), nu = count_of(&b[3], 8) - 1, nb = count_of(&b[4], 8);
     if (count_of(&b[1], 8) != n || count_of(&b[2], 8) != n || count_of(&b[5], 8) != nb || count_of(&b[6], 8) != n ||
@@ -690,8 +682,7 @@ static PyObject *touched_blocks(PyObject *self, PyObject *args) {
     }
     result = Py_NewRef(Py_None);
 done:
-    for (int i = 0; i < 8; i++)
-        release(&b[i]);
+    release_all(b, 8);
     return result;
 }
 
@@ -714,20 +705,10 @@ done:
  * empty, in order.
  */
 static PyObject *outside_counts(PyObject *self, PyObject *args) {
-    PyObject *objs[8];
     Buf b[8];
-    memset(b, 0, sizeof b);
-    if (!PyArg_ParseTuple(args, "OOOOOOOO", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
-                          &objs[7]))
+    static const char *const names[8] = {"order", "block", "lo", "hi", "before", "long", "first", "count"};
+    if (take_bufs(args, 8, b, names, 6, __func__) < 0)
         return NULL;
-    static const char *names[8] = {"order", "block", "lo", "hi", "before", "long", "first", "count"};
-    for (int i = 0; i < 8; i++) {
-        if (get_buf(objs[i], &b[i], 8, i >= 6, names[i]) < 0) {
-            for (int j = 0; j < i; j++)
-                release(&b[j]);
-            return NULL;
-        }
-    }
     PyObject *result = NULL;
     Py_ssize_t n = count_of(&b[0], 8), np_ = count_of(&b[2], 8), nb = count_of(&b[4], 8) - 1;
     Py_ssize_t ng = count_of(&b[5], 8);
@@ -783,27 +764,16 @@ static PyObject *outside_counts(PyObject *self, PyObject *args) {
     Py_END_ALLOW_THREADS
     result = PyLong_FromLongLong(ok ? total : -1);
 done:
-    for (int i = 0; i < 8; i++)
-        release(&b[i]);
+    release_all(b, 8);
     return result;
 }
 
 static PyObject *outside_fill(PyObject *self, PyObject *args) {
-    PyObject *objs[11];
     Buf b[11];
-    memset(b, 0, sizeof b);
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOO", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
-                          &objs[7], &objs[8], &objs[9], &objs[10]))
-        return NULL;
-    static const char *names[11] = {"long", "first", "count", "unit", "start", "end", "lb_start", "lb_end",
+    static const char *const names[11] = {"long", "first", "count", "unit", "start", "end", "lb_start", "lb_end",
                                     "out_unit", "out_start", "out_end"};
-    for (int i = 0; i < 11; i++) {
-        if (get_buf(objs[i], &b[i], 8, i >= 8, names[i]) < 0) {
-            for (int j = 0; j < i; j++)
-                release(&b[j]);
-            return NULL;
-        }
-    }
+    if (take_bufs(args, 11, b, names, 8, __func__) < 0)
+        return NULL;
     PyObject *result = NULL;
     Py_ssize_t ng = count_of(&b[0], 8), nl = count_of(&b[6], 8), cap = count_of(&b[8], 8);
     if (count_of(&b[1], 8) != ng || count_of(&b[2], 8) != ng || count_of(&b[3], 8) != ng ||
@@ -848,8 +818,7 @@ static PyObject *outside_fill(PyObject *self, PyObject *args) {
     }
     result = PyLong_FromSsize_t(m);
 done:
-    for (int i = 0; i < 11; i++)
-        release(&b[i]);
+    release_all(b, 11);
     return result;
 }
 
@@ -947,8 +916,7 @@ static PyObject *minus_parent_sorted(PyObject *self, PyObject *args) {
     }
     result = PyLong_FromSsize_t(ok ? m : -1);
 done:
-    for (int i = 0; i < 10; i++)
-        release(&b[i]);
+    release_all(b, 10);
     return result;
 }
 
@@ -963,20 +931,10 @@ done:
  * above it opens a new interval).
  */
 static PyObject *merge_walk(PyObject *self, PyObject *args) {
-    PyObject *objs[8];
     Buf b[8];
-    memset(b, 0, sizeof b);
-    if (!PyArg_ParseTuple(args, "OOOOOOOO", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
-                          &objs[7]))
+    static const char *const names[8] = {"unit", "start", "end", "order", "block", "out_unit", "out_start", "out_end"};
+    if (take_bufs(args, 8, b, names, 4, __func__) < 0)
         return NULL;
-    static const char *names[8] = {"unit", "start", "end", "order", "block", "out_unit", "out_start", "out_end"};
-    for (int i = 0; i < 8; i++) {
-        if (get_buf(objs[i], &b[i], 8, i >= 4, names[i]) < 0) {
-            for (int j = 0; j < i; j++)
-                release(&b[j]);
-            return NULL;
-        }
-    }
     PyObject *result = NULL;
     Py_ssize_t n = count_of(&b[0], 8), nk = count_of(&b[3], 8);
     if (count_of(&b[1], 8) != n || count_of(&b[2], 8) != n || count_of(&b[4], 8) != nk || count_of(&b[5], 8) < nk ||
@@ -1019,8 +977,7 @@ static PyObject *merge_walk(PyObject *self, PyObject *args) {
     }
     result = PyLong_FromSsize_t(m);
 done:
-    for (int i = 0; i < 8; i++)
-        release(&b[i]);
+    release_all(b, 8);
     return result;
 }
 

@@ -25,6 +25,13 @@ from calculators.intervals import Intervals, merge
 kernels = pytest.importorskip("calculators._kernels", reason="the compiled kernels were not built (no C compiler)")
 
 I64 = np.int64
+
+
+def _rows(iv: Intervals) -> list[list[int]]:
+    """The unit, start and end columns of `iv` as lists, to compare two sets exactly."""
+    return [iv.unit.tolist(), iv.start.tolist(), iv.end.tolist()]
+
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -113,8 +120,7 @@ def test_at_least_sweep_gives_the_numpy_rules_intervals(case):
     iv, threshold, weight = case
     want = intervals._at_least_numpy(iv, threshold, weight)
     got = intervals._at_least(iv, threshold, weight)
-    assert [x.tolist() for x in (got.unit, got.start, got.end)] == [x.tolist() for x in (want.unit, want.start,
-                                                                                         want.end)]
+    assert _rows(got) == _rows(want)
 
 
 def test_at_least_on_a_rack_of_three_with_k_two():
@@ -318,8 +324,7 @@ def test_minus_parent_walk_gives_the_numpy_parts(case):
     key = lambda x: sorted(zip(x.unit.tolist(), x.start.tolist(), x.end.tolist()))  # noqa: E731
     assert key(got) == key(want)
     if bool((iv.unit[1:] >= iv.unit[:-1]).all()) and len(parent):      # sorted input: sorted, as numpy
-        assert [x.tolist() for x in (got.unit, got.start, got.end)] == [x.tolist() for x in (want.unit, want.start,
-                                                                                             want.end)]
+        assert _rows(got) == _rows(want)
 
 
 def test_minus_parent_walk_leaves_what_it_cannot_take_to_numpy():
@@ -346,8 +351,7 @@ def test_merge_walk_gives_numpys_labels_and_merged_intervals(case):
         mp.setattr(kernel_switch, "compiled", None)
         want = intervals.merge_labels(iv)
     assert [got[0].tolist(), got[1].tolist()] == [want[0].tolist(), want[1].tolist()]
-    assert [x.tolist() for x in (got[2].unit, got[2].start, got[2].end)] == \
-        [x.tolist() for x in (want[2].unit, want[2].start, want[2].end)]
+    assert _rows(got[2]) == _rows(want[2])
     assert got[1].dtype == want[1].dtype == I64
 
 
