@@ -257,7 +257,7 @@ def _outside_long_blocks(merged: Intervals, long: np.ndarray, order: np.ndarray,
             out = [np.empty(total, dtype=I64) for _ in range(3)]
             n = k.outside_fill(lng, first, count, i64(merged.unit), i64(merged.start), i64(merged.end),
                                i64(long_blocks.start), i64(long_blocks.end), *out)
-            return Intervals(*(x[:n].copy() if n < total else x for x in out))
+            return Intervals.first(out, n)
     return _outside_long_blocks_numpy(merged, long, order, block, lo, hi, p_long, long_blocks)
 
 

@@ -48,6 +48,12 @@ class Intervals:
     def lengths(self) -> np.ndarray:
         return self.end - self.start
 
+    @staticmethod
+    def first(out: list[np.ndarray], m: int) -> Intervals:
+        """The first `m` rows of a kernel's three output columns (unit, start, end), copied to
+        their own arrays unless they are all of them."""
+        return Intervals(*(x if m == len(x) else x[:m].copy() for x in out))
+
     def relabel(self, mapping: np.ndarray) -> Intervals:
         """Same intervals, units replaced by `mapping[unit]` (e.g. node -> rack)."""
         return Intervals(mapping[self.unit], self.start, self.end)
@@ -125,7 +131,7 @@ def merge_labels(iv: Intervals) -> tuple[np.ndarray, np.ndarray, Intervals]:
         block = np.empty(len(o), dtype=I64)
         out = [np.empty(len(o), dtype=I64) for _ in range(3)]
         m = k.merge_walk(i64(sub.unit), i64(sub.start), i64(sub.end), i64(o), block, *out)
-        return ok[o], block, Intervals(*(x[:m].copy() for x in out))
+        return ok[o], block, Intervals.first(out, m)
     ks = key(sub.unit[o], sub.start[o])
     order = ok[o]
     # running maximum of the end keys: a start key above it opens a new interval (a new
@@ -299,7 +305,8 @@ def _at_least(iv: Intervals, threshold: np.ndarray, weight: np.ndarray | None = 
     k_ = kernels.compiled
     if k_ is None or not len(iv):
         return _at_least_numpy(iv, threshold, weight)
-    thr = np.ascontiguousarray(threshold, dtype=I64)
+    thr = kernels.as_i64(threshold)
+    packed: tuple[int, ...] = ()          # (tb, ib) where the keys are order_by's packed ones
     if weight is None and int(iv.unit.max()) < (1 << (62 - SHIFT)) and int(iv.unit.min()) >= 0:
         k = np.concatenate([key(iv.unit, iv.start) << 1, (key(iv.unit, iv.end) << 1) | 1])
         k.sort()
@@ -311,16 +318,13 @@ def _at_least(iv: Intervals, threshold: np.ndarray, weight: np.ndarray | None = 
         d = np.concatenate([w, -w])
         got = sorted_packed(units, times)
         if got is not None:           # the kernel reads unit, time and position from the sorted keys
-            k, tb, ib = got
-            out = [np.empty(len(k), dtype=I64) for _ in range(3)]
-            m = k_.at_least_sorted(k, d, thr, *out, tb, ib)
-            return Intervals(out[0][:m].copy(), out[1][:m].copy(), out[2][:m].copy())
-        o = np.argsort(key(units, times), kind="stable")
-        k = key(units[o], times[o])
-        d = np.ascontiguousarray(d[o])
+            k, *packed = got
+        else:
+            o = order_by(units, times)
+            k = key(units[o], times[o])
+            d = np.ascontiguousarray(d[o])
     out = [np.empty(len(k), dtype=I64) for _ in range(3)]
-    m = k_.at_least_sorted(k, d, thr, *out)
-    return Intervals(out[0][:m].copy(), out[1][:m].copy(), out[2][:m].copy())
+    return Intervals.first(out, k_.at_least_sorted(k, d, thr, *out, *packed))
 
 
 def _at_least_numpy(iv: Intervals, threshold: np.ndarray, weight: np.ndarray | None = None) -> Intervals:
@@ -466,7 +470,7 @@ def overlap_pairs(a: Intervals, b: Intervals) -> tuple[np.ndarray, np.ndarray]:
     if k is None:
         return _overlap_pairs(a, b)
     o = order_by(a.unit, a.start)               # sorted intervals: b is walked once
-    args = [np.ascontiguousarray(x, dtype=I64) for x in (a.unit, a.start, a.end, o, b.unit, b.start, b.end)]
+    args = [kernels.as_i64(x) for x in (a.unit, a.start, a.end, o, b.unit, b.start, b.end)]
     lo = np.empty(len(o), dtype=I64)
     cnt = np.empty(len(o), dtype=I64)
     total = k.overlap_lo(*args, lo, cnt)

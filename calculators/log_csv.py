@@ -380,10 +380,9 @@ def _distinct_as_written(col: pa.ChunkedArray) -> pa.Array | None:
     if compiled is not None:
         # a 64-bit hash of each cell, sorted: no two equal hashes proves the cells distinct (a
         # third of the time of sorting the strings); two equal ones are settled by that sort
-        _, offsets, data = flat.buffers()
-        offsets = memoryview(offsets)[flat.offset * 4:(flat.offset + n + 1) * 4]
+        offsets, data, width = string_buffers(flat)
         hashes = np.empty(n, dtype=np.int64)
-        compiled.hash_cells(offsets, b"" if data is None else data, n, 4, hashes)
+        compiled.hash_cells(offsets, data, n, width, hashes)
         hashes.sort()
         if not (hashes[1:] == hashes[:-1]).any():
             return flat
@@ -402,22 +401,25 @@ def _iso_seconds(col: pa.ChunkedArray | pa.Array) -> np.ndarray | None:
     out = np.empty(len(col), dtype=np.int64)
     at = 0
     for ch in chunks:
-        if pa.types.is_string(ch.type):
-            width = 4
-        elif pa.types.is_large_string(ch.type):
-            width = 8
-        else:
-            return None
-        if ch.null_count:
+        if not (pa.types.is_string(ch.type) or pa.types.is_large_string(ch.type)) or ch.null_count:
             return None
         n = len(ch)
         if n:
-            _, offsets, data = ch.buffers()
-            offsets = memoryview(offsets)[ch.offset * width:(ch.offset + n + 1) * width]
-            if not compiled.iso_seconds(offsets, b"" if data is None else data, n, width, out[at:at + n], NA):
+            offsets, data, width = string_buffers(ch)
+            if not compiled.iso_seconds(offsets, data, n, width, out[at:at + n], NA):
                 return None
         at += n
     return out
+
+
+def string_buffers(arr: pa.Array) -> tuple[memoryview, Any, int]:
+    """`(offsets, data, width)` of an Arrow string or large_string array as the kernels read
+    them: its len + 1 offsets from its own offset on, its value bytes (b"" where it has none),
+    and the offsets' width in bytes (4 or 8)."""
+    width = 8 if pa.types.is_large_string(arr.type) else 4
+    _, offsets, data = arr.buffers()
+    offsets = memoryview(offsets)[arr.offset * width:(arr.offset + len(arr) + 1) * width]
+    return offsets, b"" if data is None else data, width
 
 
 def fast_times(col: pa.ChunkedArray) -> np.ndarray | None:
@@ -428,8 +430,7 @@ def fast_times(col: pa.ChunkedArray) -> np.ndarray | None:
 
     With the compiled kernels a column of only such cells (and real dates and times within
     Arrow's range) is read in one pass over its bytes (`kernels.compiled.iso_seconds`), which
-    gives
-    what Arrow's cast gives; at the first other cell, Arrow's cast decides as before."""
+    gives what Arrow's cast gives; at the first other cell, Arrow's cast decides as before."""
     if kernels.compiled is not None:
         got = _iso_seconds(col)
         if got is not None:

@@ -322,7 +322,7 @@ def _incident_text(sm: Any, depth: int, info: NamesInfo
     buffer[starts[i]:ends[i]]. None where the engine's index offers no id codes or an id needs escaping."""
     import numpy as np
 
-    from calculators.log_csv import int64_array
+    from calculators.log_csv import int64_array, string_buffers
 
     index = sm.incidents
     try:
@@ -340,11 +340,9 @@ def _incident_text(sm: Any, depth: int, info: NamesInfo
         plain = info.plain(names)
         if plain is None:
             return None
-        _, offs, text = plain.buffers()
-        offs = memoryview(offs)[plain.offset * 8:(plain.offset + len(plain) + 1) * 8]
         positions = np.empty(len(code) + 1, dtype=np.int64)
-        joined = compiled.join_strings(offs, b"" if text is None else text, 8, kernels.as_i64(code),
-                                       _id_sep(depth).encode("utf-8"), positions)
+        joined = compiled.join_strings(*string_buffers(plain), kernels.as_i64(code), _id_sep(depth).encode("utf-8"),
+                                       positions)
         offsets = positions[bounds]
         data = memoryview(joined)
     else:
