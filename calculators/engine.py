@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -499,14 +499,19 @@ def _as_epoch(ts: datetime | int | None) -> int | None:
     return int(ts.timestamp())
 
 
-def _targets(log, scope: np.ndarray, tree: Tree) -> np.ndarray:
-    """Position of each row's target among the units of its scope (lookups per distinct target)."""
-    codes, uniques = coded(log, "target")
-    target = np.full(len(codes), -1, dtype=I64)
-    for code, names in enumerate(tree.names):
-        m = scope == code
-        if m.any():
-            target[m] = UnitIds(names).positions_of(codes[m], uniques.astype(str))
+def _targets(log, scope: np.ndarray, tree: Tree, topology: Any = None) -> np.ndarray:
+    """Position of each row's target among the units of its scope (lookups per distinct
+    target), or the positions the loader looked up where it checked the log against
+    `topology` (the same object as the tree's)."""
+    known = getattr(columns_of(log), "unit_positions", None)
+    target = known(topology) if known is not None and topology is not None else None
+    if target is None:
+        codes, uniques = coded(log, "target")
+        target = np.full(len(codes), -1, dtype=I64)
+        for code, names in enumerate(tree.names):
+            m = scope == code
+            if m.any():
+                target[m] = UnitIds(names).positions_of(codes[m], uniques.astype(str))
     bad = np.flatnonzero((target < 0) & (scope >= 0))
     frame = log.frame if len(bad) or (scope < 0).any() else None     # (for the message)
     if len(bad):
@@ -643,7 +648,7 @@ def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: in
         scope = np.append(UnitIds(SCOPES).get_indexer(uniques.astype(str)), -1).astype(I64)[codes]
     else:
         scope = np.zeros(0, I64)
-    target = _targets(log, scope, tree) if n else np.zeros(0, I64)
+    target = _targets(log, scope, tree, lc.topology) if n else np.zeros(0, I64)
     start_abs = cols.ints("start", 0)
     end_raw = cols.ints("end", NA)
     open_ = end_raw == NA

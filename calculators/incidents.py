@@ -59,6 +59,7 @@ import csv
 import difflib
 import hashlib
 import io
+import itertools
 import json
 import re
 import warnings
@@ -970,8 +971,12 @@ class UnitIds:
 
     def get_indexer(self, values: Any) -> np.ndarray:
         at = self._at
-        return np.fromiter((at.get(v, -1) if isinstance(v, str) else -1 for v in values), dtype=np.int64,
-                           count=len(values))
+        try:        # the keys are str: any other hashable value finds none
+            return np.fromiter(map(at.get, values, itertools.repeat(-1, len(values))), dtype=np.int64,
+                               count=len(values))
+        except TypeError:           # a value that cannot be hashed (a list)
+            return np.fromiter((at.get(v, -1) if isinstance(v, str) else -1 for v in values), dtype=np.int64,
+                               count=len(values))
 
     def positions_of(self, codes: np.ndarray, uniques: Any) -> np.ndarray:
         """`get_indexer(uniques)[codes]` (-1 for a code of -1, a missing value), looking up
@@ -1040,40 +1045,43 @@ def _targets(ctx: Context, c: str) -> _Text:
     idx: _TargetIndex | None = ctx.options["index"]
     if idx is None:
         return _targets_as_written(ctx, target)
-    n = ctx.n
     scope_code = ctx.derived["scope_code"]
     t_codes, t_uniques = target.codes, target.uniques
     has_target = t_codes >= 0
-    unit_pos = np.full(n, -1, dtype=np.int64)          # position of the target in its scope's units
     node_lists: dict[int, list[str]] = {}
     why: dict[int, str] = {}                            # hostlist rows that cannot be expanded
-    unknown_all = np.zeros(n, dtype=bool)
-    tgt_ok = np.zeros(n, dtype=bool)
+    # each (scope, distinct target) the rows name is looked up once, and every row's position
+    # read from that table in one gather (a row without a scope or a target reads -1)
+    width = len(t_uniques) + 1                           # the last column: no target
+    pair = np.where(scope_code >= 0, scope_code, len(SCOPES)) * width + np.where(has_target, t_codes, width - 1)
+    named = np.zeros((len(SCOPES) + 1) * width, dtype=bool)
+    named[pair] = True
+    table = np.full((len(SCOPES) + 1) * width, -1, dtype=np.int64)
     for k, s in enumerate(SCOPES):
-        in_scope = (scope_code == k) & has_target
-        if not in_scope.any():
-            continue
-        unit_pos[in_scope] = idx.units[s].positions_of(t_codes[in_scope], t_uniques)
-        known = in_scope & (unit_pos >= 0)
-        unknown = in_scope & ~known
-        tgt_ok |= known
-        if s == "node" and unknown.any():
-            tv = target.values()
-            expanded: dict[str, tuple[list[str] | None, str]] = {}
-            for i in np.flatnonzero(unknown).tolist():
-                t = tv[i]
-                if "[" not in t and "," not in t:
-                    continue
-                if t not in expanded:
-                    expanded[t] = _expand_nodes(t, idx.units["node"])
-                names, reason = expanded[t]
-                if names is not None:
-                    node_lists[i] = names
-                    unknown[i] = False
-                    tgt_ok[i] = True
-                else:
-                    why[i] = reason
-        unknown_all |= unknown
+        at = np.flatnonzero(named[k * width:(k + 1) * width - 1])
+        if len(at):
+            table[k * width + at] = idx.units[s].get_indexer(t_uniques[at])
+    unit_pos = table[pair]
+    in_scope = (scope_code >= 0) & has_target
+    tgt_ok = in_scope & (unit_pos >= 0)
+    unknown_all = in_scope & ~tgt_ok
+    node = SCOPES.index("node")
+    if named[node * width:(node + 1) * width - 1].any() and unknown_all.any():
+        tv = target.values()
+        expanded: dict[str, tuple[list[str] | None, str]] = {}
+        for i in np.flatnonzero(unknown_all & (scope_code == node)).tolist():
+            t = tv[i]
+            if "[" not in t and "," not in t:
+                continue
+            if t not in expanded:
+                expanded[t] = _expand_nodes(t, idx.units["node"])
+            names, reason = expanded[t]
+            if names is not None:
+                node_lists[i] = names
+                unknown_all[i] = False
+                tgt_ok[i] = True
+            else:
+                why[i] = reason
     ctx.derived.update(unit_pos=unit_pos, node_lists=node_lists, target_why=why, target_unknown=unknown_all,
                        target_ok=tgt_ok, suggest={s: _suggest(idx.units[s]) for s in SCOPES})
     return target
@@ -1150,20 +1158,26 @@ def _gpus(ctx: Context, c: str) -> _Text:
     g_text = _text(ctx, c)
     idx: _TargetIndex | None = ctx.options["index"]
     present = ~g_text.isna()
-    num = g_text.per_row(_numbers(g_text.uniques), np.nan)
-    not_int = present & (np.isnan(num) | (np.floor(np.nan_to_num(num)) != np.nan_to_num(num)))
+    # the numbers, whether whole, and their values worked out per distinct cell, then spread
+    num = _numbers(g_text.uniques)
+    whole = np.nan_to_num(num)
+    not_int_u = np.isnan(num) | (np.floor(whole) != whole)
     # huge counts (1e400 reads as inf) stay huge, and out of range, without an invalid cast
-    values = np.clip(np.where(present & ~not_int, np.nan_to_num(num), 0), -2.0**62, 2.0**62).astype(np.int64)
+    values_u = np.clip(np.where(not_int_u, 0, whole), -2.0**62, 2.0**62).astype(np.int64)
+    not_int = g_text.per_row(not_int_u, False)
+    values = g_text.per_row(values_u, 0)
     limit = np.full(ctx.n, np.iinfo(np.int64).max, dtype=np.int64)
-    check = present & ~not_int
+    check = np.flatnonzero(present & ~not_int)            # the rows with a whole number
     scope_code, unit_pos = ctx.derived["scope_code"], ctx.derived["unit_pos"]
     if idx is None:              # no topology: no upper bound (the GPUs per node are not known)
         ctx.derived.update(gpus_present=present, gpus_not_int=not_int, gpus_values=values, gpus_limit=limit)
         return g_text
+    sc, pos = scope_code[check], unit_pos[check]
+    ok = ctx.derived["target_ok"][check] & (pos >= 0)
     for k, s in enumerate(SCOPES):
-        m = check & (scope_code == k) & ctx.derived["target_ok"] & (unit_pos >= 0)
+        m = ok & (sc == k)
         if m.any():
-            limit[m] = idx.min_gpus[s][unit_pos[m]]
+            limit[check[m]] = idx.min_gpus[s][pos[m]]
     per_list: dict[int, int] = {}
     for i, names in ctx.derived["node_lists"].items():
         key = id(names)   # rows with the same expression share one list
@@ -1388,7 +1402,19 @@ def _build(source: _FrameSource | _ArrowSource, rows: np.ndarray, topo: Resolved
                  for c, (t_codes, uniques) in codes.items()}
         repeat = (at, codes["target"])
     make = partial(_make_frame, ints, texts, kept, repeat, isinstance(source, _FrameSource))
-    columns = LoadedColumns(len(columns_ints["row"]), FRAME_COLUMNS, columns_ints, NA, codes, make)
+    # the targets' positions the checks looked up, for the engine (a hostlist's repeats: its nodes')
+    positions = None
+    if topo is not None:
+        pos = pick(ctx.derived["unit_pos"])
+        if repeat is not None:
+            counts, local = expand
+            pos = pos[repeat[0]]
+            first = np.cumsum(counts) - counts
+            nodes = _target_index(topo).units["node"]
+            for j, names in local.items():
+                pos[first[j]:first[j] + len(names)] = nodes.get_indexer(names)
+        positions = (topo, pos)
+    columns = LoadedColumns(len(columns_ints["row"]), FRAME_COLUMNS, columns_ints, NA, codes, make, positions)
     return IncidentLog(columns, skipped, file, sha256, warns)
 
 

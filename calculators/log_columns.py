@@ -95,8 +95,10 @@ class LoadedColumns:
     (called once, by `IncidentLog.frame`). A column without codes here is coded from the frame."""
 
     def __init__(self, n: int, names: tuple[str, ...], ints: dict[str, np.ndarray], missing: int,
-                 codes: dict[str, tuple[np.ndarray, np.ndarray]], make_frame: Callable[[], Any]) -> None:
+                 codes: dict[str, tuple[np.ndarray, np.ndarray]], make_frame: Callable[[], Any],
+                 positions: tuple[Any, np.ndarray] | None = None) -> None:
         self._n = n
+        self._positions = positions
         self._names = frozenset(names)
         self._ints = ints
         self._missing = missing
@@ -127,6 +129,17 @@ class LoadedColumns:
             out.flags.writeable = False
             return out
         return np.where(a == self._missing, na, a)
+
+    def unit_positions(self, topology: Any) -> np.ndarray | None:
+        """Each row's target as a position among its scope's units of `topology`, -1 where the
+        loader found none, as the loader looked them up while checking the targets (a hostlist
+        row's repeats: the positions of its nodes); None for any other topology object than the
+        one the log was checked against."""
+        if self._positions is None or self._positions[0] is not topology:
+            return None
+        out = self._positions[1].view()
+        out.flags.writeable = False
+        return out
 
     def coded(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         got = self._codes.get(name)
