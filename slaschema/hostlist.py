@@ -6,6 +6,7 @@ their last number, which is how Slurm prints node lists back to people.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import re
@@ -98,9 +99,11 @@ def _parse_range(spec: str, expr: str) -> list[_Range]:
     return out
 
 
-def _parse(expr: str) -> list[list[str | list[_Range]]]:
-    """The parts of an expression, each as alternating literal text and bracket ranges."""
-    parts: list[list[str | list[_Range]]] = []
+@functools.lru_cache(maxsize=1024)
+def _parse(expr: str) -> tuple[tuple[str | tuple[_Range, ...], ...], ...]:
+    """The parts of an expression, each as alternating literal text and bracket ranges
+    (remembered: a topology's racks are counted and then expanded, and logs repeat theirs)."""
+    parts: list[tuple[str | tuple[_Range, ...], ...]] = []
     for part in _split_top(expr.strip()):
         part = part.strip()
         if not part:
@@ -110,23 +113,23 @@ def _parse(expr: str) -> list[list[str | list[_Range]]]:
             raise HostlistError(
                 "hostlist_syntax", f"{part[:60]!r} has characters not allowed in a host name", expr
             )
-        pieces: list[str | list[_Range]] = []
+        pieces: list[str | list[_Range]] = []   # (made tuples: the parse is shared)
         pos = 0
         for m in _TOKEN.finditer(part):
             pieces.append(part[pos : m.start()])
             pieces.append(_parse_range(m.group(1), expr))
             pos = m.end()
         pieces.append(part[pos:])
-        parts.append(pieces)
-    return parts
+        parts.append(tuple(tuple(p) if isinstance(p, list) else p for p in pieces))
+    return tuple(parts)
 
 
-def _count_parts(parts: list[list[str | list[_Range]]]) -> int:
+def _count_parts(parts: tuple[tuple[str | tuple[_Range, ...], ...], ...]) -> int:
     total = 0
     for pieces in parts:
         n = 1
         for p in pieces:
-            if isinstance(p, list):
+            if isinstance(p, tuple):
                 n *= sum(hi - lo + 1 for lo, hi, _ in p)
         total += n
     return total

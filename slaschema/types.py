@@ -178,6 +178,11 @@ def parse_timezone(value: Any) -> str:
     global _ZONES
     if not isinstance(value, str):
         raise PydanticCustomError("timezone_invalid", "expected an IANA time zone such as America/Chicago")
+    try:            # a zone that loads is known (the list of all zones, a walk of the zone files, only when one does not)
+        ZoneInfo(value)
+        return value
+    except Exception:  # noqa: BLE001, S110 - the list below decides
+        pass
     if _ZONES is None:
         _ZONES = available_timezones()
     if value not in _ZONES:
