@@ -1052,21 +1052,22 @@ def _targets(ctx: Context, c: str) -> _Text:
     why: dict[int, str] = {}                            # hostlist rows that cannot be expanded
     # each (scope, distinct target) the rows name is looked up once, and every row's position
     # read from that table in one gather (a row without a scope or a target reads -1)
-    width = len(t_uniques) + 1                           # the last column: no target
+    # (rows: the scopes, then none; columns: the distinct targets, then none)
+    width = len(t_uniques) + 1
     pair = np.where(scope_code >= 0, scope_code, len(SCOPES)) * width + np.where(has_target, t_codes, width - 1)
-    named = np.zeros((len(SCOPES) + 1) * width, dtype=bool)
-    named[pair] = True
-    table = np.full((len(SCOPES) + 1) * width, -1, dtype=np.int64)
+    named = np.zeros((len(SCOPES) + 1, width), dtype=bool)
+    named.reshape(-1)[pair] = True
+    table = np.full((len(SCOPES) + 1, width), -1, dtype=np.int64)
     for k, s in enumerate(SCOPES):
-        at = np.flatnonzero(named[k * width:(k + 1) * width - 1])
+        at = np.flatnonzero(named[k, :-1])
         if len(at):
-            table[k * width + at] = idx.units[s].get_indexer(t_uniques[at])
-    unit_pos = table[pair]
+            table[k, at] = idx.units[s].get_indexer(t_uniques[at])
+    unit_pos = table.reshape(-1)[pair]
     in_scope = (scope_code >= 0) & has_target
     tgt_ok = in_scope & (unit_pos >= 0)
     unknown_all = in_scope & ~tgt_ok
     node = SCOPES.index("node")
-    if named[node * width:(node + 1) * width - 1].any() and unknown_all.any():
+    if unknown_all.any():
         tv = target.values()
         expanded: dict[str, tuple[list[str] | None, str]] = {}
         for i in np.flatnonzero(unknown_all & (scope_code == node)).tolist():
