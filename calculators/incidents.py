@@ -118,8 +118,14 @@ class IncidentLog:
     columns: Columns
     skipped: list[Problem] = field(default_factory=list)
     file: str | None = None
-    sha256: str | None = None
+    digest: str | log_prefetch.Digest | None = None     # the file's SHA-256, or the thread working it out
     warnings: list[Problem] = field(default_factory=list)
+
+    @property
+    def sha256(self) -> str | None:
+        """The SHA-256 of the file read (hex), None for a log not read from a file."""
+        d = self.digest
+        return d if d is None or isinstance(d, str) else d.hexdigest()
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -127,7 +133,7 @@ class IncidentLog:
 
     def with_frame(self, frame: pd.DataFrame) -> IncidentLog:
         """The same log (file, problems) with the rows of `frame` instead (its codes made afresh)."""
-        return IncidentLog(FrameColumns(frame), self.skipped, self.file, self.sha256, self.warnings)
+        return IncidentLog(FrameColumns(frame), self.skipped, self.file, self.digest, self.warnings)
 
     def coded(self, column: str) -> tuple[np.ndarray, np.ndarray]:
         """(codes, distinct values) of a text column, -1 where the cell is missing; the ids
@@ -210,9 +216,10 @@ def load_incidents_without_contract(path: str | Path, assume_tz: str | None = No
                   skip_bad_rows=False, gpus_required=False)
 
 
-def _read(path: str | Path) -> tuple[_FrameSource | _ArrowSource, np.ndarray, str, str]:
+def _read(path: str | Path) -> tuple[_FrameSource | _ArrowSource, np.ndarray, str, str | log_prefetch.Digest]:
     """The log's cells (CSV through Arrow, else pandas; JSON Lines; a JSON array), their row
-    numbers, the file's name and its SHA-256; the file-level problems raised."""
+    numbers, the file's name and its SHA-256 (or the prefetch's thread working it out); the
+    file-level problems raised."""
     p = Path(path)
     fname = str(path)
     check_cli_file(p, "incident log")          # no /proc, /sys, /dev, FIFO or device
@@ -220,7 +227,7 @@ def _read(path: str | Path) -> tuple[_FrameSource | _ArrowSource, np.ndarray, st
         raise InputError([Problem(Reason.FILE_NOT_FOUND, "no such incident log", file=fname, fix="check the path")])
     fetched = log_prefetch.take(p)          # read in the background while the command started
     if fetched is not None:
-        data, digest = fetched.data, fetched.sha256
+        data, digest = fetched.data, fetched.digest
     else:
         data = p.read_bytes()
         digest = hashlib.sha256(data).hexdigest()
@@ -1318,8 +1325,8 @@ assert tuple(c.name for c in SPEC) == COLUMNS and tuple(c.name for c in SPEC if 
 
 
 def _build(source: _FrameSource | _ArrowSource, rows: np.ndarray, topo: ResolvedTopology | None, *,
-           file: str | None,
-           sha256: str | None, assume_tz: str | None, skip_bad_rows: bool, gpus_required: bool) -> IncidentLog:
+           file: str | None, sha256: str | log_prefetch.Digest | None, assume_tz: str | None,
+           skip_bad_rows: bool, gpus_required: bool) -> IncidentLog:
     """Check the header, run `SPEC` over the cells and build the log."""
     if assume_tz is not None:
         try:

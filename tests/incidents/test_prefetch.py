@@ -335,3 +335,19 @@ def test_a_file_that_changes_size_while_read_is_read_as_it_is_then(tmp_path, mon
     data, ident = log_prefetch._read_regular(str(path))
     assert bytes(data) == later
     assert ident[2] == 4096
+
+
+def test_the_digest_is_the_files_sha256_whether_its_thread_ran_or_not(write, lc):
+    import hashlib
+
+    data = bytearray(b"id,scope\n" + b"x" * 100_000)
+    want = hashlib.sha256(data).hexdigest()
+    started = log_prefetch.Digest(data).start()
+    assert started.hexdigest() == want and started.hexdigest() == want
+    assert started._data is None                     # the buffer is let go once hashed
+    assert log_prefetch.Digest(data).hexdigest() == want       # never started: hashed when asked
+    path = write("log.csv", HEADER + "\n".join(ROWS) + "\n")
+    log_prefetch.start(path)
+    log = inc.load_incidents(path, lc)                 # the prefetched log: its digest under way
+    assert log.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert log.with_frame(log.frame).sha256 == log.sha256
