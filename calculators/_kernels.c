@@ -618,6 +618,155 @@ done:
     return result;
 }
 
+/* --- id lists of a unit and its parents --------------------------------------------------------
+ *
+ * merge_lists(own_bounds, own_codes, owners, parent_bounds, parent_codes, out_bounds, out_codes) -> int
+ *
+ * Lists of codes in CSR form: unit u's are codes[bounds[u]:bounds[u + 1]], ascending, no code
+ * twice. For each of the n units (len(own_bounds) - 1), its own list merged with the list of
+ * its parent unit in each parent table k (owners[k][u]; -1: none): ascending, each code once,
+ * into out_codes from out_bounds[u]; returns the count written (out_bounds[n]). numpy
+ * (calculators.engine.IdIndex, `_unique_pairs`): the (unit, code) pairs of the unit's own rows
+ * and of its parents' pairs expanded to their children, sorted and made distinct. A list that
+ * is not strictly ascending, a bound or owner out of range, or an output too small is an error
+ * (ValueError), found before anything is written past.
+ */
+#define MAX_PARENTS 4
+
+static int csr_ok(const int64_t *b, Py_ssize_t n, Py_ssize_t len) {
+    if (b[0] < 0)
+        return 0;
+    for (Py_ssize_t u = 0; u < n; u++)
+        if (b[u + 1] < b[u])
+            return 0;
+    return b[n] <= len;
+}
+
+static PyObject *merge_lists(PyObject *self, PyObject *args) {
+    PyObject *o_ob, *o_oc, *owners, *pbounds, *pcodes, *o_bout, *o_cout;
+    if (!PyArg_ParseTuple(args, "OOO!O!O!OO", &o_ob, &o_oc, &PyTuple_Type, &owners, &PyTuple_Type, &pbounds,
+                          &PyTuple_Type, &pcodes, &o_bout, &o_cout))
+        return NULL;
+    Py_ssize_t np_ = PyTuple_GET_SIZE(owners);
+    if (np_ > MAX_PARENTS || PyTuple_GET_SIZE(pbounds) != np_ || PyTuple_GET_SIZE(pcodes) != np_) {
+        PyErr_SetString(PyExc_ValueError, "merge_lists: at most 4 parent tables, each with owners, bounds and codes");
+        return NULL;
+    }
+    Buf ob = {0}, oc = {0}, bo = {0}, co = {0}, ow[MAX_PARENTS], pb[MAX_PARENTS], pc[MAX_PARENTS];
+    memset(ow, 0, sizeof ow);
+    memset(pb, 0, sizeof pb);
+    memset(pc, 0, sizeof pc);
+    PyObject *result = NULL;
+    if (get_buf(o_ob, &ob, 8, 0, "own_bounds") < 0 || get_buf(o_oc, &oc, 8, 0, "own_codes") < 0 ||
+        get_buf(o_bout, &bo, 8, 1, "out_bounds") < 0 || get_buf(o_cout, &co, 8, 1, "out_codes") < 0)
+        goto done;
+    Py_ssize_t n = count_of(&ob, 8) - 1, cap = count_of(&co, 8);
+    if (n < 0 || count_of(&bo, 8) != n + 1 || !csr_ok(ob.view.buf, n, count_of(&oc, 8))) {
+        PyErr_SetString(PyExc_ValueError, "merge_lists: own bounds not n + 1 ascending positions in the codes, "
+                                          "or out_bounds not n + 1 long");
+        goto done;
+    }
+    const int64_t *own_b = ob.view.buf, *own_c = oc.view.buf, *own_of[MAX_PARENTS], *par_b[MAX_PARENTS],
+                  *par_c[MAX_PARENTS];
+    Py_ssize_t par_n[MAX_PARENTS];
+    for (Py_ssize_t k = 0; k < np_; k++) {
+        if (get_buf(PyTuple_GET_ITEM(owners, k), &ow[k], 8, 0, "owners") < 0 ||
+            get_buf(PyTuple_GET_ITEM(pbounds, k), &pb[k], 8, 0, "parent_bounds") < 0 ||
+            get_buf(PyTuple_GET_ITEM(pcodes, k), &pc[k], 8, 0, "parent_codes") < 0)
+            goto done;
+        par_n[k] = count_of(&pb[k], 8) - 1;
+        if (count_of(&ow[k], 8) != n || par_n[k] < 0 || !csr_ok(pb[k].view.buf, par_n[k], count_of(&pc[k], 8))) {
+            PyErr_SetString(PyExc_ValueError, "merge_lists: owners not one per unit, or parent bounds not "
+                                              "ascending positions in the parent codes");
+            goto done;
+        }
+        own_of[k] = ow[k].view.buf;
+        par_b[k] = pb[k].view.buf;
+        par_c[k] = pc[k].view.buf;
+    }
+    int64_t *out_b = bo.view.buf, *out_c = co.view.buf;
+    Py_ssize_t w = 0;
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t u = 0; u < n && !bad; u++) {
+        /* the unit's lists: [at[j], end[j]) of src[j] */
+        const int64_t *src[MAX_PARENTS + 1];
+        int64_t at[MAX_PARENTS + 1], end[MAX_PARENTS + 1];
+        int m = 0;
+        src[m] = own_c;
+        at[m] = own_b[u];
+        end[m] = own_b[u + 1];
+        if (at[m] > end[m] || end[m] > own_b[n]) {     /* (the bounds may have changed since checked) */
+            bad = 1;
+            break;
+        }
+        m++;
+        for (Py_ssize_t k = 0; k < np_; k++) {
+            int64_t p = own_of[k][u];
+            if (p < 0)
+                continue;
+            if (p >= par_n[k] || par_b[k][p] < 0 || par_b[k][p] > par_b[k][p + 1] ||
+                par_b[k][p + 1] > par_b[k][par_n[k]]) {
+                bad = 1;
+                break;
+            }
+            src[m] = par_c[k];
+            at[m] = par_b[k][p];
+            end[m] = par_b[k][p + 1];
+            m++;
+        }
+        if (bad)
+            break;
+        out_b[u] = w;
+        int64_t last = INT64_MIN;
+        int first = 1;
+        for (;;) {
+            int pick = -1;
+            int64_t v = 0;
+            for (int j = 0; j < m; j++)
+                if (at[j] < end[j] && (pick < 0 || src[j][at[j]] < v)) {
+                    pick = j;
+                    v = src[j][at[j]];
+                }
+            if (pick < 0)
+                break;
+            for (int j = 0; j < m; j++)          /* the code taken leaves every list that holds it */
+                if (at[j] < end[j] && src[j][at[j]] == v)
+                    at[j]++;
+            if (!first && v <= last) {           /* a list not ascending */
+                bad = 2;
+                break;
+            }
+            if (w >= cap) {
+                bad = 3;
+                break;
+            }
+            out_c[w++] = v;
+            last = v;
+            first = 0;
+        }
+    }
+    if (!bad)
+        out_b[n] = w;
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, bad == 1 ? "merge_lists: an owner or bound out of range"
+                                          : bad == 2 ? "merge_lists: a list is not strictly ascending"
+                                                     : "merge_lists: out_codes is too small");
+        goto done;
+    }
+    result = PyLong_FromSsize_t(w);
+done:
+    release(&ob);
+    release(&oc);
+    release(&bo);
+    release(&co);
+    release_all(ow, MAX_PARENTS);
+    release_all(pb, MAX_PARENTS);
+    release_all(pc, MAX_PARENTS);
+    return result;
+}
+
 /* --- blocks a piece touches -------------------------------------------------------------------
  *
  * touched_blocks(parent, start, end, bounds, block_start, block_end, lo, hi)
@@ -1309,6 +1458,7 @@ static PyMethodDef methods[] = {
     {"or_per_unit", or_per_unit, METH_VARARGS, "Bits or-ed per unit."},
     {"select_overlapping", select_overlapping, METH_VARARGS, "Rows of intervals that overlap [lo, hi), gathered."},
     {"join_strings", join_strings, METH_VARARGS, "Cells of an Arrow string array by code, each followed by a separator."},
+    {"merge_lists", merge_lists, METH_VARARGS, "Each unit's ascending code list merged with its parents' lists."},
     {"touched_blocks", touched_blocks, METH_VARARGS, "The blocks of its unit each piece overlaps or touches."},
     {"outside_counts", outside_counts, METH_VARARGS, "Long blocks inside each kept merged outage."},
     {"outside_fill", outside_fill, METH_VARARGS, "Kept outages less their long blocks."},

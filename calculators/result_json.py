@@ -325,14 +325,15 @@ def _incident_text(sm: Any, depth: int, info: NamesInfo
     from calculators.log_csv import int64_array, string_buffers
 
     index = sm.incidents
+    if depth != _RECORD + 1:
+        return None
     try:
-        unit, code = index.pairs()
+        bounds, code = index.lists_csr()
         names = index.names()
     except AttributeError:
         return None
-    if depth != _RECORD + 1:
+    if len(bounds) != len(sm.ids) + 1:
         return None
-    bounds = np.searchsorted(unit, np.arange(len(sm.ids) + 1))
     compiled = kernels.compiled
     if compiled is not None:
         # one pass copying each id and its separator (an Arrow take of the joined ids, below, is

@@ -224,6 +224,89 @@ def test_join_strings_refuses_codes_and_offsets_outside_the_cells():
                                       np.empty(3, dtype=I64))) == b"cd,ab,"
 
 
+
+# --- id lists of a unit and its parents ----------------------------------------------------------
+
+@st.composite
+def id_hierarchies(draw):
+    """Rows (unit, id row) of nodes, and up to two parent tables (racks, clusters) with their
+    own rows and each node's parent (or none)."""
+    n_ids = draw(st.integers(1, 40))
+    nodes = draw(st.integers(1, 8))
+
+    def rows(units):
+        k = draw(st.integers(0, 30))
+        return (np.array(draw(st.lists(st.integers(0, units - 1), min_size=k, max_size=k)), dtype=I64),
+                np.array(draw(st.lists(st.integers(0, n_ids - 1), min_size=k, max_size=k)), dtype=I64))
+
+    parents = []
+    for _ in range(draw(st.integers(1, 2))):
+        units = draw(st.integers(1, 4))
+        owner = np.array(draw(st.lists(st.integers(-1, units - 1), min_size=nodes, max_size=nodes)), dtype=I64)
+        parents.append((units, owner, rows(units)))
+    return n_ids, nodes, rows(nodes), parents
+
+
+def _id_index(n_ids, nodes, own, parents):
+    codes = engine.IdCodes(None)
+    codes._done = (np.arange(n_ids, dtype=I64), np.array([f"I{i}" for i in range(n_ids)], dtype=object))
+    extra = []
+    for units, owner, (pu, pr) in parents:
+        kids = np.flatnonzero(owner >= 0)
+        ptr, children = intervals.csr(owner[kids], units)
+        extra.append((ptr, kids[children], engine.IdIndex(pu, pr, codes, units)))
+    return engine.IdIndex(own[0], own[1], codes, nodes, tuple(extra))
+
+
+@settings(max_examples=400, deadline=None)
+@given(id_hierarchies())
+def test_merge_lists_gives_the_sorted_distinct_pairs_of_numpy(case):
+    n_ids, nodes, own, parents = case
+    got = _id_index(n_ids, nodes, own, parents)
+    bounds, code = got.lists_csr()
+    kernel_switch.compiled = None
+    try:
+        want = _id_index(n_ids, nodes, own, parents)
+        wb, wc = want.lists_csr()
+        want.pairs()
+    finally:
+        kernel_switch.compiled = kernels
+    assert bounds.tolist() == wb.tolist() and code.tolist() == wc.tolist()
+    assert [x.tolist() for x in got.pairs()] == [x.tolist() for x in want.pairs()]
+    # each node's list: its own ids and its parents', ascending, each once
+    for u in range(nodes):
+        ids = set(own[1][own[0] == u].tolist())
+        for _units, owner, (pu, pr) in parents:
+            if owner[u] >= 0:
+                ids |= set(pr[pu == owner[u]].tolist())
+        assert code[bounds[u]:bounds[u + 1]].tolist() == sorted(ids)
+
+
+def test_merge_lists_refuses_lists_bounds_and_owners_it_cannot_take():
+    b = np.array([0, 2], dtype=I64)
+    out_b = np.empty(2, dtype=I64)
+    pb, pc = np.array([0, 1], dtype=I64), np.array([5], dtype=I64)
+    ok = kernels.merge_lists(b, np.array([1, 7], dtype=I64), (np.array([0], dtype=I64),), (pb,), (pc,), out_b,
+                             np.empty(3, dtype=I64))
+    assert ok == 3 and out_b.tolist() == [0, 3]
+    with pytest.raises(ValueError, match="ascending"):          # a list with a code twice
+        kernels.merge_lists(b, np.array([4, 4], dtype=I64), (), (), (), out_b, np.empty(4, dtype=I64))
+    with pytest.raises(ValueError, match="too small"):
+        kernels.merge_lists(b, np.array([1, 7], dtype=I64), (np.array([0], dtype=I64),), (pb,), (pc,), out_b,
+                            np.empty(2, dtype=I64))
+    with pytest.raises(ValueError, match="out of range"):       # an owner past the parents
+        kernels.merge_lists(b, np.array([1, 7], dtype=I64), (np.array([1], dtype=I64),), (pb,), (pc,), out_b,
+                            np.empty(3, dtype=I64))
+    with pytest.raises(ValueError, match="own bounds"):         # bounds past the codes
+        kernels.merge_lists(np.array([0, 3], dtype=I64), np.array([1, 7], dtype=I64), (), (), (), out_b,
+                            np.empty(3, dtype=I64))
+    with pytest.raises(ValueError, match="parent bounds"):
+        kernels.merge_lists(b, np.array([1, 7], dtype=I64), (np.array([0], dtype=I64),),
+                            (np.array([1, 0], dtype=I64),), (pc,), out_b, np.empty(3, dtype=I64))
+    with pytest.raises(TypeError):                              # not int64
+        kernels.merge_lists(b.astype(np.int32), np.array([1, 7], dtype=I64), (), (), (), out_b, np.empty(3, dtype=I64))
+
+
 # --- blocks a piece touches ------------------------------------------------------------------
 
 @st.composite
