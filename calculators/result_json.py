@@ -3,13 +3,16 @@
 The document is written as text straight from the result's columns: per unit and node
 record the figures are formatted column by column and joined, and the long incident-id
 lists are gathered in one piece per scope and month (one Arrow take of the ids each followed
-by its separator), with no dict per record in between (a 12,600-node quarter with a million
-incidents writes about 235 MB). The document comes as UTF-8 pieces, a batch per scope and
+by its separator), with no dict per record in between. The document comes as UTF-8 pieces, a batch per scope and
 month (`write_document`), so a file is written as it is made and no joined copy of the
 whole is needed (`document_bytes` joins them for callers that want one bytes object). The text is exactly what
 `json.dumps(doc, indent=2, ensure_ascii=False) + "\\n"` writes for the same document (two
-spaces of indentation, non-ASCII characters as they are); tests/calculators/
-test_result_json.py holds the document built as Python values next to it.
+spaces of indentation, non-ASCII characters as they are), except that a unit record's
+`incidents` and `flags` lists are written on one line, as `json.dumps(items,
+ensure_ascii=False)` writes them (`["INC-1", "INC-2"]`): the id lists are most of the
+document, and one id per indented line made it half as large again (235 MB against 151 MB
+for a 12,600-node quarter with a million incidents). tests/calculators/test_result_json.py
+holds the document built as Python values next to it (`dumps_inline_lists`).
 
 The first member is `"format": "slakit-credits/2"` (`FORMAT`): the name and version of this
 document. Version 2 is version 1 (the documents written before the field existed) with that
@@ -64,14 +67,13 @@ def value(v: Any, depth: int) -> str:
     return text.replace("\n", "\n" + _ind(depth)) if depth and "\n" in text else text
 
 
-def strings(items: list[str] | tuple[str, ...], depth: int) -> str:
-    """A list of strings as the value of a member `depth` levels deep."""
+def inline_strings(items: list[str] | tuple[str, ...]) -> str:
+    """A list of strings on one line, as `json.dumps(items, ensure_ascii=False)` writes it."""
     if not items:
         return "[]"
-    inner = "\n" + _ind(depth + 1)
     if not _ESCAPE.search("".join(items)):
-        return "[" + inner + '"' + ('",' + inner + '"').join(items) + '"\n' + _ind(depth) + "]"
-    return "[" + inner + ("," + inner).join(quote(x) for x in items) + "\n" + _ind(depth) + "]"
+        return '["' + '", "'.join(items) + '"]'
+    return "[" + ", ".join(quote(x) for x in items) + "]"
 
 
 def _number(v: int | float | Any) -> str:
@@ -125,7 +127,7 @@ _RECORD = 4            # a unit or node object is an item of a period's "units" 
 _M = "\n" + _ind(_RECORD + 1)             # before a member of a unit or node record
 _END = "\n" + _ind(_RECORD) + "}"
 _RECORD_SEP = ",\n" + _ind(_RECORD)      # between two records of a list
-_FLAG_TEXT = [strings(FLAG_LISTS[b], _RECORD + 1) for b in range(FLAG_MASK + 1)]
+_FLAG_TEXT = [inline_strings(FLAG_LISTS[b]) for b in range(FLAG_MASK + 1)]
 
 
 def _pct(value: Any) -> str:
@@ -162,7 +164,7 @@ def unit_records(sm: Any, pr: Any, names_info: NamesInfo | None = None) -> list[
     if bulk is None:
         lists = sm.incidents.take_lists() if hasattr(sm.incidents, "take_lists") else \
             [list(sm.incidents.get(i, ())) for i in range(n)]
-        incidents = [strings(x, inner) for x in lists]
+        incidents = [inline_strings(x) for x in lists]
         del lists
     flags = cr.each_once(sm.flags.tolist(), lambda b: _FLAG_TEXT[int(b) & FLAG_MASK])
     excluded = _ints(sm.excluded.tolist())
@@ -197,7 +199,7 @@ def unit_records(sm: Any, pr: Any, names_info: NamesInfo | None = None) -> list[
     if bulk is None:
         return ["".join(heads[k] + incidents[k] + tails[k] for k in keep)[skip:].encode("utf-8")]
     data, starts, ends, counts = bulk
-    open_, close = "[\n" + _ind(inner + 1) + '"', '"\n' + _ind(inner) + "]"
+    open_, close = '["', '"]'
     for k in keep:
         if counts[k]:
             out += [(text + heads[k] + open_).encode("utf-8"), data[starts[k]:ends[k]]]
@@ -209,9 +211,7 @@ def unit_records(sm: Any, pr: Any, names_info: NamesInfo | None = None) -> list[
     return out
 
 
-def _id_sep(depth: int) -> str:
-    """Between two strings of a list that is the value of a member `depth` levels deep."""
-    return '",\n' + _ind(depth + 1) + '"'
+_ID_SEP = '", "'          # between two strings of a list written on one line
 
 
 class NamesInfo:
@@ -246,10 +246,14 @@ class NamesInfo:
             # not begun ahead: done here (the shared tables, the ids with separators and the
             # engine's id codes, are made by the first gather, in the worker or here)
             got = _incident_text(sm, depth, self)
-            self._begin(i + 1)
+            self._begin_rest(i + 1)
             return got
-        self._begin(i + 1)                # (one worker: it runs after this one, which made the tables)
+        self._begin_rest(i + 1)           # (one worker: they run after this one, which made the tables)
         return job.result()
+
+    def _begin_rest(self, start: int) -> None:
+        for k in range(start, len(self._order)):
+            self._begin(k)
 
     def _begin(self, i: int) -> None:
         if i >= len(self._order) or i in self._ahead:
@@ -278,7 +282,7 @@ class NamesInfo:
         if got is None or got[0] is not names:
             arrow = None
             if plain is not None:
-                sep = string_scalar(_id_sep(_RECORD + 1))      # (not pa.scalar, which imports pandas)
+                sep = string_scalar(_ID_SEP)      # (not pa.scalar, which imports pandas)
                 arrow = pc.binary_join_element_wise(plain, sep, string_scalar(""))
             got = self._joined[id(names)] = (names, arrow)
         return got[1]
@@ -342,7 +346,7 @@ def _incident_text(sm: Any, depth: int, info: NamesInfo
         if plain is None:
             return None
         positions = np.empty(len(code) + 1, dtype=np.int64)
-        joined = compiled.join_strings(*string_buffers(plain), kernels.as_i64(code), _id_sep(depth).encode("utf-8"),
+        joined = compiled.join_strings(*string_buffers(plain), kernels.as_i64(code), _ID_SEP.encode("utf-8"),
                                        positions)
         offsets = positions[bounds]
         data = memoryview(joined)
@@ -355,7 +359,7 @@ def _incident_text(sm: Any, depth: int, info: NamesInfo
         offsets = np.frombuffer(buffers[1], dtype=np.int64)[taken.offset:taken.offset + len(taken) + 1][bounds]
         data = memoryview(buffers[2]) if buffers[2] is not None else memoryview(b"")
     starts = offsets[:-1]
-    ends = np.maximum(offsets[1:] - len(_id_sep(depth).encode("utf-8")), starts)    # without the last separator
+    ends = np.maximum(offsets[1:] - len(_ID_SEP.encode("utf-8")), starts)    # without the last separator
     return data, starts.tolist(), ends.tolist(), np.diff(bounds).tolist()
 
 

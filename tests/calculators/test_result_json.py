@@ -1,11 +1,13 @@
 """The credits JSON document (`calculators.result_json`) written from the columns is the text
 `json.dumps(doc, indent=2, ensure_ascii=False)` writes for the document built as Python
 values, record by record (the form the document had before it was written from columns),
-with `"format": "slakit-credits/2"` in front; and the typed records agree with it."""
+with `"format": "slakit-credits/2"` in front and each unit record's `incidents` and `flags`
+on one line (`dumps_inline_lists`); and the typed records agree with it."""
 
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal
 from pathlib import Path
 
@@ -114,7 +116,24 @@ def reference(result, include_units=True, include_incidents=False, extra=None):
         doc["incidents"] = f.records()
         doc["rack_day_downtime"] = f.rack_days.to_json()
     doc.update(extra or {})
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return dumps_inline_lists(doc)
+
+
+def dumps_inline_lists(doc):
+    """`json.dumps(doc, indent=2, ensure_ascii=False)`, except that each unit record's
+    `incidents` and `flags` are written on one line as `json.dumps(list, ensure_ascii=False)`
+    writes them (the layout of the credits document since its incident lists went on one line)."""
+    inline = []
+    for p in doc.get("periods", ()):
+        for u in p.get("units", ()):
+            for key in ("incidents", "flags"):
+                inline.append(json.dumps(u[key], ensure_ascii=False))
+                u[key] = f"\x00inline {len(inline) - 1}\x00"
+    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    used = []
+    text = re.sub(r'"\\u0000inline (\d+)\\u0000"', lambda m: used.append(m[1]) or inline[int(m[1])], text)
+    assert used == [str(i) for i in range(len(inline))]
+    return text
 
 
 def assert_same(result, **kw):
