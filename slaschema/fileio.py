@@ -37,7 +37,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Union
+from typing import Any, Union
 
 Data = Union[str, bytes, Sequence[Union[bytes, bytearray, memoryview]]]
 
@@ -147,6 +147,9 @@ def _running(pid: int) -> bool:
     return True
 
 
+_EARLY_SYNC = 32 << 20        # a durable file's early sync begins after this many bytes (`AtomicWriter.write`)
+
+
 def write_all(fd: int, data: Data) -> int:
     """Write every byte of `data` to the file descriptor `fd`; returns the count. Small
     pieces are joined into runs of about 1 MB first and a run is written with one `os.write`
@@ -201,6 +204,9 @@ class AtomicWriter:
         self.tmp: str | None = None
         self._fd: int | None = None
         self._special = False
+        self._unsynced = 0                   # bytes written since the last early sync began
+        self._sync: Any = None               # the thread of an early sync (`write`)
+        self._sync_error: OSError | None = None
         try:
             mode = os.stat(path).st_mode
         except OSError:
@@ -224,12 +230,37 @@ class AtomicWriter:
         self.tmp = name
 
     def write(self, data: Data) -> None:
-        write_all(self._fd, data)
+        self._unsynced += write_all(self._fd, data)
+        if self._unsynced >= _EARLY_SYNC and self.durable and not self._special and not self._syncing():
+            # what is written so far goes to disk in a thread while the rest is made
+            # (fdatasync releases the GIL); `finish` waits for it and syncs the rest
+            import threading
+
+            self._unsynced = 0
+            self._sync = threading.Thread(target=self._sync_now, args=(self._fd,), name="slakit-sync", daemon=True)
+            self._sync.start()
+
+    def _syncing(self) -> bool:
+        return self._sync is not None and self._sync.is_alive()
+
+    def _sync_now(self, fd: int) -> None:
+        try:
+            os.fdatasync(fd)
+        except OSError as e:           # raised by `finish`, whose own fsync would fail the same way
+            self._sync_error = e
+
+    def _join_sync(self) -> None:
+        if self._sync is not None:
+            self._sync.join()
+            self._sync = None
 
     def finish(self) -> None:
         """All written: sync, close and swap the file in."""
+        self._join_sync()
         fd, self._fd = self._fd, None
         try:
+            if self._sync_error is not None:
+                raise self._sync_error
             if self.durable and not self._special:
                 os.fsync(fd)
         finally:
@@ -242,6 +273,7 @@ class AtomicWriter:
 
     def abandon(self) -> None:
         """Stop without swapping the file in: the temporary file is removed."""
+        self._join_sync()
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None

@@ -97,6 +97,51 @@ def test_a_write_error_reaches_the_caller_and_leaves_the_old_file(tmp_path, monk
     assert [p.name for p in tmp_path.iterdir()] == ["out.bin"]
 
 
+def test_a_durable_file_is_synced_early_while_it_is_written(tmp_path, monkeypatch):
+    synced = []
+    real = os.fdatasync
+    monkeypatch.setattr(fileio, "_EARLY_SYNC", 1 << 20)
+    monkeypatch.setattr(os, "fdatasync", lambda fd: synced.append(os.fstat(fd).st_size) or real(fd))
+    out = tmp_path / "out.bin"
+    with atomic_writer(out) as w:
+        for _ in range(5):
+            w.write(pieces())
+            if w._sync is not None:
+                w._sync.join()                 # (each write then finds no sync under way)
+    assert out.read_bytes() == joined(pieces()) * 5
+    # a sync began after each write that brought 1 MB or more since the last one began
+    assert len(synced) == 5 and all(size >= len(joined(pieces())) for size in synced)
+    assert [p.name for p in tmp_path.iterdir()] == ["out.bin"]
+
+
+def test_a_file_not_asked_to_be_durable_is_not_synced_early(tmp_path, monkeypatch):
+    synced = []
+    monkeypatch.setattr(fileio, "_EARLY_SYNC", 1 << 20)
+    monkeypatch.setattr(os, "fdatasync", lambda fd: synced.append(fd))
+    out = tmp_path / "out.bin"
+    with atomic_writer(out, durable=False) as w:
+        for _ in range(3):
+            w.write(pieces())
+    assert out.read_bytes() == joined(pieces()) * 3 and synced == []
+
+
+def test_a_failed_early_sync_fails_the_file_and_leaves_the_old_one(tmp_path, monkeypatch):
+    def broken(fd):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(fileio, "_EARLY_SYNC", 1 << 20)
+    monkeypatch.setattr(os, "fdatasync", broken)
+    out = tmp_path / "out.bin"
+    out.write_bytes(b"old")
+    with pytest.raises(OSError) as e:
+        with atomic_writer(out) as w:
+            for _ in range(3):
+                w.write(pieces())
+    assert e.value.errno == errno.EIO
+    assert out.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.bin"]
+
+
 def test_a_fifo_with_a_reader_receives_streamed_pieces(tmp_path):
     fifo = tmp_path / "out.json"
     os.mkfifo(fifo)
