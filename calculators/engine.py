@@ -207,8 +207,14 @@ class NodeLift:
     long: np.ndarray                   # blocks of at least min_outage
     long_blocks: Intervals
     rest: Intervals                    # per node: down time outside its rack's long blocks
-    attribution: tuple                 # (unit, start, end, row, flags) of the node-level pieces inside
-                                       # the nodes' down time (own pieces and pieces of short blocks)
+    attribution_job: Any               # `attribution`, or the future of it (worked out in a worker)
+
+    @property
+    def attribution(self) -> tuple:
+        """(unit, start, end, row, flags) of the node-level pieces inside the nodes' down time
+        (own pieces and pieces of short blocks)."""
+        job = self.attribution_job
+        return job.result() if hasattr(job, "result") else job
 
     def parent_attribution(self) -> tuple:
         """(rack, start, end, row, flags) of the pieces in long blocks (down time of every node
@@ -302,8 +308,10 @@ def _touched_blocks(rack: np.ndarray, s: np.ndarray, e: np.ndarray, blocks: Inte
     return lo, hi
 
 
-def _lift(own: Pieces, parent: Pieces, tree: Tree, mo: int) -> NodeLift:
-    """`NodeLift` from the nodes' own pieces (all impacts) and the racks' counted down pieces."""
+def _lift(own: Pieces, parent: Pieces, tree: Tree, mo: int, pool: ThreadPoolExecutor | None = None) -> NodeLift:
+    """`NodeLift` from the nodes' own pieces (all impacts) and the racks' counted down pieces.
+    With `pool`, its `attribution` (needed only once the trace is done) is worked out there
+    while the caller goes on with the racks' and clusters' steps."""
     p_order, p_block, blocks = merge_labels(parent.iv)
     p_long = (blocks.end - blocks.start) >= mo
     long_blocks = blocks if p_long.all() else blocks.take(p_long)
@@ -324,6 +332,15 @@ def _lift(own: Pieces, parent: Pieces, tree: Tree, mo: int) -> NodeLift:
     order, block, merged = merge_labels(Intervals(o.unit, s, e))
     long = (merged.end - merged.start) >= mo
     rest = _outside_long_blocks(merged, long, order, block, lo, hi, p_long, long_blocks)
+    job = (_lift_attribution, own, parent, o, at, order, block, long, lo, hi, p_order, p_block, p_long, len(blocks))
+    return NodeLift(parent, p_order, p_block, p_long, long_blocks, rest,
+                    pool.submit(*job) if pool is not None else job[0](*job[1:]))
+
+
+def _lift_attribution(own: Pieces, parent: Pieces, o: Intervals, at: np.ndarray, order: np.ndarray,
+                      block: np.ndarray, long: np.ndarray, lo: np.ndarray, hi: np.ndarray, p_order: np.ndarray,
+                      p_block: np.ndarray, p_long: np.ndarray, n_blocks: int) -> tuple:
+    """`NodeLift.attribution` from `_lift`'s working arrays."""
     inside = order[long[block]]           # own down pieces inside the nodes' down time
     parts = [(o.unit[inside], own.iv.start[at[inside]], own.iv.end[at[inside]], own.row[at[inside]],
               own.flags[at[inside]])]
@@ -335,14 +352,13 @@ def _lift(own: Pieces, parent: Pieces, tree: Tree, mo: int) -> NodeLift:
         n = np.repeat(o.unit[inside], cnt)
         short = ~p_long[b]
         if short.any():
-            pair = np.unique(n[short] * len(blocks) + b[short])
-            n, b = pair // len(blocks), pair % len(blocks)
-            ptr = np.searchsorted(p_block, np.arange(len(blocks) + 1, dtype=I64))
+            pair = np.unique(n[short] * n_blocks + b[short])
+            n, b = pair // n_blocks, pair % n_blocks
+            ptr = np.searchsorted(p_block, np.arange(n_blocks + 1, dtype=I64))
             k, piece = expand(b, ptr, p_order)
             parts.append((n[k], parent.iv.start[piece], parent.iv.end[piece], parent.row[piece],
                           parent.flags[piece]))
-    attribution = tuple(np.concatenate([x[i] for x in parts]) for i in range(5))
-    return NodeLift(parent, p_order, p_block, p_long, long_blocks, rest, attribution)
+    return tuple(np.concatenate([x[i] for x in parts]) for i in range(5))
 
 
 @dataclass(frozen=True)
@@ -764,7 +780,12 @@ def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: in
         # ones (proportional) stay with the node's own
         node_p = Pieces.cat(by_scope[NODE], *(tree.push_down(by_scope[p].take(by_scope[p].ga != DOWN), p, NODE)
                                               for p in range(1, 4) if proportional))
-        lift = _lift(node_p, counted[RACK].down(), tree, mo)
+        # its attribution in a worker: the thread ends when that is done (the result is kept)
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="slakit-lift")
+        try:
+            lift = _lift(node_p, counted[RACK].down(), tree, mo, pool)
+        finally:
+            pool.shutdown(wait=False)
         node_down = lift.rest            # and, on every node of a rack, lift.long_blocks
     else:
         node_p = counted[NODE]
