@@ -652,21 +652,24 @@ static PyObject *merge_lists(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "merge_lists: at most 4 parent tables, each with owners, bounds and codes");
         return NULL;
     }
-    Buf ob = {0}, oc = {0}, bo = {0}, co = {0}, ow[MAX_PARENTS], pb[MAX_PARENTS], pc[MAX_PARENTS];
+    /* the unit's own list and the output (fx), and per parent table its owners, bounds and codes */
+    Buf fx[4], ow[MAX_PARENTS], pb[MAX_PARENTS], pc[MAX_PARENTS];
+    memset(fx, 0, sizeof fx);
     memset(ow, 0, sizeof ow);
     memset(pb, 0, sizeof pb);
     memset(pc, 0, sizeof pc);
+    Buf *ob = &fx[0], *oc = &fx[1], *bo = &fx[2], *co = &fx[3];
     PyObject *result = NULL;
-    if (get_buf(o_ob, &ob, 8, 0, "own_bounds") < 0 || get_buf(o_oc, &oc, 8, 0, "own_codes") < 0 ||
-        get_buf(o_bout, &bo, 8, 1, "out_bounds") < 0 || get_buf(o_cout, &co, 8, 1, "out_codes") < 0)
+    if (get_buf(o_ob, ob, 8, 0, "own_bounds") < 0 || get_buf(o_oc, oc, 8, 0, "own_codes") < 0 ||
+        get_buf(o_bout, bo, 8, 1, "out_bounds") < 0 || get_buf(o_cout, co, 8, 1, "out_codes") < 0)
         goto done;
-    Py_ssize_t n = count_of(&ob, 8) - 1, cap = count_of(&co, 8);
-    if (n < 0 || count_of(&bo, 8) != n + 1 || !csr_ok(ob.view.buf, n, count_of(&oc, 8))) {
+    Py_ssize_t n = count_of(ob, 8) - 1, cap = count_of(co, 8);
+    if (n < 0 || count_of(bo, 8) != n + 1 || !csr_ok(ob->view.buf, n, count_of(oc, 8))) {
         PyErr_SetString(PyExc_ValueError, "merge_lists: own bounds not n + 1 ascending positions in the codes, "
                                           "or out_bounds not n + 1 long");
         goto done;
     }
-    const int64_t *own_b = ob.view.buf, *own_c = oc.view.buf, *own_of[MAX_PARENTS], *par_b[MAX_PARENTS],
+    const int64_t *own_b = ob->view.buf, *own_c = oc->view.buf, *own_of[MAX_PARENTS], *par_b[MAX_PARENTS],
                   *par_c[MAX_PARENTS];
     Py_ssize_t par_n[MAX_PARENTS];
     for (Py_ssize_t k = 0; k < np_; k++) {
@@ -684,7 +687,7 @@ static PyObject *merge_lists(PyObject *self, PyObject *args) {
         par_b[k] = pb[k].view.buf;
         par_c[k] = pc[k].view.buf;
     }
-    int64_t *out_b = bo.view.buf, *out_c = co.view.buf;
+    int64_t *out_b = bo->view.buf, *out_c = co->view.buf;
     Py_ssize_t w = 0;
     int bad = 0;
     Py_BEGIN_ALLOW_THREADS
@@ -757,10 +760,7 @@ static PyObject *merge_lists(PyObject *self, PyObject *args) {
     }
     result = PyLong_FromSsize_t(w);
 done:
-    release(&ob);
-    release(&oc);
-    release(&bo);
-    release(&co);
+    release_all(fx, 4);
     release_all(ow, MAX_PARENTS);
     release_all(pb, MAX_PARENTS);
     release_all(pc, MAX_PARENTS);

@@ -81,22 +81,6 @@ def test_an_error_while_making_the_data_leaves_the_old_file(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["out.bin"]
 
 
-def test_a_write_error_reaches_the_caller_and_leaves_the_old_file(tmp_path, monkeypatch):
-    def full(fd, data):
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(os, "write", full)
-    out = tmp_path / "out.bin"
-    out.write_bytes(b"old")
-    with pytest.raises(OSError) as e:
-        with atomic_writer(out) as w:
-            for _ in range(50):
-                w.write([b"x" * 1000])
-    assert e.value.errno == errno.ENOSPC
-    assert out.read_bytes() == b"old"
-    assert [p.name for p in tmp_path.iterdir()] == ["out.bin"]
-
-
 def test_a_durable_file_is_synced_early_while_it_is_written(tmp_path, monkeypatch):
     synced = []
     real = os.fdatasync
@@ -125,19 +109,22 @@ def test_a_file_not_asked_to_be_durable_is_not_synced_early(tmp_path, monkeypatc
     assert out.read_bytes() == joined(pieces()) * 3 and synced == []
 
 
-def test_a_failed_early_sync_fails_the_file_and_leaves_the_old_one(tmp_path, monkeypatch):
-    def broken(fd):
-        raise OSError(errno.EIO, "Input/output error")
+@pytest.mark.parametrize(("call", "err"), [("write", errno.ENOSPC), ("fdatasync", errno.EIO)],
+                         ids=["write", "early-sync"])
+def test_a_file_error_reaches_the_caller_and_leaves_the_old_file(tmp_path, monkeypatch, call, err):
+    """A failed write, or a failed early sync (raised by the end of the block), fails the file."""
+    def broken(*args):
+        raise OSError(err, os.strerror(err))
 
     monkeypatch.setattr(fileio, "_EARLY_SYNC", 1 << 20)
-    monkeypatch.setattr(os, "fdatasync", broken)
+    monkeypatch.setattr(os, call, broken)
     out = tmp_path / "out.bin"
     out.write_bytes(b"old")
     with pytest.raises(OSError) as e:
         with atomic_writer(out) as w:
             for _ in range(3):
                 w.write(pieces())
-    assert e.value.errno == errno.EIO
+    assert e.value.errno == err
     assert out.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["out.bin"]
 
