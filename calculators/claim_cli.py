@@ -106,7 +106,7 @@ def letter(contract, incidents, periods, as_of, assume_tz, output, fmt, monitor_
     from calculators.reports.cli import render
     from calculators.reports.fmt import money
     from slakit import __version__
-    from slaschema.cli import load_or_exit
+    from slaschema.cli import echo_warnings, load_or_exit
     from slaschema.cliconv import unwritable
     from slaschema.errors import InputError
     from slaschema.fileio import write_atomic
@@ -115,6 +115,7 @@ def letter(contract, incidents, periods, as_of, assume_tz, output, fmt, monitor_
     when = _as_of(as_of, assume_tz)
     lc = load_or_exit(contract)
     log = load_incidents(incidents, lc, assume_tz=assume_tz)    # InputError: printed, exit 1 (report_input_errors)
+    echo_warnings(log.warnings)
     label = periods[0]
     try:
         run = claim_months(lc, log, [label], when)

@@ -75,7 +75,7 @@ def parse_as_of(text: str | None, assume_tz: str | None = None, zone_option: str
 def _load(contract: str, incidents: str, assume_tz: str | None, skip_bad_rows: bool, fmt: str):
     from calculators.incident_reasons import ROW_REASONS
     from calculators.incidents import load_incidents
-    from slaschema.cli import load_or_exit
+    from slaschema.cli import echo_warnings, load_or_exit
     from slaschema.errors import InputError
 
     lc = load_or_exit(contract, "json" if fmt == "json" else "table")
@@ -85,6 +85,7 @@ def _load(contract: str, incidents: str, assume_tz: str | None, skip_bad_rows: b
         if not skip_bad_rows and any(p.row is not None and p.code in ROW_REASONS for p in e.problems):
             e.add_note("nothing computed: fix the rows above or pass --skip-bad-rows")
         raise
+    echo_warnings(log.warnings)
     return lc, log
 
 

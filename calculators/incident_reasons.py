@@ -67,6 +67,9 @@ class Reason(StrEnum):
                                                   "node of the target")
     # warnings: never block
     UNKNOWN_COLUMN = "unknown_column", "a column that is not part of the format; it is ignored", "file", "warning"
+    NOT_UTF8 = "not_utf8", ("lines of the file hold bytes that are not UTF-8 (a log saved as Latin-1 or "
+                            "Windows-1252): they are read as U+FFFD, the replacement character, and the lines "
+                            "are named"), "file", "warning"
 
 
 # the codes --skip-bad-rows leaves out with their rows (the others stop the command even then)

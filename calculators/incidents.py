@@ -258,7 +258,48 @@ def _read(path: str | Path) -> tuple[_FrameSource | _ArrowSource, np.ndarray, st
     else:
         raw, rows = _read_json_array(data.decode("utf-8-sig", errors="replace"), fname)
         source = _FrameSource(raw)
+    if isinstance(source, _FrameSource):
+        # (Arrow reads only UTF-8: a log with other bytes in its columns comes this way)
+        source.warnings = _not_utf8_warning(data, fname)
     return source, rows, fname, digest
+
+
+_NOT_UTF8_SHOWN = 5            # lines named in the warning (all are counted)
+
+
+def _not_utf8_warning(data: bytes, fname: str) -> list[Problem]:
+    """A `not_utf8` warning naming the lines that hold bytes that are not UTF-8 (the readers
+    read each as U+FFFD): the first few, their count, and the first such bytes shown as \\xNN
+    with some of their line. No warning (an empty list) for a file that is all UTF-8."""
+    if data.isascii():
+        return []
+    text = data.decode("utf-8", errors="surrogateescape")     # each stray byte a lone surrogate
+    lines: list[int] = []
+    first = ""
+    line, at = 1, 0
+    for m in _STRAY_BYTE.finditer(text):
+        line += text.count("\n", at, m.start())
+        at = m.start()
+        if lines and lines[-1] == line:
+            continue
+        if not lines:                      # the first stray bytes with some of the line around them
+            lo, hi = text.rfind("\n", 0, at) + 1, text.find("\n", at)
+            lo, hi = max(lo, at - 30), min(hi if hi >= 0 else len(text), at + 30)
+            first = text[lo:hi].rstrip("\r").encode("utf-8", errors="surrogateescape").decode(
+                "utf-8", errors="backslashreplace")
+        lines.append(line)
+    if not lines:
+        return []
+    named = ", ".join(str(x) for x in lines[:_NOT_UTF8_SHOWN]) + (", ..." if len(lines) > _NOT_UTF8_SHOWN else "")
+    many = len(lines) != 1
+    return [Problem(Reason.NOT_UTF8, f"{len(lines)} line{'s hold' if many else ' holds'} bytes that are not UTF-8, "
+                    f"read as U+FFFD (line{'s' if many else ''} {named}); the first: {first}", file=fname,
+                    line=lines[0], severity="warning",
+                    fix="save the log as UTF-8 (in Excel: CSV UTF-8), or convert it: "
+                        "iconv -f WINDOWS-1252 -t UTF-8 LOG > LOG-utf8.csv")]
+
+
+_STRAY_BYTE = re.compile("[\udc80-\udcff]")
 
 
 # --- readers -----------------------------------------------------------------------------------
@@ -519,6 +560,7 @@ class _FrameSource:
         self.names = list(raw.columns)
         self.n = len(raw)
         self._text: dict[str, _Text] = {}
+        self.warnings: list[Problem] = []      # about the file as read (`_not_utf8_warning`)
 
     def text(self, c: str) -> _Text:
         if c not in self._text:
@@ -1337,7 +1379,7 @@ def _build(source: _FrameSource | _ArrowSource, rows: np.ndarray, topo: Resolved
     n = source.n
     present = source.names
     file_problems: list[Problem] = []
-    warns: list[Problem] = []
+    warns: list[Problem] = list(getattr(source, "warnings", ()))
     # pandas renames a repeated CSV header to `name.1`, `name.2`, ...
     repeated = {c: m.group(1) for c in present if (m := _MANGLED.fullmatch(c)) and m.group(1) in COLUMNS
                 and m.group(1) in present}

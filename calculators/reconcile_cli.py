@@ -54,7 +54,7 @@ def reconcile_cmd(paths, tolerance, as_of, assume_tz, contract_option, periods, 
     from calculators.cli import _check_zone, parse_as_of
     from calculators.memory import release_freed
     from calculators.reconcile import latest_time, load_log, log_entries, reconcile
-    from slaschema.cli import load_or_exit
+    from slaschema.cli import echo_warnings, load_or_exit
     from slaschema.errors import gather
 
     if len(paths) not in (2, 3):
@@ -74,6 +74,7 @@ def reconcile_cmd(paths, tolerance, as_of, assume_tz, contract_option, periods, 
         # each log's entries are taken before the next is read; without a contract the
         # loaded log (its frame and the loader's structures) is not kept: nothing else needs it
         log = load_log(path, loaded, assume_tz)
+        echo_warnings(log.warnings)
         release_freed()        # the loader's own temporaries: not resident beside the entries
         return (log if loaded is not None else None), log_entries(log)
 

@@ -36,6 +36,17 @@ def emit_problems(problems, fmt: str, stream=None) -> None:
         click.echo(f"{n} error(s)", file=stream)
 
 
+def echo_warnings(problems) -> None:
+    """The warnings among `problems` (of an input that was read: a column ignored, bytes read
+    as U+FFFD) as `warning: file:line: message [code]` lines on stderr, whatever the output
+    format: a command that succeeds still says what it read differently from the file."""
+    from slaschema.textsafe import terminal_text
+
+    for p in problems:
+        if p.severity == "warning":
+            click.echo(terminal_text(f"warning: {p.format()}"), err=True)
+
+
 def exit_on_input_error(exc, fmt: str | None = "table") -> NoReturn:
     """The one handling of bad input: the problems of `exc` (an `InputError`) as
     `file:line:col ... [code]` lines on stderr (JSON problems on stdout with `fmt` json), then

@@ -56,6 +56,9 @@ def load_inputs(lc: LoadedContract, sacct_file, live, incidents, tz, plist, skip
     if incidents:
         try:
             log = load_incidents(incidents, lc, skip_bad_rows=skip_bad_rows)
+            from slaschema.cli import echo_warnings
+
+            echo_warnings(log.warnings)
         except InputError as e:
             problems += e.problems
     elif live:

@@ -111,7 +111,7 @@ def review(contract: str, incidents: str, periods: tuple[str, ...], output: str,
     from calculators.reports.review import ReviewInputs, review_document
     from calculators.reports.review_model import review_extras
     from slakit import __version__
-    from slaschema.cli import load_or_exit
+    from slaschema.cli import echo_warnings, load_or_exit
 
     label = periods[0]
     fmt = _format_for(output, fmt)
@@ -126,6 +126,7 @@ def review(contract: str, incidents: str, periods: tuple[str, ...], output: str,
     except InputError:
         progress.close()
         raise                                   # printed, exit 1 (slaschema.cli.report_input_errors)
+    echo_warnings(log.warnings)
     progress.step(note="incidents loaded")
     try:
         res = compute(lc, log, [label], as_of=as_of_dt, incidents=True)

@@ -114,7 +114,8 @@ def test_bad_rows_are_all_reported_with_row_and_column(tmp_path):
     good.write_text("id,scope,target,start\n")
     res = CliRunner().invoke(main, ["reconcile", str(bad), str(good), "--format", "json"])
     assert res.exit_code == 1
-    assert [p["code"] for p in json.loads(res.output)["problems"]] == [
+    assert "warning: " in res.stderr and "[empty_log]" in res.stderr     # the other log is read, and said to be empty
+    assert [p["code"] for p in json.loads(res.stdout)["problems"]] == [
         "timestamp_naive", "unknown_scope", "end_before_start", "missing_id"]
 
 
