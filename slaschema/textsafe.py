@@ -26,7 +26,7 @@ from typing import Any
 
 _raw_csv: bool | None = None
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_NUMBER = re.compile(r"^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?%?$")
+_NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?%?\Z")  # \Z: "$" would allow a final newline
 
 
 def set_raw_csv(raw: bool | None) -> None:

@@ -85,6 +85,12 @@ def test_csv_column_sees_formula_starts_and_hidden_characters_in_any_cell():
     assert csv_column([1, 2, "x\x1b"]) == [1, 2, "x<U+001B>"]
 
 
+def test_a_number_followed_by_a_line_end_is_no_number():
+    # (a regex's "$" matches before a final newline: "-0\n" passed for the number -0)
+    assert csv_cell("-0\n") == "'-0\n" and csv_cell("+1\n") == "'+1\n"
+    assert csv_cell("-0") == "-0" and csv_column(["-1.5e3%", "-1\n"]) == ["-1.5e3%", "'-1\n"]
+
+
 @given(st.text(alphabet=st.sampled_from(list("ab=+-@'<>U0\t\n\r\x1b\x07\x9b\u202e\u200b\ufeff1B")), max_size=12))
 def test_cell_rule_is_idempotent_and_leaves_nothing_hidden(text):
     once = csv_cell(text)
