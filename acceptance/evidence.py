@@ -55,7 +55,7 @@ FORMAT = "slakit-acceptance-bundle/1"
 VERIFY_FORMAT = "slakit-verify/1"        # the first field of `accept verify --format json`
 MANIFEST = "manifest.json"
 SIGNATURES = "signatures"
-_SAFE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,200}$")
+_SAFE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,200}\Z")
 
 
 def node_file(node: str) -> str:

@@ -15,8 +15,8 @@ from zoneinfo import ZoneInfo
 
 from slaschema.errors import SlakitError
 
-_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
-_QUARTER = re.compile(r"^(\d{4})-?Q([1-4])$", re.IGNORECASE)
+_MONTH = re.compile(r"^(\d{4})-(\d{2})\Z")
+_QUARTER = re.compile(r"^(\d{4})-?Q([1-4])\Z", re.IGNORECASE)
 
 
 class PeriodError(SlakitError, ValueError):

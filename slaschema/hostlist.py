@@ -73,8 +73,8 @@ def _split_top(expr: str) -> list[str]:
 
 
 _TOKEN = re.compile(r"\[([^\]]*)\]")
-_NAME_OK = re.compile(r"^[A-Za-z0-9._-]+$")
-_RANGE = re.compile(r"^(\d{1,18})(?:-(\d{1,18}))?$")
+_NAME_OK = re.compile(r"^[A-Za-z0-9._-]+\Z")
+_RANGE = re.compile(r"^(\d{1,18})(?:-(\d{1,18}))?\Z")
 
 # One bracket item: (lo, hi, width); a part: literal pieces and bracket item lists alternating.
 _Range = tuple[int, int, int]

@@ -23,7 +23,7 @@ SCOPES: tuple[str, ...] = get_args(Scope)          # smallest first
 Architecture = Literal["hgx-8gpu", "gb200-nvl72", "gb300-nvl72", "mi355x-8gpu", "custom"]
 DEFAULT_GPUS_PER_NODE = {"hgx-8gpu": 8, "gb200-nvl72": 4, "gb300-nvl72": 4, "mi355x-8gpu": 8}
 BUILTIN_EXCLUSIONS = ("maintenance", "security_patch", "customer_caused", "force_majeure")
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 _LANG = re.compile(r"[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?(-[A-Za-z0-9]{5,8})*")
 
 

@@ -238,8 +238,8 @@ def _duplicates(nodes, racks, clusters, sites, file, prefix, node_where=None) ->
     return problems
 
 
-_UNIT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")    # slaschema.models: rack, cluster and site ids
-_NODE_NAME = re.compile(r"^[A-Za-z0-9._-]+$")               # slaschema.hostlist: a host name
+_UNIT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\Z")    # slaschema.models: rack, cluster and site ids
+_NODE_NAME = re.compile(r"^[A-Za-z0-9._-]+\Z")               # slaschema.hostlist: a host name
 _ID_RULE = ("ids use letters, digits, '.', '_' and '-' and start with a letter or digit",
             "node names use letters, digits, '.', '_' and '-'")
 

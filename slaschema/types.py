@@ -270,7 +270,7 @@ def threshold_value(value: Decimal | timedelta | None) -> float | None:
 
 # --- revision 1.1: a date or an instant (service windows) ----------------------------------
 
-_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}\Z")
 
 
 def parse_date_or_instant(value: Any):

@@ -389,7 +389,7 @@ def parse_sacct(text: str | bytes, node_names, node_gpus, tz: str, file: str = "
                    file=file, sha256=sha256, skipped=skipped, rows_read=rows_read)
 
 
-_ONE_RANGE = re.compile(r"^([A-Za-z0-9._-]*)\[(\d+)-(\d+)\]([A-Za-z0-9._-]*)$")
+_ONE_RANGE = re.compile(r"^([A-Za-z0-9._-]*)\[(\d+)-(\d+)\]([A-Za-z0-9._-]*)\Z")
 
 
 def _expand(expr: str) -> list[str]:
@@ -424,7 +424,7 @@ def _tres_gpus(tres: str) -> int | None:
     return n if n <= MAX_JOB_GPUS else None
 
 
-_ELAPSED = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)$")
+_ELAPSED = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)\Z")
 
 
 def _elapsed(text: str) -> int | None:
