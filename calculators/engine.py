@@ -361,6 +361,22 @@ def _lift_attribution(own: Pieces, parent: Pieces, o: Intervals, at: np.ndarray,
     return tuple(np.concatenate([x[i] for x in parts]) for i in range(5))
 
 
+def _degraded(node_p: Pieces, tree: Tree, mo: int) -> tuple[Pieces, Pieces]:
+    """The proportional degraded time on nodes: (the pieces kept, with ga the GPUs lost; those
+    dropped by min_outage)."""
+    deg = node_p.take(node_p.ga != DOWN)
+    if not len(deg):
+        return Pieces.empty(), Pieces.empty()
+    g = tree.gpus[deg.iv.unit]
+    lost = np.where(deg.ga == ALL_GPUS, g, np.minimum(deg.ga, g))
+    deg = Pieces(deg.iv, deg.row, deg.flags, lost)
+    order, block, blocks = merge_labels(deg.iv)
+    long_block = (blocks.end - blocks.start) >= mo
+    deg_keep = deg.take(order[long_block[block]])
+    deg_short = deg.take(order[~long_block[block]])
+    return deg_keep.take(deg_keep.ga > 0), deg_short
+
+
 @dataclass(frozen=True)
 class Trace:
     """Every intermediate interval set of one run (relative times; `base` is the origin)."""
@@ -382,8 +398,7 @@ class Trace:
     site_rule: Intervals
     site_down: Intervals
     site_short: Intervals
-    degraded: Pieces                   # surviving proportional pieces (node scope, ga = GPUs lost)
-    degraded_short: Pieces             # degraded pieces dropped by min_outage
+    degraded_job: Any                  # (`degraded`, `degraded_short`), or the future of them
     own_counted: tuple[int, ...]       # per scope: the first pieces of `counted` that are the scope's own
     node_layers: tuple[tuple[int, Intervals], ...]
     """Nodes' final down time as disjoint layers `(scope, intervals per unit of that scope)`:
@@ -398,6 +413,20 @@ class Trace:
     step4: tuple | None = None         # with service windows: (node_down, node_short, node_inside)
     service: Service | None = None     # revision 1.1: service windows (None: every unit always in service)
     void: tuple[Pieces, ...] = ()      # revision 1.1: per scope, pieces that count nowhere (flags only)
+
+    @property
+    def degraded(self) -> Pieces:
+        """The surviving proportional pieces (node scope, ga = GPUs lost)."""
+        return self._degraded_pair()[0]
+
+    @property
+    def degraded_short(self) -> Pieces:
+        """The degraded pieces dropped by min_outage."""
+        return self._degraded_pair()[1]
+
+    def _degraded_pair(self) -> tuple[Pieces, Pieces]:
+        job = self.degraded_job
+        return job.result() if hasattr(job, "result") else job
 
     @cached_property
     def counted(self) -> tuple[Pieces, ...]:
@@ -780,17 +809,22 @@ def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: in
         # ones (proportional) stay with the node's own
         node_p = Pieces.cat(by_scope[NODE], *(tree.push_down(by_scope[p].take(by_scope[p].ga != DOWN), p, NODE)
                                               for p in range(1, 4) if proportional))
-        # its attribution in a worker: the thread ends when that is done (the result is kept)
-        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="slakit-lift")
-        try:
-            lift = _lift(node_p, counted[RACK].down(), tree, mo, pool)
-        finally:
-            pool.shutdown(wait=False)
-        node_down = lift.rest            # and, on every node of a rack, lift.long_blocks
     else:
         node_p = counted[NODE]
-        step4 = _node_outages(node_p, mo)
-        node_down = step4[0]
+    # a worker takes what the racks', clusters' and sites' steps below do not need: step 4's
+    # attribution and the proportional degraded time (the thread ends when they are done; the
+    # results are kept in the trace)
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="slakit-trace")
+    try:
+        if lifted:
+            lift = _lift(node_p, counted[RACK].down(), tree, mo, pool)
+            node_down = lift.rest            # and, on every node of a rack, lift.long_blocks
+        else:
+            step4 = _node_outages(node_p, mo)
+            node_down = step4[0]
+        degraded = pool.submit(_degraded, node_p, tree, mo)
+    finally:
+        pool.shutdown(wait=False)
     # step 5: racks
     rack_rule = Intervals.empty()
     n_rack = tree.count(NODE, RACK)
@@ -854,23 +888,11 @@ def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: in
         site_rule = at_least(cluster_down.relabel(tree.owner(CLUSTER, SITE)), tree.count(CLUSTER, SITE))
     site_down, site_short = drop_short(merge(concat(counted[SITE].iv, site_rule)), mo)
 
-    # proportional degraded time on nodes
-    deg = node_p.take(node_p.ga != DOWN)
-    deg_keep, deg_short = Pieces.empty(), Pieces.empty()
-    if len(deg):
-        g = tree.gpus[deg.iv.unit]
-        lost = np.where(deg.ga == ALL_GPUS, g, np.minimum(deg.ga, g))
-        deg = Pieces(deg.iv, deg.row, deg.flags, lost)
-        order, block, blocks = merge_labels(deg.iv)
-        long_block = (blocks.end - blocks.start) >= mo
-        deg_keep = deg.take(order[long_block[block]])
-        deg_short = deg.take(order[~long_block[block]])
-        deg_keep = deg_keep.take(deg_keep.ga > 0)
     return Trace(base=base, as_of=as_of, periods=tuple(periods), by_scope=by_scope, views=counted,
                  excluded=excluded, node_pieces=node_p, rack_rule=rack_rule, rack_down=rack_down,
                  rack_short=rack_short, cluster_rule=cluster_rule, cluster_down=cluster_down,
                  cluster_short=cluster_short, site_rule=site_rule, site_down=site_down, site_short=site_short,
-                 degraded=deg_keep, degraded_short=deg_short, own_counted=own_counted, node_layers=tuple(layers),
+                 degraded_job=degraded, own_counted=own_counted, node_layers=tuple(layers),
                  tree=tree, min_outage=mo, lift=lift, step4=step4, service=svc, void=void)
 
 
