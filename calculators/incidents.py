@@ -277,17 +277,22 @@ def _not_utf8_warning(data: bytes, fname: str) -> list[Problem]:
     lines: list[int] = []
     first = ""
     line, at = 1, 0
-    for m in _STRAY_BYTE.finditer(text):
+    # one search per line that holds stray bytes (then on from the next line): a file with
+    # millions of them costs a step per line, not per byte
+    m = _STRAY_BYTE.search(text)
+    while m is not None:
         line += text.count("\n", at, m.start())
         at = m.start()
-        if lines and lines[-1] == line:
-            continue
+        end = text.find("\n", at)
         if not lines:                      # the first stray bytes with some of the line around them
-            lo, hi = text.rfind("\n", 0, at) + 1, text.find("\n", at)
-            lo, hi = max(lo, at - 30), min(hi if hi >= 0 else len(text), at + 30)
+            lo = max(text.rfind("\n", 0, at) + 1, at - 30)
+            hi = min(end if end >= 0 else len(text), at + 30)
             first = text[lo:hi].rstrip("\r").encode("utf-8", errors="surrogateescape").decode(
                 "utf-8", errors="backslashreplace")
         lines.append(line)
+        if end < 0:
+            break
+        m = _STRAY_BYTE.search(text, end + 1)
     if not lines:
         return []
     named = ", ".join(str(x) for x in lines[:_NOT_UTF8_SHOWN]) + (", ..." if len(lines) > _NOT_UTF8_SHOWN else "")
