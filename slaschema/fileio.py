@@ -245,7 +245,7 @@ class AtomicWriter:
 
     def _sync_now(self, fd: int) -> None:
         try:
-            os.fdatasync(fd)
+            getattr(os, "fdatasync", os.fsync)(fd)          # (macOS has no fdatasync)
         except OSError as e:           # raised by `finish`, whose own fsync would fail the same way
             self._sync_error = e
 
