@@ -67,19 +67,21 @@ def sha256(data: bytes) -> str:
 
 def log_rows(path: str | Path, rows: set[int]) -> bytes:
     """The rows `rows` (1-based, as `IncidentLog.frame['row']` numbers them) of an incident log,
-    in its own format."""
+    in its own format. Bytes that are not UTF-8 are kept as they are in the file (read and
+    written back with `surrogateescape`): the evidence holds what the log says."""
     from calculators.incidents import detect_format
 
     raw = Path(path).read_bytes()
-    text = raw.decode("utf-8-sig")
+    text = raw.decode("utf-8-sig", errors="surrogateescape")
     fmt = detect_format(str(path), text[:4096])
     if fmt == "jsonl":
         lines = text.splitlines()
-        return "".join(lines[n - 1] + "\n" for n in sorted(rows) if 0 < n <= len(lines)).encode("utf-8")
+        return "".join(lines[n - 1] + "\n" for n in sorted(rows) if 0 < n <= len(lines)).encode(
+            "utf-8", errors="surrogateescape")
     if fmt == "json":
         items = json.loads(text)
         chosen = [items[n - 1] for n in sorted(rows) if 0 < n <= len(items)]
-        return (json.dumps(chosen, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+        return (json.dumps(chosen, indent=2, ensure_ascii=False) + "\n").encode("utf-8", errors="surrogateescape")
     reader = csv.reader(io.StringIO(text, newline=""))
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -94,7 +96,7 @@ def log_rows(path: str | Path, rows: set[int]) -> bytes:
         n += 1
         if n in rows:
             w.writerow(row)
-    return buf.getvalue().encode("utf-8")
+    return buf.getvalue().encode("utf-8", errors="surrogateescape")
 
 
 def claimed_csv(run) -> bytes:

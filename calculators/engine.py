@@ -87,6 +87,7 @@ from calculators.vocabulary import (  # noqa: F401  (scopes and flags: calculato
     SITE,
 )
 from slaschema.errors import InputError, Problem, SlakitError
+from slaschema.textsafe import unicode_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -1561,7 +1562,7 @@ def run(lc: LoadedContract, log: IncidentLog, periods: list[str] | list[Period],
         delay = support_mod.acceptance_delay(lc, accepted_on, fee, fee_month)
     termination = Termination(chronic=chronic, acceptance_delay=delay)
     result = Result(contract=lc.id, contract_sha256=getattr(lc, "sha256", None), currency=lc.model.contract.currency,
-                    timezone=zone, as_of=tr.as_of, incidents_file=getattr(log, "file", None),
+                    timezone=zone, as_of=tr.as_of, incidents_file=unicode_name(getattr(log, "file", None)),
                     incidents_sha256=getattr(log, "sha256", None),
                     skipped_rows=tuple(p.to_json() for p in getattr(log, "skipped", [])), periods=tuple(results),
                     support=sup, termination=termination, open_incidents=_open_ids(log), figures=figures)

@@ -55,6 +55,7 @@ Reason codes: see `calculators.incident_reasons` (and docs/incident-log-codes.md
 
 from __future__ import annotations
 
+import codecs
 import csv
 import difflib
 import hashlib
@@ -247,64 +248,100 @@ def _read(path: str | Path) -> tuple[_FrameSource | _ArrowSource, np.ndarray, st
             source = _ArrowSource(*fetched.arrow, converted=fetched.converted) if fetched.arrow is not None else None
         else:
             source = _read_csv_arrow(data)
-        if source is None:
-            raw, rows = _read_csv(data, fname)
-            source = _FrameSource(raw)
-        else:
-            rows = np.arange(1, source.n + 1, dtype=np.int64)
+        if source is not None:
+            return source, np.arange(1, source.n + 1, dtype=np.int64), fname, digest
+        read: Callable[[], tuple[pd.DataFrame, np.ndarray]] = partial(_read_csv, data, fname)
     elif fmt == "jsonl":
-        raw, rows = _read_jsonl(data.decode("utf-8-sig", errors="replace"), fname)
-        source = _FrameSource(raw)
+        read = partial(_read_jsonl, data.decode("utf-8-sig", errors="replace"), fname)
     else:
-        raw, rows = _read_json_array(data.decode("utf-8-sig", errors="replace"), fname)
-        source = _FrameSource(raw)
-    if isinstance(source, _FrameSource):
-        # (Arrow reads only UTF-8: a log with other bytes in its columns comes this way)
-        source.warnings = _not_utf8_warning(data, fname)
+        read = partial(_read_json_array, data.decode("utf-8-sig", errors="replace"), fname)
+    # (Arrow reads only UTF-8 in the log's own columns: a log with other bytes there comes this way)
+    warnings = _not_utf8_warning(data, fname)
+    try:
+        raw, rows = read()
+    except InputError as e:                 # a file that cannot be read: said with its other problems
+        e.problems.extend(warnings)
+        raise
+    source = _FrameSource(raw)
+    source.warnings = warnings
     return source, rows, fname, digest
 
 
 _NOT_UTF8_SHOWN = 5            # lines named in the warning (all are counted)
+_UTF8_PIECE = 1 << 20          # bytes decoded at a time while looking for stray ones
+
+
+def _is_continuation(data: bytes, i: int) -> bool:
+    return 0 <= i < len(data) and 0x80 <= data[i] < 0xC0
+
+
+def _first_stray(data: bytes, start: int) -> int:
+    """Where the first byte from `start` on that is not part of UTF-8 text is (`start` at the
+    beginning of a character), or -1: decoded a piece at a time, each ending before a
+    character, so the memory taken is one piece's, whatever the file's size."""
+    view, n, at = memoryview(data), len(data), start
+    while at < n:
+        end = min(at + _UTF8_PIECE, n)
+        back = 0
+        while end < n and back < 3 and _is_continuation(data, end):
+            end -= 1
+            back += 1
+        try:
+            codecs.utf_8_decode(view[at:end], "strict", True)
+        except UnicodeDecodeError as e:
+            return at + e.start
+        at = end
+    return -1
+
+
+def _line_breaks(data: bytes, lo: int, hi: int) -> int:
+    """Line ends in data[lo:hi]: LF, CRLF and a lone CR (as the readers split lines)."""
+    return data.count(b"\n", lo, hi) + data.count(b"\r", lo, hi) - data.count(b"\r\n", lo, hi)
+
+
+def _shown_bytes(data: bytes, lo: int, hi: int) -> str:
+    """data[lo:hi] for a message: stray bytes as \\xNN, what a terminal would not show (escape
+    sequences, a byte-order mark, ...) as \\x or \\u escapes, the ends moved off a character's middle."""
+    while lo < hi and _is_continuation(data, lo):
+        lo += 1
+    while hi > lo and _is_continuation(data, hi):
+        hi -= 1
+    text = data[lo:hi].decode("utf-8", errors="backslashreplace")
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def _not_utf8_warning(data: bytes, fname: str) -> list[Problem]:
     """A `not_utf8` warning naming the lines that hold bytes that are not UTF-8 (the readers
     read each as U+FFFD): the first few, their count, and the first such bytes shown as \\xNN
-    with some of their line. No warning (an empty list) for a file that is all UTF-8."""
+    with some of their line. No warning (an empty list) for a file that is all UTF-8. Lines
+    end at LF, CRLF or a lone CR; the file is read as bytes (no copy of it as text)."""
     if data.isascii():
         return []
-    text = data.decode("utf-8", errors="surrogateescape")     # each stray byte a lone surrogate
     lines: list[int] = []
-    first = ""
+    count, first = 0, ""
     line, at = 1, 0
-    # one search per line that holds stray bytes (then on from the next line): a file with
-    # millions of them costs a step per line, not per byte
-    m = _STRAY_BYTE.search(text)
-    while m is not None:
-        line += text.count("\n", at, m.start())
-        at = m.start()
-        end = text.find("\n", at)
-        if not lines:                      # the first stray bytes with some of the line around them
-            lo = max(text.rfind("\n", 0, at) + 1, at - 30)
-            hi = min(end if end >= 0 else len(text), at + 30)
-            first = text[lo:hi].rstrip("\r").encode("utf-8", errors="surrogateescape").decode(
-                "utf-8", errors="backslashreplace")
-        lines.append(line)
-        if end < 0:
-            break
-        m = _STRAY_BYTE.search(text, end + 1)
-    if not lines:
+    pos = _first_stray(data, 0)
+    while pos >= 0:                     # one search per line that holds stray bytes
+        line += _line_breaks(data, at, pos)
+        at = pos
+        ends = [i for i in (data.find(b"\n", pos), data.find(b"\r", pos)) if i >= 0]
+        end = min(ends) if ends else len(data)
+        if not lines:                   # the first stray bytes with some of the line around them
+            start = max(data.rfind(b"\n", 0, pos), data.rfind(b"\r", 0, pos)) + 1
+            first = _shown_bytes(data, max(start, pos - 30), min(end, pos + 30))
+        if len(lines) < _NOT_UTF8_SHOWN:
+            lines.append(line)
+        count += 1
+        pos = _first_stray(data, end) if end < len(data) else -1
+    if not count:
         return []
-    named = ", ".join(str(x) for x in lines[:_NOT_UTF8_SHOWN]) + (", ..." if len(lines) > _NOT_UTF8_SHOWN else "")
-    many = len(lines) != 1
-    return [Problem(Reason.NOT_UTF8, f"{len(lines)} line{'s hold' if many else ' holds'} bytes that are not UTF-8, "
+    named = ", ".join(str(x) for x in lines) + (", ..." if count > len(lines) else "")
+    many = count != 1
+    return [Problem(Reason.NOT_UTF8, f"{count} line{'s hold' if many else ' holds'} bytes that are not UTF-8, "
                     f"read as U+FFFD (line{'s' if many else ''} {named}); the first: {first}", file=fname,
                     line=lines[0], severity="warning",
                     fix="save the log as UTF-8 (in Excel: CSV UTF-8), or convert it: "
                         "iconv -f WINDOWS-1252 -t UTF-8 LOG > LOG-utf8.csv")]
-
-
-_STRAY_BYTE = re.compile("[\udc80-\udcff]")
 
 
 # --- readers -----------------------------------------------------------------------------------
@@ -639,8 +676,12 @@ class _Text:
         return _Text(np.full(n, -1, dtype=np.int64), np.zeros(0, dtype=object))
 
     def per_row(self, per_unique, na) -> np.ndarray:
-        """`per_unique[code]` for each row, `na` where the cell is missing."""
-        return np.append(np.asarray(per_unique), na)[self.codes]
+        """`per_unique[code]` for each row, `na` where the cell is missing (a column with no
+        value at all gives `na`'s type, not numpy's float of an empty list)."""
+        values = np.asarray(per_unique)
+        if not values.size:
+            values = np.asarray([], dtype=np.asarray(na).dtype)
+        return np.append(values, na)[self.codes]
 
     def isna(self) -> np.ndarray:
         return self.codes < 0

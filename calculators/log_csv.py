@@ -8,6 +8,8 @@ reading in a thread while the command starts.
 from __future__ import annotations
 
 import csv
+import sys
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -90,6 +92,11 @@ def read_csv_arrow(data: bytes, block_size: int = BLOCK_SIZE, *, stop: Callable[
         ragged.append(row)
         return "skip"
 
+    # a ragged row Arrow cannot hand over (its bytes are not UTF-8) fails before the handler
+    # runs; Python would print that as "Exception ignored in ..." (`_quiet_handlers`)
+    invalid_row.failed = False  # type: ignore[attr-defined]
+    _HANDLERS.add(invalid_row)
+
     quoted = b'"' in data
     # a newline can only be inside a value when a value is quoted; without any quote
     # character Arrow splits blocks at newlines, which is faster
@@ -113,9 +120,31 @@ def read_csv_arrow(data: bytes, block_size: int = BLOCK_SIZE, *, stop: Callable[
             table = pa.concat_tables(tables)
     except (pa.ArrowException, ValueError):
         return None
-    if ragged or table.column_names != wanted:
+    if ragged or invalid_row.failed or table.column_names != wanted:  # type: ignore[attr-defined]
         return None
     return table, dict(zip(names, header)), names
+
+
+_HANDLERS: weakref.WeakSet = weakref.WeakSet()     # the ragged-row handlers of reads under way
+
+
+def _quiet_handlers(unraisable: Any) -> None:
+    """`sys.unraisablehook`: an exception raised while Arrow called one of our ragged-row
+    handlers marks the read as ragged (the general reader takes the file and says what is
+    wrong) instead of printing a traceback; anything else goes to the hook there was."""
+    obj = getattr(unraisable, "object", None)
+    try:
+        ours = obj in _HANDLERS
+    except TypeError:                  # (not weakly referable: not ours)
+        ours = False
+    if ours:
+        obj.failed = True
+        return
+    _previous_hook(unraisable)
+
+
+_previous_hook = sys.unraisablehook
+sys.unraisablehook = _quiet_handlers
 
 
 def _pieces(data: bytes, size: int) -> list[tuple[int, int]]:

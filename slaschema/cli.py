@@ -30,8 +30,9 @@ def emit_problems(problems, fmt: str, stream=None) -> None:
     else:
         from slaschema.textsafe import terminal_text
 
-        for p in problems:
-            click.echo(terminal_text(p.format()), file=stream)
+        for p in problems:              # one line each (a warning says so)
+            click.echo(terminal_text(("warning: " if p.severity == "warning" else "") + p.format(),
+                                     keep_newlines=False), file=stream)
         n = sum(1 for p in problems if p.severity == "error")
         click.echo(f"{n} error(s)", file=stream)
 
@@ -44,7 +45,7 @@ def echo_warnings(problems) -> None:
 
     for p in problems:
         if p.severity == "warning":
-            click.echo(terminal_text(f"warning: {p.format()}"), err=True)
+            click.echo(terminal_text(f"warning: {p.format()}", keep_newlines=False), err=True)
 
 
 def exit_on_input_error(exc, fmt: str | None = "table") -> NoReturn:

@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
+from slaschema.textsafe import shown_name
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -29,12 +31,14 @@ class Problem:
     severity: str = "error"        # error | warning
 
     def location(self) -> str:
+        # (a file's name may hold a newline or a terminal's escapes: shown as <U+hhhh>)
+        file = shown_name(self.file) if self.file else "<input>"
         if self.row is not None:
-            loc = f"{self.file or '<input>'} row {self.row}"
+            loc = f"{file} row {self.row}"
             if self.column:
                 loc += f", column {self.column}"
             return loc
-        loc = self.file or "<input>"
+        loc = file
         if self.line is not None:
             loc += f":{self.line}"
             if self.col is not None:

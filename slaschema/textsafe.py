@@ -197,6 +197,15 @@ def shown_name(path: Any) -> str:
     return _NAME_HIDDEN.sub(_shown, str(path))
 
 
+def unicode_name(path: Any) -> str | None:
+    """A file name as text any UTF-8 document can hold: each undecodable byte of the name (a
+    surrogate escape, which no UTF-8 output takes) as `<U+hhhh>`, as `shown_name` writes it;
+    any other character as it is. None stays None."""
+    if path is None:
+        return None
+    return _LONE_SURROGATE.sub(_shown, str(path))
+
+
 def terminal_text(text: Any, *, keep_newlines: bool = True) -> str:
     """Text without escape sequences and control characters (newlines kept, tabs as spaces)."""
     s = _ANSI.sub("", str(text))

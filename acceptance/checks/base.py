@@ -79,7 +79,7 @@ def check_path(value: Any) -> str:
     return str(Path(value))
 
 
-_HOST = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$|^[0-9A-Fa-f:.]+$")
+_HOST = re.compile(r"^(?=.{1,253}\Z)[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?\Z|^[0-9A-Fa-f:.]+\Z")
 
 
 def check_host(value: Any) -> str:
@@ -88,7 +88,7 @@ def check_host(value: Any) -> str:
     return value
 
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\Z")
 
 
 def check_name(value: Any) -> str:

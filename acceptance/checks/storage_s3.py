@@ -21,9 +21,9 @@ from acceptance.parsers._common import ParseError, iter_json_objects
 from acceptance.results import Status, Verdict
 from slaschema.models import Criterion
 
-_URL = re.compile(r"^https?://[A-Za-z0-9._-]+(:\d{1,5})?/?$")
-_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
-_PREFIX = re.compile(r"^[A-Za-z0-9._/-]{0,200}$")
+_URL = re.compile(r"^https?://[A-Za-z0-9._-]+(:\d{1,5})?/?\Z")
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\Z")
+_PREFIX = re.compile(r"^[A-Za-z0-9._/-]{0,200}\Z")
 
 
 class S3Params(CheckParams):

@@ -41,6 +41,10 @@ def test_every_name_pattern_refuses_a_final_line_break():
     from slaschema import hostlist, topology
     from slaschema.models import _ID
 
+    from acceptance.checks import base, storage_s3
+
     for pattern, good in ((_ID, "r01"), (topology._UNIT_ID, "c1"), (topology._NODE_NAME, "r01-n01"),
-                          (hostlist._NAME_OK, "gpu-01"), (hostlist._RANGE, "01-18")):
+                          (hostlist._NAME_OK, "gpu-01"), (hostlist._RANGE, "01-18"), (base._HOST, "gpu-01"),
+                          (base._HOST, "10.0.0.1"), (base._NAME, "gpu-01"), (storage_s3._URL, "http://minio:9000/"),
+                          (storage_s3._BUCKET, "bench-bucket"), (storage_s3._PREFIX, "runs/a")):
         assert pattern.match(good) and not pattern.match(good + "\n"), pattern.pattern

@@ -219,3 +219,11 @@ def test_a_row_with_more_cells_than_the_header_is_located(write, lc, body, row, 
         (p,) = ei.value.problems
         assert (p.code, p.row, p.line) == ("csv_invalid", row, line)
         assert f"the header has {len(HEADER.split(','))}" in p.message
+
+
+def test_rows_with_only_an_id_are_reported_not_a_crash(write, lc):
+    # every scope, target and impact cell empty: the columns have no value at all (an
+    # IndexError once, from numpy's float type of an empty list)
+    assert errors(write, "abc\nabd,,,,,,,,,\n", lc) == [
+        ("missing_value", 1, "scope"), ("missing_value", 1, "target"), ("missing_value", 1, "start"),
+        ("missing_value", 2, "scope"), ("missing_value", 2, "target"), ("missing_value", 2, "start")]

@@ -91,3 +91,17 @@ def test_the_commands_print_the_loaders_warnings_on_stderr(tmp_path, monkeypatch
     assert warned[0].endswith("[not_utf8]") and "latin1.csv:3:" in warned[0] and "d\\xe9faut" in warned[0]
     assert warned[1].endswith("[unknown_column]") and "'tickt'" in warned[1]
     assert json.loads(out.read_text())["format"] == "slakit-credits/2"      # the document itself is clean
+
+
+def test_a_short_row_with_a_stray_byte_goes_to_the_general_reader_without_a_traceback(tmp_path, lc, capfd):
+    from calculators import log_csv
+
+    rows = [r.encode() for r in ROWS]
+    rows[1] = rows[1].rsplit(b",", 1)[0].replace(b"sev2", b"s\xe9v2")      # a cell short, and a stray byte
+    data = _csv(rows)
+    assert log_csv.read_csv_arrow(data) is None          # Arrow could not hand the row over
+    log = inc.load_incidents(_write_bytes(tmp_path, "short.csv", data), lc, skip_bad_rows=True)
+    (w,) = _warnings(log)
+    assert w.line == 3
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Exception ignored" not in err

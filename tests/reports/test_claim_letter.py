@@ -473,3 +473,20 @@ def test_letter_never_says_a_unit_missed_a_target_it_met(quarter, engine_march):
         assert re.search(rf"{u['scope']} {u['id']} [\d.]+% [\d.]+% yes ", text)
     for u in below:
         assert re.search(rf"{u['scope']} {u['id']} [\d.]+% [\d.]+% no ", text)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".json"])
+def test_log_rows_keep_bytes_that_are_not_utf8(tmp_path, suffix):
+    """A Windows-1252 export: the evidence rows hold the log's own bytes (once a crash)."""
+    from calculators.claim_package import log_rows
+
+    path = tmp_path / f"log{suffix}"
+    if suffix == ".csv":
+        path.write_bytes(b"id,scope,target,start,cause\nA1,node,r01-n01,2027-01-02T00:00:00Z,caf\xe9\n"
+                         b"A2,node,r01-n02,2027-01-03T00:00:00Z,d\xe9faut\n")
+    elif suffix == ".jsonl":
+        path.write_bytes(b'{"id": "A1", "cause": "caf\xe9"}\n{"id": "A2", "cause": "d\xe9faut"}\n')
+    else:
+        path.write_bytes(b'[{"id": "A1", "cause": "caf\xe9"}, {"id": "A2", "cause": "d\xe9faut"}]')
+    data = log_rows(path, {2})
+    assert b"d\xe9faut" in data and b"caf\xe9" not in data
