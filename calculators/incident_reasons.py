@@ -51,8 +51,6 @@ class Reason(StrEnum):
     # one row and column
     MISSING_ID = "missing_id", "the incident id is empty"
     DUPLICATE_ID = "duplicate_id", "the incident id is already used by an earlier row (every later row is reported)"
-    ID_INVALID = "id_invalid", ("the incident id holds a control character (a line break, a tab, a terminal "
-                                "escape): an id is one line of text, as ticket systems write it")
     MISSING_VALUE = "missing_value", ("a required cell is empty (scope, target, start; gpus_affected of a degraded "
                                       "incident when the contract counts degraded time proportionally)")
     TIMESTAMP_INVALID = "timestamp_invalid", ("the cell is not an ISO 8601 timestamp, names a day or hour that does "

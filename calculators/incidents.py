@@ -1310,28 +1310,6 @@ def _duplicate_ids(ctx: Context) -> np.ndarray | None:
     return ~first & present
 
 
-_CONTROL_CHAR = re.compile("[\x00-\x1f\x7f]")
-
-
-def _control_in_ids(ctx: Context) -> np.ndarray | None:
-    """The rows whose id holds a C0 control character or DEL. The distinct ids are checked;
-    ids kept in Arrow (a million of them) first by one scan of their bytes, which finds none
-    in a log as ticket systems write it."""
-    ids: _Text = ctx.values["id"]
-    u = ids.uniques
-    arrow = getattr(u, "arrow", None)
-    if arrow is not None:
-        data = arrow.buffers()[2]
-        if data is None:
-            return None
-        b = np.frombuffer(data, dtype=np.uint8)
-        if not ((b < 0x20) | (b == 0x7F)).any():
-            return None
-        u = u.objects()
-    bad = [bool(_CONTROL_CHAR.search(v)) for v in u]
-    return ids.per_row(bad, False) if any(bad) else None
-
-
 def _one_of(column: str, allowed: tuple[str, ...]) -> Any:
     def test(ctx: Context) -> np.ndarray:
         t: _Text = ctx.values[column]
@@ -1386,8 +1364,6 @@ SPEC: tuple[Column, ...] = (
     Column("id", _text, required=True, checks=(
         Check(Reason.MISSING_ID, _missing("id"), "incident id is empty",
               "give every incident a unique id (the ticket number)", show=None),
-        Check(Reason.ID_INVALID, _control_in_ids, "incident id holds a control character (a line break, a tab "
-              "or an escape)", "write the id on one line, as the ticket system shows it"),
         Check(Reason.DUPLICATE_ID, _duplicate_ids,
               lambda ctx, i, v: f"incident id {v!r} is already used in row {ctx.derived['first_row'][v]}",
               "incident ids must be unique"),

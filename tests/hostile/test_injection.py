@@ -175,20 +175,13 @@ def test_no_input_text_length_makes_a_table_fail(tmp_path, n):
     assert data.startswith(b"%PDF")
 
 
-def test_credits_table_shows_incident_ids_with_markup_as_text_and_refuses_escapes(tmp_path):
+def test_credits_table_shows_incident_ids_with_markup_and_escapes_as_text(tmp_path):
     rows = list(csv.reader(LOG.open(encoding="utf-8")))
     ii, ei = rows[0].index("id"), rows[0].index("end")
-    rows[1][ii], rows[1][ei] = "[/bold][red]x", ""            # an open incident: listed by id
+    rows[1][ii], rows[1][ei] = "[/bold]\x1b]0;pwned\x07", ""            # an open incident: listed by id
     log = tmp_path / "log.csv"
     with log.open("w", newline="", encoding="utf-8") as fh:
         csv.writer(fh).writerows(rows)
     r = cli("credits", CONTRACT, log, "--period", "2027-01")
     assert r.exit_code == 0 and "unexpected_error" not in r.output, r.output
-    assert "[/bold][red]x" in r.output
-    # an id with a terminal's escapes is no id (id_invalid); the message shows it escaped
-    rows[1][ii] = "[/bold]\x1b]0;pwned\x07"
-    with log.open("w", newline="", encoding="utf-8") as fh:
-        csv.writer(fh).writerows(rows)
-    r = cli("credits", CONTRACT, log, "--period", "2027-01")
-    assert r.exit_code == 1 and "[id_invalid]" in r.output, r.output
-    assert "\x1b" not in r.output and "\x07" not in r.output
+    assert "[/bold]" in r.output and "\x1b" not in r.output and "\x07" not in r.output

@@ -227,19 +227,3 @@ def test_rows_with_only_an_id_are_reported_not_a_crash(write, lc):
     assert errors(write, "abc\nabd,,,,,,,,,\n", lc) == [
         ("missing_value", 1, "scope"), ("missing_value", 1, "target"), ("missing_value", 1, "start"),
         ("missing_value", 2, "scope"), ("missing_value", 2, "target"), ("missing_value", 2, "start")]
-
-
-@pytest.mark.parametrize("name, text", [
-    ("log.csv", HEADER + GOOD + '"X1\nsecond line",node,r01-n01,2027-02-03T10:00:00Z,,,,,,\n'),
-    ("log.csv", HEADER + GOOD + "X1\x1b[31m,node,r01-n01,2027-02-03T10:00:00Z,,,,,,\n"),
-    ("log.jsonl", '{"id": "G1", "scope": "node", "target": "r01-n01", "start": "2027-02-03T10:00:00Z"}\n'
-                  '{"id": "X\\t1", "scope": "node", "target": "r01-n01", "start": "2027-02-03T10:00:00Z"}\n'),
-])
-def test_an_id_with_a_control_character_is_refused(write, lc, name, text):
-    path = write(name, text)
-    with pytest.raises(InputError) as ei:
-        load_incidents(path, lc)
-    assert [(p.code, p.row, p.column) for p in ei.value.problems] == [("id_invalid", 2, "id")]
-    # the same rows without it load (white space around an id is not part of it)
-    clean = text.replace("\nsecond line", "").replace("\x1b[31m", "").replace("\\t", "")
-    assert len(load_incidents(write(name, clean), lc).frame) == 2
