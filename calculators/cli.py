@@ -309,7 +309,7 @@ def render_table(result: Result, max_rows: int = 25) -> str:
 
     from slaschema.plain_table import PlainTable
     from calculators.result import iso
-    from slaschema.textsafe import rich_text, terminal_text
+    from slaschema.textsafe import rich_text, shown_name, terminal_text
 
     buf = io.StringIO()
     con = Console(file=buf, width=120, force_terminal=False, color_system=None)
@@ -317,7 +317,7 @@ def render_table(result: Result, max_rows: int = 25) -> str:
               f"open incidents end at {iso(result.as_of)}")
     if result.open_incidents:
         ids = list(result.open_incidents)
-        con.print(rich_text(f"open incidents, counted until as_of: {', '.join(ids[:10])}")
+        con.print(rich_text(f"open incidents, counted until as_of: {', '.join(shown_name(i) for i in ids[:10])}")
                   + (" …" if len(ids) > 10 else ""), emoji=False)
     if result.skipped_rows:
         con.print(f"[yellow]{len(result.skipped_rows)} problem(s) in skipped rows:[/]")
@@ -371,7 +371,7 @@ def render_table(result: Result, max_rows: int = 25) -> str:
                           *((str(u.service_seconds),) if rev11 else ()),
                           str(u.excluded_seconds), format(u.availability, "f"),
                           "yes" if u.met else "NO", format(u.credit_pct, "f"), _amount(u.credit),
-                          terminal_text(", ".join(ids)) + (f" +{n_ids - 4}" if n_ids > 4 else ""),
+                          terminal_text(", ".join(shown_name(i) for i in ids)) + (f" +{n_ids - 4}" if n_ids > 4 else ""),
                           " ".join(u.flags))
             if hit:
                 t.print(con)

@@ -185,3 +185,17 @@ def test_credits_table_shows_incident_ids_with_markup_and_escapes_as_text(tmp_pa
     r = cli("credits", CONTRACT, log, "--period", "2027-01")
     assert r.exit_code == 0 and "unexpected_error" not in r.output, r.output
     assert "[/bold]" in r.output and "\x1b" not in r.output and "\x07" not in r.output
+
+
+def test_credits_table_keeps_an_id_with_a_line_break_on_one_line(tmp_path):
+    rows = list(csv.reader(LOG.open(encoding="utf-8")))
+    ii, ei = rows[0].index("id"), rows[0].index("end")
+    rows[1][ii], rows[1][ei] = "INC-1\nX", ""            # an open incident: listed by id, in the table too
+    log = tmp_path / "log.csv"
+    with log.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows(rows)
+    r = cli("credits", CONTRACT, log, "--period", "2027-01")
+    assert r.exit_code == 0, r.output
+    shown = [line for line in r.output.splitlines() if "INC-1" in line]
+    assert shown and all("INC-1<U+000A>X" in line for line in shown)
+    assert not any(line.strip(" │") == "X" for line in r.output.splitlines())
