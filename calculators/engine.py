@@ -214,8 +214,7 @@ class NodeLift:
     def attribution(self) -> tuple:
         """(unit, start, end, row, flags) of the node-level pieces inside the nodes' down time
         (own pieces and pieces of short blocks)."""
-        job = self.attribution_job
-        return job.result() if hasattr(job, "result") else job
+        return _done(self.attribution_job)
 
     def parent_attribution(self) -> tuple:
         """(rack, start, end, row, flags) of the pieces in long blocks (down time of every node
@@ -362,6 +361,11 @@ def _lift_attribution(own: Pieces, parent: Pieces, o: Intervals, at: np.ndarray,
     return tuple(np.concatenate([x[i] for x in parts]) for i in range(5))
 
 
+def _done(job: Any) -> Any:
+    """A value worked out in a worker (a future: its result, waited for) or here (itself)."""
+    return job.result() if hasattr(job, "result") else job
+
+
 def _degraded(node_p: Pieces, tree: Tree, mo: int) -> tuple[Pieces, Pieces]:
     """The proportional degraded time on nodes: (the pieces kept, with ga the GPUs lost; those
     dropped by min_outage)."""
@@ -426,8 +430,7 @@ class Trace:
         return self._degraded_pair()[1]
 
     def _degraded_pair(self) -> tuple[Pieces, Pieces]:
-        job = self.degraded_job
-        return job.result() if hasattr(job, "result") else job
+        return _done(self.degraded_job)
 
     @cached_property
     def counted(self) -> tuple[Pieces, ...]:

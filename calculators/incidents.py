@@ -262,9 +262,7 @@ def _read(path: str | Path) -> tuple[_FrameSource | _ArrowSource, np.ndarray, st
     except InputError as e:                 # a file that cannot be read: said with its other problems
         e.problems.extend(warnings)
         raise
-    source = _FrameSource(raw)
-    source.warnings = warnings
-    return source, rows, fname, digest
+    return _FrameSource(raw, warnings), rows, fname, digest
 
 
 _NOT_UTF8_SHOWN = 5            # lines named in the warning (all are counted)
@@ -546,6 +544,8 @@ class _ArrowSource:
     pass in C; the distinct values become Python strings once); time columns of the usual
     ISO 8601 forms are cast by Arrow, others parsed the general way."""
 
+    warnings: tuple[Problem, ...] = ()      # (Arrow reads UTF-8 only: nothing was read differently)
+
     def __init__(self, table: pa.Table, raw_names: dict[str, str], names: list[str],
                  converted: dict[tuple[str, str], Any] | None = None) -> None:
         self.table = table
@@ -597,12 +597,12 @@ class _ArrowSource:
 class _FrameSource:
     """Cells of a pandas frame: the general CSV reader, JSON, records handed over in Python."""
 
-    def __init__(self, raw: pd.DataFrame) -> None:
+    def __init__(self, raw: pd.DataFrame, warnings: list[Problem] | tuple[Problem, ...] = ()) -> None:
         self.raw = raw.reset_index(drop=True)
         self.names = list(raw.columns)
         self.n = len(raw)
         self._text: dict[str, _Text] = {}
-        self.warnings: list[Problem] = []      # about the file as read (`_not_utf8_warning`)
+        self.warnings = tuple(warnings)        # about the file as read (`_not_utf8_warning`)
 
     def text(self, c: str) -> _Text:
         if c not in self._text:
@@ -1425,7 +1425,7 @@ def _build(source: _FrameSource | _ArrowSource, rows: np.ndarray, topo: Resolved
     n = source.n
     present = source.names
     file_problems: list[Problem] = []
-    warns: list[Problem] = list(getattr(source, "warnings", ()))
+    warns: list[Problem] = list(source.warnings)
     # pandas renames a repeated CSV header to `name.1`, `name.2`, ...
     repeated = {c: m.group(1) for c in present if (m := _MANGLED.fullmatch(c)) and m.group(1) in COLUMNS
                 and m.group(1) in present}

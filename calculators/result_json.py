@@ -212,6 +212,7 @@ def unit_records(sm: Any, pr: Any, names_info: NamesInfo | None = None) -> list[
 
 
 _ID_SEP = '", "'          # between two strings of a list written on one line
+_ID_SEP_UTF8 = _ID_SEP.encode("utf-8")
 
 
 class NamesInfo:
@@ -347,7 +348,7 @@ def _incident_text(sm: Any, depth: int, info: NamesInfo
         if plain is None:
             return None
         positions = np.empty(len(code) + 1, dtype=np.int64)
-        joined = compiled.join_strings(*string_buffers(plain), kernels.as_i64(code), _ID_SEP.encode("utf-8"),
+        joined = compiled.join_strings(*string_buffers(plain), kernels.as_i64(code), _ID_SEP_UTF8,
                                        positions)
         offsets = positions[bounds]
         data = memoryview(joined)
@@ -360,7 +361,7 @@ def _incident_text(sm: Any, depth: int, info: NamesInfo
         offsets = np.frombuffer(buffers[1], dtype=np.int64)[taken.offset:taken.offset + len(taken) + 1][bounds]
         data = memoryview(buffers[2]) if buffers[2] is not None else memoryview(b"")
     starts = offsets[:-1]
-    ends = np.maximum(offsets[1:] - len(_ID_SEP.encode("utf-8")), starts)    # without the last separator
+    ends = np.maximum(offsets[1:] - len(_ID_SEP_UTF8), starts)    # without the last separator
     return data, starts.tolist(), ends.tolist(), np.diff(bounds).tolist()
 
 

@@ -28,24 +28,26 @@ def emit_problems(problems, fmt: str, stream=None) -> None:
         click.echo(json.dumps({"format": PROBLEMS_FORMAT, "ok": False, "problems": [p.to_json() for p in problems]},
                               indent=2))
     else:
-        from slaschema.textsafe import terminal_text
-
-        for p in problems:              # one line each (a warning says so)
-            click.echo(terminal_text(("warning: " if p.severity == "warning" else "") + p.format(),
-                                     keep_newlines=False), file=stream)
+        for p in problems:
+            click.echo(_problem_line(p), file=stream)
         n = sum(1 for p in problems if p.severity == "error")
         click.echo(f"{n} error(s)", file=stream)
+
+
+def _problem_line(p) -> str:
+    """One problem as one line for a terminal (`warning: ` in front of a warning)."""
+    from slaschema.textsafe import terminal_text
+
+    return terminal_text(("warning: " if p.severity == "warning" else "") + p.format(), keep_newlines=False)
 
 
 def echo_warnings(problems) -> None:
     """The warnings among `problems` (of an input that was read: a column ignored, bytes read
     as U+FFFD) as `warning: file:line: message [code]` lines on stderr, whatever the output
     format: a command that succeeds still says what it read differently from the file."""
-    from slaschema.textsafe import terminal_text
-
     for p in problems:
         if p.severity == "warning":
-            click.echo(terminal_text(f"warning: {p.format()}", keep_newlines=False), err=True)
+            click.echo(_problem_line(p), err=True)
 
 
 def exit_on_input_error(exc, fmt: str | None = "table") -> NoReturn:
@@ -129,7 +131,6 @@ def validate(files: tuple[str, ...], fmt: str) -> None:
     """
     from slaschema.errors import InputError
     from slaschema.loader import load_contract
-    from slaschema.textsafe import terminal_text
 
     results = []
     bad = False
@@ -146,7 +147,7 @@ def validate(files: tuple[str, ...], fmt: str) -> None:
                 c = lc.topology.counts()
                 click.echo(f"{f}: ok — {lc.id}: {c['nodes']} nodes, {c['gpus']} GPUs, sha256 {lc.sha256[:12]}")
                 for p in extra:
-                    click.echo(terminal_text(f"warning: {p.format()}"))
+                    click.echo(_problem_line(p))
         except InputError as e:
             bad = True
             results.append({"file": f, "ok": False, "problems": [p.to_json() for p in e.problems]})
