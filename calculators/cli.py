@@ -234,28 +234,33 @@ def credits(ctx, contract, incidents, periods, as_of, assume_tz, skip_bad_rows, 
     credit. Exit 1 if the contract or the log has errors (all are printed; pass
     --skip-bad-rows to compute without the bad rows).
     """
-    from calculators import log_prefetch
+    from slaschema.gc_pause import gc_paused
 
-    log_prefetch.start(incidents)           # the log is read while the modules below load
-    import calculators.engine  # noqa: F401
-    # and those the engine and the table take later: imported while the log is still being read
-    import calculators.claims  # noqa: F401
-    import calculators.result  # noqa: F401
-    import calculators.support  # noqa: F401
+    # the collector off for the whole run: it would rescan the imported modules' objects and
+    # the loaded contract at every few hundred allocations (slaschema.gc_pause)
+    with gc_paused():
+        from calculators import log_prefetch
 
-    fmt = output_format(output, fmt, ("table", "json", "csv"), explicit=fmt_given(ctx))
-    if fmt == "table":
-        import rich.table  # noqa: F401
+        log_prefetch.start(incidents)           # the log is read while the modules below load
+        import calculators.engine  # noqa: F401
+        # and those the engine and the table take later: imported while the log is still being read
+        import calculators.claims  # noqa: F401
+        import calculators.result  # noqa: F401
+        import calculators.support  # noqa: F401
 
-        import slaschema.plain_table  # noqa: F401
-    _check_zone(assume_tz)
-    as_of_dt = parse_as_of(as_of, assume_tz)
-    progress = stage_progress("credits", incidents, 3, no_progress)
-    try:
-        _credits(progress, contract, incidents, periods, as_of_dt, assume_tz, skip_bad_rows, accepted_on, fmt,
-                 output, history_files, history_from)
-    finally:
-        progress.close()
+        fmt = output_format(output, fmt, ("table", "json", "csv"), explicit=fmt_given(ctx))
+        if fmt == "table":
+            import rich.table  # noqa: F401
+
+            import slaschema.plain_table  # noqa: F401
+        _check_zone(assume_tz)
+        as_of_dt = parse_as_of(as_of, assume_tz)
+        progress = stage_progress("credits", incidents, 3, no_progress)
+        try:
+            _credits(progress, contract, incidents, periods, as_of_dt, assume_tz, skip_bad_rows, accepted_on, fmt,
+                     output, history_files, history_from)
+        finally:
+            progress.close()
 
 
 def _credits(progress, contract, incidents, periods, as_of_dt, assume_tz, skip_bad_rows, accepted_on, fmt, output,
