@@ -1450,6 +1450,181 @@ done:
     return result;
 }
 
+/* --- records of a JSON document ---------------------------------------------------------------
+ *
+ * concat_records(n, segments, keep, sep) -> bytes
+ *
+ * The records keep[0], keep[1], ... (int64, each in [0, n)), sep between two of them, each
+ * record the concatenation of the segments in order, a segment being
+ *   - bytes: the same text in every record;
+ *   - a list of n str: record k's is item k, as UTF-8;
+ *   - a tuple (data, starts, ends): record k's is data[starts[k]:ends[k]] (starts and ends
+ *     int64 of n items, data any bytes-like buffer).
+ * What `calculators.result_json.concat_records` (the definition) joins in Python. A list of
+ * another length or with an item that is no str, a slice outside its data or a record out of
+ * range is an error (TypeError, ValueError, IndexError), found before anything is written; a
+ * str that cannot be UTF-8 (a lone surrogate) raises UnicodeEncodeError. Both passes run with
+ * the GIL held (the lists' items are read), and the second checks every bound again against
+ * the buffer it fills.
+ */
+#define MAX_SEGMENTS 64
+
+typedef struct {
+    int kind; /* 0 bytes, 1 list, 2 slices */
+    const char *text;
+    Py_ssize_t len;
+    PyObject *list;
+    Buf data, starts, ends;
+} Segment;
+
+static void release_segments(Segment *sg, Py_ssize_t m) {
+    for (Py_ssize_t i = 0; i < m; i++) {
+        release(&sg[i].data);
+        release(&sg[i].starts);
+        release(&sg[i].ends);
+    }
+}
+
+/* record k's text of segment g: 0, or -1 with an exception set (bad == 1: a bound) */
+static int segment_text(const Segment *g, Py_ssize_t n, Py_ssize_t k, const char **p, Py_ssize_t *len) {
+    if (g->kind == 0) {
+        *p = g->text;
+        *len = g->len;
+        return 0;
+    }
+    if (g->kind == 1) {
+        if (PyList_GET_SIZE(g->list) != n) {
+            PyErr_SetString(PyExc_ValueError, "concat_records: a list changed its length");
+            return -1;
+        }
+        PyObject *item = PyList_GET_ITEM(g->list, k);
+        if (!PyUnicode_Check(item)) {
+            PyErr_Format(PyExc_TypeError, "concat_records: a list item is %.80s, not str", Py_TYPE(item)->tp_name);
+            return -1;
+        }
+        *p = PyUnicode_AsUTF8AndSize(item, len);
+        return *p == NULL ? -1 : 0;
+    }
+    int64_t lo = ((const int64_t *)g->starts.view.buf)[k], hi = ((const int64_t *)g->ends.view.buf)[k];
+    if (lo < 0 || hi < lo || hi > g->data.view.len) {
+        PyErr_SetString(PyExc_ValueError, "concat_records: a slice lies outside its data");
+        return -1;
+    }
+    *p = (const char *)g->data.view.buf + lo;
+    *len = (Py_ssize_t)(hi - lo);
+    return 0;
+}
+
+static PyObject *concat_records(PyObject *self, PyObject *args) {
+    Py_ssize_t n;
+    PyObject *o_segments, *o_keep;
+    Py_buffer sep;
+    if (!PyArg_ParseTuple(args, "nO!Oy*", &n, &PyTuple_Type, &o_segments, &o_keep, &sep))
+        return NULL;
+    Segment sg[MAX_SEGMENTS];
+    Py_ssize_t m = PyTuple_GET_SIZE(o_segments), taken = 0;
+    Buf keep = {0};
+    PyObject *result = NULL, *out = NULL;
+    memset(sg, 0, sizeof(sg));
+    if (n < 0 || m > MAX_SEGMENTS) {
+        PyErr_SetString(PyExc_ValueError, "concat_records: n below 0 or more than 64 segments");
+        goto done;
+    }
+    for (; taken < m; taken++) {
+        PyObject *o = PyTuple_GET_ITEM(o_segments, taken);
+        Segment *g = &sg[taken];
+        if (PyBytes_Check(o)) {
+            g->kind = 0;
+            g->text = PyBytes_AS_STRING(o);
+            g->len = PyBytes_GET_SIZE(o);
+        } else if (PyList_Check(o)) {
+            g->kind = 1;
+            g->list = o;
+            if (PyList_GET_SIZE(o) != n) {
+                PyErr_SetString(PyExc_ValueError, "concat_records: a list is not n items long");
+                goto done;
+            }
+        } else if (PyTuple_Check(o) && PyTuple_GET_SIZE(o) == 3) {
+            g->kind = 2;
+            if (get_buf(PyTuple_GET_ITEM(o, 0), &g->data, 1, 0, "data") < 0 ||
+                get_buf(PyTuple_GET_ITEM(o, 1), &g->starts, 8, 0, "starts") < 0 ||
+                get_buf(PyTuple_GET_ITEM(o, 2), &g->ends, 8, 0, "ends") < 0)
+                goto done;
+            if (count_of(&g->starts, 8) != n || count_of(&g->ends, 8) != n) {
+                PyErr_SetString(PyExc_ValueError, "concat_records: starts or ends not n items long");
+                goto done;
+            }
+        } else {
+            PyErr_SetString(PyExc_TypeError, "concat_records: a segment is bytes, a list of str or (data, starts, ends)");
+            goto done;
+        }
+    }
+    if (get_buf(o_keep, &keep, 8, 0, "keep") < 0)
+        goto done;
+    Py_ssize_t nk = count_of(&keep, 8);
+    const int64_t *kk = keep.view.buf;
+    Py_ssize_t total = 0;
+    for (Py_ssize_t r = 0; r < nk; r++) {
+        int64_t k = kk[r];
+        if (k < 0 || k >= n) {
+            PyErr_SetString(PyExc_IndexError, "concat_records: a record is out of range");
+            goto done;
+        }
+        if (r && total > PY_SSIZE_T_MAX - sep.len)
+            goto too_long;
+        total += r ? sep.len : 0;
+        for (Py_ssize_t i = 0; i < m; i++) {
+            const char *p;
+            Py_ssize_t len;
+            if (segment_text(&sg[i], n, (Py_ssize_t)k, &p, &len) < 0)
+                goto done;
+            if (total > PY_SSIZE_T_MAX - len)
+                goto too_long;
+            total += len;
+        }
+    }
+    out = PyBytes_FromStringAndSize(NULL, total);
+    if (out == NULL)
+        goto done;
+    char *dst = PyBytes_AS_STRING(out);
+    Py_ssize_t w = 0;
+    for (Py_ssize_t r = 0; r < nk; r++) {
+        int64_t k = kk[r];
+        if (k < 0 || k >= n || (r && sep.len > total - w))
+            goto changed;
+        if (r) {
+            memcpy(dst + w, sep.buf, (size_t)sep.len);
+            w += sep.len;
+        }
+        for (Py_ssize_t i = 0; i < m; i++) {
+            const char *p;
+            Py_ssize_t len;
+            if (segment_text(&sg[i], n, (Py_ssize_t)k, &p, &len) < 0)
+                goto done;
+            if (len > total - w)
+                goto changed;
+            memcpy(dst + w, p, (size_t)len);
+            w += len;
+        }
+    }
+    if (w != total)
+        goto changed;
+    result = out;
+    out = NULL;
+    goto done;
+too_long:
+    PyErr_SetString(PyExc_OverflowError, "concat_records: the text would be too long");
+    goto done;
+changed:
+    PyErr_SetString(PyExc_ValueError, "concat_records: the records changed between the passes");
+done:
+    Py_XDECREF(out);
+    release_segments(sg, taken < m ? taken + 1 : m);
+    release(&keep);
+    PyBuffer_Release(&sep);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"overlap_lo", overlap_lo, METH_VARARGS, "First overlapping b and overlap count per sorted a interval."},
     {"overlap_fill", overlap_fill, METH_VARARGS, "The (a, b) pairs from overlap_lo's starts and counts."},
@@ -1468,6 +1643,7 @@ static PyMethodDef methods[] = {
     {"split_rows", split_rows, METH_VARARGS, "Columns' values into the outputs of their rows' classes."},
     {"hash_cells", hash_cells, METH_VARARGS, "A 64-bit hash of each cell of an Arrow string array."},
     {"iso_seconds", iso_seconds, METH_VARARGS, "Epoch seconds of an Arrow string array of canonical ISO times."},
+    {"concat_records", concat_records, METH_VARARGS, "Records joined from constant, per-record and sliced segments."},
     {NULL, NULL, 0, NULL},
 };
 

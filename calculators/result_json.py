@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -33,6 +33,9 @@ from calculators import credits as cr
 from calculators import kernels, settle
 from calculators.vocabulary import FLAG_LISTS, FLAG_MASK
 from slaschema.jsontext import dumps_indented
+
+if TYPE_CHECKING:
+    import numpy as np
 
 FORMAT = "slakit-credits/2"
 
@@ -134,11 +137,49 @@ def _pct(value: Any) -> str:
     return format(value.normalize(), "f")
 
 
+def concat_records(n: int, segments: tuple[Any, ...], keep: Any, sep: bytes) -> bytes:
+    """Records `keep[0], keep[1], ...` (of n) as UTF-8, `sep` between two of them, each the
+    concatenation of `segments` in order: bytes (the same in every record), a list of n str
+    (record k's is item k) or `(data, starts, ends)` (record k's is data[starts[k]:ends[k]]).
+    The definition of the kernel `concat_records`, which does it in two passes over the
+    records with no string object per record (`records_text`)."""
+    def text(seg: Any, k: int) -> bytes:
+        if isinstance(seg, bytes):
+            return seg
+        if isinstance(seg, list):
+            return seg[k].encode("utf-8")
+        data, starts, ends = seg
+        return bytes(memoryview(data)[int(starts[k]):int(ends[k])])
+
+    return sep.join(b"".join(text(g, int(k)) for g in segments) for k in keep)
+
+
+def records_text(n: int, segments: list[Any], keep: Any, sep: bytes = _RECORD_SEP.encode()) -> bytes:
+    """`concat_records`, by the kernel where it was built. Neighbouring constant segments
+    (str or bytes) are joined first."""
+    import numpy as np
+
+    joined: list[Any] = []
+    for g in segments:
+        if isinstance(g, str):
+            g = g.encode("utf-8")
+        if isinstance(g, bytes) and joined and isinstance(joined[-1], bytes):
+            joined[-1] += g
+        else:
+            joined.append(g)
+    keep = kernels.as_i64(np.arange(n) if keep is None else np.asarray(keep))
+    compiled = kernels.compiled
+    if compiled is None:
+        return concat_records(n, tuple(joined), keep, sep)
+    return compiled.concat_records(n, tuple(joined), keep, sep)
+
+
 def unit_records(sm: Any, pr: Any, names_info: NamesInfo | None = None) -> list[bytes | memoryview]:
     """A scope's unit records in one month (`calculators.result.ScopeMonth`) as UTF-8 pieces,
     the records separated as items of a list. The figures are formatted column by column
-    (each distinct value once), each record's text before and after its incident ids is one
-    f-string, and the ids come as slices of one buffer (`_incident_text`)."""
+    (each distinct value once) into a list per member, and the records are put together
+    from those lists, the members' names and the incident ids (slices of one buffer,
+    `_incident_text`) in one call (`records_text`)."""
     names_info = names_info or NamesInfo()
     n = len(sm.ids)
     if not n:
@@ -159,56 +200,39 @@ def unit_records(sm: Any, pr: Any, names_info: NamesInfo | None = None) -> list[
     credit_cents = sm.credit_cents.tolist()
     credits = _cached_money(credit_cents)
     after = cr.each_once(credit_cents, lambda c: f'"{cr.money(settle.scaled_cents(int(c), pr))}"')
-    inner = _RECORD + 1
-    bulk = names_info.incident_text(sm, inner)
-    if bulk is None:
-        lists = sm.incidents.take_lists() if hasattr(sm.incidents, "take_lists") else \
-            [list(sm.incidents.get(i, ())) for i in range(n)]
-        incidents = [inline_strings(x) for x in lists]
-        del lists
     flags = cr.each_once(sm.flags.tolist(), lambda b: _FLAG_TEXT[int(b) & FLAG_MASK])
     excluded = _ints(sm.excluded.tolist())
     met = ["true" if x else "false" for x in sm.met.tolist()]
-    head = _RECORD_SEP + "{" + _M + '"scope": ' + quote(sm.scope) + "," + _M + '"id": '
-    target = f'"{_pct(sm.target)}"'
     service = sm.service.tolist() if sm.service is not None else None
-    charged = _cached_money(cr.cents_half_up(sm.charged_num, sm.fee_den).tolist()) \
-        if sm.charged_num is not None else fees
-    # each record's text before its incident ids (with the separator from the record
-    # before it) and after them, one f-string each
-    heads = [f'{head}{i},{_M}"downtime_seconds": {d},{_M}"excluded_seconds": {x},'
-             f'{_M}"availability_pct": {a},{_M}"target_pct": {target},{_M}"met": {m},'
-             f'{_M}"credit_pct": {p},{_M}"fee": {f},{_M}"credit": {c},{_M}"incidents": '
-             for i, d, x, a, m, p, f, c in zip(ids, down, excluded, avail, met, credit_pct, fees, credits)]
-    # after the ids: flags, [lost_gpu_seconds], [service_seconds, charged_fee], the credits
-    flag_text = [f',{_M}"flags": {fl},' for fl in flags]
-    if sm.proportional:
-        flag_text = [f'{f}{_M}"lost_gpu_seconds": {g},' for f, g in zip(flag_text, _ints(lnum))]
     keep: range | list[int] = range(n)
     if service is not None:
-        flag_text = [f'{f}{_M}"service_seconds": {int(s)},{_M}"charged_fee": {ch},'
-                     for f, s, ch in zip(flag_text, service, charged)]
         keep = [i for i in range(n) if service[i] != 0]     # no unit-month out of service (rev 1.1, 8.1)
-    tails = [f'{f}{_M}"credit_before_cap": {c},{_M}"credit_after_cap_and_minimum": {a}{_END}'
-             for f, c, a in zip(flag_text, credits, after)]
-    if not keep:
-        return []
-    skip = len(_RECORD_SEP)                   # the first record has no separator before it
-    out: list[bytes | memoryview] = []
-    text = ""                                 # what comes before the next piece of ids
+        if not keep:
+            return []
+    bulk = names_info.incident_text(sm, _RECORD + 1)
     if bulk is None:
-        return ["".join(heads[k] + incidents[k] + tails[k] for k in keep)[skip:].encode("utf-8")]
-    data, starts, ends, counts = bulk
-    open_, close = '["', '"]'
-    for k in keep:
-        if counts[k]:
-            out += [(text + heads[k] + open_).encode("utf-8"), data[starts[k]:ends[k]]]
-            text = close + tails[k]
-        else:
-            text += heads[k] + "[]" + tails[k]
-    out.append(text.encode("utf-8"))
-    out[0] = out[0][skip:]
-    return out
+        lists = sm.incidents.take_lists() if hasattr(sm.incidents, "take_lists") else \
+            [list(sm.incidents.get(i, ())) for i in range(n)]
+        incidents: list[Any] = [[inline_strings(x) for x in lists]]
+        del lists
+    else:
+        data, starts, ends, counts = bulk
+        incidents = [['["' if c else "[]" for c in counts], (data, starts, ends), ['"]' if c else "" for c in counts]]
+    segments: list[Any] = [
+        "{" + _M + '"scope": ' + quote(sm.scope) + "," + _M + '"id": ', ids,
+        f',{_M}"downtime_seconds": ', down, f',{_M}"excluded_seconds": ', excluded,
+        f',{_M}"availability_pct": ', avail, f',{_M}"target_pct": "{_pct(sm.target)}",{_M}"met": ', met,
+        f',{_M}"credit_pct": ', credit_pct, f',{_M}"fee": ', fees, f',{_M}"credit": ', credits,
+        f',{_M}"incidents": ', *incidents, f',{_M}"flags": ', flags, ","]
+    # after the flags: [lost_gpu_seconds], [service_seconds, charged_fee], the credits
+    if sm.proportional:
+        segments += [f'{_M}"lost_gpu_seconds": ', _ints(lnum), ","]
+    if service is not None:
+        charged = _cached_money(cr.cents_half_up(sm.charged_num, sm.fee_den).tolist()) \
+            if sm.charged_num is not None else fees
+        segments += [f'{_M}"service_seconds": ', _ints(service), f',{_M}"charged_fee": ', charged, ","]
+    segments += [f'{_M}"credit_before_cap": ', credits, f',{_M}"credit_after_cap_and_minimum": ', after, _END]
+    return [records_text(n, segments, keep)]
 
 
 _ID_SEP = '", "'          # between two strings of a list written on one line
@@ -238,7 +262,7 @@ class NamesInfo:
         # other members (the support figures, the termination, ...) are made while it runs
         self._begin(0)
 
-    def incident_text(self, sm: Any, depth: int) -> tuple[memoryview, list[int], list[int], list[int]] | None:
+    def incident_text(self, sm: Any, depth: int) -> tuple[memoryview, np.ndarray, np.ndarray, list[int]] | None:
         """`_incident_text(sm, depth, self)`, begun ahead where `order` names `sm`."""
         i = self._pos.get(id(sm))
         if i is None or depth != _RECORD + 1 or self._order[i] is not sm:
@@ -321,7 +345,7 @@ def _needs_escape(arrow: Any) -> bool:
 
 
 def _incident_text(sm: Any, depth: int, info: NamesInfo
-                   ) -> tuple[memoryview, list[int], list[int], list[int]] | None:
+                   ) -> tuple[memoryview, np.ndarray, np.ndarray, list[int]] | None:
     """Every unit's incident ids of a scope, each unit's joined by the list separator, in one
     UTF-8 buffer (one Arrow gather of the ids each followed by the separator, without a Python
     string per id): (buffer, starts, ends, counts): unit i's counts[i] ids are
@@ -360,38 +384,35 @@ def _incident_text(sm: Any, depth: int, info: NamesInfo
         buffers = taken.buffers()
         offsets = np.frombuffer(buffers[1], dtype=np.int64)[taken.offset:taken.offset + len(taken) + 1][bounds]
         data = memoryview(buffers[2]) if buffers[2] is not None else memoryview(b"")
-    starts = offsets[:-1]
+    starts = kernels.as_i64(offsets[:-1])
     ends = np.maximum(offsets[1:] - len(_ID_SEP_UTF8), starts)    # without the last separator
-    return data, starts.tolist(), ends.tolist(), np.diff(bounds).tolist()
+    return data, starts, ends, np.diff(bounds).tolist()
 
 
-def node_records(pr: Any) -> list[str]:
-    """The texts of a month's node records (`calculators.result.NodeMonth`)."""
+def node_records(pr: Any) -> bytes:
+    """A month's node records (`calculators.result.NodeMonth`) as UTF-8, separated as items of
+    a list (b"" for none), put together as `unit_records` puts its records."""
     nm = pr.nodes
-    if not len(nm.ids):
-        return []
+    n = len(nm.ids)
+    if not n:
+        return b""
     ids = quote_all(list(nm.ids))
     fees = _cached_money([int(x) for x in nm.fee_cents.tolist()])
     credits = _cached_money([int(x) for x in nm.credit_cents.tolist()])
     settled = _cached_money([int(x) for x in settle.settled_node_cents(pr).tolist()])
-    basis_cache: dict[str, str] = {}
-    basis = []
-    for b in nm.basis.tolist():
-        t = basis_cache.get(b)
-        if t is None:
-            t = basis_cache[b] = quote(str(b) or "none")
-        basis.append(t)
-    service = nm.service.tolist() if nm.service is not None else None
-    nc = _cached_money([int(x) for x in nm.not_charged_cents.tolist()]) if service is not None else None
-    out = []
-    for i in range(len(ids)):
-        if service is not None and service[i] <= 0:
-            continue
-        text = f'{{{_M}"id": {ids[i]},{_M}"fee": {fees[i]},{_M}"credit": {credits[i]},{_M}"basis": {basis[i]},'
-        if service is not None:
-            text += f'{_M}"service_seconds": {int(service[i])},{_M}"not_charged": {nc[i]},'
-        out.append(f'{text}{_M}"credit_before_cap": {credits[i]},{_M}"credit_after_cap_and_minimum": {settled[i]}{_END}')
-    return out
+    basis = cr.each_once(nm.basis.tolist(), lambda b: quote(str(b) or "none"))
+    segments: list[Any] = ["{" + _M + '"id": ', ids, f',{_M}"fee": ', fees, f',{_M}"credit": ', credits,
+                           f',{_M}"basis": ', basis, ","]
+    keep: range | list[int] = range(n)
+    if nm.service is not None:
+        service = nm.service.tolist()
+        keep = [i for i in range(n) if service[i] > 0]
+        if not keep:
+            return b""
+        nc = _cached_money([int(x) for x in nm.not_charged_cents.tolist()])
+        segments += [f'{_M}"service_seconds": ', [str(int(x)) for x in service], f',{_M}"not_charged": ', nc, ","]
+    segments += [f'{_M}"credit_before_cap": ', credits, f',{_M}"credit_after_cap_and_minimum": ', settled, _END]
+    return records_text(n, segments, keep)
 
 
 def _money_or_null(cents: int | None) -> str:
@@ -479,8 +500,8 @@ def period_members(pr: Any, include_units: bool, claim: Any, names_info: NamesIn
         _write_records(out, groups, d)
 
     def nodes(out: _Out) -> None:
-        nodes = node_records(pr) if include_units else []
-        _write_records(out, [[_RECORD_SEP.join(nodes).encode("utf-8")]] if nodes else [], d)
+        nodes = node_records(pr) if include_units else b""
+        _write_records(out, [[nodes]] if nodes else [], d)
 
     members += [("units", units), ("nodes", nodes)]
     if claim is not None:

@@ -225,6 +225,62 @@ def test_join_strings_refuses_codes_and_offsets_outside_the_cells():
 
 
 
+# --- records of a JSON document --------------------------------------------------------------
+
+@st.composite
+def record_segments(draw):
+    """(n, segments, keep, sep): constants, per-record texts (any character a str can hold
+    as UTF-8) and slices of one buffer, as `result_json.unit_records` hands them over."""
+    n = draw(st.integers(0, 12))
+    text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=5)
+    data = draw(st.binary(max_size=40))
+    segments = []
+    for kind in draw(st.lists(st.integers(0, 2), max_size=8)):
+        if kind == 0:
+            segments.append(draw(text).encode("utf-8"))
+        elif kind == 1:
+            segments.append(draw(st.lists(text, min_size=n, max_size=n)))
+        else:
+            bounds = [sorted(draw(st.tuples(st.integers(0, len(data)), st.integers(0, len(data)))))
+                      for _ in range(n)]
+            segments.append((memoryview(data), np.array([b[0] for b in bounds], dtype=I64),
+                             np.array([b[1] for b in bounds], dtype=I64)))
+    keep = draw(st.lists(st.integers(0, n - 1), max_size=15)) if n else []
+    return n, tuple(segments), np.array(keep, dtype=I64), draw(st.binary(max_size=3))
+
+
+@settings(max_examples=300, deadline=None)
+@given(record_segments())
+def test_concat_records_gives_the_joined_segments_of_the_definition(case):
+    from calculators.result_json import concat_records
+
+    n, segments, keep, sep = case
+    assert kernels.concat_records(n, segments, keep, sep) == concat_records(n, segments, keep, sep)
+
+
+def test_concat_records_refuses_what_it_cannot_join_before_writing():
+    one = (np.array([0], dtype=I64), np.array([2], dtype=I64))
+    keep = np.array([0], dtype=I64)
+    assert kernels.concat_records(1, (b"{", ["\u00e9"], (b"abc", *one), b"}"), keep, b",") == "{\u00e9ab}".encode()
+    with pytest.raises(ValueError):                     # a list of another length than n
+        kernels.concat_records(2, (["a"],), np.array([0], dtype=I64), b",")
+    with pytest.raises(TypeError):                      # an item that is no str
+        kernels.concat_records(1, ([b"a"],), keep, b",")
+    with pytest.raises(UnicodeEncodeError):             # a lone surrogate, as str.encode refuses it
+        kernels.concat_records(1, (["\ud800"],), keep, b",")
+    with pytest.raises(ValueError):                     # a slice past its data
+        kernels.concat_records(1, ((b"ab", *one[:1], np.array([3], dtype=I64)),), keep, b",")
+    with pytest.raises(ValueError):                     # a slice ending before it starts
+        kernels.concat_records(1, ((b"abc", np.array([2], dtype=I64), np.array([1], dtype=I64)),), keep, b",")
+    with pytest.raises(IndexError):                     # a record that is not there
+        kernels.concat_records(1, (b"x",), np.array([1], dtype=I64), b",")
+    with pytest.raises(TypeError):                      # a segment of another kind
+        kernels.concat_records(1, ((1, 2),), keep, b",")
+    with pytest.raises(TypeError):                      # starts that are not int64
+        kernels.concat_records(1, ((b"ab", np.array([0], dtype=np.int32), one[1]),), keep, b",")
+    assert kernels.concat_records(0, (b"x",), np.array([], dtype=I64), b",") == b""
+
+
 # --- id lists of a unit and its parents ----------------------------------------------------------
 
 @st.composite

@@ -110,7 +110,9 @@ def test_the_first_gather_of_ids_begins_with_the_document_and_ends_with_it(monke
     order = [sm for pr in res.periods for sm in pr.scopes.values()]
     info = NamesInfo(order)
     assert list(info._ahead) == [0]                          # begun at once
-    assert info.incident_text(order[0], 5) == rj._incident_text(order[0], 5, NamesInfo())
+    got, want = info.incident_text(order[0], 5), rj._incident_text(order[0], 5, NamesInfo())
+    assert bytes(got[0]) == bytes(want[0]) and got[3] == want[3]
+    assert got[1].tolist() == want[1].tolist() and got[2].tolist() == want[2].tolist()
     info.close()
     assert info._pool is None
     made = []
