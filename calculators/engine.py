@@ -34,7 +34,6 @@ Decisions where the spec leaves room (also in docs of `Result`):
 
 from __future__ import annotations
 
-import operator
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -46,6 +45,7 @@ import numpy as np
 
 from calculators import credits as cr
 from calculators import kernels
+from calculators.id_list import IdList  # noqa: F401  (a unit's ids in the result; also read from here)
 from calculators.incidents import UnitIds, coded
 from calculators.log_columns import columns_of
 from calculators.intervals import (
@@ -922,88 +922,6 @@ def _unique_pairs(units: list[np.ndarray], codes: list[np.ndarray], n_names: int
     if len(k):
         k = k[np.concatenate([[True], k[1:] != k[:-1]])]
     return k // (n_names + 1), k % (n_names + 1)
-
-
-class IdList(Sequence[str]):
-    """One unit's incident ids (log order) held as codes into the log's id table: a
-    read-only sequence equal to, and hashed as, the tuple of the same ids. An id becomes a
-    Python string only when it is read, so a table that shows the first four ids of a
-    cluster and the count of its other hundred thousand makes four strings, not all of them."""
-
-    __slots__ = ("_codes", "_names", "_tuple")
-
-    def __init__(self, codes: np.ndarray, names) -> None:
-        self._codes = codes            # positions in `names` (the engine's `IdCodes` names)
-        self._names = names
-        self._tuple: tuple[str, ...] | None = None
-
-    def __len__(self) -> int:
-        return len(self._codes)
-
-    def __getitem__(self, key):
-        if self._tuple is not None:
-            return self._tuple[key]
-        if isinstance(key, slice):
-            return tuple(self._names[self._codes[key]].tolist())
-        i = operator.index(key)          # what a tuple takes: an int (or bool), not a float or an array
-        if not -len(self._codes) <= i < len(self._codes):
-            raise IndexError("tuple index out of range")
-        return str(self._names[int(self._codes[i])])
-
-    def _all(self) -> tuple[str, ...]:
-        if self._tuple is None:
-            self._tuple = tuple(self._names[self._codes].tolist()) if len(self._codes) else ()
-        return self._tuple
-
-    def __iter__(self):
-        return iter(self._all())
-
-    def __contains__(self, item) -> bool:
-        return item in self._all()
-
-    def __eq__(self, other) -> bool:
-        return self._all() == (other._all() if isinstance(other, IdList) else other)
-
-    def __hash__(self) -> int:
-        return hash(self._all())
-
-    # ordered, joined and repeated as the tuple is (a tuple's operators do not take a sequence)
-    def __lt__(self, other):
-        return self._all() < _as_tuple(other)
-
-    def __le__(self, other):
-        return self._all() <= _as_tuple(other)
-
-    def __gt__(self, other):
-        return self._all() > _as_tuple(other)
-
-    def __ge__(self, other):
-        return self._all() >= _as_tuple(other)
-
-    def __add__(self, other):
-        return self._all() + _as_tuple(other)
-
-    def __radd__(self, other):
-        return _as_tuple(other) + self._all()
-
-    def __mul__(self, n):
-        return self._all() * n
-
-    __rmul__ = __mul__
-
-    def __repr__(self) -> str:
-        return repr(self._all())
-
-    def __reduce__(self):
-        # pickled (a record sent to another process) as the tuple of its ids, not with the
-        # log's whole id table that its codes index
-        return tuple, (self._all(),)
-
-
-def _as_tuple(other):
-    """An `IdList` as its tuple, anything else as it is (so that a tuple's operator refuses
-    what it refuses)."""
-    return other._all() if isinstance(other, IdList) else other
 
 
 class IdIndex:

@@ -522,14 +522,15 @@ def _quarters(result: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _figure_json(f: Any) -> dict[str, Any]:
+def _figure_json(f: Any, ids: Callable[[Any], Any] = lambda f: list(f.breach_ids)) -> dict[str, Any]:
     return {"target_seconds": f.target_seconds, "count": f.count, "measured": f.measured, "open": f.open,
             "breaches": f.breaches, "met": f.met, "p50_seconds": f.p50_seconds, "p95_seconds": f.p95_seconds,
-            "max_seconds": f.max_seconds, "breach_ids": list(f.breach_ids)}
+            "max_seconds": f.max_seconds, "breach_ids": ids(f)}
 
 
-def support_json(s: Any) -> dict[str, Any]:
-    """The document's `support` member from `Result.support` (`SupportFigures`; None: `{}`)."""
+def support_json(s: Any, ids: Callable[[Any], Any] = lambda f: list(f.breach_ids)) -> dict[str, Any]:
+    """The document's `support` member from `Result.support` (`SupportFigures`; None: `{}`).
+    `ids(figure)`: what stands for a figure's `breach_ids` (the list of them)."""
     from calculators.result_records import iso
 
     if s is None:
@@ -537,9 +538,59 @@ def support_json(s: Any) -> dict[str, Any]:
     return {"basis": s.basis, "from": iso(s.start.timestamp()), "to": iso(s.end.timestamp()),
             "as_of": iso(s.as_of.timestamp()), "percentile_method": s.percentile_method,
             "incidents": s.incidents, "planned_excluded": s.planned_excluded,
-            "detection": _figure_json(s.detection),
-            "response": {f.group: _figure_json(f) for f in s.response},
-            "restore": {f.group: _figure_json(f) for f in s.restore}}
+            "detection": _figure_json(s.detection, ids),
+            "response": {f.group: _figure_json(f, ids) for f in s.response},
+            "restore": {f.group: _figure_json(f, ids) for f in s.restore}}
+
+
+def _support_member(s: Any, names_info: NamesInfo) -> str | Callable[[_Out], None]:
+    """The `support` member (at depth 1) as `value(support_json(s), 1)` writes it. A figure's
+    breach ids held as codes (`IdList`: a million of them, 20 MB of text, on the benchmark
+    fleet) are gathered from the log's id table by the kernel, without a Python string per
+    id and without the GIL, into the place a stand-in took in the text of the rest; where
+    that cannot be done (no kernels, an id to escape) the whole member is `value`'s text."""
+    compiled = kernels.compiled
+    figures = [] if s is None else [s.detection, *s.response, *s.restore]
+    lazy = [f.breach_ids for f in figures if len(f.breach_ids) and hasattr(f.breach_ids, "codes")]
+    if compiled is None or not lazy or any(names_info.plain(x.names) is None for x in lazy):
+        return value(support_json(s), 1)
+    import numpy as np
+
+    from calculators.log_csv import string_buffers
+
+    stand_in: dict[int, int] = {}
+
+    def ids(f: Any) -> Any:
+        if len(f.breach_ids) and hasattr(f.breach_ids, "codes"):
+            stand_in[len(stand_in)] = id(f)
+            return f"\x00breach-ids-{len(stand_in) - 1}"
+        return list(f.breach_ids)
+
+    text = value(support_json(s, ids), 1)
+    by_id = {id(f): f for f in figures}
+    pieces: list[str | bytes] = []
+    at = 0
+    for k, fid in stand_in.items():
+        mark = quote(f"\x00breach-ids-{k}")
+        i = text.index(mark, at)
+        line = text.rfind("\n", 0, i) + 1
+        ind = " " * (len(text[line:i]) - len(text[line:i].lstrip(" ")))
+        sep = f'",\n{ind}  "'.encode("utf-8")
+        ids_of = by_id[fid].breach_ids
+        plain = names_info.plain(ids_of.names)
+        positions = np.empty(len(ids_of) + 1, dtype=np.int64)
+        joined = compiled.join_strings(*string_buffers(plain), kernels.as_i64(ids_of.codes), sep, positions)
+        pieces += [text[at:i] + f'[\n{ind}  "', memoryview(joined)[:len(joined) - len(sep)], f'"\n{ind}]']
+        at = i + len(mark)
+    pieces.append(text[at:])
+
+    def write(out: _Out) -> None:
+        for p in pieces:
+            if isinstance(p, str):
+                out.add(p)
+            else:
+                out.add_pieces([p])
+    return write
 
 
 def _chronic_units(units: Any) -> list[dict[str, Any]]:
@@ -646,7 +697,7 @@ def write_document(result: Any, write: Callable[[list[bytes | memoryview]], None
             # breach ids are 20 MB for a 12,600-node quarter) is made while the worker gathers
             # the first month's ids, instead of after the last month's records
             tail = [("quarters", value(_quarters(result), 1)),
-                    ("support", value(support_json(result.support), 1)),
+                    ("support", _support_member(result.support, names_info)),
                     ("termination", value(termination_json(result.termination), 1))]
             top: list[tuple[str, Any]] = [
                 ("format", quote(FORMAT)),

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from calculators.id_list import IdList
 from calculators.incidents import coded
 from calculators.log_columns import Columns, columns_of, first_rows
 from calculators.vocabulary import NA
@@ -94,7 +95,7 @@ def _figure(group: str, names: np.ndarray, ids: np.ndarray, durations: np.ndarra
         breaches=None if target is None else int(breach.sum()),
         p50_seconds=p50, p95_seconds=p95,
         max_seconds=int(vals.max()) if vals.size else None,
-        breach_ids=tuple(names[ids[breach]].tolist()), open=n_open)
+        breach_ids=IdList(ids[breach], names), open=n_open)
 
 
 def _col(cols: Columns, name: str, pick: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -15,6 +15,7 @@ acceptance section `date`s, seconds `int`, money `Decimal` (two places) and mont
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
@@ -42,7 +43,7 @@ class SupportFigure:
     p50_seconds: int | None
     p95_seconds: int | None
     max_seconds: int | None
-    breach_ids: tuple[str, ...] = ()
+    breach_ids: Sequence[str] = ()      # a tuple, or an `IdList` (codes into the log's ids)
     open: int = 0
 
     @property

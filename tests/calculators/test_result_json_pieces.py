@@ -123,9 +123,52 @@ def test_the_first_gather_of_ids_begins_with_the_document_and_ends_with_it(monke
         real(self)
 
     monkeypatch.setattr(NamesInfo, "close", close)
-    monkeypatch.setattr(rj, "support_json", lambda s: (_ for _ in ()).throw(RuntimeError("failed")))
+    monkeypatch.setattr(rj, "support_json", lambda s, *ids: (_ for _ in ()).throw(RuntimeError("failed")))
     with pytest.raises(RuntimeError):
         document_bytes(res)
     assert made == [True]                                    # the worker was stopped
     monkeypatch.undo()
     assert document_bytes(res) == reference(res).encode("utf-8")
+
+
+def test_support_breach_ids_are_gathered_from_the_codes_into_the_members_text():
+    """The support figures keep their breach ids as codes (`IdList`); the document gathers
+    their text in one kernel pass into the places stand-ins took, and writes what `value`
+    writes for the figures as Python lists: with ids to escape (a quote, a line break) the
+    member is `value`'s text itself."""
+    import pytest
+
+    import calculators.result_json as rj
+    from calculators import kernels
+    from calculators.id_list import IdList
+
+    if kernels.compiled is None:
+        pytest.skip("the compiled kernels were not built (no C compiler)")
+    lc, lg = example()
+    s = compute(lc, lg, ["2027-Q1"]).support
+    figures = [s.detection, *s.response, *s.restore]
+    assert all(isinstance(f.breach_ids, IdList) for f in figures)
+    assert sum(len(f.breach_ids) for f in figures) > 10          # breaches in more than one figure
+    assert sum(1 for f in figures if len(f.breach_ids)) > 1
+
+    def written(member):
+        out = rj._Out(lambda chunks: got.extend(bytes(c) for c in chunks))
+        member(out) if callable(member) else out.add(member)
+        out.flush()
+        return b"".join(got).decode("utf-8")
+
+    want = rj.value(rj.support_json(s), 1)
+    got: list[bytes] = []
+    member = rj._support_member(s, NamesInfo())
+    assert callable(member)                                      # gathered, not formatted per id
+    assert written(member) == want
+    # ids that JSON must escape: the member as value() writes it
+    import numpy as np
+
+    names = np.array(['INC-"1"', "INC-\n2", "INC-3"], dtype=object)
+    odd = [f.__class__(**{**{k: getattr(f, k) for k in f.__slots__},
+                          "breach_ids": IdList(np.array([0, 1, 2], dtype=np.int64), names)}) for f in figures]
+    s2 = s.__class__(**{**{k: getattr(s, k) for k in s.__slots__}, "detection": odd[0]})
+    got = []
+    assert written(rj._support_member(s2, NamesInfo())) == rj.value(rj.support_json(s2), 1)
+    assert '"INC-\\"1\\""' in rj.value(rj.support_json(s2), 1)
