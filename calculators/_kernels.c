@@ -520,6 +520,8 @@ static int cell_bounds(const unsigned char *ob, int width, int64_t c, int64_t *l
     return 0;
 }
 
+#define PREFETCH 32      /* cells read ahead of the copy: the codes jump across the whole table */
+
 static PyObject *join_strings(PyObject *self, PyObject *args) {
     PyObject *o_off, *o_data, *o_codes, *o_pos;
     int width;
@@ -553,6 +555,8 @@ static PyObject *join_strings(PyObject *self, PyObject *args) {
             bad = 1;
             break;
         }
+        if (i + PREFETCH < n && cc[i + PREFETCH] >= 0 && cc[i + PREFETCH] < cells)
+            __builtin_prefetch(ob + cc[i + PREFETCH] * width);      /* the ids are read in no order */
         cell_bounds(ob, width, c, &lo, &hi);
         if (lo < 0 || hi < lo || hi > dlen) {
             bad = 2;
@@ -580,6 +584,9 @@ static PyObject *join_strings(PyObject *self, PyObject *args) {
         goto done;
     char *dst = PyByteArray_AS_STRING(out);
     const char *sp = sep.buf;
+    char sep8[8] = {0};
+    if (slen <= 8)
+        memcpy(sep8, sp, (size_t)slen);
     Py_BEGIN_ALLOW_THREADS
     /* every bound checked again, against the buffer made: the codes, offsets or positions may
      * share memory with each other (or be changed by another thread) since the first pass */
@@ -590,14 +597,34 @@ static PyObject *join_strings(PyObject *self, PyObject *args) {
             bad = 1;
             break;
         }
+        if (i + PREFETCH < n) {
+            /* the cell PREFETCH ahead: its bounds (fetched a pass ago, or ahead below) and text */
+            int64_t a = cc[i + PREFETCH], plo, phi;
+            if (a >= 0 && a < cells) {
+                cell_bounds(ob, width, a, &plo, &phi);
+                if (plo >= 0 && plo < dlen)
+                    __builtin_prefetch(base + plo);
+            }
+            if (i + 2 * PREFETCH < n && cc[i + 2 * PREFETCH] >= 0 && cc[i + 2 * PREFETCH] < cells)
+                __builtin_prefetch(ob + cc[i + 2 * PREFETCH] * width);
+        }
         cell_bounds(ob, width, c, &lo, &hi);
         if (lo < 0 || hi < lo || hi > dlen || hi - lo > total - w || slen > total - w - (hi - lo)) {
             bad = 3;
             break;
         }
-        memcpy(dst + w, base + lo, (size_t)(hi - lo));
-        memcpy(dst + w + (hi - lo), sp, (size_t)slen);
-        w += (hi - lo) + slen;
+        /* short cells and separators are copied 16 and 8 bytes at a time where the buffers have
+         * room: the bytes past their end are written over by what follows */
+        if (hi - lo <= 16 && lo + 16 <= dlen && 16 <= total - w)
+            memcpy(dst + w, base + lo, 16);
+        else
+            memcpy(dst + w, base + lo, (size_t)(hi - lo));
+        w += hi - lo;
+        if (slen <= 8 && 8 <= total - w)
+            memcpy(dst + w, sep8, 8);
+        else
+            memcpy(dst + w, sp, (size_t)slen);
+        w += slen;
     }
     if (!bad && w != total)
         bad = 3;
