@@ -109,6 +109,7 @@ class _Job:
         self.stop = threading.Event()
         self.go = threading.Event()
         self.wake = threading.Event()
+        self.imported = threading.Event()      # the thread's modules are imported (`start`)
         self.thread: threading.Thread | None = None
         self.size = 0                          # the file's size when opened
 
@@ -227,7 +228,6 @@ def _read_regular(path: str, job: _Job | None = None
 
 
 def _work(path: str, job: _Job) -> None:
-    from calculators.log_csv import TEXT_CONVERTED, TIME_COLUMNS, convert_columns, looks_like_csv, read_csv_arrow
     from slaschema.errors import InputError
     from slaschema.safefiles import check_cli_file
 
@@ -241,6 +241,12 @@ def _work(path: str, job: _Job) -> None:
         return
     data, ident = got
     del got
+    # the parse needs pyarrow: imported by the thread that started this one (`start`), which
+    # says when it is done
+    while not job.imported.wait(0.05):
+        if stop.is_set():
+            return
+    from calculators.log_csv import TEXT_CONVERTED, TIME_COLUMNS, convert_columns, looks_like_csv, read_csv_arrow
     arrow, converted = None, {}
     try:
         if looks_like_csv(path, data):
@@ -259,8 +265,9 @@ def start(path: str | Path) -> None:
     """Begin reading `path` in a daemon thread (once per path; no-op if already started)."""
     name = _key(path)
     # the thread's imports happen here, in the calling thread: two threads importing the same
-    # packages (pyarrow, numpy) in different orders could deadlock on the module locks
-    import calculators.log_csv  # noqa: F401
+    # packages (pyarrow, numpy) in different orders could deadlock on the module locks. The
+    # reading of the file needs none of pyarrow, so it begins first and the thread waits for
+    # `imported` before its parse (the file is read while pyarrow is imported: 0.1 s sooner)
     import slaschema.errors  # noqa: F401
     import slaschema.safefiles  # noqa: F401
 
@@ -271,6 +278,10 @@ def start(path: str | Path) -> None:
         job.thread = threading.Thread(target=_work, args=(name, job), name="slakit-log-prefetch", daemon=True)
         _jobs[name] = job
     job.thread.start()
+    try:
+        import calculators.log_csv  # noqa: F401
+    finally:
+        job.imported.set()          # (also when the import fails: the thread then fails its own and stops)
 
 
 def take(path: str | Path) -> Fetched | None:

@@ -179,6 +179,39 @@ def test_a_cancelled_reading_stops_between_chunks_and_parses_nothing(write, monk
     log_prefetch._finish()
 
 
+def test_the_file_is_read_while_pyarrow_is_imported_and_parsed_after(write, monkeypatch):
+    """The reading thread reads the file at once and parses it only once the thread that
+    started it has imported the parser's modules (`imported`): a cancel while it waits for
+    them stops it without a parse."""
+    path = write("log.csv", HEADER + "\n".join(ROWS) + "\n")
+    read, parsed = threading.Event(), []
+    real_read = log_prefetch._read_regular
+
+    def reading(*a, **k):
+        got = real_read(*a, **k)
+        read.set()
+        return got
+
+    monkeypatch.setattr(log_prefetch, "_read_regular", reading)
+    monkeypatch.setattr("calculators.log_csv.read_csv_arrow", lambda data, *a, **k: parsed.append(len(data)))
+    for cancelled in (False, True):
+        read.clear()
+        parsed.clear()
+        job = log_prefetch._Job()                   # as `start` makes it, before its import is done
+        job.thread = threading.Thread(target=log_prefetch._work, args=(log_prefetch._key(path), job), daemon=True)
+        job.thread.start()
+        assert read.wait(5)
+        time.sleep(0.2)
+        assert job.thread.is_alive() and parsed == []        # read, waiting for the imports
+        if cancelled:
+            job.cancel()
+        else:
+            job.imported.set()
+        job.thread.join(5)
+        assert not job.thread.is_alive()
+        assert parsed == ([] if cancelled else [len(HEADER + "\n".join(ROWS) + "\n")])
+
+
 def test_the_loader_gets_the_whole_log_past_the_eager_part(write, lc, monkeypatch):
     path = write("log.csv", _many_rows(60_000))
     monkeypatch.setattr(log_prefetch, "CHUNK", 1 << 16)
