@@ -1358,17 +1358,6 @@ done:
  * partly written: the caller then asks Arrow's cast, which is the definition of these times
  * (calculators.log_csv.fast_times), and which gives the same seconds for every cell taken here.
  */
-static int digits(const unsigned char *s, int n, int *out) {
-    int v = 0;
-    for (int i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return 0;
-        v = v * 10 + (s[i] - '0');
-    }
-    *out = v;
-    return 1;
-}
-
 static int64_t days_from_civil(int64_t y, int m, int d) {
     y -= m <= 2;
     int64_t era = (y >= 0 ? y : y - 399) / 400;
@@ -1385,25 +1374,46 @@ static int month_days(int y, int m) {
     return days[m - 1];
 }
 
+/* days from 1970-01-01 to the first of each month of 1970-2169 (`days_from_civil`, looked up) */
+#define TABLE_FROM 1970
+#define TABLE_YEARS 200
+static int64_t month_start[TABLE_YEARS * 12];
+static int month_start_ready = 0;
+
+static void fill_month_start(void) {
+    for (int y = 0; y < TABLE_YEARS; y++)
+        for (int m = 1; m <= 12; m++)
+            month_start[y * 12 + m - 1] = days_from_civil(TABLE_FROM + y, m, 1);
+    month_start_ready = 1;
+}
+
+/* the two digits at s as a number, or -1 */
+static inline int two(const unsigned char *s) {
+    unsigned a = (unsigned)s[0] - '0', b = (unsigned)s[1] - '0';
+    return (a > 9 || b > 9) ? -1 : (int)(a * 10 + b);
+}
+
 /* seconds of one cell of 20 or 25 bytes; 0 when it is not of the two forms */
 static int parse_cell(const unsigned char *s, Py_ssize_t len, int64_t *out) {
-    int y, mo, d, h, mi, se;
     if (len != 20 && len != 25)
         return 0;
-    if (!digits(s, 4, &y) || s[4] != '-' || !digits(s + 5, 2, &mo) || s[7] != '-' || !digits(s + 8, 2, &d) ||
-        s[10] != 'T' || !digits(s + 11, 2, &h) || s[13] != ':' || !digits(s + 14, 2, &mi) || s[16] != ':' ||
-        !digits(s + 17, 2, &se))
+    int c1 = two(s), c2 = two(s + 2), mo = two(s + 5), d = two(s + 8), h = two(s + 11), mi = two(s + 14),
+        se = two(s + 17);
+    if ((c1 | c2 | mo | d | h | mi | se) < 0 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' ||
+        s[16] != ':')
         return 0;
+    int y = c1 * 100 + c2;
     if (mo < 1 || mo > 12 || d < 1 || d > month_days(y, mo) || h > 23 || mi > 59 || se > 59)
         return 0;
-    int64_t t = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se;
+    int64_t days = (y >= TABLE_FROM && y < TABLE_FROM + TABLE_YEARS) ? month_start[(y - TABLE_FROM) * 12 + mo - 1] + d - 1
+                                                                     : days_from_civil(y, mo, d);
+    int64_t t = days * 86400 + h * 3600 + mi * 60 + se;
     if (len == 20) {
         if (s[19] != 'Z')
             return 0;
     } else {
-        int oh, om;
-        if ((s[19] != '+' && s[19] != '-') || !digits(s + 20, 2, &oh) || s[22] != ':' || !digits(s + 23, 2, &om) ||
-            oh > 23 || om > 59)
+        int oh = two(s + 20), om = two(s + 23);
+        if ((s[19] != '+' && s[19] != '-') || oh < 0 || om < 0 || s[22] != ':' || oh > 23 || om > 59)
             return 0;
         int64_t off = oh * 3600 + om * 60;
         t += s[19] == '+' ? -off : off;
@@ -1442,6 +1452,8 @@ static PyObject *iso_seconds(PyObject *self, PyObject *args) {
     Py_ssize_t dlen = data.view.len;
     int64_t *res = out.view.buf;
     int ok = 1;
+    if (!month_start_ready)          /* (with the GIL held: filled once) */
+        fill_month_start();
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++) {
         int64_t lo, hi;
