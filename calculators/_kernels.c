@@ -1489,6 +1489,25 @@ done:
     return result;
 }
 
+/* --- a buffer to read a file into -------------------------------------------------------------
+ *
+ * empty_bytearray(n) -> bytearray
+ *
+ * A bytearray of n bytes whose content is not set (what bytearray(n) is without its zeroing):
+ * for a file read into it at once (calculators.log_prefetch), where bytearray(n) would write
+ * every page of a log's size while holding the GIL before the read writes them again.
+ */
+static PyObject *empty_bytearray(PyObject *self, PyObject *args) {
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "n", &n))
+        return NULL;
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "empty_bytearray: n below 0");
+        return NULL;
+    }
+    return PyByteArray_FromStringAndSize(NULL, n);
+}
+
 /* --- records of a JSON document ---------------------------------------------------------------
  *
  * concat_records(n, segments, keep, sep) -> bytes
@@ -1682,6 +1701,7 @@ static PyMethodDef methods[] = {
     {"split_rows", split_rows, METH_VARARGS, "Columns' values into the outputs of their rows' classes."},
     {"hash_cells", hash_cells, METH_VARARGS, "A 64-bit hash of each cell of an Arrow string array."},
     {"iso_seconds", iso_seconds, METH_VARARGS, "Epoch seconds of an Arrow string array of canonical ISO times."},
+    {"empty_bytearray", empty_bytearray, METH_VARARGS, "A bytearray of n bytes, its content not set."},
     {"concat_records", concat_records, METH_VARARGS, "Records joined from constant, per-record and sliced segments."},
     {NULL, NULL, 0, NULL},
 };

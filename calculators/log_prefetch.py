@@ -15,7 +15,7 @@ command line cannot hang the thread.
 A command that stops before it needs the log (a bad contract or option, an output it may not
 write) does not wait for the reading: `cancel()` (called when a command ends, whatever the
 outcome: `slakit.cli`) and the interpreter's exit stop it. The file is read in chunks of
-`CHUNK` bytes and the Arrow parse goes piece by piece (`log_csv.read_csv_arrow(stop=...)`),
+`CHUNK` bytes and the Arrow parse goes piece by piece (`log_csv_parse.read_csv_arrow(stop=...)`),
 each step asking whether the reading was cancelled, so a cancelled reading ends within one
 chunk or piece and lets its memory go; the exit then waits only for that step (Arrow's threads
 must not run into the interpreter's shutdown; the `slakit` program ends with `os._exit`, which has no
@@ -109,7 +109,8 @@ class _Job:
         self.stop = threading.Event()
         self.go = threading.Event()
         self.wake = threading.Event()
-        self.imported = threading.Event()      # the thread's modules are imported (`start`)
+        self.parser = threading.Event()        # the parse's module is imported (`start`)
+        self.imported = threading.Event()      # and the conversions' (`start`)
         self.thread: threading.Thread | None = None
         self.size = 0                          # the file's size when opened
 
@@ -175,6 +176,19 @@ def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
+try:      # (the C module alone: `calculators.kernels` imports numpy, which this module must not)
+    from calculators._kernels import empty_bytearray as _empty_bytearray
+except ImportError:  # pragma: no cover - built without a C compiler
+    _empty_bytearray = bytearray
+
+
+def _buffer(size: int) -> bytearray:
+    """A bytearray of `size` bytes to read a file into: not zeroed first where the kernels were
+    built (`bytearray(size)` writes a 137 MB log's every page while holding the GIL, 0.06 s in
+    which the command's start-up waits, before the read writes them again)."""
+    return _empty_bytearray(size)
+
+
 def _read_regular(path: str, job: _Job | None = None
                   ) -> tuple[bytearray, tuple[int, int, int, int]] | None:
     """The bytes of the regular file `path` and its identity when opened; None when it is not
@@ -194,7 +208,7 @@ def _read_regular(path: str, job: _Job | None = None
         # again: 137 MB in 0.12 s instead of 0.17 s); a file that grew while read goes on
         # growing the bytearray in place, one that shrank is cut to what was read (either way
         # the loader's identity check then finds it changed and reads it itself)
-        data = bytearray(st.st_size)
+        data = _buffer(st.st_size)
         view = memoryview(data)
         got = 0
         with os.fdopen(fd, "rb", closefd=False) as f:
@@ -227,6 +241,14 @@ def _read_regular(path: str, job: _Job | None = None
         os.close(fd)
 
 
+def _wait(ready: threading.Event, stop: threading.Event) -> bool:
+    """Wait until `ready` is set; False (at once) when the reading is cancelled first."""
+    while not ready.wait(0.05):
+        if stop.is_set():
+            return False
+    return not stop.is_set()
+
+
 def _work(path: str, job: _Job) -> None:
     from slaschema.errors import InputError
     from slaschema.safefiles import check_cli_file
@@ -241,17 +263,19 @@ def _work(path: str, job: _Job) -> None:
         return
     data, ident = got
     del got
-    # the parse needs pyarrow: imported by the thread that started this one (`start`), which
-    # says when it is done
-    while not job.imported.wait(0.05):
-        if stop.is_set():
-            return
-    from calculators.log_csv import TEXT_CONVERTED, TIME_COLUMNS, convert_columns, looks_like_csv, read_csv_arrow
+    # the parse needs pyarrow's CSV reader and the conversions the rest of `log_csv`: both are
+    # imported by the thread that started this one (`start`), which says when each is done
+    if not _wait(job.parser, stop):
+        return
+    from calculators.log_csv_parse import looks_like_csv, read_csv_arrow
+
     arrow, converted = None, {}
     try:
         if looks_like_csv(path, data):
             arrow = read_csv_arrow(data, stop=stop.is_set)
-        if arrow is not None and not stop.is_set():     # the conversions need neither pandas nor the contract
+        if arrow is not None and _wait(job.imported, stop):   # the conversions need neither pandas nor the contract
+            from calculators.log_csv import TEXT_CONVERTED, TIME_COLUMNS, convert_columns
+
             converted = convert_columns(arrow[0], arrow[1], TEXT_CONVERTED, TIME_COLUMNS, stop=stop.is_set)
     except Exception:  # noqa: BLE001 - the loader reads the file again and reports what is wrong
         arrow, converted = None, {}
@@ -266,8 +290,10 @@ def start(path: str | Path) -> None:
     name = _key(path)
     # the thread's imports happen here, in the calling thread: two threads importing the same
     # packages (pyarrow, numpy) in different orders could deadlock on the module locks. The
-    # reading of the file needs none of pyarrow, so it begins first and the thread waits for
-    # `imported` before its parse (the file is read while pyarrow is imported: 0.1 s sooner)
+    # reading of the file needs none of pyarrow, so it begins first; the thread waits for
+    # `parser` (pyarrow's CSV reader) before its parse and for `imported` (the rest of
+    # `log_csv`, pyarrow.compute) before the conversions: the file is read while pyarrow is
+    # imported, and parsed while pyarrow.compute is (0.1-0.15 s sooner than after them all)
     import slaschema.errors  # noqa: F401
     import slaschema.safefiles  # noqa: F401
 
@@ -279,9 +305,14 @@ def start(path: str | Path) -> None:
         _jobs[name] = job
     job.thread.start()
     try:
+        try:
+            import calculators.log_csv_parse  # noqa: F401
+        finally:
+            job.parser.set()        # (also when an import fails: the thread then fails its own and stops)
         import calculators.log_csv  # noqa: F401
     finally:
-        job.imported.set()          # (also when the import fails: the thread then fails its own and stops)
+        job.parser.set()
+        job.imported.set()
 
 
 def take(path: str | Path) -> Fetched | None:

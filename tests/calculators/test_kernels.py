@@ -249,6 +249,15 @@ def record_segments(draw):
     return n, tuple(segments), np.array(keep, dtype=I64), draw(st.binary(max_size=3))
 
 
+def test_empty_bytearray_is_a_bytearray_of_its_size_to_read_into():
+    got = kernels.empty_bytearray(1 << 20)
+    assert type(got) is bytearray and len(got) == 1 << 20
+    got[:3] = b"abc"
+    assert got[:3] == b"abc" and kernels.empty_bytearray(0) == bytearray()
+    with pytest.raises(ValueError):
+        kernels.empty_bytearray(-1)
+
+
 @settings(max_examples=300, deadline=None)
 @given(record_segments())
 def test_concat_records_gives_the_joined_segments_of_the_definition(case):

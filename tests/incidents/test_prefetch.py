@@ -146,7 +146,7 @@ def test_a_command_that_stops_early_does_not_wait_for_the_parse(write, monkeypat
         return real_read(name, stop)
 
     monkeypatch.setattr(log_prefetch, "_read_regular", slow_read)
-    monkeypatch.setattr("calculators.log_csv.read_csv_arrow", lambda data, *a, **k: parsed.append(1))
+    monkeypatch.setattr("calculators.log_csv_parse.read_csv_arrow", lambda data, *a, **k: parsed.append(1))
     log_prefetch.start(path)
     log_prefetch._finish()                  # what the interpreter's exit runs
     assert parsed == []
@@ -165,7 +165,7 @@ def test_a_cancelled_reading_stops_between_chunks_and_parses_nothing(write, monk
     monkeypatch.setattr(log_prefetch, "CHUNK", 1 << 16)
     monkeypatch.setattr(log_prefetch, "EAGER", 1 << 20)
     parsed = []
-    monkeypatch.setattr("calculators.log_csv.read_csv_arrow", lambda data, *a, **k: parsed.append(len(data)))
+    monkeypatch.setattr("calculators.log_csv_parse.read_csv_arrow", lambda data, *a, **k: parsed.append(len(data)))
     log_prefetch.start(path)
     job = log_prefetch._jobs[log_prefetch._key(path)]
     time.sleep(0.3)
@@ -180,10 +180,11 @@ def test_a_cancelled_reading_stops_between_chunks_and_parses_nothing(write, monk
 
 
 def test_the_file_is_read_while_pyarrow_is_imported_and_parsed_after(write, monkeypatch):
-    """The reading thread reads the file at once and parses it only once the thread that
-    started it has imported the parser's modules (`imported`): a cancel while it waits for
-    them stops it without a parse."""
+    """The reading thread reads the file at once, parses it once the thread that started it
+    has imported pyarrow's CSV reader (`parser`) and converts the columns once the rest is
+    imported (`imported`); a cancel while it waits stops it without a parse."""
     path = write("log.csv", HEADER + "\n".join(ROWS) + "\n")
+    size = len(HEADER + "\n".join(ROWS) + "\n")
     read, parsed = threading.Event(), []
     real_read = log_prefetch._read_regular
 
@@ -193,23 +194,30 @@ def test_the_file_is_read_while_pyarrow_is_imported_and_parsed_after(write, monk
         return got
 
     monkeypatch.setattr(log_prefetch, "_read_regular", reading)
-    monkeypatch.setattr("calculators.log_csv.read_csv_arrow", lambda data, *a, **k: parsed.append(len(data)))
+    monkeypatch.setattr("calculators.log_csv_parse.read_csv_arrow",
+                        lambda data, *a, **k: parsed.append(len(data)) or (None, {}, []))
+    converted = []
+    monkeypatch.setattr("calculators.log_csv.convert_columns", lambda *a, **k: converted.append(1) or {})
     for cancelled in (False, True):
         read.clear()
         parsed.clear()
-        job = log_prefetch._Job()                   # as `start` makes it, before its import is done
+        converted.clear()
+        job = log_prefetch._Job()                   # as `start` makes it, before its imports are done
         job.thread = threading.Thread(target=log_prefetch._work, args=(log_prefetch._key(path), job), daemon=True)
         job.thread.start()
         assert read.wait(5)
         time.sleep(0.2)
-        assert job.thread.is_alive() and parsed == []        # read, waiting for the imports
+        assert job.thread.is_alive() and parsed == []        # read, waiting for the parser
         if cancelled:
             job.cancel()
         else:
+            job.parser.set()
+            time.sleep(0.2)
+            assert parsed == [size] and converted == [] and job.thread.is_alive()
             job.imported.set()
         job.thread.join(5)
         assert not job.thread.is_alive()
-        assert parsed == ([] if cancelled else [len(HEADER + "\n".join(ROWS) + "\n")])
+        assert (parsed, converted) == (([], []) if cancelled else ([size], [1]))
 
 
 def test_the_loader_gets_the_whole_log_past_the_eager_part(write, lc, monkeypatch):
@@ -234,7 +242,7 @@ def test_a_command_that_fails_on_its_contract_cancels_the_reading(write, tmp_pat
     monkeypatch.setattr(log_prefetch, "EAGER", 1 << 20)
     monkeypatch.setattr(log_prefetch, "CHUNK", 1 << 16)
     parsed = []
-    monkeypatch.setattr("calculators.log_csv.read_csv_arrow", lambda data, *a, **k: parsed.append(len(data)))
+    monkeypatch.setattr("calculators.log_csv_parse.read_csv_arrow", lambda data, *a, **k: parsed.append(len(data)))
     r = cli("credits", bad, path, "--month", "2027-02")
     assert r.exit_code == 1, r.output
     assert log_prefetch._jobs == {}                               # cancelled when the command ended
