@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import os
 import sys
 from collections.abc import Callable
@@ -58,12 +59,17 @@ def tune_memory() -> dict[str, bool]:
     return _applied
 
 
+@functools.cache
 def _libc() -> ctypes.CDLL | None:
-    """The C library (glibc's allocator functions), None where it cannot be loaded."""
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-    except OSError:
-        return None
+    """The C library (glibc's allocator functions), None where it cannot be loaded: glibc's
+    own name first (`find_library` runs `ldconfig -p` in a child process, which forks the
+    whole command: a few milliseconds once it holds a loaded log), looked up once."""
+    for name in ("libc.so.6", None):
+        try:
+            return ctypes.CDLL(name or ctypes.util.find_library("c") or "libc.so.6")
+        except OSError:
+            continue
+    return None
 
 
 def _keep_freed_memory() -> bool:
