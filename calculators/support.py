@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from calculators import kernels
 from calculators.id_list import IdList
 from calculators.incidents import coded
 from calculators.log_columns import Columns, columns_of, first_rows
@@ -149,26 +150,30 @@ def support_report(lc: LoadedContract, log: IncidentLog, period_start_s: int, pe
                         else (len(SEVERITIES) if not isinstance(v, str) else -1) for v in sev_names]
                        + [len(SEVERITIES)], dtype=np.int64)
     sev = sev_map[sev_codes[pick]]
+    # each severity's incidents in one pass over the columns (`kernels.split`), not a mask each
+    by_sev = kernels.split(sev, len(SEVERITIES) + 1, [kernels.as_i64(ids), resp_dur, has_resp.view(np.int8).astype(np.int64)])
     response: list[SupportFigure] = []
     for k, s in enumerate(SEVERITIES + ("unset",)):
-        m = sev == k
+        k_ids, k_dur, k_has = by_sev[k]
         target = _secs(getattr(sup.response, s)) if (sup.response is not None and s != "unset") else None
-        if not m.any() and target is None:
+        if not len(k_ids) and target is None:
             continue
-        response.append(_figure(s, names, ids[m], resp_dur[m], has_resp[m], target))
+        response.append(_figure(s, names, k_ids, k_dur, k_has.astype(bool), target))
 
     end, has_end = _col(cols, "end", pick)
     s_codes, s_names = coded(log, "scope")
     scope_of = np.append([SCOPES.index(v) if v in SCOPES else -1 for v in s_names.tolist()], -1).astype(np.int64)
     scope_codes = scope_of[s_codes[pick]]
+    by_scope = kernels.split(scope_codes, len(SCOPES), [kernels.as_i64(ids), kernels.as_i64(start), end,
+                                                        has_end.view(np.int8).astype(np.int64)])
     restore: list[SupportFigure] = []
     for k, s in enumerate(SCOPES):
-        m = scope_codes == k
+        k_ids, k_start, k_end, k_has = by_scope[k]
         target = _secs(getattr(sup.restore, s)) if sup.restore is not None else None
-        if not m.any() and target is None:
+        if not len(k_ids) and target is None:
             continue
-        elapsed = np.where(start[m] <= as_of, as_of - start[m], -1)
-        restore.append(_figure(s, names, ids[m], end[m] - start[m], has_end[m], target, open_elapsed=elapsed))
+        elapsed = np.where(k_start <= as_of, as_of - k_start, -1)
+        restore.append(_figure(s, names, k_ids, k_end - k_start, k_has.astype(bool), target, open_elapsed=elapsed))
 
     return SupportFigures(start=utc(period_start_s), end=utc(period_end_s), as_of=utc(as_of), incidents=total,
                           planned_excluded=int(planned.sum()), detection=detection, response=tuple(response),
