@@ -38,7 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
-from functools import cached_property
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -1469,8 +1469,17 @@ def run(lc: LoadedContract, log: IncidentLog, periods: list[str] | list[Period],
         cluster_att = _unit_attribution(tr, tree, CLUSTER, needed)
         rack_att, site_att = above.result()
         att_pairs = [node_att, rack_att, cluster_att, site_att]
-    results = [_period_figures(lc, tr, tree, p, ids, att_pairs, tuple(excluded_sets), degraded_sets, flagged,
-                               rack_part) for p in plist]
+    month = partial(_period_figures, lc, tr, tree, ids=ids, att_pairs=att_pairs, excluded_sets=tuple(excluded_sets),
+                    degraded_sets=degraded_sets, flagged=flagged, rack_part=rack_part)
+    if len(plist) > 1:
+        # every other month in a worker (their numpy steps release the GIL), the rest here
+        ids.get()                        # (the id codes made once, before the two threads read them)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="slakit-months") as pool:
+            odd = [pool.submit(month, period=p) for p in plist[1::2]]
+            even = [month(period=p) for p in plist[0::2]]
+            results = [even[k // 2] if k % 2 == 0 else odd[k // 2].result() for k in range(len(plist))]
+    else:
+        results = [month(period=p) for p in plist]
     chronic = _chronic(lc, results, tree)
     figures = None
     if incidents:

@@ -122,3 +122,30 @@ def test_a_forked_child_computes_without_waiting_for_its_parents_worker(fleet, s
     answer = os.read(read, 1)
     os.close(read)
     assert answer == b"1"
+
+
+def test_a_quarters_months_worked_out_in_two_threads_are_each_months_own(fleet, monkeypatch):
+    """The months of a run are worked out every other one in a worker (`engine.run`): each is
+    the month computed alone, in order, and with one month there is no worker."""
+    import calculators.engine as engine
+
+    lc, log = fleet
+    months = ["2027-01", "2027-02", "2027-03"]
+    threads = []
+    real = engine._period_figures
+
+    def figures(*a, **k):
+        threads.append((k["period"].label, threading.current_thread().name))
+        return real(*a, **k)
+
+    monkeypatch.setattr(engine, "_period_figures", figures)
+    together = compute(lc, log, months, support=False)
+    assert sorted((m, t.startswith("slakit-months")) for m, t in threads) == [
+        ("2027-01", False), ("2027-02", True), ("2027-03", False)]
+    assert [p.period.label for p in together.periods] == months
+    for k, m in enumerate(months):
+        threads.clear()
+        alone = compute(lc, log, [m], support=False)
+        assert threads == [(m, threading.current_thread().name)]
+        want = alone.to_json()["periods"][0]
+        assert together.to_json()["periods"][k] == want
