@@ -34,6 +34,7 @@ Decisions where the spec leaves room (also in docs of `Result`):
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -937,6 +938,7 @@ class IdIndex:
         self.extra = extra           # (ptr, children, parent index)
         self._pairs: tuple[np.ndarray, np.ndarray] | None = None
         self._csr: tuple[np.ndarray, np.ndarray] | None = None
+        self._csr_lock = threading.Lock()      # (the document's id gathers run in two threads)
         self._lists: list[list[str]] | None = None
 
     def _pairs_of(self, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -993,40 +995,45 @@ class IdIndex:
         codes[bounds[u]:bounds[u + 1]]. With the kernels, each unit's own list is merged with
         its parents' lists unit by unit (`merge_lists`: a node's ids are its own, its rack's
         and its cluster's), where numpy expands the parents' pairs to every child and sorts
-        them all (1.9 million pairs for the nodes of a month of the benchmark fleet)."""
+        them all (1.9 million pairs for the nodes of a month of the benchmark fleet). Made
+        once, also where two threads ask at once (a node month's and its racks' gathers)."""
         if self._csr is None:
-            codes, names = self._codes.get()
-            unit, rows = self._raw
-            compiled = kernels.compiled
-            if compiled is None or not self.extra or len(self.extra) > 4:
-                units, cs = [unit], [codes[rows]]
-                for ptr, kids, parent in self.extra:
-                    pu, pc = parent.pairs()
-                    at, child = expand(pu, ptr, kids)
-                    units.append(child)
-                    cs.append(pc[at])
-                u, code = _unique_pairs(units, cs, len(names))
-                self._csr = np.searchsorted(u, np.arange(self.n_units + 1, dtype=I64)).astype(I64), code
-            else:
-                own_u, own_c = _unique_pairs([unit], [codes[rows]], len(names))
-                own_b = np.searchsorted(own_u, np.arange(self.n_units + 1, dtype=I64)).astype(I64)
-                owners, pbs, pcs = [], [], []
-                room = len(own_c)
-                for ptr, kids, parent in self.extra:
-                    owner = np.full(self.n_units, -1, dtype=I64)        # each child's parent unit
-                    owner[kids] = np.repeat(np.arange(len(ptr) - 1, dtype=I64), np.diff(ptr))
-                    pb, pc = parent.lists_csr()
-                    has = owner >= 0
-                    room += int(np.diff(pb)[owner[has]].sum())
-                    owners.append(owner)
-                    pbs.append(pb)
-                    pcs.append(kernels.as_i64(pc))
-                bounds = np.empty(self.n_units + 1, dtype=I64)
-                out = np.empty(room, dtype=I64)
-                n = compiled.merge_lists(own_b, kernels.as_i64(own_c), tuple(owners), tuple(pbs), tuple(pcs),
-                                         bounds, out)
-                self._csr = bounds, out[:n]
+            with self._csr_lock:
+                if self._csr is None:
+                    self._csr = self._make_csr()
         return self._csr
+
+    def _make_csr(self) -> tuple[np.ndarray, np.ndarray]:
+        codes, names = self._codes.get()
+        unit, rows = self._raw
+        compiled = kernels.compiled
+        if compiled is None or not self.extra or len(self.extra) > 4:
+            units, cs = [unit], [codes[rows]]
+            for ptr, kids, parent in self.extra:
+                pu, pc = parent.pairs()
+                at, child = expand(pu, ptr, kids)
+                units.append(child)
+                cs.append(pc[at])
+            u, code = _unique_pairs(units, cs, len(names))
+            return np.searchsorted(u, np.arange(self.n_units + 1, dtype=I64)).astype(I64), code
+        own_u, own_c = _unique_pairs([unit], [codes[rows]], len(names))
+        own_b = np.searchsorted(own_u, np.arange(self.n_units + 1, dtype=I64)).astype(I64)
+        owners, pbs, pcs = [], [], []
+        room = len(own_c)
+        for ptr, kids, parent in self.extra:
+            owner = np.full(self.n_units, -1, dtype=I64)        # each child's parent unit
+            owner[kids] = np.repeat(np.arange(len(ptr) - 1, dtype=I64), np.diff(ptr))
+            pb, pc = parent.lists_csr()
+            has = owner >= 0
+            room += int(np.diff(pb)[owner[has]].sum())
+            owners.append(owner)
+            pbs.append(pb)
+            pcs.append(kernels.as_i64(pc))
+        bounds = np.empty(self.n_units + 1, dtype=I64)
+        out = np.empty(room, dtype=I64)
+        n = compiled.merge_lists(own_b, kernels.as_i64(own_c), tuple(owners), tuple(pbs), tuple(pcs),
+                                 bounds, out)
+        return bounds, out[:n]
 
     def names(self) -> np.ndarray:
         """The incident ids the codes of `pairs()` index (object array, first-appearance order)."""
