@@ -93,8 +93,9 @@ def _ints(values: list[Any]) -> list[str]:
 
 
 def _pct_e4_texts(e4: Any) -> list[str]:
-    """`cr.pct_text` of each percentage x 10**4 (an array of ints), quoted."""
-    return [f'"{cr.pct_text(v)}"' for v in map(int, e4.tolist())]
+    """`cr.pct_text` of each percentage x 10**4 (an array of ints), quoted (each distinct
+    value once: a fleet's units share many, 100 most of all)."""
+    return cr.each_once(e4.tolist(), lambda v: f'"{cr.pct_text(int(v))}"')
 
 
 def downtime_texts(lnum: list[int], dn: list[int]) -> list[str]:
