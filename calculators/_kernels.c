@@ -1573,6 +1573,34 @@ static int segment_text(const Segment *g, Py_ssize_t n, Py_ssize_t k, const char
     return 0;
 }
 
+/* One pass over the records: with dst NULL their length is summed into *w (checked against
+ * overflow), else they are copied into dst (room bytes; every bound checked again). 0, or -1
+ * with an exception set, 1 a record out of range, 2 the text too long, 3 more than room. */
+static int walk_records(const Segment *sg, Py_ssize_t m, Py_ssize_t n, const int64_t *kk, Py_ssize_t nk,
+                        const Py_buffer *sep, char *dst, Py_ssize_t room, Py_ssize_t *w) {
+    for (Py_ssize_t r = 0; r < nk; r++) {
+        int64_t k = kk[r];
+        if (k < 0 || k >= n)
+            return dst ? 3 : 1;
+        for (Py_ssize_t i = -1; i < m; i++) {
+            const char *p = sep->buf;
+            Py_ssize_t len = r ? sep->len : 0;           /* (i == -1: the separator before it) */
+            if (i >= 0 && segment_text(&sg[i], n, (Py_ssize_t)k, &p, &len) < 0)
+                return -1;
+            if (dst == NULL) {
+                if (*w > PY_SSIZE_T_MAX - len)
+                    return 2;
+            } else {
+                if (len > room - *w)
+                    return 3;
+                memcpy(dst + *w, p, (size_t)len);
+            }
+            *w += len;
+        }
+    }
+    return 0;
+}
+
 static PyObject *concat_records(PyObject *self, PyObject *args) {
     Py_ssize_t n;
     PyObject *o_segments, *o_keep;
@@ -1621,60 +1649,28 @@ static PyObject *concat_records(PyObject *self, PyObject *args) {
         goto done;
     Py_ssize_t nk = count_of(&keep, 8);
     const int64_t *kk = keep.view.buf;
-    Py_ssize_t total = 0;
-    for (Py_ssize_t r = 0; r < nk; r++) {
-        int64_t k = kk[r];
-        if (k < 0 || k >= n) {
-            PyErr_SetString(PyExc_IndexError, "concat_records: a record is out of range");
-            goto done;
-        }
-        if (r && total > PY_SSIZE_T_MAX - sep.len)
-            goto too_long;
-        total += r ? sep.len : 0;
-        for (Py_ssize_t i = 0; i < m; i++) {
-            const char *p;
-            Py_ssize_t len;
-            if (segment_text(&sg[i], n, (Py_ssize_t)k, &p, &len) < 0)
-                goto done;
-            if (total > PY_SSIZE_T_MAX - len)
-                goto too_long;
-            total += len;
-        }
-    }
+    Py_ssize_t total = 0, w = 0;
+    int got = walk_records(sg, m, n, kk, nk, &sep, NULL, 0, &total);
+    if (got != 0)
+        goto failed;
     out = PyBytes_FromStringAndSize(NULL, total);
     if (out == NULL)
         goto done;
-    char *dst = PyBytes_AS_STRING(out);
-    Py_ssize_t w = 0;
-    for (Py_ssize_t r = 0; r < nk; r++) {
-        int64_t k = kk[r];
-        if (k < 0 || k >= n || (r && sep.len > total - w))
-            goto changed;
-        if (r) {
-            memcpy(dst + w, sep.buf, (size_t)sep.len);
-            w += sep.len;
-        }
-        for (Py_ssize_t i = 0; i < m; i++) {
-            const char *p;
-            Py_ssize_t len;
-            if (segment_text(&sg[i], n, (Py_ssize_t)k, &p, &len) < 0)
-                goto done;
-            if (len > total - w)
-                goto changed;
-            memcpy(dst + w, p, (size_t)len);
-            w += len;
-        }
-    }
-    if (w != total)
-        goto changed;
+    got = walk_records(sg, m, n, kk, nk, &sep, PyBytes_AS_STRING(out), total, &w);
+    if (got == 0 && w != total)
+        got = 3;
+    if (got != 0)
+        goto failed;
     result = out;
     out = NULL;
     goto done;
-too_long:
-    PyErr_SetString(PyExc_OverflowError, "concat_records: the text would be too long");
-    goto done;
-changed:
-    PyErr_SetString(PyExc_ValueError, "concat_records: the records changed between the passes");
+failed:                  /* walk_records: -1 an exception set, 1 a record out of range, 2 too long, 3 changed */
+    if (got == 1)
+        PyErr_SetString(PyExc_IndexError, "concat_records: a record is out of range");
+    else if (got == 2)
+        PyErr_SetString(PyExc_OverflowError, "concat_records: the text would be too long");
+    else if (got == 3)
+        PyErr_SetString(PyExc_ValueError, "concat_records: the records changed between the passes");
 done:
     Py_XDECREF(out);
     release_segments(sg, taken < m ? taken + 1 : m);
