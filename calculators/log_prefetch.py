@@ -267,10 +267,10 @@ def _work(path: str, job: _Job) -> None:
     # imported by the thread that started this one (`start`), which says when each is done
     if not _wait(job.parser, stop):
         return
-    from calculators.log_csv_parse import looks_like_csv, read_csv_arrow
-
     arrow, converted = None, {}
     try:
+        from calculators.log_csv_parse import looks_like_csv, read_csv_arrow     # (failed in `start`: said there)
+
         if looks_like_csv(path, data):
             arrow = read_csv_arrow(data, stop=stop.is_set)
         if arrow is not None and _wait(job.imported, stop):   # the conversions need neither pandas nor the contract
