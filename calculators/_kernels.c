@@ -555,8 +555,11 @@ static PyObject *join_strings(PyObject *self, PyObject *args) {
             bad = 1;
             break;
         }
-        if (i + PREFETCH < n && cc[i + PREFETCH] >= 0 && cc[i + PREFETCH] < cells)
-            __builtin_prefetch(ob + cc[i + PREFETCH] * width);      /* the ids are read in no order */
+        if (i + PREFETCH < n) {          /* the ids are read in no order (read once: it may change) */
+            int64_t a = cc[i + PREFETCH];
+            if (a >= 0 && a < cells)
+                __builtin_prefetch(ob + a * width);
+        }
         cell_bounds(ob, width, c, &lo, &hi);
         if (lo < 0 || hi < lo || hi > dlen) {
             bad = 2;
@@ -605,8 +608,11 @@ static PyObject *join_strings(PyObject *self, PyObject *args) {
                 if (plo >= 0 && plo < dlen)
                     __builtin_prefetch(base + plo);
             }
-            if (i + 2 * PREFETCH < n && cc[i + 2 * PREFETCH] >= 0 && cc[i + 2 * PREFETCH] < cells)
-                __builtin_prefetch(ob + cc[i + 2 * PREFETCH] * width);
+            if (i + 2 * PREFETCH < n) {
+                int64_t b = cc[i + 2 * PREFETCH];
+                if (b >= 0 && b < cells)
+                    __builtin_prefetch(ob + b * width);
+            }
         }
         cell_bounds(ob, width, c, &lo, &hi);
         if (lo < 0 || hi < lo || hi > dlen || hi - lo > total - w || slen > total - w - (hi - lo)) {
