@@ -103,7 +103,7 @@ def sorted_packed(unit: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, int, int
     if ub + tb + ib > 63 or int(unit.min()) < 0 or int(t.min()) < 0:
         return None
     packed = (((unit.astype(I64, copy=False) << tb) | t.astype(I64, copy=False)) << ib) | np.arange(n, dtype=I64)
-    packed.sort()
+    kernels.sort(packed, ib)           # the positions are in order: only the bits above them are sorted
     return packed, tb, ib
 
 
@@ -157,8 +157,8 @@ def _merged_from_keys(ks: np.ndarray, ke: np.ndarray) -> Intervals:
     """Merged intervals from the start and end keys of non-empty intervals, sorted apart:
     a merged interval ends after the i-th end exactly when that end is before the (i+1)-th
     start (a unit's keys all sort below the next unit's)."""
-    ks.sort()
-    ke.sort()
+    kernels.sort(ks)
+    kernels.sort(ke)
     gap = np.flatnonzero(ke[:-1] < ks[1:])
     first = np.concatenate([[0], gap + 1])
     last = np.concatenate([gap, [len(ke) - 1]])
@@ -201,7 +201,7 @@ def sweep(iv: Intervals, weight: np.ndarray | None = None) -> tuple[np.ndarray, 
         # +1/-1 events: the sign rides in the key's lowest bit, so a plain sort (no argsort
         # and gather) orders them; only the level after a key's last event is used
         k = np.concatenate([key(iv.unit, iv.start) << 1, (key(iv.unit, iv.end) << 1) | 1])
-        k.sort()
+        kernels.sort(k)
         level = np.cumsum(1 - 2 * (k & 1))
         k >>= 1
     else:
@@ -309,7 +309,7 @@ def _at_least(iv: Intervals, threshold: np.ndarray, weight: np.ndarray | None = 
     packed: tuple[int, ...] = ()          # (tb, ib) where the keys are order_by's packed ones
     if weight is None and int(iv.unit.max()) < (1 << (62 - SHIFT)) and int(iv.unit.min()) >= 0:
         k = np.concatenate([key(iv.unit, iv.start) << 1, (key(iv.unit, iv.end) << 1) | 1])
-        k.sort()
+        kernels.sort(k)
         d = None
     else:
         w = np.ones(len(iv), dtype=I64) if weight is None else np.asarray(weight, dtype=I64)
@@ -425,8 +425,8 @@ def _minus_parent(iv: Intervals, owner: np.ndarray, parent: Intervals) -> Interv
     # disjoint per child: starts and ends sorted apart stay paired
     ks = key(unit[keep], start[keep])
     ke = key(unit[keep], end[keep])
-    ks.sort()
-    ke.sort()
+    kernels.sort(ks)
+    kernels.sort(ke)
     return Intervals(ks >> SHIFT, ks & MASK, ke & MASK)
 
 

@@ -22,6 +22,19 @@ def as_i64(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.int64)
 
 
+def sort(a: np.ndarray, lo_bit: int = 0) -> np.ndarray:
+    """`a` (int64) sorted in place and returned: `a.sort()` (the definition, and what numpy does
+    without the kernels) by the compiled radix sort (`sort_i64`), several times faster than
+    numpy's sort on these machines. `lo_bit` > 0 promises that the bits below it are in
+    ascending order already among values equal above them (positions packed in the low bits):
+    only the bits above are sorted then, which gives the same array."""
+    if compiled is None or a.dtype != np.int64 or not a.flags.c_contiguous or not a.flags.writeable:
+        a.sort()
+    else:
+        compiled.sort_i64(a, lo_bit)
+    return a
+
+
 def split(cls: np.ndarray, n_classes: int, columns: list[np.ndarray]) -> list[list[np.ndarray]]:
     """For each class 0 .. n_classes - 1, each column's values at the rows of that class, in row
     order: `[[col[cls == c] for col in columns] for c in range(n_classes)]` (the definition, and

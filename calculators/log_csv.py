@@ -275,7 +275,7 @@ def _distinct_as_written(col: pa.ChunkedArray) -> pa.Array | None:
         offsets, data, width = string_buffers(flat)
         hashes = np.empty(n, dtype=np.int64)
         compiled.hash_cells(offsets, data, n, width, hashes)
-        hashes.sort()
+        kernels.sort(hashes)
         if not (hashes[1:] == hashes[:-1]).any():
             return flat
     ordered = flat.take(pc.sort_indices(flat))

@@ -527,6 +527,68 @@ def test_order_by_of_sorted_or_any_keys_is_the_stable_argsort(pairs, sort_first)
     assert kernels.keys_sorted(unit, t) is (want == list(range(len(pairs))))
 
 
+# --- sorting 64-bit integers ------------------------------------------------------------------
+
+_WIDE = st.one_of(st.integers(-(1 << 63), (1 << 63) - 1), st.integers(-3, 3), st.integers(0, 1 << 40),
+                  st.sampled_from([-(1 << 63), (1 << 63) - 1, 0, -1, 1 << 62]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_WIDE, max_size=300), st.booleans())
+def test_sort_i64_gives_numpys_sort(values, sort_first):
+    a = np.array(sorted(values) if sort_first else values, dtype=I64)
+    want = np.sort(a)                                # the definition
+    got = a.copy()
+    kernels.sort_i64(got, 0)
+    assert got.tolist() == want.tolist()
+    assert kernel_switch.sort(a.copy()).tolist() == want.tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5000), st.integers(0, (1 << 24) - 1)), max_size=400),
+       st.sampled_from([(1 << 11) - 1, 2, 0]))
+def test_sort_of_packed_keys_from_their_position_bits_up_is_the_full_sort(pairs, spread):
+    # the keys of intervals.sorted_packed: (unit, time) above the positions, which are in order
+    unit = np.array([u & spread if spread else u for u, _ in pairs], dtype=I64)
+    t = np.array([x for _, x in pairs], dtype=I64)
+    got = intervals.sorted_packed(unit, t) if len(pairs) else None
+    if got is None:
+        return
+    packed, tb, ib = got
+    want = np.sort((((unit << tb) | t) << ib) | np.arange(len(t), dtype=I64))
+    assert packed.tolist() == want.tolist()
+    assert intervals.order_by(unit, t).tolist() == np.argsort(intervals.key(unit, t), kind="stable").tolist()
+
+
+def test_sort_of_a_large_array_of_each_kind_is_numpys():
+    # large enough for every digit of the radix sort to be used; the digits where all values agree skipped
+    rng = np.random.default_rng(7)
+    for a in (rng.integers(-(1 << 63), (1 << 63) - 1, 100_000, dtype=I64, endpoint=True),
+              (rng.integers(0, 12_600, 100_000) << 33) | rng.integers(0, 1 << 23, 100_000),
+              np.full(50_000, -5, dtype=I64), np.arange(100_000, dtype=I64)[::-1].copy(),
+              rng.integers(0, 4, 100_000) << 40):
+        got = a.copy()
+        kernels.sort_i64(got, 0)
+        assert got.tolist() == np.sort(a).tolist()
+
+
+def test_sort_of_what_the_kernel_cannot_take_is_numpys_or_refused():
+    a = np.array([3, 1, 2, 9, 0], dtype=I64)
+    view = a[::2]                                   # not contiguous: numpy sorts it
+    assert kernel_switch.sort(view).tolist() == [0, 2, 3]
+    assert a.tolist() == [0, 1, 2, 9, 3]
+    f = np.array([2.0, 1.0])
+    assert kernel_switch.sort(f).tolist() == [1.0, 2.0]
+    with pytest.raises(TypeError):
+        kernels.sort_i64(f, 0)
+    with pytest.raises(ValueError):
+        kernels.sort_i64(a, 64)
+    with pytest.raises(ValueError):
+        kernels.sort_i64(a, -1)
+    with pytest.raises(ValueError):             # read-only: the kernel writes in place
+        kernels.sort_i64(np.frombuffer(a.tobytes(), dtype=I64), 0)
+
+
 # --- rows by class -----------------------------------------------------------------------------
 
 @settings(max_examples=300, deadline=None)
