@@ -74,7 +74,6 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 from calculators.column_spec import Check, Column, Context, is_missing, validate

@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from calculators import arrow_compute as pc
 from calculators import kernels
 
 # the parse (with the format's columns and its detection) needs only pyarrow's CSV reader: the
-# background reading parses with it while the rest of this module (pyarrow.compute) is imported
+# background reading parses with it while the rest of this module is imported
 from calculators.log_csv_parse import (  # noqa: F401  (read from here too)
     _HANDLERS, BLOCK_SIZE, COLUMNS, PIECE_SIZE, _pieces, csv_header, detect_format, looks_like_csv, read_csv_arrow)
 
@@ -98,7 +98,7 @@ def int64_array(values: np.ndarray) -> pa.Array:
 
 def string_scalar(text: str, type: pa.DataType = pa.large_string()) -> pa.Scalar:
     """`pa.scalar(text, type)` for a string type, made from buffers."""
-    return _large_strings([text.encode("utf-8")]).cast(type)[0]
+    return pc.cast(_large_strings([text.encode("utf-8")]), type)[0]
 
 
 def _large_strings(encoded: list[bytes]) -> pa.Array:
@@ -189,20 +189,20 @@ class TextValues:
             # by every place it is gathered to, not a new one per place
             return self.objects()[key]
         flat = np.where(flat < 0, flat + len(self.arrow), flat)
-        return python_strings(self.arrow.take(int64_array(flat))).reshape(key.shape)
+        return python_strings(pc.take(self.arrow, int64_array(flat))).reshape(key.shape)
 
 
 def arrow_strings(values: Any, type: pa.DataType = pa.large_string()) -> pa.Array:
     """`values` (an object array of str, or `TextValues`) as an Arrow array of `type`, without
     a Python string per value where they are Arrow already."""
     if isinstance(values, TextValues):
-        return values.arrow.cast(type)
+        return pc.cast(values.arrow, type)
     if type in (pa.large_string(), pa.string()) and all(isinstance(v, str) for v in values):
         # from buffers (pa.array imports pandas): the ids of a log without incidents, or of
         # the rows kept after bad ones were skipped; a lone surrogate raises UnicodeEncodeError
         # as pa.array raises for it
         arr = _large_strings([v.encode("utf-8") for v in values])
-        return arr if type == pa.large_string() else arr.cast(type)
+        return arr if type == pa.large_string() else pc.cast(arr, type)
     return pa.array(values, type=type)
 
 
@@ -279,7 +279,7 @@ def _distinct_as_written(col: pa.ChunkedArray) -> pa.Array | None:
         if not (hashes[1:] == hashes[:-1]).any():
             return flat
     ordered = flat.take(pc.sort_indices(flat))
-    if pc.any(pc.equal(ordered.slice(1), ordered.slice(0, n - 1))).as_py():
+    if pc.any_true(pc.equal(ordered.slice(1), ordered.slice(0, n - 1))).as_py():
         return None
     return flat
 
@@ -337,7 +337,7 @@ def fast_times(col: pa.ChunkedArray) -> np.ndarray | None:
     try:
         given = col if not empty.any() else pc.if_else(pc.invert(pc.cast(lengths, pa.bool_())),
                                                         pa.nulls(len(col), col.type), col)
-        ns = pc.cast(given, pa.timestamp("ns", tz="UTC")).cast(pa.int64())
+        ns = pc.cast(pc.cast(given, pa.timestamp("ns", tz="UTC")), pa.int64())
     except pa.ArrowException:       # a cell Arrow cannot cast: the general parser reads the column
         return None
     out = np.floor_divide(numpy_of(ns), 1_000_000_000)
