@@ -8,6 +8,11 @@ on the 2-core virtual machine we measure on, page faults took 0.4-1.7 s of syste
 - glibc keeps freed memory for the next array: the mmap threshold at its largest (32 MiB)
   and heap trimming off (by default blocks over 128 KiB are unmapped as soon as they are
   freed). The process then keeps its peak size until it exits, which suits a command.
+- one malloc arena for all threads (`M_ARENA_MAX` 1; glibc gives each new thread an arena of
+  its own, up to eight per core): the engine's workers (months, attribution, the halves of
+  the rack rules) then reuse the blocks the loader and the main thread freed instead of
+  faulting in fresh ones (1M incidents: about 20 % fewer page faults). Its arrays are few
+  and large, so the arena's lock is not contended. An explicit `MALLOC_ARENA_MAX` is kept.
 - numpy does not ask for transparent huge pages for its arrays (`NUMPY_MADVISE_HUGEPAGE=0`,
   numpy's own switch). Where the kernel compacts memory to find huge pages on demand (the
   `madvise` setting most distributions ship), each such fault costs far more than it saves:
@@ -37,6 +42,7 @@ from collections.abc import Callable
 
 M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
+M_ARENA_MAX = -8
 MMAP_THRESHOLD_MAX = 32 << 20        # glibc's upper limit on 64-bit systems
 TRIM_THRESHOLD = 2**31 - 1           # the largest int: trim only when 2 GiB are free at the top
 
@@ -81,7 +87,10 @@ def _keep_freed_memory() -> bool:
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
-    return mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_MAX) == 1 and mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) == 1
+    kept = mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_MAX) == 1 and mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) == 1
+    if kept and "MALLOC_ARENA_MAX" not in os.environ:
+        mallopt(M_ARENA_MAX, 1)          # (before the command starts its threads)
+    return kept
 
 
 def _no_hugepages() -> bool:

@@ -128,3 +128,31 @@ def test_prefault_stops_at_the_size_asked_and_needs_the_tuning():
 
     assert run_prefault(str(3 * PREFAULT_BLOCK + 1))[0] == 3 * PREFAULT_BLOCK
     assert run_prefault(str(400 << 20), SLAKIT_MEMORY_TUNING="off")[0] == 0
+
+
+ARENAS = """
+import ctypes, threading
+from calculators.memory import tune_memory
+tune_memory()
+import numpy
+def work():
+    for _ in range(20):
+        a = numpy.ones(1 << 17)      # 1 MiB: from the heap, under the mmap threshold
+        del a
+threads = [threading.Thread(target=work) for _ in range(4)]
+for t in threads: t.start()
+for t in threads: t.join()
+ctypes.CDLL("libc.so.6").malloc_stats()
+"""
+
+
+@linux_glibc
+@pytest.mark.parametrize(("env_values", "one"), [({}, True), ({"MALLOC_ARENA_MAX": "8"}, False),
+                                                 ({"SLAKIT_MEMORY_TUNING": "off"}, False)])
+def test_threads_share_one_malloc_arena_unless_told_otherwise(env_values, one):
+    # glibc's malloc_stats prints one "Arena N:" block per arena on stderr
+    env = {k: v for k, v in os.environ.items() if k not in ("SLAKIT_MEMORY_TUNING", "MALLOC_ARENA_MAX")}
+    env.update(env_values)
+    out = subprocess.run([sys.executable, "-c", ARENAS], check=True, capture_output=True, text=True, env=env)
+    arenas = [line for line in out.stderr.splitlines() if line.startswith("Arena ")]
+    assert (len(arenas) == 1) is one, out.stderr
