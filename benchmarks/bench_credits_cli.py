@@ -84,12 +84,12 @@ def run_cli(contract: Path, log: Path, out: Path, fmt: str) -> tuple[float, floa
 def breakdown(contract: str, log: str, out: str, fmt: str) -> dict[str, float]:
     """The credits command's parts, timed in this (fresh) process."""
     t0, c0 = time.perf_counter(), time.process_time()
+    from calculators.memory import tune_memory
+
+    tune_memory()                    # as `slakit` does before any command (numpy not yet imported)
     from calculators import log_prefetch
 
     log_prefetch.start(log)          # as the command does: the log is read while the modules load
-    from calculators.memory import tune_memory
-
-    tune_memory()
     from calculators.cli import render_table
     from calculators.engine import compute
     from calculators.incidents import load_incidents

@@ -3,7 +3,7 @@
 Working through a large incident log allocates and frees arrays of tens of megabytes many
 times over, so the cost of giving memory back to the kernel and faulting it in again shows:
 on the 2-core virtual machine we measure on, page faults took 0.4-1.7 s of system time per
-1M-incident run, on top of about 2.8 s of work. Two settings remove most of it:
+1M-incident run, on top of about 2.8 s of work. These settings remove most of it:
 
 - glibc keeps freed memory for the next array: the mmap threshold at its largest (32 MiB)
   and heap trimming off (by default blocks over 128 KiB are unmapped as soon as they are
@@ -26,6 +26,12 @@ work ahead: it allocates 8 MiB blocks from the heap and has the kernel fault eac
 that advice is not known) while the reading goes on (at most about three times the log's
 size), then frees them; the allocator keeps them (no trimming) for the arrays that follow. It
 runs in the waiting thread (the credits benchmark: about 0.07 s sooner).
+
+One setting is about CPU, not memory, and is applied with them: numpy's OpenBLAS starts a
+thread per core when numpy is imported, and each spins for a while before it sleeps (0.1 s of
+CPU per `slakit credits` run, taken from the log's parse on a 2-core machine). slakit does no
+linear algebra with numpy, so `OPENBLAS_NUM_THREADS` is set to 1 where it is not set (child
+processes inherit it; none of the tools slakit runs uses numpy's OpenBLAS).
 
 `SLAKIT_MEMORY_TUNING=off` leaves all of this as it is; an explicit `NUMPY_MADVISE_HUGEPAGE`
 is respected.
@@ -56,15 +62,18 @@ _applied: dict[str, bool] | None = None
 
 def tune_memory() -> dict[str, bool]:
     """Apply the settings once per process (call it before numpy is imported where possible).
-    Returns which took effect: {"malloc": ..., "no_hugepages": ...}."""
+    Returns which took effect: {"malloc": ..., "no_hugepages": ..., "one_blas_thread": ...}."""
     global _applied
     if _applied is not None:
         return _applied
-    _applied = {"malloc": False, "no_hugepages": False}
+    _applied = {"malloc": False, "no_hugepages": False, "one_blas_thread": False}
     if os.environ.get("SLAKIT_MEMORY_TUNING", "").lower() == "off" or not sys.platform.startswith("linux"):
         return _applied
     _applied["malloc"] = _keep_freed_memory()
     _applied["no_hugepages"] = _no_hugepages()
+    # OpenBLAS reads it when numpy loads it; numpy already imported keeps its threads
+    _applied["one_blas_thread"] = ("numpy" not in sys.modules
+                                   and os.environ.setdefault("OPENBLAS_NUM_THREADS", "1") == "1")
     return _applied
 
 

@@ -26,7 +26,8 @@ print(json.dumps(tune_memory()))
 
 
 def run(code: str, **env_values: str) -> object:
-    env = {k: v for k, v in os.environ.items() if k not in ("SLAKIT_MEMORY_TUNING", "NUMPY_MADVISE_HUGEPAGE")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("SLAKIT_MEMORY_TUNING", "NUMPY_MADVISE_HUGEPAGE", "OPENBLAS_NUM_THREADS")}
     env.update(env_values)
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env)
     return json.loads(out.stdout)
@@ -39,24 +40,24 @@ linux_glibc = pytest.mark.skipif(not sys.platform.startswith("linux") or platfor
 @linux_glibc
 def test_both_settings_take_once_before_numpy():
     first, again, numpy_env = run(CODE)
-    assert first == {"malloc": True, "no_hugepages": True} and again == first
+    assert first == {"malloc": True, "no_hugepages": True, "one_blas_thread": True} and again == first
     assert numpy_env == "0"
 
 
 @linux_glibc
 def test_numpy_already_imported_is_switched_through_its_own_setter():
-    assert run(LATE) == {"malloc": True, "no_hugepages": True}
+    assert run(LATE) == {"malloc": True, "no_hugepages": True, "one_blas_thread": False}
 
 
 @linux_glibc
 def test_an_explicit_numpy_choice_is_kept():
     first, _, numpy_env = run(CODE, NUMPY_MADVISE_HUGEPAGE="1")
-    assert first == {"malloc": True, "no_hugepages": False} and numpy_env == "1"
+    assert first == {"malloc": True, "no_hugepages": False, "one_blas_thread": True} and numpy_env == "1"
 
 
 def test_can_be_turned_off():
     first, again, numpy_env = run(CODE, SLAKIT_MEMORY_TUNING="off")
-    assert first == again == {"malloc": False, "no_hugepages": False} and numpy_env is None
+    assert first == again == {"malloc": False, "no_hugepages": False, "one_blas_thread": False} and numpy_env is None
 
 
 # 400 MB of 8 MiB arrays (under the mmap threshold the settings raise: kept on free), freed,
@@ -156,3 +157,26 @@ def test_threads_share_one_malloc_arena_unless_told_otherwise(env_values, one):
     out = subprocess.run([sys.executable, "-c", ARENAS], check=True, capture_output=True, text=True, env=env)
     arenas = [line for line in out.stderr.splitlines() if line.startswith("Arena ")]
     assert (len(arenas) == 1) is one, out.stderr
+
+
+BLAS = """
+import json, os, threading
+from calculators.memory import tune_memory
+tune_memory()
+import numpy
+print(json.dumps([os.environ.get("OPENBLAS_NUM_THREADS"), threading.active_count(),
+                  len(os.listdir("/proc/self/task"))]))
+"""
+
+
+@linux_glibc
+@pytest.mark.parametrize(("env_values", "want"), [({}, "1"), ({"OPENBLAS_NUM_THREADS": "3"}, "3")])
+def test_numpy_starts_no_blas_threads_unless_told_to(env_values, want):
+    env = {k: v for k, v in os.environ.items() if k not in ("SLAKIT_MEMORY_TUNING", "OPENBLAS_NUM_THREADS")}
+    env.update(env_values)
+    out = subprocess.run([sys.executable, "-c", BLAS], check=True, capture_output=True, text=True, env=env)
+    value, python_threads, os_threads = json.loads(out.stdout)
+    assert value == want
+    blas_threads = os_threads - python_threads       # threads numpy's OpenBLAS started
+    # (OpenBLAS starts up to one thread per core beside the caller's: on one core, none)
+    assert blas_threads == 0 if want == "1" else blas_threads == min(int(want), os.cpu_count() or 1) - 1
