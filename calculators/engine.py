@@ -54,6 +54,7 @@ from calculators.intervals import (
     Intervals,
     at_least,
     concat,
+    positions,
     csr,
     drop_short,
     expand,
@@ -116,7 +117,8 @@ class Pieces:
         return len(self.row)
 
     def take(self, idx) -> Pieces:
-        return Pieces(self.iv.take(idx), self.row[idx], self.flags[idx], self.ga[idx])
+        ix = positions(idx, len(self))
+        return Pieces(self.iv.take(ix), self.row.take(ix), self.flags.take(ix), self.ga.take(ix))
 
     @staticmethod
     def empty() -> Pieces:

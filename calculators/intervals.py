@@ -43,7 +43,8 @@ class Intervals:
         return Intervals(np.asarray(unit, dtype=I64), np.asarray(start, dtype=I64), np.asarray(end, dtype=I64))
 
     def take(self, idx) -> Intervals:
-        return Intervals(self.unit[idx], self.start[idx], self.end[idx])
+        ix = positions(idx, len(self))
+        return Intervals(self.unit.take(ix), self.start.take(ix), self.end.take(ix))
 
     def lengths(self) -> np.ndarray:
         return self.end - self.start
@@ -57,6 +58,23 @@ class Intervals:
     def relabel(self, mapping: np.ndarray) -> Intervals:
         """Same intervals, units replaced by `mapping[unit]` (e.g. node -> rack)."""
         return Intervals(mapping[self.unit], self.start, self.end)
+
+
+def positions(idx, n: int) -> np.ndarray:
+    """`idx` (a boolean mask of `n` rows, positions, or a slice) as the positions `ndarray.take` reads:
+    `a.take(positions(idx, len(a)))` is `a[idx]`. numpy's `a[mask]` takes 4-5 times as long as
+    finding the positions once and taking them (and several columns share the one search); its
+    `a[positions]` a fifth longer than `a.take(positions)`."""
+    if isinstance(idx, slice):
+        return np.arange(n, dtype=I64)[idx]
+    idx = np.asarray(idx)
+    if idx.dtype == np.bool_:
+        if idx.shape != (n,):
+            raise IndexError(f"boolean index of shape {idx.shape} does not match {n} rows")
+        return np.flatnonzero(idx)
+    if idx.dtype.kind not in "iu" and idx.size == 0:
+        return np.zeros(0, dtype=I64)          # an empty list
+    return idx
 
 
 def concat(*parts: Intervals) -> Intervals:
