@@ -84,6 +84,9 @@ def run_cli(contract: Path, log: Path, out: Path, fmt: str) -> tuple[float, floa
 def breakdown(contract: str, log: str, out: str, fmt: str) -> dict[str, float]:
     """The credits command's parts, timed in this (fresh) process."""
     t0, c0 = time.perf_counter(), time.process_time()
+    from slakit.entry import settle_environment
+
+    settle_environment()             # as `slakit` does first
     from calculators.memory import tune_memory
 
     tune_memory()                    # as `slakit` does before any command (numpy not yet imported)
@@ -155,7 +158,8 @@ def import_floor(rounds: int = 3) -> float:
     """Median wall seconds of a child process that only imports the modules the credits
     command needs (and exits as it does): the part of every run no log or engine change
     touches."""
-    code = f"import {', '.join(IMPORTS)}; from slakit.cli import quick_exit; quick_exit(0)"
+    code = (f"from slakit.entry import settle_environment; settle_environment(); import {', '.join(IMPORTS)}; "
+            "from slakit.cli import quick_exit; quick_exit(0)")
     took = []
     for _ in range(rounds):
         t = time.perf_counter()
