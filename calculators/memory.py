@@ -40,7 +40,6 @@ is respected.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 import os
 import sys
@@ -81,10 +80,16 @@ def tune_memory() -> dict[str, bool]:
 def _libc() -> ctypes.CDLL | None:
     """The C library (glibc's allocator functions), None where it cannot be loaded: glibc's
     own name first (`find_library` runs `ldconfig -p` in a child process, which forks the
-    whole command: a few milliseconds once it holds a loaded log), looked up once."""
+    whole command: a few milliseconds once it holds a loaded log; `ctypes.util` itself is
+    imported only then: it brings subprocess, shutil and tempfile, 5-10 ms of every start),
+    looked up once."""
     for name in ("libc.so.6", None):
         try:
-            return ctypes.CDLL(name or ctypes.util.find_library("c") or "libc.so.6")
+            if name is None:
+                from ctypes import util
+
+                name = util.find_library("c") or "libc.so.6"
+            return ctypes.CDLL(name)
         except OSError:
             continue
     return None

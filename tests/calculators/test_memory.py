@@ -180,3 +180,37 @@ def test_numpy_starts_no_blas_threads_unless_told_to(env_values, want):
     blas_threads = os_threads - python_threads       # threads numpy's OpenBLAS started
     # (OpenBLAS starts up to one thread per core beside the caller's: on one core, none)
     assert blas_threads == 0 if want == "1" else blas_threads == min(int(want), os.cpu_count() or 1) - 1
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator settings are Linux's")
+def test_the_c_library_is_found_by_its_lookup_where_glibcs_own_name_fails(monkeypatch):
+    """`_libc` tries `libc.so.6`, then `ctypes.util.find_library("c")` (imported only then)."""
+    import ctypes
+
+    from calculators import memory
+
+    real = ctypes.CDLL
+    tried: list[str | None] = []
+
+    def cdll(name, *args, **kwargs):
+        tried.append(name)
+        if len(tried) == 1:                # glibc's own name: as where it is not installed so
+            raise OSError("not found")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(ctypes, "CDLL", cdll)
+    memory._libc.cache_clear()
+    try:
+        found = memory._libc()
+    finally:
+        memory._libc.cache_clear()
+    from ctypes import util
+
+    assert tried == ["libc.so.6", util.find_library("c") or "libc.so.6"]
+    assert found is not None and hasattr(found, "mallopt")
+
+
+def test_starting_the_memory_settings_does_not_import_ctypes_util():
+    code = "import sys\nfrom calculators.memory import tune_memory\ntune_memory()\nprint('ctypes.util' in sys.modules)\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.strip() == ("False" if sys.platform.startswith("linux") else out.stdout.strip())
