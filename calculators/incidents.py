@@ -84,7 +84,7 @@ from calculators.log_csv import (BLOCK_SIZE, COLUMNS, LAZY_TEXT, NA, TEXT_CONVER
                                  detect_format, fast_times, read_csv_arrow, text_column)
 from slaschema import hostlist
 from slaschema.safefiles import check_cli_file, wide_encoding
-from slaschema.textsafe import no_lone_surrogates
+from slaschema.textsafe import lone_surrogates_replaced
 from slaschema.errors import InputError, Problem
 from slaschema.models import SCOPES
 
@@ -250,17 +250,19 @@ def _read(path: str | Path) -> tuple[_FrameSource | _ArrowSource, np.ndarray, st
         if source is not None:
             return source, np.arange(1, source.n + 1, dtype=np.int64), fname, digest
         read: Callable[[], tuple[pd.DataFrame, np.ndarray]] = partial(_read_csv, data, fname)
-    elif fmt == "jsonl":
-        read = partial(_read_jsonl, data.decode("utf-8-sig", errors="replace"), fname)
-    else:
-        read = partial(_read_json_array, data.decode("utf-8-sig", errors="replace"), fname)
+    escaped: list[Problem] = []             # the JSON readers' lone surrogates (`_surrogate_warning`)
+    if fmt == "jsonl":
+        read = partial(_read_jsonl, data.decode("utf-8-sig", errors="replace"), fname, escaped)
+    elif fmt == "json":
+        read = partial(_read_json_array, data.decode("utf-8-sig", errors="replace"), fname, escaped)
     # (Arrow reads only UTF-8 in the log's own columns: a log with other bytes there comes this way)
     warnings = _not_utf8_warning(data, fname)
     try:
         raw, rows = read()
     except InputError as e:                 # a file that cannot be read: said with its other problems
-        e.problems.extend(warnings)
+        e.problems.extend(warnings + escaped)
         raise
+    warnings += escaped
     return _FrameSource(raw, warnings), rows, fname, digest
 
 
@@ -434,12 +436,39 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_object, parse_int=_long_int, pars
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-def _loads(text: str) -> Any:
-    """`json.loads(text)`, objects with a key given twice as `_KeyTwice`, lone surrogates as U+FFFD."""
+def _loads(text: str, each: bool = False) -> tuple[Any, list[int]]:
+    """`json.loads(text)`, objects with a key given twice as `_KeyTwice`, lone surrogates as
+    U+FFFD; with the 1-based places where any was replaced: `[1]` (the document) or, with
+    `each` and an array, the elements that held one."""
     if text.startswith("\ufeff"):
-        return json.loads(text)        # refused, with json.loads's own message
+        return json.loads(text), []     # refused, with json.loads's own message
     data = _DECODER.decode(text)
-    return no_lone_surrogates(data) if _SURROGATE_ESCAPE.search(text) else data
+    if not _SURROGATE_ESCAPE.search(text):
+        return data, []
+    if each and isinstance(data, list):
+        places = []
+        for i, x in enumerate(data):
+            data[i], n = lone_surrogates_replaced(x)
+            if n:
+                places.append(i + 1)
+        return data, places
+    data, n = lone_surrogates_replaced(data)
+    return data, [1] if n else []
+
+
+def _surrogate_warning(places: list[int], fname: str, where: str) -> list[Problem]:
+    """A `not_utf8` warning naming the lines (JSON Lines) or elements (an array) in which an
+    escaped lone UTF-16 surrogate (`\\ud800`, not half of a pair) was read as U+FFFD, as a
+    CSV's bytes that are not UTF-8 are."""
+    if not places:
+        return []
+    shown = ", ".join(str(x) for x in places[:_NOT_UTF8_SHOWN]) + (", ..." if len(places) > _NOT_UTF8_SHOWN else "")
+    many = len(places) != 1
+    return [Problem(Reason.NOT_UTF8, f"{len(places)} {where}{'s hold' if many else ' holds'} an escaped lone UTF-16 "
+                    f"surrogate (\\ud800-\\udfff, not half of a pair), read as U+FFFD ({where}"
+                    f"{'s' if many else ''} {shown})", file=fname, row=places[0],
+                    line=places[0] if where == "line" else None, severity="warning",
+                    fix="write the character itself (the log is UTF-8), or both halves of its surrogate pair")]
 
 
 def _key_twice(message: str, key: str, fname: str, row: int, line: int | None) -> Problem:
@@ -452,15 +481,20 @@ def _object_key_twice(obj: _KeyTwice, fname: str, row: int, line: int | None) ->
     return _key_twice(f"an object gives the key {keys} twice", obj.twice[0], fname, row, line)
 
 
-def _read_jsonl(text: str, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
+def _read_jsonl(text: str, fname: str, warnings: list[Problem] | None = None) -> tuple[pd.DataFrame, np.ndarray]:
+    """The objects of a JSON Lines log; `warnings` gets the lines whose lone surrogates were
+    read as U+FFFD (`_surrogate_warning`)."""
     records: list[dict] = []
     rows: list[int] = []
     problems: list[Problem] = []
+    lone: list[int] = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            obj = _loads(line)
+            obj, replaced = _loads(line)
+            if replaced:
+                lone.append(lineno)
         except json.JSONDecodeError as e:
             problems.append(Problem(Reason.JSON_INVALID, f"line is not JSON: {e.msg}", file=fname, row=lineno,
                                     line=lineno, col=e.colno, value=line[:80]))
@@ -478,20 +512,27 @@ def _read_jsonl(text: str, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
             continue
         records.append(obj)
         rows.append(lineno)
+    if warnings is not None:
+        warnings.extend(_surrogate_warning(lone, fname, "line"))
     if problems:
         raise InputError(problems)
     rows_a = np.asarray(rows, dtype=np.int64)
     return _records_frame(records, rows_a, fname, "line"), rows_a
 
 
-def _read_json_array(text: str, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
+def _read_json_array(text: str, fname: str, warnings: list[Problem] | None = None
+                     ) -> tuple[pd.DataFrame, np.ndarray]:
+    """The objects of a JSON array log; `warnings` gets the elements whose lone surrogates
+    were read as U+FFFD (`_surrogate_warning`)."""
     try:
-        data = _loads(text)
+        data, lone = _loads(text, each=True)
     except json.JSONDecodeError as e:
         raise InputError([Problem(Reason.JSON_INVALID, f"not valid JSON: {e.msg}", file=fname, line=e.lineno,
                                   col=e.colno)]) from None
     except RecursionError:
         raise InputError([Problem(Reason.JSON_INVALID, _TOO_DEEP, file=fname, fix=_TOO_DEEP_FIX)]) from None
+    if warnings is not None and isinstance(data, list):
+        warnings.extend(_surrogate_warning(lone, fname, "element"))
     if not isinstance(data, list):
         raise InputError([Problem(Reason.JSON_INVALID, "a JSON incident log is an array of objects", file=fname,
                                   value=type(data).__name__, fix="write [ {...}, {...} ] or use JSON Lines")])

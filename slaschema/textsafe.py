@@ -267,30 +267,44 @@ def no_lone_surrogates(value: Any) -> Any:
     UTF-8 output takes; bytes that are not UTF-8 are read the same way. Lists and dicts (and a
     dict's attributes) are cleaned in place, as fresh from a decoder, with a stack instead of
     recursion: a document nested as deep as the decoder takes is cleaned too. Key order stays."""
+    return lone_surrogates_replaced(value)[0]
+
+
+def lone_surrogates_replaced(value: Any) -> tuple[Any, int]:
+    """`(no_lone_surrogates(value), how many surrogates it replaced)`: for a reader that says
+    where it read one as U+FFFD (an incident log's warning)."""
+    count = 0
+
+    def clean(text: str) -> str:
+        nonlocal count
+        out, n = _LONE_SURROGATE.subn("\ufffd", text)
+        count += n
+        return out
+
     if isinstance(value, str):
-        return _LONE_SURROGATE.sub("\ufffd", value)
+        return clean(value), count
     todo = [value]
     while todo:
         node = todo.pop()
         if isinstance(node, list):
             for i, v in enumerate(node):
                 if isinstance(v, str):
-                    node[i] = _LONE_SURROGATE.sub("\ufffd", v)
+                    node[i] = clean(v)
                 elif isinstance(v, (list, dict)):
                     todo.append(v)
         elif isinstance(node, dict):
             for k, v in node.items():
                 if isinstance(v, str):
-                    node[k] = _LONE_SURROGATE.sub("\ufffd", v)
+                    node[k] = clean(v)
                 elif isinstance(v, (list, dict)):
                     todo.append(v)
             if any(isinstance(k, str) and _LONE_SURROGATE.search(k) for k in node):
                 items = list(node.items())
                 node.clear()
-                node.update((_LONE_SURROGATE.sub("\ufffd", k) if isinstance(k, str) else k, v) for k, v in items)
+                node.update((clean(k) if isinstance(k, str) else k, v) for k, v in items)
             for name, attr in getattr(node, "__dict__", {}).items():
                 if isinstance(attr, str):
-                    setattr(node, name, _LONE_SURROGATE.sub("\ufffd", attr))
+                    setattr(node, name, clean(attr))
                 elif isinstance(attr, (list, dict)):
                     todo.append(attr)
-    return value
+    return value, count

@@ -112,3 +112,48 @@ def test_a_short_row_with_a_stray_byte_goes_to_the_general_reader_without_a_trac
     assert out.returncode == 0, out.stderr
     assert "Traceback" not in out.stderr and "Exception ignored" not in out.stderr
     assert "short.csv:3: 1 line holds bytes that are not UTF-8" in out.stderr
+
+
+# --- an escaped lone UTF-16 surrogate in a JSON log: read as U+FFFD, never silently -------------
+
+def _obj(i: str, **extra) -> str:
+    return json.dumps({"id": i, "scope": "node", "target": "r01-n01", "start": "2027-02-03T10:00:00Z",
+                       "end": "2027-02-03T11:00:00Z", **extra})
+
+
+def test_a_lone_surrogate_in_json_lines_is_read_as_u_fffd_and_its_line_named(tmp_path, lc):
+    lines = [_obj("J1"), _obj("J2").replace('"J2"', '"J2\\ud800"'), "", _obj("J3", cause="\\udc00x")]
+    lines[3] = lines[3].replace('"\\\\udc00x"', '"\\udc00x"')
+    log = inc.load_incidents(_write_bytes(tmp_path, "log.jsonl", "\n".join(lines).encode() + b"\n"), lc)
+    (w,) = _warnings(log)
+    assert w.severity == "warning" and w.line == 2 and w.file.endswith("log.jsonl")
+    assert "2 lines hold an escaped lone UTF-16 surrogate" in w.message and "(lines 2, 4)" in w.message
+    frame = log.frame.set_index("id")
+    assert "J2\ufffd" in frame.index and frame.loc["J3", "cause"] == "\ufffdx"
+
+
+def test_a_lone_surrogate_in_a_json_array_names_its_element(tmp_path, lc):
+    text = "[" + ",\n".join([_obj("J1"), _obj("J2", cause="\\ud834").replace('"\\\\ud834"', '"\\ud834"')]) + "]"
+    log = inc.load_incidents(_write_bytes(tmp_path, "log.json", text.encode()), lc)
+    (w,) = _warnings(log)
+    assert w.row == 2 and w.line is None and "1 element holds" in w.message and "(element 2)" in w.message
+    assert log.frame.set_index("id").loc["J2", "cause"] == "\ufffd"
+
+
+def test_a_surrogate_pair_and_an_escaped_backslash_are_no_warning(tmp_path, lc):
+    line = _obj("J1", cause="x").replace('"x"', '"\\ud83d\\ude00 C:\\\\ud800"')
+    log = inc.load_incidents(_write_bytes(tmp_path, "log.jsonl", line.encode() + b"\n"), lc)
+    assert _warnings(log) == []
+    assert log.frame.set_index("id").loc["J1", "cause"] == "\U0001f600 C:\\ud800"
+
+
+def test_a_lone_surrogate_is_warned_about_beside_the_logs_errors(tmp_path, lc):
+    lines = [_obj("J1").replace('"J1"', '"J1\\ud800"'), "{not json"]
+    import pytest
+
+    from slaschema.errors import InputError
+
+    with pytest.raises(InputError) as e:
+        inc.load_incidents(_write_bytes(tmp_path, "log.jsonl", "\n".join(lines).encode() + b"\n"), lc)
+    codes = [(p.code, p.severity) for p in e.value.problems]
+    assert (Reason.JSON_INVALID, "error") in codes and (Reason.NOT_UTF8, "warning") in codes
