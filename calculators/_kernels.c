@@ -1450,6 +1450,101 @@ done:
     return result;
 }
 
+/* plain_cells(offsets, data, n, offset_width) -> bool
+ *
+ * Whether every one of the n cells (as for hash_cells) is not empty and neither begins nor ends
+ * with a character str.strip() removes (calculators.log_csv._WHITESPACE: the ASCII ones, U+0085,
+ * U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000, looked for in their
+ * UTF-8 forms): such a column strips to itself with no empty cell, which
+ * calculators.log_csv._distinct_as_written otherwise finds out with Arrow's utf8_trim (a copy
+ * of every cell) and binary_length. Bytes that are not UTF-8 are not white space here, as
+ * they are not to Arrow (whose string arrays hold UTF-8 only).
+ */
+static int ws_ascii(unsigned char c) {
+    return c == ' ' || (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x1F);
+}
+
+static int ws_multi(const unsigned char *p, Py_ssize_t avail) {
+    /* the length of the white space character p starts with (its UTF-8 form), else 0 */
+    if (avail >= 2 && p[0] == 0xC2 && (p[1] == 0x85 || p[1] == 0xA0))
+        return 2;
+    if (avail >= 3) {
+        if (p[0] == 0xE1 && p[1] == 0x9A && p[2] == 0x80)
+            return 3;                                           /* U+1680 */
+        if (p[0] == 0xE2 && p[1] == 0x80 && (p[2] <= 0x8A || p[2] == 0xA8 || p[2] == 0xA9 || p[2] == 0xAF)
+            && p[2] >= 0x80)
+            return 3;                                           /* U+2000-200A, 2028, 2029, 202F */
+        if (p[0] == 0xE2 && p[1] == 0x81 && p[2] == 0x9F)
+            return 3;                                           /* U+205F */
+        if (p[0] == 0xE3 && p[1] == 0x80 && p[2] == 0x80)
+            return 3;                                           /* U+3000 */
+    }
+    return 0;
+}
+
+static int plain_cell(const unsigned char *p, Py_ssize_t len) {
+    if (len == 0 || ws_ascii(p[0]) || ws_ascii(p[len - 1]))
+        return 0;
+    if (p[0] >= 0xC2 && ws_multi(p, len))
+        return 0;
+    /* a character ending the cell: its first byte is the last one that is not a continuation byte */
+    if (p[len - 1] >= 0x80) {
+        if (len >= 2 && ws_multi(p + len - 2, 2) == 2)
+            return 0;
+        if (len >= 3 && ws_multi(p + len - 3, 3) == 3)
+            return 0;
+    }
+    return 1;
+}
+
+static PyObject *plain_cells(PyObject *self, PyObject *args) {
+    PyObject *o_off, *o_data;
+    Py_ssize_t n;
+    int width;
+    if (!PyArg_ParseTuple(args, "OOni", &o_off, &o_data, &n, &width))
+        return NULL;
+    if (width != 4 && width != 8) {
+        PyErr_SetString(PyExc_ValueError, "plain_cells: offset_width is 4 or 8");
+        return NULL;
+    }
+    Buf off = {0}, data = {0};
+    PyObject *result = NULL;
+    if (get_buf(o_off, &off, 1, 0, "offsets") < 0)
+        return NULL;
+    if (get_buf(o_data, &data, 1, 0, "data") < 0)
+        goto done;
+    if (n < 0 || n > off.view.len / width - 1) {
+        PyErr_SetString(PyExc_ValueError, "plain_cells: offsets do not hold n cells");
+        goto done;
+    }
+    const unsigned char *base = data.view.buf, *ob = off.view.buf;
+    Py_ssize_t dlen = data.view.len;
+    int bad = 0, plain = 1;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t lo, hi;
+        cell_bounds(ob, width, i, &lo, &hi);
+        if (lo < 0 || hi < lo || hi > dlen) {
+            bad = 1;
+            break;
+        }
+        if (!plain_cell(base + lo, hi - lo)) {
+            plain = 0;
+            break;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "plain_cells: an offset points outside the data");
+        goto done;
+    }
+    result = PyBool_FromLong(plain);
+done:
+    release(&off);
+    release(&data);
+    return result;
+}
+
 /* --- times written 2027-02-03T10:00:00Z or 2027-02-03T04:00:00-06:00 ----------------------
  *
  * iso_seconds(offsets, data, n, offset_width, out, na) -> bool
@@ -1802,6 +1897,8 @@ static PyMethodDef methods[] = {
     {"sort_i64", sort_i64, METH_VARARGS, "An int64 array sorted in place (a radix sort)."},
     {"split_rows", split_rows, METH_VARARGS, "Columns' values into the outputs of their rows' classes."},
     {"hash_cells", hash_cells, METH_VARARGS, "A 64-bit hash of each cell of an Arrow string array."},
+    {"plain_cells", plain_cells, METH_VARARGS,
+     "Whether no cell of an Arrow string array is empty or has white space around it."},
     {"iso_seconds", iso_seconds, METH_VARARGS, "Epoch seconds of an Arrow string array of canonical ISO times."},
     {"empty_bytearray", empty_bytearray, METH_VARARGS, "A bytearray of n bytes, its content not set."},
     {"concat_records", concat_records, METH_VARARGS, "Records joined from constant, per-record and sliced segments."},

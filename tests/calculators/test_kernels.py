@@ -631,6 +631,34 @@ def test_distinct_ids_are_found_as_the_sort_finds_them(ids, pieces):
         assert got.to_pylist() == want.to_pylist() == ids
 
 
+# white space str.strip() removes, its look-alikes that it keeps (U+2020, U+200B, U+00A1, U+1681,
+# U+205E, U+3001, U+2030) and plain letters: each cell's first and last characters matter
+_EDGE_CHARS = log_csv._WHITESPACE + "\u2020\u200b\u00a1\u1681\u205e\u3001\u2030\u00e9ab"
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.text(alphabet=_EDGE_CHARS, min_size=0, max_size=4), min_size=1, max_size=6), st.booleans())
+def test_plain_cells_says_what_str_strip_says(cells, large):
+    arr = pa.array(cells, pa.large_string() if large else pa.string())
+    offsets, data, width = log_csv.string_buffers(arr)
+    want = all(c != "" and c.strip() == c for c in cells)
+    assert kernels.plain_cells(offsets, data, len(cells), width) is want
+    for i, c in enumerate(cells):          # each cell alone, from its own offset on
+        one = arr.slice(i, 1)
+        assert kernels.plain_cells(*log_csv.string_buffers(one)[:2], 1, width) is (c != "" and c.strip() == c)
+
+
+def test_plain_cells_refuses_offsets_outside_the_data():
+    with pytest.raises(ValueError):
+        kernels.plain_cells(np.array([0, 9], dtype=np.int32).tobytes(), b"abc", 1, 4)
+    with pytest.raises(ValueError):
+        kernels.plain_cells(np.array([0, 1], dtype=np.int32).tobytes(), b"abc", 2, 4)
+    with pytest.raises(ValueError):
+        kernels.plain_cells(np.array([0, 1], dtype=np.int32).tobytes(), b"abc", 1, 3)
+    assert kernels.plain_cells(np.array([0, 3], dtype=np.int32).tobytes(), b"abc", 1, 4) is True
+    assert kernels.plain_cells(np.array([0], dtype=np.int32).tobytes(), b"", 0, 4) is True
+
+
 def test_hash_cells_refuses_offsets_outside_the_data():
     out = np.empty(1, dtype=I64)
     with pytest.raises(ValueError):
