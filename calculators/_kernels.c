@@ -1403,53 +1403,6 @@ static uint64_t hash_bytes(const unsigned char *p, Py_ssize_t len) {
     return h;
 }
 
-static PyObject *hash_cells(PyObject *self, PyObject *args) {
-    PyObject *o_off, *o_data, *o_out;
-    Py_ssize_t n;
-    int width;
-    if (!PyArg_ParseTuple(args, "OOniO", &o_off, &o_data, &n, &width, &o_out))
-        return NULL;
-    if (width != 4 && width != 8) {
-        PyErr_SetString(PyExc_ValueError, "hash_cells: offset_width is 4 or 8");
-        return NULL;
-    }
-    Buf off = {0}, data = {0}, out = {0};
-    PyObject *result = NULL;
-    if (get_buf(o_off, &off, 1, 0, "offsets") < 0)
-        return NULL;
-    if (get_buf(o_data, &data, 1, 0, "data") < 0 || get_buf(o_out, &out, 8, 1, "out") < 0)
-        goto done;
-    if (n < 0 || n > off.view.len / width - 1 || count_of(&out, 8) != n) {
-        PyErr_SetString(PyExc_ValueError, "hash_cells: offsets or out do not hold n cells");
-        goto done;
-    }
-    const unsigned char *base = data.view.buf, *ob = off.view.buf;
-    Py_ssize_t dlen = data.view.len;
-    int64_t *res = out.view.buf;
-    int bad = 0;
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t lo, hi;
-        cell_bounds(ob, width, i, &lo, &hi);
-        if (lo < 0 || hi < lo || hi > dlen) {
-            bad = 1;
-            break;
-        }
-        res[i] = (int64_t)hash_bytes(base + lo, hi - lo);
-    }
-    Py_END_ALLOW_THREADS
-    if (bad) {
-        PyErr_SetString(PyExc_ValueError, "hash_cells: an offset points outside the data");
-        goto done;
-    }
-    result = Py_NewRef(Py_None);
-done:
-    release(&off);
-    release(&data);
-    release(&out);
-    return result;
-}
-
 /* plain_cells(offsets, data, n, offset_width) -> bool
  *
  * Whether every one of the n cells (as for hash_cells) is not empty and neither begins nor ends
@@ -1497,28 +1450,35 @@ static int plain_cell(const unsigned char *p, Py_ssize_t len) {
     return 1;
 }
 
-static PyObject *plain_cells(PyObject *self, PyObject *args) {
-    PyObject *o_off, *o_data;
+/* hash_cells and plain_cells: one walk over the cells, each hashed into out (CELLS_HASH) or
+ * checked (CELLS_PLAIN: the walk stops at the first cell that is not plain) */
+enum { CELLS_HASH, CELLS_PLAIN };
+
+static PyObject *walk_cells(PyObject *args, int mode) {
+    const char *name = mode == CELLS_HASH ? "hash_cells" : "plain_cells";
+    PyObject *o_off, *o_data, *o_out = NULL;
     Py_ssize_t n;
     int width;
-    if (!PyArg_ParseTuple(args, "OOni", &o_off, &o_data, &n, &width))
+    if (mode == CELLS_HASH ? !PyArg_ParseTuple(args, "OOniO", &o_off, &o_data, &n, &width, &o_out)
+                           : !PyArg_ParseTuple(args, "OOni", &o_off, &o_data, &n, &width))
         return NULL;
     if (width != 4 && width != 8) {
-        PyErr_SetString(PyExc_ValueError, "plain_cells: offset_width is 4 or 8");
+        PyErr_Format(PyExc_ValueError, "%s: offset_width is 4 or 8", name);
         return NULL;
     }
-    Buf off = {0}, data = {0};
+    Buf off = {0}, data = {0}, out = {0};
     PyObject *result = NULL;
     if (get_buf(o_off, &off, 1, 0, "offsets") < 0)
         return NULL;
-    if (get_buf(o_data, &data, 1, 0, "data") < 0)
+    if (get_buf(o_data, &data, 1, 0, "data") < 0 || (o_out != NULL && get_buf(o_out, &out, 8, 1, "out") < 0))
         goto done;
-    if (n < 0 || n > off.view.len / width - 1) {
-        PyErr_SetString(PyExc_ValueError, "plain_cells: offsets do not hold n cells");
+    if (n < 0 || n > off.view.len / width - 1 || (o_out != NULL && count_of(&out, 8) != n)) {
+        PyErr_Format(PyExc_ValueError, "%s: offsets%s do not hold n cells", name, o_out != NULL ? " or out" : "");
         goto done;
     }
     const unsigned char *base = data.view.buf, *ob = off.view.buf;
     Py_ssize_t dlen = data.view.len;
+    int64_t *res = out.view.buf;
     int bad = 0, plain = 1;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -1528,22 +1488,29 @@ static PyObject *plain_cells(PyObject *self, PyObject *args) {
             bad = 1;
             break;
         }
-        if (!plain_cell(base + lo, hi - lo)) {
+        if (mode == CELLS_HASH) {
+            res[i] = (int64_t)hash_bytes(base + lo, hi - lo);
+        } else if (!plain_cell(base + lo, hi - lo)) {
             plain = 0;
             break;
         }
     }
     Py_END_ALLOW_THREADS
     if (bad) {
-        PyErr_SetString(PyExc_ValueError, "plain_cells: an offset points outside the data");
+        PyErr_Format(PyExc_ValueError, "%s: an offset points outside the data", name);
         goto done;
     }
-    result = PyBool_FromLong(plain);
+    result = mode == CELLS_HASH ? Py_NewRef(Py_None) : PyBool_FromLong(plain);
 done:
     release(&off);
     release(&data);
+    release(&out);
     return result;
 }
+
+static PyObject *hash_cells(PyObject *self, PyObject *args) { return walk_cells(args, CELLS_HASH); }
+
+static PyObject *plain_cells(PyObject *self, PyObject *args) { return walk_cells(args, CELLS_PLAIN); }
 
 /* --- times written 2027-02-03T10:00:00Z or 2027-02-03T04:00:00-06:00 ----------------------
  *
