@@ -70,11 +70,13 @@ def reconcile_cmd(paths, tolerance, as_of, assume_tz, contract_option, periods, 
     # both logs read as `slakit credits` reads a log (with the contract: its targets checked);
     # every problem of both at once: printed, exit 1 (slaschema.cli.report_input_errors)
 
+    shown: set[str] = set()        # the same file as OURS and THEIRS: its warnings once
+
     def read(path: str) -> tuple[IncidentLog | None, list]:
         # each log's entries are taken before the next is read; without a contract the
         # loaded log (its frame and the loader's structures) is not kept: nothing else needs it
         log = load_log(path, loaded, assume_tz)
-        echo_warnings(log.warnings)
+        echo_warnings(log.warnings, shown)
         release_freed()        # the loader's own temporaries: not resident beside the entries
         return (log if loaded is not None else None), log_entries(log)
 

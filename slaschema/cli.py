@@ -41,13 +41,20 @@ def _problem_line(p) -> str:
     return terminal_text(("warning: " if p.severity == "warning" else "") + p.format(), keep_newlines=False)
 
 
-def echo_warnings(problems) -> None:
+def echo_warnings(problems, seen: set[str] | None = None) -> None:
     """The warnings among `problems` (of an input that was read: a column ignored, bytes read
     as U+FFFD) as `warning: file:line: message [code]` lines on stderr, whatever the output
-    format: a command that succeeds still says what it read differently from the file."""
+    format: a command that succeeds still says what it read differently from the file.
+    `seen`: the lines a command printed already (and adds these to): a file it reads twice
+    (`reconcile LOG LOG`) has its warnings printed once."""
     for p in problems:
         if p.severity == "warning":
-            click.echo(_problem_line(p), err=True)
+            line = _problem_line(p)
+            if seen is not None:
+                if line in seen:
+                    continue
+                seen.add(line)
+            click.echo(line, err=True)
 
 
 def exit_on_input_error(exc, fmt: str | None = "table") -> NoReturn:

@@ -7,7 +7,7 @@ file in one pass. Tests assert `code` and location, never the wording of `messag
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, TypeVar
 
 from slaschema.textsafe import shown_name
@@ -107,7 +107,8 @@ class InputError(SlakitError):
 
 def gather(load: Callable[[T], R], items: Iterable[T]) -> list[R]:
     """`load` of each item, in order; when any raises `InputError`, one `InputError` with the
-    problems of all of them (every bad input reported at once)."""
+    problems of all of them (every bad input reported at once). A problem two items give alike
+    in every field (one file named twice: `reconcile LOG LOG`) is listed once."""
     out: list[R] = []
     problems: list[Problem] = []
     for item in items:
@@ -116,5 +117,12 @@ def gather(load: Callable[[T], R], items: Iterable[T]) -> list[R]:
         except InputError as e:
             problems.extend(e.problems)
     if problems:
-        raise InputError(problems)
+        seen: set[tuple] = set()
+        unique = []
+        for p in problems:
+            key = tuple(repr(getattr(p, f.name)) for f in fields(p))
+            if key not in seen:
+                seen.add(key)
+                unique.append(p)
+        raise InputError(unique)
     return out

@@ -128,3 +128,26 @@ def test_a_log_credits_accepts_is_accepted(tmp_path):
     # the offsets as written are read as the loader reads them: the findings' times are UTC
     first = read_log(LOG)[0]
     assert first.start.isoformat() == "2027-01-05T09:12:00+00:00" and first.row == 1
+
+
+def test_a_log_reconciled_against_itself_has_its_warnings_and_errors_printed_once(tmp_path):
+    row = b"A,node,r01-n01,2027-01-05T03:00:00Z,2027-01-05T04:00:00Z,down,,unplanned,sev2,caf\xe9\n"
+    text = HEADER.replace("severity", "severity,cause").encode() + row
+    log = tmp_path / "latin1.csv"
+    log.write_bytes(text)
+    twin = tmp_path / "twin.csv"
+    twin.write_bytes(text)
+    same = cli("reconcile", log, log)
+    assert same.exit_code == 0, same.output
+    warned = [line for line in same.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warned) == 1 and f"{log}:2:" in warned[0] and warned[0].endswith("[not_utf8]")
+    two = cli("reconcile", log, twin)             # two files: each one's warning
+    warned = [line for line in two.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warned) == 2 and f"{log}:2:" in warned[0] and f"{twin}:2:" in warned[1]
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(text.replace(b"sev2", b"sev9"))
+    refused = cli("reconcile", bad, bad)
+    assert refused.exit_code == 1
+    assert [line for line in _problem_lines(refused) if "[unknown_severity]" in line] == [
+        line for line in _problem_lines(cli("reconcile", bad, LOG)) if "[unknown_severity]" in line]
+    assert len([line for line in _problem_lines(refused) if "[unknown_severity]" in line]) == 1
