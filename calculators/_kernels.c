@@ -1684,7 +1684,11 @@ static PyObject *empty_bytearray(PyObject *self, PyObject *args) {
  *   - bytes: the same text in every record;
  *   - a list of n str: record k's is item k, as UTF-8;
  *   - a tuple (data, starts, ends): record k's is data[starts[k]:ends[k]] (starts and ends
- *     int64 of n items, data any bytes-like buffer).
+ *     int64 of n items, data any bytes-like buffer);
+ *   - a tuple (values, spec): record k's is values[k] (int64 of n items) written in decimal as
+ *     spec says: b"d" the integer, b"fS" / b"qS" (S a digit) with S digits after a point,
+ *     b"q" quoted; a value below 0 is "-" and the text of its magnitude (money as
+ *     calculators.credits.money writes it, a count as str() does).
  * What `calculators.result_json.concat_records` (the definition) joins in Python. A list of
  * another length or with an item that is no str, a slice outside its data or a record out of
  * range is an error (TypeError, ValueError, IndexError), found before anything is written; a
@@ -1695,12 +1699,41 @@ static PyObject *empty_bytearray(PyObject *self, PyObject *args) {
 #define MAX_SEGMENTS 64
 
 typedef struct {
-    int kind; /* 0 bytes, 1 list, 2 slices */
+    int kind; /* 0 bytes, 1 list, 2 slices, 3 numbers */
     const char *text;
     Py_ssize_t len;
     PyObject *list;
     Buf data, starts, ends;
+    int scale, quote;          /* kind 3: digits after the point, quoted */
 } Segment;
+
+#define NUMBER_TEXT 48         /* room for the text of any int64 with a point, sign and quotes */
+
+/* The text of v as a number segment writes it (see concat_records), into out; its length. */
+static Py_ssize_t number_text(int64_t v, int scale, int quote, char *out) {
+    char digits[24];
+    int nd = 0;
+    uint64_t m = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        digits[nd++] = (char)('0' + (int)(m % 10));
+        m /= 10;
+    } while (m);
+    while (nd <= scale)                    /* at least one digit before the point */
+        digits[nd++] = '0';
+    Py_ssize_t w = 0;
+    if (quote)
+        out[w++] = '"';
+    if (v < 0)
+        out[w++] = '-';
+    for (int i = nd - 1; i >= 0; i--) {
+        if (i == scale - 1)
+            out[w++] = '.';
+        out[w++] = digits[i];
+    }
+    if (quote)
+        out[w++] = '"';
+    return w;
+}
 
 static void release_segments(Segment *sg, Py_ssize_t m) {
     for (Py_ssize_t i = 0; i < m; i++) {
@@ -1710,8 +1743,15 @@ static void release_segments(Segment *sg, Py_ssize_t m) {
     }
 }
 
-/* record k's text of segment g: 0, or -1 with an exception set (bad == 1: a bound) */
-static int segment_text(const Segment *g, Py_ssize_t n, Py_ssize_t k, const char **p, Py_ssize_t *len) {
+/* record k's text of segment g: 0, or -1 with an exception set (bad == 1: a bound); a number
+ * is written into scratch (NUMBER_TEXT bytes) */
+static int segment_text(const Segment *g, Py_ssize_t n, Py_ssize_t k, const char **p, Py_ssize_t *len,
+                        char *scratch) {
+    if (g->kind == 3) {
+        *len = number_text(((const int64_t *)g->data.view.buf)[k], g->scale, g->quote, scratch);
+        *p = scratch;
+        return 0;
+    }
     if (g->kind == 0) {
         *p = g->text;
         *len = g->len;
@@ -1745,6 +1785,7 @@ static int segment_text(const Segment *g, Py_ssize_t n, Py_ssize_t k, const char
  * with an exception set, 1 a record out of range, 2 the text too long, 3 more than room. */
 static int walk_records(const Segment *sg, Py_ssize_t m, Py_ssize_t n, const int64_t *kk, Py_ssize_t nk,
                         const Py_buffer *sep, char *dst, Py_ssize_t room, Py_ssize_t *w) {
+    char scratch[NUMBER_TEXT];
     for (Py_ssize_t r = 0; r < nk; r++) {
         int64_t k = kk[r];
         if (k < 0 || k >= n)
@@ -1752,7 +1793,7 @@ static int walk_records(const Segment *sg, Py_ssize_t m, Py_ssize_t n, const int
         for (Py_ssize_t i = -1; i < m; i++) {
             const char *p = sep->buf;
             Py_ssize_t len = r ? sep->len : 0;           /* (i == -1: the separator before it) */
-            if (i >= 0 && segment_text(&sg[i], n, (Py_ssize_t)k, &p, &len) < 0)
+            if (i >= 0 && segment_text(&sg[i], n, (Py_ssize_t)k, &p, &len, scratch) < 0)
                 return -1;
             if (dst == NULL) {
                 if (*w > PY_SSIZE_T_MAX - len)
@@ -1807,8 +1848,30 @@ static PyObject *concat_records(PyObject *self, PyObject *args) {
                 PyErr_SetString(PyExc_ValueError, "concat_records: starts or ends not n items long");
                 goto done;
             }
+        } else if (PyTuple_Check(o) && PyTuple_GET_SIZE(o) == 2) {
+            g->kind = 3;
+            PyObject *spec = PyTuple_GET_ITEM(o, 1);
+            if (get_buf(PyTuple_GET_ITEM(o, 0), &g->data, 8, 0, "values") < 0)
+                goto done;
+            if (count_of(&g->data, 8) != n) {
+                PyErr_SetString(PyExc_ValueError, "concat_records: values not n items long");
+                goto done;
+            }
+            const char *sp = PyBytes_Check(spec) ? PyBytes_AS_STRING(spec) : NULL;
+            Py_ssize_t sl = sp ? PyBytes_GET_SIZE(spec) : 0;
+            if (sp != NULL && sl == 1 && (sp[0] == 'd' || sp[0] == 'q')) {
+                g->scale = 0;
+                g->quote = sp[0] == 'q';
+            } else if (sp != NULL && sl == 2 && (sp[0] == 'f' || sp[0] == 'q') && sp[1] >= '0' && sp[1] <= '9') {
+                g->scale = sp[1] - '0';
+                g->quote = sp[0] == 'q';
+            } else {
+                PyErr_SetString(PyExc_TypeError, "concat_records: a number spec is b'd', b'q', b'fS' or b'qS'");
+                goto done;
+            }
         } else {
-            PyErr_SetString(PyExc_TypeError, "concat_records: a segment is bytes, a list of str or (data, starts, ends)");
+            PyErr_SetString(PyExc_TypeError, "concat_records: a segment is bytes, a list of str, (data, starts, ends) "
+                                             "or (values, spec)");
             goto done;
         }
     }

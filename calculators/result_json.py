@@ -92,6 +92,41 @@ def _ints(values: list[Any]) -> list[str]:
     return list(map(str, map(int, values)))
 
 
+def _numbers(values: Any, spec: bytes, texts: Callable[[Any], list[str]], nonnegative: bool = False) -> Any:
+    """A column of a record's figures as the segment `records_text` takes: `(values, spec)`,
+    written by the kernel without a str per value, where it was built and `values` is an
+    int64 array (with `nonnegative`, none below 0: `cr.pct_text` floors a negative value);
+    otherwise `texts(values)`, the list of their texts, which is the same text."""
+    import numpy as np
+
+    if kernels.compiled is None or not isinstance(values, np.ndarray) or values.ndim != 1:
+        return texts(values)
+    numbers = values
+    if values.dtype == object:          # the engine's exact figures: Python ints, each within int64
+        items = values.tolist()
+        if set(map(type, items)) - {int}:
+            return texts(values)
+        try:
+            numbers = np.array(items, dtype=np.int64)
+        except OverflowError:
+            return texts(values)
+    if numbers.dtype != np.int64 or (nonnegative and len(numbers) and int(numbers.min()) < 0):
+        return texts(values)
+    return (kernels.as_i64(numbers), spec)
+
+
+def _int_column(values: Any) -> Any:
+    return _numbers(values, b"d", lambda v: _ints(v.tolist() if hasattr(v, "tolist") else v))
+
+
+def _money_column(cents: Any) -> Any:
+    return _numbers(cents, b"q2", lambda v: _cached_money([int(x) for x in (v.tolist() if hasattr(v, "tolist") else v)]))
+
+
+def _pct_column(e4: Any) -> Any:
+    return _numbers(e4, b"q4", _pct_e4_texts, nonnegative=True)
+
+
 def _pct_e4_texts(e4: Any) -> list[str]:
     """`cr.pct_text` of each percentage x 10**4 (an array of ints), quoted (each distinct
     value once: a fleet's units share many, 100 most of all)."""
@@ -139,17 +174,30 @@ def _pct(value: Any) -> str:
     return format(value.normalize(), "f")
 
 
+def number_text(v: int, spec: bytes) -> str:
+    """An int64 as a number segment `(values, spec)` writes it: b"d" the integer, b"fS" with S
+    digits after a point, b"q" and b"qS" the same quoted; below 0, "-" and the text of its
+    magnitude (`cr.money` for b"q2", str() for b"d", `cr.pct_text` for b"q4" where v >= 0)."""
+    scale = int(spec[1:]) if len(spec) == 2 else 0
+    m = abs(int(v))
+    text = ("-" if v < 0 else "") + (f"{m // 10 ** scale}.{m % 10 ** scale:0{scale}d}" if scale else str(m))
+    return f'"{text}"' if spec[:1] == b"q" else text
+
+
 def concat_records(n: int, segments: tuple[Any, ...], keep: Any, sep: bytes) -> bytes:
     """Records `keep[0], keep[1], ...` (of n) as UTF-8, `sep` between two of them, each the
     concatenation of `segments` in order: bytes (the same in every record), a list of n str
-    (record k's is item k) or `(data, starts, ends)` (record k's is data[starts[k]:ends[k]]).
-    The definition of the kernel `concat_records`, which does it in two passes over the
-    records with no string object per record (`records_text`)."""
+    (record k's is item k), `(data, starts, ends)` (record k's is data[starts[k]:ends[k]]) or
+    `(values, spec)` (record k's is `number_text(values[k], spec)`). The definition of the
+    kernel `concat_records`, which does it in two passes over the records with no string
+    object per record (`records_text`)."""
     def text(seg: Any, k: int) -> bytes:
         if isinstance(seg, bytes):
             return seg
         if isinstance(seg, list):
             return seg[k].encode("utf-8")
+        if len(seg) == 2:
+            return number_text(int(seg[0][k]), seg[1]).encode("utf-8")
         data, starts, ends = seg
         return bytes(memoryview(data)[int(starts[k]):int(ends[k])])
 
@@ -190,20 +238,20 @@ def unit_records(sm: Any, pr: Any, names_info: NamesInfo | None = None) -> list[
     lnum = sm.lnum.tolist()
     dn = sm.dn.tolist()
     if all(int(d) == 1 for d in dn):
-        down = _ints(lnum)
+        down = _int_column(sm.lnum)
     else:
         down = downtime_texts(lnum, dn)
-    avail = _pct_e4_texts(sm.avail_e4)
+    avail = _pct_column(sm.avail_e4)
     credit_pct = cr.each_once(sm.credit_pct, lambda v: f'"{_pct(v)}"' if v is not None else None)
     for i, v in enumerate(sm.credit_pct):
         if v is None:                           # pro rata: the unit's own share
             credit_pct[i] = f'"{format(sm.credit_pct_value(i), "f")}"'
-    fees = _cached_money(cr.cents_half_up(sm.fee_num, sm.fee_den).tolist())
+    fees = _money_column(cr.cents_half_up(sm.fee_num, sm.fee_den))
     credit_cents = sm.credit_cents.tolist()
-    credits = _cached_money(credit_cents)
+    credits = _money_column(sm.credit_cents)
     after = cr.each_once(credit_cents, lambda c: f'"{cr.money(settle.scaled_cents(int(c), pr))}"')
     flags = cr.each_once(sm.flags.tolist(), lambda b: _FLAG_TEXT[int(b) & FLAG_MASK])
-    excluded = _ints(sm.excluded.tolist())
+    excluded = _int_column(sm.excluded)
     met = ["true" if x else "false" for x in sm.met.tolist()]
     service = sm.service.tolist() if sm.service is not None else None
     keep: range | list[int] = range(n)
@@ -228,11 +276,11 @@ def unit_records(sm: Any, pr: Any, names_info: NamesInfo | None = None) -> list[
         f',{_M}"incidents": ', *incidents, f',{_M}"flags": ', flags, ","]
     # after the flags: [lost_gpu_seconds], [service_seconds, charged_fee], the credits
     if sm.proportional:
-        segments += [f'{_M}"lost_gpu_seconds": ', _ints(lnum), ","]
+        segments += [f'{_M}"lost_gpu_seconds": ', _int_column(sm.lnum), ","]
     if service is not None:
-        charged = _cached_money(cr.cents_half_up(sm.charged_num, sm.fee_den).tolist()) \
+        charged = _money_column(cr.cents_half_up(sm.charged_num, sm.fee_den)) \
             if sm.charged_num is not None else fees
-        segments += [f'{_M}"service_seconds": ', _ints(service), f',{_M}"charged_fee": ', charged, ","]
+        segments += [f'{_M}"service_seconds": ', _int_column(sm.service), f',{_M}"charged_fee": ', charged, ","]
     segments += [f'{_M}"credit_before_cap": ', credits, f',{_M}"credit_after_cap_and_minimum": ', after, _END]
     return [records_text(n, segments, keep)]
 
@@ -411,9 +459,9 @@ def node_records(pr: Any) -> bytes:
     if not n:
         return b""
     ids = quote_all(list(nm.ids))
-    fees = _cached_money([int(x) for x in nm.fee_cents.tolist()])
-    credits = _cached_money([int(x) for x in nm.credit_cents.tolist()])
-    settled = _cached_money([int(x) for x in settle.settled_node_cents(pr).tolist()])
+    fees = _money_column(nm.fee_cents)
+    credits = _money_column(nm.credit_cents)
+    settled = _money_column(settle.settled_node_cents(pr))
     basis = cr.each_once(nm.basis.tolist(), lambda b: quote(str(b) or "none"))
     segments: list[Any] = ["{" + _M + '"id": ', ids, f',{_M}"fee": ', fees, f',{_M}"credit": ', credits,
                            f',{_M}"basis": ', basis, ","]
@@ -423,8 +471,8 @@ def node_records(pr: Any) -> bytes:
         keep = [i for i in range(n) if service[i] > 0]
         if not keep:
             return b""
-        nc = _cached_money([int(x) for x in nm.not_charged_cents.tolist()])
-        segments += [f'{_M}"service_seconds": ', [str(int(x)) for x in service], f',{_M}"not_charged": ', nc, ","]
+        nc = _money_column(nm.not_charged_cents)
+        segments += [f'{_M}"service_seconds": ', _int_column(nm.service), f',{_M}"not_charged": ', nc, ","]
     segments += [f'{_M}"credit_before_cap": ', credits, f',{_M}"credit_after_cap_and_minimum": ', settled, _END]
     return records_text(n, segments, keep)
 

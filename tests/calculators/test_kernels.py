@@ -230,16 +230,21 @@ def test_join_strings_refuses_codes_and_offsets_outside_the_cells():
 @st.composite
 def record_segments(draw):
     """(n, segments, keep, sep): constants, per-record texts (any character a str can hold
-    as UTF-8) and slices of one buffer, as `result_json.unit_records` hands them over."""
+    as UTF-8), slices of one buffer and int64 numbers with a spec, as
+    `result_json.unit_records` hands them over."""
     n = draw(st.integers(0, 12))
     text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=5)
     data = draw(st.binary(max_size=40))
     segments = []
-    for kind in draw(st.lists(st.integers(0, 2), max_size=8)):
+    for kind in draw(st.lists(st.integers(0, 3), max_size=8)):
         if kind == 0:
             segments.append(draw(text).encode("utf-8"))
         elif kind == 1:
             segments.append(draw(st.lists(text, min_size=n, max_size=n)))
+        elif kind == 3:
+            values = draw(st.lists(st.integers(-2**63, 2**63 - 1) | st.integers(-10**6, 10**6), min_size=n, max_size=n))
+            spec = draw(st.sampled_from([b"d", b"q", b"f0", b"q2", b"q4", b"f9", b"q9"]))
+            segments.append((np.array(values, dtype=I64), spec))
         else:
             bounds = [sorted(draw(st.tuples(st.integers(0, len(data)), st.integers(0, len(data)))))
                       for _ in range(n)]
@@ -267,6 +272,36 @@ def test_concat_records_gives_the_joined_segments_of_the_definition(case):
     assert kernels.concat_records(n, segments, keep, sep) == concat_records(n, segments, keep, sep)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.integers(-2**63, 2**63 - 1) | st.integers(-10**7, 10**7))
+def test_number_segments_write_money_counts_and_percentages_as_the_formatters_do(v):
+    from calculators import credits as cr
+    from calculators.result_json import number_text
+
+    one = np.array([v], dtype=I64)
+    keep = np.array([0], dtype=I64)
+    for spec, want in ((b"d", str(v)), (b"q2", f'"{cr.money(v)}"')) + (((b"q4", f'"{cr.pct_text(v)}"'),) if v >= 0 else ()):
+        assert number_text(v, spec) == want
+        assert kernels.concat_records(1, ((one, spec),), keep, b",") == want.encode()
+
+
+def test_number_columns_are_the_kernels_only_for_int64_values_that_fit():
+    from decimal import Decimal
+
+    from calculators.result_json import _int_column, _money_column, _pct_column
+
+    ints = np.array([3, 0, 12], dtype=object)
+    got = _int_column(ints)
+    assert isinstance(got, tuple) and got[1] == b"d" and got[0].dtype == I64 and got[0].tolist() == [3, 0, 12]
+    assert isinstance(_money_column(np.array([5, 7], dtype=I64)), tuple)
+    # anything else is the list of texts the formatters write
+    assert _int_column(np.array([1, 2**70], dtype=object)) == ["1", str(2**70)]      # past int64
+    assert _money_column(np.array([Decimal("1.5"), 2], dtype=object)) == ['"0.01"', '"0.02"']
+    assert _int_column(np.array([True, 2], dtype=object)) == ["1", "2"]             # a bool is no count
+    assert _pct_column(np.array([-1, 10000], dtype=I64)) == ['"-1.9999"', '"1.0000"']    # pct_text's floor
+    assert _int_column([4, 5]) == ["4", "5"]                                          # not an array
+
+
 def test_concat_records_refuses_what_it_cannot_join_before_writing():
     one = (np.array([0], dtype=I64), np.array([2], dtype=I64))
     keep = np.array([0], dtype=I64)
@@ -285,6 +320,12 @@ def test_concat_records_refuses_what_it_cannot_join_before_writing():
         kernels.concat_records(1, (b"x",), np.array([1], dtype=I64), b",")
     with pytest.raises(TypeError):                      # a segment of another kind
         kernels.concat_records(1, ((1, 2),), keep, b",")
+    with pytest.raises(TypeError):                      # a number spec it does not know
+        kernels.concat_records(1, ((np.array([1], dtype=I64), b"x2"),), keep, b",")
+    with pytest.raises(TypeError):                      # numbers that are not int64
+        kernels.concat_records(1, ((np.array([1], dtype=np.int32), b"d"),), keep, b",")
+    with pytest.raises(ValueError):                     # numbers of another length than n
+        kernels.concat_records(1, ((np.array([1, 2], dtype=I64), b"d"),), keep, b",")
     with pytest.raises(TypeError):                      # starts that are not int64
         kernels.concat_records(1, ((b"ab", np.array([0], dtype=np.int32), one[1]),), keep, b",")
     assert kernels.concat_records(0, (b"x",), np.array([], dtype=I64), b",") == b""
