@@ -1748,7 +1748,9 @@ static void release_segments(Segment *sg, Py_ssize_t m) {
 static int segment_text(const Segment *g, Py_ssize_t n, Py_ssize_t k, const char **p, Py_ssize_t *len,
                         char *scratch) {
     if (g->kind == 3) {
-        *len = number_text(((const int64_t *)g->data.view.buf)[k], g->scale, g->quote, scratch);
+        int64_t v;                         /* (memcpy: a buffer need not be 8-byte aligned) */
+        memcpy(&v, (const char *)g->data.view.buf + k * 8, 8);
+        *len = number_text(v, g->scale, g->quote, scratch);
         *p = scratch;
         return 0;
     }
@@ -1770,7 +1772,9 @@ static int segment_text(const Segment *g, Py_ssize_t n, Py_ssize_t k, const char
         *p = PyUnicode_AsUTF8AndSize(item, len);
         return *p == NULL ? -1 : 0;
     }
-    int64_t lo = ((const int64_t *)g->starts.view.buf)[k], hi = ((const int64_t *)g->ends.view.buf)[k];
+    int64_t lo, hi;
+    memcpy(&lo, (const char *)g->starts.view.buf + k * 8, 8);
+    memcpy(&hi, (const char *)g->ends.view.buf + k * 8, 8);
     if (lo < 0 || hi < lo || hi > g->data.view.len) {
         PyErr_SetString(PyExc_ValueError, "concat_records: a slice lies outside its data");
         return -1;

@@ -434,6 +434,7 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_object, parse_int=_long_int, pars
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 def _loads(text: str, each: bool = False) -> tuple[Any, list[int]]:
@@ -488,7 +489,9 @@ def _read_jsonl(text: str, fname: str, warnings: list[Problem] | None = None) ->
     rows: list[int] = []
     problems: list[Problem] = []
     lone: list[int] = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    # lines end at LF, CRLF or a lone CR, as the byte-level warnings count them (str.splitlines
+    # also breaks at \x0c, \x1c-\x1e, U+0085, U+2028 and U+2029, which JSON allows raw in a string)
+    for lineno, line in enumerate(_LINE_END.split(text), start=1):
         if not line.strip():
             continue
         try:

@@ -250,14 +250,13 @@ def _wait(ready: threading.Event, stop: threading.Event) -> bool:
 
 
 def _work(path: str, job: _Job) -> None:
-    from slaschema.errors import InputError
     from slaschema.safefiles import check_cli_file
 
     try:
         check_cli_file(Path(path), "incident log")     # no /proc, /sys or /dev: the loader says why
-    except InputError:
-        return
-    got = _read_regular(path, job)
+        got = _read_regular(path, job)
+    except Exception:  # noqa: BLE001 - refused, or a file too large for memory: the loader reads it
+        return         # itself (a command that gets that far) and says what is wrong
     stop = job.stop
     if got is None or stop.is_set():
         return

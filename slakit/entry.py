@@ -62,7 +62,7 @@ def early_log(argv: list[str]) -> str | None:
         if a == "--":
             positional.extend(rest)
             break
-        if a in HELP:
+        if a in HELP or (a.startswith("-h") and not a.startswith("--")):     # (-ho: help, then -o)
             return None
         if a.startswith("-") and a != "-":
             if a not in flags and "=" not in a and (a.startswith("--") or len(a) == 2):

@@ -43,19 +43,27 @@ def _inside(path: str, root: str) -> bool:
 
 
 def resolve_named(name: str, *, base_dir: Path | str | None, from_cli: bool = False,
-                  what: str = "file", field: str | None = None, source: str | None = None) -> Path:
+                  what: str = "file", field: str | None = None, source: str | None = None,
+                  expand_user: bool = True) -> Path:
     """The real path a named file stands for, or InputError when the rules refuse it.
 
     `base_dir`: the folder of the contract that names the file (relative names are resolved
     there, and the result must stay inside it unless `from_cli`). `source`: the file that
-    names it (for the problem's location)."""
+    names it (for the problem's location). A name from the command line starting with `~` is
+    the home folder's (`expand_user`; `~user` of an unknown user stays as written, as a shell
+    leaves it); a caller that reads the name as written checks it as written."""
     def refuse(code: str, message: str, fix: str) -> InputError:
         return InputError([Problem(code, message, file=source, path=field, value=_shown(name), fix=fix)])
 
     if not isinstance(name, str) or not name.strip() or "\x00" in name:
         raise refuse("path_invalid", f"{what}: not a usable file name", "name a file")
     base = Path(base_dir) if base_dir is not None else Path(".")
-    p = Path(name).expanduser() if from_cli else Path(name)
+    p = Path(name)
+    if from_cli and expand_user:
+        try:
+            p = p.expanduser()
+        except RuntimeError:                     # no home folder for that user: the name as written
+            pass
     if not p.is_absolute():
         p = (Path.cwd() if from_cli else base) / p
     real = os.path.realpath(p)
@@ -75,7 +83,8 @@ def resolve_named(name: str, *, base_dir: Path | str | None, from_cli: bool = Fa
 def check_cli_file(path: Path | str, what: str = "file") -> None:
     """For readers of a file named on the command line that do their own reading: InputError
     unless it is a regular file outside /proc, /sys and /dev (no FIFO or device to hang on)."""
-    real = resolve_named(str(path), base_dir=None, from_cli=True, what=what, source=str(path))
+    # (the reader opens the name as written: a `~` in it is a folder of that name, not the home)
+    real = resolve_named(str(path), base_dir=None, from_cli=True, what=what, source=str(path), expand_user=False)
     try:
         st = os.stat(real)
     except OSError:

@@ -65,6 +65,8 @@ from slakit.entry import EARLY_LOG, GLOBAL_FLAGS, GLOBAL_VALUES, early_log  # no
     (["explain", "c.yaml", "log.csv", "--unit", "n1", "--month", "2027-01"], "log.csv"),
     (["credits", "c.yaml", "--", "-log.csv"], "-log.csv"),
     (["credits", "c.yaml", "log.csv", "--help"], None),          # help: nothing is read
+    (["credits", "c.yaml", "log.csv", "-ho", "x"], None),        # -h then -o: help
+    (["credits", "-hoout.txt", "c.yaml", "log.csv"], None),
     (["credits", "c.yaml"], None),                               # one argument: a usage error follows
     (["credits", "c.yaml", "-"], None),
     (["--version"], None),

@@ -285,6 +285,15 @@ def test_number_segments_write_money_counts_and_percentages_as_the_formatters_do
         assert kernels.concat_records(1, ((one, spec),), keep, b",") == want.encode()
 
 
+def test_number_and_slice_segments_read_buffers_that_are_not_aligned():
+    values = np.array([-5, 1234567], dtype=I64)
+    odd = np.frombuffer(b"\0" + values.tobytes(), dtype=I64, offset=1)        # 8-byte items at an odd address
+    starts = np.frombuffer(b"\0" + np.array([0, 1], dtype=I64).tobytes(), dtype=I64, offset=1)
+    ends = np.frombuffer(b"\0" + np.array([1, 3], dtype=I64).tobytes(), dtype=I64, offset=1)
+    got = kernels.concat_records(2, ((odd, b"q2"), (b"abc", starts, ends)), np.array([0, 1], dtype=I64), b",")
+    assert got == b'"-0.05"a,"12345.67"bc'
+
+
 def test_number_columns_are_the_kernels_only_for_int64_values_that_fit():
     from decimal import Decimal
 

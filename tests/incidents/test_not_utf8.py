@@ -157,3 +157,19 @@ def test_a_lone_surrogate_is_warned_about_beside_the_logs_errors(tmp_path, lc):
         inc.load_incidents(_write_bytes(tmp_path, "log.jsonl", "\n".join(lines).encode() + b"\n"), lc)
     codes = [(p.code, p.severity) for p in e.value.problems]
     assert (Reason.JSON_INVALID, "error") in codes and (Reason.NOT_UTF8, "warning") in codes
+
+
+def test_json_lines_end_at_lf_crlf_or_cr_only(tmp_path, lc):
+    """A raw U+2028 or U+0085 inside a JSON string is text (str.splitlines broke the line there,
+    and the object was refused as json_invalid); the lines are counted as the byte-level
+    warning counts them, so both warnings name the same line."""
+    head = b'{"id": "%s", "scope": "node", "target": "r01-n01", "start": "2027-02-03T10:00:00Z", ' \
+           b'"end": "2027-02-03T11:00:00Z", "cause": "%s"}'
+    first = head % (b"J1", "a\u2028b\u0085cd".encode("utf-8"))
+    second = head % (b"J2", b"\\ud800 \xff")            # an escaped lone surrogate and a stray byte
+    third = head % (b"J3", b"x")
+    log = inc.load_incidents(_write_bytes(tmp_path, "log.jsonl", first + b"\r\n" + second + b"\r" + third + b"\n"),
+                             lc)
+    frame = log.frame.set_index("id")
+    assert frame.loc["J1", "cause"] == "a\u2028b\u0085cd" and list(frame.index) == ["J1", "J2", "J3"]
+    assert sorted(w.line for w in _warnings(log)) == [2, 2], [w.message for w in log.warnings]

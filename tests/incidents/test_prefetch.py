@@ -87,6 +87,38 @@ def test_proc_is_not_read_in_the_background(lc):
     assert log_prefetch.take("/proc/self/environ") is None
 
 
+def test_a_reading_that_fails_leaves_the_file_to_the_loader_without_a_thread_traceback(write, lc, monkeypatch):
+    """A file the reading cannot hold (MemoryError for a huge sparse file) or any other
+    failure of the read ends the thread quietly: no "Exception in thread" traceback, and the
+    loader reads the file itself (`slaschema.entry` starts readings before the command line is
+    checked, so a usage error must not print one either)."""
+    path = write("log.csv", HEADER + ROWS[0] + "\n")
+    seen: list = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: seen.append(args.exc_type))
+
+    def fail(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(log_prefetch, "_read_regular", fail)
+    log_prefetch.start(path)
+    assert log_prefetch.take(path) is None
+    assert seen == []
+    assert len(inc.load_incidents(path, lc).frame) == 1
+
+
+def test_a_tilde_in_a_logs_name_is_a_folder_of_that_name(tmp_path, lc, monkeypatch):
+    """The loader opens the name as written, so its check is of the name as written: a folder
+    named `~` holding a link into /proc is refused, not checked as the home folder's file."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "~").mkdir()
+    (tmp_path / "~" / "log.csv").symlink_to("/proc/self/status")
+    log_prefetch.start("~/log.csv")
+    assert log_prefetch.take("~/log.csv") is None
+    with pytest.raises(InputError) as exc:
+        inc.load_incidents("~/log.csv", lc)
+    assert exc.value.problems[0].code == "path_forbidden"
+
+
 def test_columns_converted_in_parallel_give_the_same_log(tmp_path, lc, monkeypatch):
     """Above 50,000 rows the Arrow columns are converted in threads (`_ArrowSource.prepare`):
     the log is the one converted column by column, problems included."""
