@@ -45,6 +45,8 @@ class Reason(StrEnum):
     MISSING_COLUMN = "missing_column", "a required column (id, scope, target, start) is not in the header", "file"
     DUPLICATE_COLUMN = "duplicate_column", "a column name appears more than once in the header", "file"
     UNKNOWN_TIMEZONE = "unknown_timezone", "the zone given to --assume-tz is not an IANA time zone name", "file"
+    LOG_TOO_LARGE = "log_too_large", ("the file does not fit in the memory there is to read it into (a log is "
+                                      "read whole): split it, by month or by site"), "file"
     HOSTLIST_TOO_LARGE = "hostlist_too_large", ("read with no contract (`slakit reconcile OURS THEIRS`): the "
                                                 "node rows name more nodes together than the node budget "
                                                 "(raise it with `slakit --max-nodes N`)"), "file"

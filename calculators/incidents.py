@@ -229,7 +229,14 @@ def _read(path: str | Path) -> tuple[_FrameSource | _ArrowSource, np.ndarray, st
     if fetched is not None:
         data, digest = fetched.data, fetched.digest
     else:
-        data = p.read_bytes()
+        try:
+            data = p.read_bytes()
+        except MemoryError:
+            size = p.stat().st_size
+            raise InputError([Problem(Reason.LOG_TOO_LARGE, f"the incident log ({size / 1e9:,.1f} GB) does not fit in "
+                                      "memory: slakit reads a log whole", file=fname,
+                                      fix="split the log, by month or by site, and name the part the period needs")]
+                             ) from None
         digest = hashlib.sha256(data).hexdigest()
     head = data[:4096].decode("utf-8-sig", errors="replace")
     if not head.strip() and not data.decode("utf-8-sig", errors="replace").strip():

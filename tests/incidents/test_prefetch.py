@@ -424,3 +424,17 @@ def test_the_digest_is_the_files_sha256_whether_its_thread_ran_or_not(write, lc)
     log = inc.load_incidents(path, lc)                 # the prefetched log: its digest under way
     assert log.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
     assert log.with_frame(log.frame).sha256 == log.sha256
+
+
+def test_a_log_larger_than_memory_is_a_coded_problem(write, lc, monkeypatch):
+    path = write("log.csv", HEADER + ROWS[0] + "\n")
+    monkeypatch.setattr(log_prefetch, "_read_regular", lambda *a, **k: None)      # (the reading gave up)
+
+    def no_memory(self):
+        raise MemoryError
+
+    monkeypatch.setattr(type(path), "read_bytes", no_memory)
+    with pytest.raises(InputError) as exc:
+        inc.load_incidents(path, lc)
+    (p,) = exc.value.problems
+    assert p.code == "log_too_large" and p.file == str(path) and "split the log" in p.fix
