@@ -214,3 +214,34 @@ def test_starting_the_memory_settings_does_not_import_ctypes_util():
     code = "import sys\nfrom calculators.memory import tune_memory\ntune_memory()\nprint('ctypes.util' in sys.modules)\n"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip() == ("False" if sys.platform.startswith("linux") else out.stdout.strip())
+
+
+# a 64 MiB array (past the largest mmap threshold) filled, freed, and another filled: the
+# page faults of the second
+BIG_AGAIN = """
+import resource
+from calculators.memory import tune_memory
+tune_memory()
+import numpy
+a = numpy.empty(8 << 20)
+a.fill(1)
+del a
+f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+b = numpy.empty(8 << 20)
+b.fill(2)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc",
+                    reason="glibc's allocator settings")
+@pytest.mark.parametrize(("env", "reused"), [({}, True), ({"MALLOC_MMAP_MAX_": "65536"}, False),
+                                             ({"SLAKIT_MEMORY_TUNING": "off"}, False)])
+def test_a_block_past_the_mmap_threshold_comes_from_the_heap_and_is_reused(env, reused):
+    base = {k: v for k, v in os.environ.items() if k not in ("MALLOC_MMAP_MAX_", "SLAKIT_MEMORY_TUNING")}
+    # (no transparent huge pages for numpy's arrays in any case: a huge page is one fault)
+    out = subprocess.run([sys.executable, "-c", BIG_AGAIN], capture_output=True, text=True, check=True, timeout=60,
+                         env={**base, "NUMPY_MADVISE_HUGEPAGE": "0", **env})
+    faults = int(out.stdout)
+    pages = (64 << 20) // 4096
+    assert (faults < pages // 4) is reused, faults
