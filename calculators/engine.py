@@ -54,7 +54,6 @@ from calculators.intervals import (
     Intervals,
     at_least,
     concat,
-    positions,
     csr,
     drop_short,
     expand,
@@ -66,6 +65,7 @@ from calculators.intervals import (
     minus_parent,
     order_by,
     overlap_pairs,
+    positions,
     seconds_in,
 )
 from calculators.periods import EARLIEST_S, FIRST_MONTH, LAST_MONTH, LATEST_S, Period, month_bounds, parse_periods  # noqa: F401 (EARLIEST_S, LATEST_S are also read from here)

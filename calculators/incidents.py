@@ -316,6 +316,11 @@ def _shown_bytes(data: bytes, lo: int, hi: int) -> str:
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
+def _named_places(shown: list[int], count: int) -> str:
+    """`2, 3, 4, 5, 6, ...`: the first places (lines, elements) of `count`, "..." for the rest."""
+    return ", ".join(str(x) for x in shown) + (", ..." if count > len(shown) else "")
+
+
 def _not_utf8_warning(data: bytes, fname: str) -> list[Problem]:
     """A `not_utf8` warning naming the lines that hold bytes that are not UTF-8 (the readers
     read each as U+FFFD): the first few, their count, and the first such bytes shown as \\xNN
@@ -341,8 +346,7 @@ def _not_utf8_warning(data: bytes, fname: str) -> list[Problem]:
         pos = _first_stray(data, end) if end < len(data) else -1
     if not count:
         return []
-    named = ", ".join(str(x) for x in lines) + (", ..." if count > len(lines) else "")
-    many = count != 1
+    named, many = _named_places(lines, count), count != 1
     return [Problem(Reason.NOT_UTF8, f"{count} line{'s hold' if many else ' holds'} bytes that are not UTF-8, "
                     f"read as U+FFFD (line{'s' if many else ''} {named}); the first: {first}", file=fname,
                     line=lines[0], severity="warning",
@@ -470,7 +474,7 @@ def _surrogate_warning(places: list[int], fname: str, where: str) -> list[Proble
     CSV's bytes that are not UTF-8 are."""
     if not places:
         return []
-    shown = ", ".join(str(x) for x in places[:_NOT_UTF8_SHOWN]) + (", ..." if len(places) > _NOT_UTF8_SHOWN else "")
+    shown = _named_places(places[:_NOT_UTF8_SHOWN], len(places))
     many = len(places) != 1
     return [Problem(Reason.NOT_UTF8, f"{len(places)} {where}{'s hold' if many else ' holds'} an escaped lone UTF-16 "
                     f"surrogate (\\ud800-\\udfff, not half of a pair), read as U+FFFD ({where}"

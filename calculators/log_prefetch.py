@@ -291,9 +291,8 @@ def start(path: str | Path) -> None:
     # packages (pyarrow, numpy) in different orders could deadlock on the module locks. The
     # reading of the file needs none of pyarrow, so it begins first; the thread waits for
     # `parser` (pyarrow's CSV reader) before its parse and for `imported` (the rest of
-    # `log_csv`, pyarrow.compute) before the conversions: the file is read while pyarrow is
-    # imported, and parsed while pyarrow.compute is (0.1-0.15 s sooner than after them all)
-    import slaschema.errors  # noqa: F401
+    # `log_csv`) before the conversions: the file is read while pyarrow is imported, and
+    # parsed while the rest of `log_csv` is (sooner than after them all)
     import slaschema.safefiles  # noqa: F401
 
     with _lock:

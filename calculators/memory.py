@@ -13,7 +13,8 @@ on the 2-core virtual machine we measure on, page faults took 0.4-1.7 s of syste
   and the JSON document's id texts were such blocks: with them in the heap the engine and the
   document reuse their pages (1M incidents: page faults 171k -> 139k (table) and 202k ->
   169k (JSON), the runs 8 % and 6 % faster in alternating pairs). An explicit
-  `MALLOC_MMAP_MAX_` (or glibc's `mmap_max` tunable) is kept. (Where the heap cannot grow, glibc still maps memory.)
+  `MALLOC_MMAP_MAX_` (or glibc's `mmap_max` tunable) is kept. (Where the heap cannot grow,
+  glibc still maps memory.)
 - one malloc arena for all threads (`M_ARENA_MAX` 1; glibc gives each new thread an arena of
   its own, up to eight per core): the engine's workers (months, attribution, the halves of
   the rack rules) then reuse the blocks the loader and the main thread freed instead of

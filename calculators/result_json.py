@@ -87,50 +87,48 @@ def _number(v: int | float | Any) -> str:
     return repr(float(v))
 
 
-def _ints(values: list[Any]) -> list[str]:
-    """Integers (Python or numpy ints) as JSON writes them."""
-    return list(map(str, map(int, values)))
-
-
-def _numbers(values: Any, spec: bytes, texts: Callable[[Any], list[str]], nonnegative: bool = False) -> Any:
+def _numbers(values: Any, spec: bytes, text: Callable[[int], str], nonnegative: bool = False) -> Any:
     """A column of a record's figures as the segment `records_text` takes: `(values, spec)`,
-    written by the kernel without a str per value, where it was built and `values` is an
-    int64 array (with `nonnegative`, none below 0: `cr.pct_text` floors a negative value);
-    otherwise `texts(values)`, the list of their texts, which is the same text."""
+    written by the kernel without a str per value, where every value is an int within int64
+    (`_int64_column`; with `nonnegative`, none below 0: `cr.pct_text` floors a negative value);
+    otherwise the list of their texts, `text(int(v))` made once per distinct value (a fleet's
+    units share many figures: 100 %, equal fees, no credit), which is the same text."""
+    numbers = _int64_column(values)
+    if numbers is not None and not (nonnegative and len(numbers) and int(numbers.min()) < 0):
+        return (kernels.as_i64(numbers), spec)
+    items = values.tolist() if hasattr(values, "tolist") else list(values)
+    return cr.each_once(items, lambda v: text(int(v)))
+
+
+def _int64_column(values: Any) -> Any:
+    """`values` as an int64 array where the kernels were built and it is one: an int64 array,
+    or an object array of Python ints each within int64 (the engine's exact figures); None
+    otherwise."""
     import numpy as np
 
     if kernels.compiled is None or not isinstance(values, np.ndarray) or values.ndim != 1:
-        return texts(values)
-    numbers = values
-    if values.dtype == object:          # the engine's exact figures: Python ints, each within int64
-        items = values.tolist()
-        if set(map(type, items)) - {int}:
-            return texts(values)
-        try:
-            numbers = np.array(items, dtype=np.int64)
-        except OverflowError:
-            return texts(values)
-    if numbers.dtype != np.int64 or (nonnegative and len(numbers) and int(numbers.min()) < 0):
-        return texts(values)
-    return (kernels.as_i64(numbers), spec)
+        return None
+    if values.dtype != object:
+        return values if values.dtype == np.int64 else None
+    items = values.tolist()
+    if set(map(type, items)) - {int}:
+        return None
+    try:
+        return np.array(items, dtype=np.int64)
+    except OverflowError:
+        return None
 
 
 def _int_column(values: Any) -> Any:
-    return _numbers(values, b"d", lambda v: _ints(v.tolist() if hasattr(v, "tolist") else v))
+    return _numbers(values, b"d", str)
 
 
 def _money_column(cents: Any) -> Any:
-    return _numbers(cents, b"q2", lambda v: _cached_money([int(x) for x in (v.tolist() if hasattr(v, "tolist") else v)]))
+    return _numbers(cents, b"q2", lambda c: f'"{cr.money(c)}"')
 
 
 def _pct_column(e4: Any) -> Any:
-    return _numbers(e4, b"q4", _pct_e4_texts, nonnegative=True)
-
-
-def _pct_e4_texts(e4: Any) -> list[str]:
-    """`cr.pct_text` of each percentage x 10**4 (an array of ints), quoted (each distinct
-    value once: a fleet's units share many, 100 most of all)."""
-    return cr.each_once(e4.tolist(), lambda v: f'"{cr.pct_text(int(v))}"')
+    return _numbers(e4, b"q4", lambda v: f'"{cr.pct_text(v)}"', nonnegative=True)
 
 
 def downtime_texts(lnum: list[int], dn: list[int]) -> list[str]:
@@ -155,10 +153,6 @@ def downtime_texts(lnum: list[int], dn: list[int]) -> list[str]:
     m, r3 = np.divmod(1000 * lv, dv)
     m += (2 * r3 > dv) | ((2 * r3 == dv) & (m % 2 == 1))        # half-even
     return [str(w) if e == 0 else repr(f) for w, e, f in zip(q.tolist(), r.tolist(), (m / 1000).tolist())]
-
-
-def _cached_money(cents: list[int]) -> list[str]:
-    return cr.each_once(cents, lambda c: f'"{cr.money(int(c))}"')
 
 
 # the depths inside the document: {periods: [ {units: [ {incidents: [...]} ]} ]}
@@ -235,12 +229,11 @@ def unit_records(sm: Any, pr: Any, names_info: NamesInfo | None = None) -> list[
     if not n:
         return []
     ids = quote_all(list(sm.ids))
-    lnum = sm.lnum.tolist()
     dn = sm.dn.tolist()
     if all(int(d) == 1 for d in dn):
         down = _int_column(sm.lnum)
     else:
-        down = downtime_texts(lnum, dn)
+        down = downtime_texts(sm.lnum.tolist(), dn)
     avail = _pct_column(sm.avail_e4)
     credit_pct = cr.each_once(sm.credit_pct, lambda v: f'"{_pct(v)}"' if v is not None else None)
     for i, v in enumerate(sm.credit_pct):

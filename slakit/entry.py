@@ -47,7 +47,7 @@ def early_log(argv: list[str]) -> str | None:
     i = 0
     while i < len(argv) and argv[i].startswith("-"):
         a = argv[i]
-        if a in GLOBAL_FLAGS or a.split("=", 1)[0] in GLOBAL_VALUES and "=" in a:
+        if a in GLOBAL_FLAGS or ("=" in a and a.split("=", 1)[0] in GLOBAL_VALUES):
             i += 1
         elif a in GLOBAL_VALUES:
             i += 2
