@@ -24,6 +24,12 @@ on the 2-core virtual machine we measure on, page faults took 0.4-1.7 s of syste
   numpy's own switch). Where the kernel compacts memory to find huge pages on demand (the
   `madvise` setting most distributions ship), each such fault costs far more than it saves:
   runs were 0.6-0.9 s faster without.
+- nor does Arrow's allocator (mimalloc 3, which pyarrow bundles and uses by default, asks for
+  them on its 1 GiB arena unless `MIMALLOC_ALLOW_THP=0`): each first touch of a 2 MiB region
+  of the log's parsed table then zeroes, and where the kernel finds no free huge page,
+  compacts memory, in the faulting thread (1M incidents, alternating runs: system time
+  1.1-1.6 s -> 0.6-0.8 s for the table). It is read once, when pyarrow's library loads, so
+  it is set only while pyarrow is not yet imported; an explicit `MIMALLOC_ALLOW_THP` is kept.
 
 Faulting memory in is still work: loading and computing a million incidents fault in about
 400 MB (100,000 pages, some 0.2 s of system time). Where the command waits anyway, for the
@@ -41,7 +47,7 @@ linear algebra with numpy, so `OPENBLAS_NUM_THREADS` is set to 1 where it is not
 processes inherit it; none of the tools slakit runs uses numpy's OpenBLAS).
 
 `SLAKIT_MEMORY_TUNING=off` leaves all of this as it is; an explicit `NUMPY_MADVISE_HUGEPAGE`
-is respected.
+or `MIMALLOC_ALLOW_THP` is respected.
 """
 
 from __future__ import annotations
@@ -69,15 +75,19 @@ _applied: dict[str, bool] | None = None
 
 def tune_memory() -> dict[str, bool]:
     """Apply the settings once per process (call it before numpy is imported where possible).
-    Returns which took effect: {"malloc": ..., "no_hugepages": ..., "one_blas_thread": ...}."""
+    Returns which took effect: {"malloc": ..., "no_hugepages": ..., "arrow_no_hugepages": ...,
+    "one_blas_thread": ...}."""
     global _applied
     if _applied is not None:
         return _applied
-    _applied = {"malloc": False, "no_hugepages": False, "one_blas_thread": False}
+    _applied = {"malloc": False, "no_hugepages": False, "arrow_no_hugepages": False, "one_blas_thread": False}
     if os.environ.get("SLAKIT_MEMORY_TUNING", "").lower() == "off" or not sys.platform.startswith("linux"):
         return _applied
     _applied["malloc"] = _keep_freed_memory()
     _applied["no_hugepages"] = _no_hugepages()
+    # mimalloc reads its options when pyarrow's library loads (pyarrow already imported keeps them)
+    _applied["arrow_no_hugepages"] = ("pyarrow" not in sys.modules
+                                      and os.environ.setdefault("MIMALLOC_ALLOW_THP", "0") == "0")
     # OpenBLAS reads it when numpy loads it; numpy already imported keeps its threads
     _applied["one_blas_thread"] = ("numpy" not in sys.modules
                                    and os.environ.setdefault("OPENBLAS_NUM_THREADS", "1") == "1")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 
@@ -27,7 +28,7 @@ print(json.dumps(tune_memory()))
 
 def run(code: str, **env_values: str) -> object:
     env = {k: v for k, v in os.environ.items()
-           if k not in ("SLAKIT_MEMORY_TUNING", "NUMPY_MADVISE_HUGEPAGE", "OPENBLAS_NUM_THREADS")}
+           if k not in ("SLAKIT_MEMORY_TUNING", "NUMPY_MADVISE_HUGEPAGE", "OPENBLAS_NUM_THREADS", "MIMALLOC_ALLOW_THP")}
     env.update(env_values)
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env)
     return json.loads(out.stdout)
@@ -40,24 +41,62 @@ linux_glibc = pytest.mark.skipif(not sys.platform.startswith("linux") or platfor
 @linux_glibc
 def test_both_settings_take_once_before_numpy():
     first, again, numpy_env = run(CODE)
-    assert first == {"malloc": True, "no_hugepages": True, "one_blas_thread": True} and again == first
+    assert first == {"malloc": True, "no_hugepages": True, "arrow_no_hugepages": True, "one_blas_thread": True} and again == first
     assert numpy_env == "0"
 
 
 @linux_glibc
 def test_numpy_already_imported_is_switched_through_its_own_setter():
-    assert run(LATE) == {"malloc": True, "no_hugepages": True, "one_blas_thread": False}
+    assert run(LATE) == {"malloc": True, "no_hugepages": True, "arrow_no_hugepages": True, "one_blas_thread": False}
 
 
 @linux_glibc
 def test_an_explicit_numpy_choice_is_kept():
     first, _, numpy_env = run(CODE, NUMPY_MADVISE_HUGEPAGE="1")
-    assert first == {"malloc": True, "no_hugepages": False, "one_blas_thread": True} and numpy_env == "1"
+    assert first == {"malloc": True, "no_hugepages": False, "arrow_no_hugepages": True, "one_blas_thread": True}
+    assert numpy_env == "1"
+
+
+# what Arrow's allocator was told: mimalloc prints its options when verbose (pyarrow's default
+# pool is mimalloc where it was built with it)
+ARROW_POOL = """
+from calculators.memory import tune_memory
+tune_memory()
+import pyarrow
+print(pyarrow.default_memory_pool().backend_name)
+"""
+
+
+def arrow_thp_option(**env_values: str) -> str | None:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("SLAKIT_MEMORY_TUNING", "MIMALLOC_ALLOW_THP", "ARROW_DEFAULT_MEMORY_POOL")}
+    env.update(env_values, MIMALLOC_VERBOSE="1")
+    out = subprocess.run([sys.executable, "-c", ARROW_POOL], check=True, capture_output=True, text=True, env=env)
+    if out.stdout.strip() != "mimalloc":
+        pytest.skip(f"pyarrow's default pool here is {out.stdout.strip()}, not mimalloc")
+    found = re.search(r"option 'allow_thp': (\d+)", out.stderr)
+    return found.group(1) if found else None
+
+
+@linux_glibc
+def test_arrows_allocator_asks_for_no_huge_pages():
+    if arrow_thp_option(SLAKIT_MEMORY_TUNING="off") is None:
+        pytest.skip("this pyarrow's mimalloc has no allow_thp option")
+    assert arrow_thp_option() == "0"
+    assert arrow_thp_option(SLAKIT_MEMORY_TUNING="off") == "1"      # mimalloc's own default
+    assert arrow_thp_option(MIMALLOC_ALLOW_THP="1") == "1"          # an explicit choice is kept
+
+
+@linux_glibc
+def test_pyarrow_already_imported_keeps_its_allocators_settings():
+    first = run("import json, pyarrow\nfrom calculators.memory import tune_memory\nprint(json.dumps(tune_memory()))")
+    assert first["arrow_no_hugepages"] is False
 
 
 def test_can_be_turned_off():
     first, again, numpy_env = run(CODE, SLAKIT_MEMORY_TUNING="off")
-    assert first == again == {"malloc": False, "no_hugepages": False, "one_blas_thread": False} and numpy_env is None
+    assert first == again == {"malloc": False, "no_hugepages": False, "arrow_no_hugepages": False,
+                                   "one_blas_thread": False} and numpy_env is None
 
 
 # 400 MB of 8 MiB arrays (under the mmap threshold the settings raise: kept on free), freed,
