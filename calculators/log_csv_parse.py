@@ -93,8 +93,11 @@ def read_csv_arrow(data: bytes, block_size: int = BLOCK_SIZE, *, stop: Callable[
     # a newline can only be inside a value when a value is quoted; without any quote
     # character Arrow splits blocks at newlines, which is faster
     parse = pa_csv.ParseOptions(newlines_in_values=quoted, invalid_row_handler=invalid_row)
+    # a file of ASCII bytes only (most logs; 10 ms for 137 MB) is valid UTF-8 throughout: Arrow
+    # then does not validate each cell (5-10 % of the parse's CPU)
     convert = pa_csv.ConvertOptions(column_types={c: pa.string() for c in wanted}, include_columns=wanted,
-                                    null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False)
+                                    null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False,
+                                    check_utf8=not data.isascii())
     buf = pa.py_buffer(data)
     try:
         if stop is None or quoted or len(data) <= piece_size:
