@@ -72,7 +72,9 @@ def parse_as_of(text: str | None, assume_tz: str | None = None, zone_option: str
     return at
 
 
-def _load(contract: str, incidents: str, assume_tz: str | None, skip_bad_rows: bool, fmt: str):
+def _load(contract: str, incidents: str, assume_tz: str | None, skip_bad_rows: bool, fmt: str, sha256: bool):
+    """The contract and the log, problems printed; `sha256`: whether the output shows the
+    log's SHA-256 (`load_incidents`: not worked out otherwise)."""
     from calculators.incident_reasons import ROW_REASONS
     from calculators.incidents import load_incidents
     from slaschema.cli import echo_warnings, load_or_exit
@@ -80,7 +82,7 @@ def _load(contract: str, incidents: str, assume_tz: str | None, skip_bad_rows: b
 
     lc = load_or_exit(contract, "json" if fmt == "json" else "table")
     try:
-        log = load_incidents(incidents, lc, assume_tz=assume_tz, skip_bad_rows=skip_bad_rows)
+        log = load_incidents(incidents, lc, assume_tz=assume_tz, skip_bad_rows=skip_bad_rows, sha256=sha256)
     except InputError as e:                 # printed, exit 1 (slaschema.cli.report_input_errors)
         if not skip_bad_rows and any(p.row is not None and p.code in ROW_REASONS for p in e.problems):
             e.add_note("nothing computed: fix the rows above or pass --skip-bad-rows")
@@ -268,7 +270,8 @@ def _credits(progress, contract, incidents, periods, as_of_dt, assume_tz, skip_b
     from calculators.engine import compute
     from calculators.periods import PeriodError, parse_periods
 
-    lc, log = _load(contract, incidents, assume_tz, skip_bad_rows, fmt)
+    # of the credits outputs only the JSON document shows the log's SHA-256
+    lc, log = _load(contract, incidents, assume_tz, skip_bad_rows, fmt, sha256=fmt == "json")
     progress.step(note=f"{len(log.columns):,} incident rows read and checked")
     try:
         plist = parse_periods(list(periods), lc.model.contract.timezone)
@@ -517,7 +520,7 @@ def explain(ctx, contract, incidents, unit, periods, as_of, assume_tz, skip_bad_
     as_of_dt = parse_as_of(as_of, assume_tz)
     progress = stage_progress("explain", incidents, 3, no_progress)
     try:
-        lc, log = _load(contract, incidents, assume_tz, skip_bad_rows, fmt)
+        lc, log = _load(contract, incidents, assume_tz, skip_bad_rows, fmt, sha256=False)   # (not shown)
         progress.step(note=f"{len(log.columns):,} incident rows read and checked")
         try:
             doc = build(lc, log, unit, periods[0], as_of_dt)     # EngineError: printed with its code (slakit.cli)

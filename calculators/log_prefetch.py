@@ -45,10 +45,12 @@ class Digest:
     """The SHA-256 of a buffer, worked out in a thread of its own once `start`ed (hashlib
     releases the GIL) and waited for by `hexdigest()` (worked out there if never started).
 
-    The prefetch starts it after the Arrow parse and the column conversions, not beside
-    them: those keep both cores busy while the command imports its modules, and the hash
-    (0.1 s of CPU for 137 MB) then runs while the loader checks the rows and the engine
-    computes, which leave a core mostly idle. The buffer is let go once hashed."""
+    The loader starts it when it takes the reading (`incidents.load_incidents`), after the
+    Arrow parse and the column conversions, not beside them: those keep both cores busy while
+    the command imports its modules, and the hash (0.1 s of CPU for 137 MB) then runs while
+    the loader checks the rows and the engine computes, which leave a core mostly idle. A
+    command whose output does not show the hash (the credits table and CSV) never starts it.
+    The buffer is let go once hashed."""
 
     def __init__(self, data: bytes | bytearray) -> None:
         self._data: bytes | bytearray | None = data
@@ -78,8 +80,8 @@ class Digest:
 
 @dataclass(frozen=True)
 class Fetched:
-    """The log's bytes, their SHA-256 (`digest`, under way in a thread; `sha256` waits for
-    it), and the Arrow reading of a CSV (`arrow`: what `read_csv_arrow` returned, None when
+    """The log's bytes, their SHA-256 (`digest`: worked out in a thread once started; `sha256`
+    waits for it), and the Arrow reading of a CSV (`arrow`: what `read_csv_arrow` returned, None when
     Arrow refused it or the file is not a CSV)."""
 
     key: tuple[int, int, int, int]          # (device, inode, size, mtime_ns) when read
@@ -280,8 +282,8 @@ def _work(path: str, job: _Job) -> None:
         arrow, converted = None, {}
     if stop.is_set():
         return
-    # the hash begins now, beside the loader's checks (see `Digest`)
-    job.out.append(Fetched(key=ident, data=data, digest=Digest(data).start(), arrow=arrow, converted=converted))
+    # the loader starts the hash when it takes this, if its command shows it (see `Digest`)
+    job.out.append(Fetched(key=ident, data=data, digest=Digest(data), arrow=arrow, converted=converted))
 
 
 def start(path: str | Path) -> None:

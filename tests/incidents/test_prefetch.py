@@ -426,6 +426,49 @@ def test_the_digest_is_the_files_sha256_whether_its_thread_ran_or_not(write, lc)
     assert log.with_frame(log.frame).sha256 == log.sha256
 
 
+@pytest.mark.parametrize("prefetched", [True, False])
+def test_a_log_read_without_its_sha256_is_never_hashed(write, lc, monkeypatch, prefetched):
+    path = write("log.csv", HEADER + "\n".join(ROWS) + "\n")
+    started = []
+    real_start = log_prefetch.Digest.start
+    monkeypatch.setattr(log_prefetch.Digest, "start", lambda self: started.append(self) or real_start(self))
+    monkeypatch.setattr(inc.hashlib, "sha256", lambda *a: pytest.fail("the log was hashed"))
+    if prefetched:
+        log_prefetch.start(path)
+    log = inc.load_incidents(path, lc, sha256=False)
+    assert log.sha256 is None and not started
+    same(log, inc.load_incidents(path, lc, sha256=False))
+    monkeypatch.undo()
+    if prefetched:
+        log_prefetch.start(path)
+    assert inc.load_incidents(path, lc).sha256 is not None           # asked for by default
+    assert started == [] and (not prefetched or log_prefetch.take(path) is None)
+
+
+def test_the_credits_table_and_csv_leave_the_log_unhashed_and_the_json_shows_it(tmp_path, monkeypatch):
+    import hashlib
+    import json
+
+    from click.testing import CliRunner
+
+    from slakit.cli import main
+
+    examples = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
+    contract, path = os.path.join(examples, "gb200-contract.yaml"), os.path.join(examples, "gb200-incidents-2027Q1.csv")
+    asked = []
+    real = inc.load_incidents
+    monkeypatch.setattr(inc, "load_incidents", lambda *a, **k: asked.append(k.get("sha256", True)) or real(*a, **k))
+    for fmt in ("table", "csv", "json"):
+        out = tmp_path / f"out.{fmt}"
+        r = CliRunner().invoke(main, ["credits", contract, str(path), "--month", "2027-02", "--format", fmt,
+                                      "-o", str(out), "--no-progress"])
+        assert r.exit_code == 0, r.output
+    assert asked == [False, False, True]
+    doc = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    with open(path, "rb") as f:
+        assert doc["incidents_sha256"] == hashlib.sha256(f.read()).hexdigest()
+
+
 def test_a_log_larger_than_memory_is_a_coded_problem(write, lc, monkeypatch):
     path = write("log.csv", HEADER + ROWS[0] + "\n")
     monkeypatch.setattr(log_prefetch, "_read_regular", lambda *a, **k: None)      # (the reading gave up)
