@@ -81,6 +81,113 @@ def test_an_error_while_making_the_data_leaves_the_old_file(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["out.bin"]
 
 
+@pytest.fixture
+def no_direct(monkeypatch):
+    """A file system that refuses O_DIRECT (as tmpfs and some network file systems do)."""
+    import fcntl
+
+    real = fcntl.fcntl
+
+    def refusing(fd, cmd, arg=0):
+        if cmd == fcntl.F_SETFL and arg & getattr(os, "O_DIRECT", 0):
+            raise OSError(errno.EINVAL, os.strerror(errno.EINVAL))
+        return real(fd, cmd, arg)
+
+    monkeypatch.setattr(fcntl, "fcntl", refusing)
+
+
+def direct_writes_work(folder) -> bool:
+    if not hasattr(os, "O_DIRECT"):
+        return False
+    try:
+        fd = os.open(folder / "probe", os.O_WRONLY | os.O_CREAT | os.O_DIRECT)
+    except OSError:
+        return False
+    os.close(fd)
+    os.unlink(folder / "probe")
+    return True
+
+
+def spy_writes(monkeypatch) -> list[tuple[bool, int]]:
+    """(whether the descriptor had O_DIRECT, bytes asked) of each os.write, in any thread."""
+    import fcntl
+
+    calls: list[tuple[bool, int]] = []
+    real = os.write
+
+    def write(fd, data):
+        calls.append((bool(fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_DIRECT), memoryview(data).nbytes))
+        return real(fd, data)
+
+    monkeypatch.setattr(os, "write", write)
+    return calls
+
+
+def test_a_durable_file_is_written_past_the_page_cache(tmp_path, monkeypatch):
+    if not direct_writes_work(tmp_path):
+        pytest.skip(f"the file system of {tmp_path} refuses O_DIRECT")
+    synced = []
+    monkeypatch.setattr(fileio, "_STAGE", 1 << 16)
+    monkeypatch.setattr(os, "fdatasync", lambda fd: synced.append(fd))
+    calls = spy_writes(monkeypatch)
+    out = tmp_path / "out.bin"
+    with atomic_writer(out) as w:
+        for _ in range(5):
+            w.write(pieces())
+    want = joined(pieces()) * 5
+    assert out.read_bytes() == want
+    # every full buffer directly, then the end's aligned part directly and its rest through the cache
+    assert [d for d, _ in calls] == [True] * (len(calls) - 1) + [False]
+    assert all(n == 1 << 16 for _, n in calls[:-2]) and calls[-2][1] % 4096 == 0
+    assert calls[-1][1] == len(want) % 4096 and sum(n for _, n in calls) == len(want)
+    assert synced == []                      # nothing in the page cache to sync early
+
+
+@pytest.mark.parametrize("direct", [True, False], ids=["direct", "refused"])
+@pytest.mark.parametrize("size", [0, 1, 4095, 4096, 4097, 1 << 16, (1 << 16) + 1, 3 * (1 << 16) + 5000, 1 << 18])
+def test_every_size_around_the_buffer_and_the_alignment(tmp_path, monkeypatch, request, size, direct):
+    if direct and not direct_writes_work(tmp_path):
+        pytest.skip(f"the file system of {tmp_path} refuses O_DIRECT")
+    if not direct:
+        request.getfixturevalue("no_direct")
+    monkeypatch.setattr(fileio, "_STAGE", 1 << 16)
+    data = bytes((i * 7 + i // 251) % 256 for i in range(size))
+    out = tmp_path / "out.bin"
+    with atomic_writer(out) as w:
+        at = 0
+        for step in [1000, 70_000, 3, 65_536, 5] * 10:       # pieces across the buffers' edges
+            w.write([data[at:at + step]])
+            at += step
+        w.write(data[at:])
+    assert out.read_bytes() == data
+
+
+def test_a_direct_write_refused_midway_goes_on_through_the_page_cache(tmp_path, monkeypatch):
+    if not direct_writes_work(tmp_path):
+        pytest.skip(f"the file system of {tmp_path} refuses O_DIRECT")
+    import fcntl
+
+    monkeypatch.setattr(fileio, "_STAGE", 1 << 16)
+    real = os.write
+    calls = []
+
+    def write(fd, data):
+        direct = bool(fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_DIRECT)
+        calls.append(direct)
+        if direct and calls.count(True) == 3:
+            raise OSError(errno.EINVAL, os.strerror(errno.EINVAL))       # as a device with larger blocks
+        return real(fd, data)
+
+    monkeypatch.setattr(os, "write", write)
+    out = tmp_path / "out.bin"
+    with atomic_writer(out) as w:
+        for _ in range(3):
+            w.write(pieces())
+    assert out.read_bytes() == joined(pieces()) * 3
+    assert calls[:3] == [True, True, True] and not any(calls[3:])
+
+
+@pytest.mark.usefixtures("no_direct")
 def test_a_durable_file_is_synced_early_while_it_is_written(tmp_path, monkeypatch):
     synced = []
     real = os.fdatasync
@@ -109,10 +216,15 @@ def test_a_file_not_asked_to_be_durable_is_not_synced_early(tmp_path, monkeypatc
     assert out.read_bytes() == joined(pieces()) * 3 and synced == []
 
 
-@pytest.mark.parametrize(("call", "err"), [("write", errno.ENOSPC), ("fdatasync", errno.EIO)],
-                         ids=["write", "early-sync"])
-def test_a_file_error_reaches_the_caller_and_leaves_the_old_file(tmp_path, monkeypatch, call, err):
-    """A failed write, or a failed early sync (raised by the end of the block), fails the file."""
+@pytest.mark.parametrize(("call", "err", "direct"), [("write", errno.ENOSPC, True), ("write", errno.ENOSPC, False),
+                                                    ("fdatasync", errno.EIO, False)],
+                         ids=["direct-write", "write", "early-sync"])
+def test_a_file_error_reaches_the_caller_and_leaves_the_old_file(tmp_path, monkeypatch, request, call, err, direct):
+    """A failed write (also one in the thread writing a buffer directly), or a failed early
+    sync of a file written through the page cache (raised by the end of the block), fails
+    the file."""
+    if not direct:
+        request.getfixturevalue("no_direct")
     def broken(*args):
         raise OSError(err, os.strerror(err))
 
@@ -169,3 +281,144 @@ def test_write_output_tells_a_file_error_from_an_error_of_making_the_data(tmp_pa
         write_output(out, lambda write: [write([b"x" * 100]) for _ in range(20)])
     assert [p.code for p in e.value.problems] == ["output_unwritable"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def needs_direct(folder) -> None:
+    if not direct_writes_work(folder):
+        pytest.skip(f"the file system of {folder} refuses O_DIRECT")
+
+
+def test_short_direct_writes_go_on_from_where_they_stopped(tmp_path, monkeypatch):
+    needs_direct(tmp_path)
+    monkeypatch.setattr(fileio, "_STAGE", 1 << 16)
+    real = os.write
+    # a direct write that takes whole blocks only, a few at a time
+    monkeypatch.setattr(os, "write", lambda fd, data: real(fd, memoryview(data)[:8192]))
+    out = tmp_path / "out.bin"
+    write_atomic(out, pieces())
+    assert out.read_bytes() == joined(pieces())
+
+
+def test_an_error_of_any_kind_in_the_writing_thread_reaches_the_caller(tmp_path, monkeypatch):
+    needs_direct(tmp_path)
+    import fcntl
+
+    real = os.write
+    monkeypatch.setattr(fileio, "_STAGE", 1 << 16)
+
+    def write(fd, data):
+        if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_DIRECT:
+            raise MemoryError("no memory for the write")
+        return real(fd, data)
+
+    monkeypatch.setattr(os, "write", write)
+    out = tmp_path / "out.bin"
+    out.write_bytes(b"old")
+    with pytest.raises(MemoryError):
+        with atomic_writer(out) as w:
+            for _ in range(3):
+                w.write(pieces())
+    assert out.read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["out.bin"]
+
+
+@pytest.mark.parametrize("direct", [True, False], ids=["direct", "through-the-cache"])
+def test_a_writer_that_failed_cannot_be_finished(tmp_path, monkeypatch, request, direct):
+    """A caller that catches a write's error and goes on would swap in a file with a gap."""
+    if direct:
+        needs_direct(tmp_path)
+    else:
+        request.getfixturevalue("no_direct")
+    monkeypatch.setattr(fileio, "_STAGE", 1 << 16)
+    real = os.write
+    calls = []
+
+    def write(fd, data):
+        calls.append(1)
+        if len(calls) == 2:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        return real(fd, data)
+
+    monkeypatch.setattr(os, "write", write)
+    out = tmp_path / "out.bin"
+    out.write_bytes(b"old")
+    with pytest.raises(OSError) as e:
+        with atomic_writer(out) as w:
+            for _ in range(4):
+                try:
+                    w.write(pieces())
+                except OSError:
+                    pass                              # swallowed: the writer stays failed
+    assert e.value.errno == errno.EIO
+    assert out.read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["out.bin"]
+
+
+def open_fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts the open descriptors in /proc/self/fd")
+def test_an_interrupt_while_a_buffer_is_written_leaves_nothing_behind(tmp_path, monkeypatch):
+    """Ctrl-C while the command waits for the thread writing a buffer: the temporary file is
+    removed at once, the thread finishes on a descriptor of its own (nothing reaches another
+    file that reuses the number) and lets its buffer go."""
+    needs_direct(tmp_path)
+    import threading
+
+    monkeypatch.setattr(fileio, "_STAGE", 1 << 16)
+    release = threading.Event()
+    real = os.write
+
+    def slow(fd, data):
+        if threading.current_thread().name == "slakit-write":
+            release.wait(10)
+        return real(fd, data)
+
+    def interrupted(self):
+        if self._block is not None:
+            raise KeyboardInterrupt                            # Ctrl-C while waiting for the thread
+
+    monkeypatch.setattr(os, "write", slow)
+    monkeypatch.setattr(fileio.AtomicWriter, "_wait_block", interrupted)
+    before = open_fds()
+    out = tmp_path / "out.bin"
+    out.write_bytes(b"old")
+    with pytest.raises(KeyboardInterrupt):
+        with atomic_writer(out) as w:
+            w.write(pieces())                                  # the first buffer to the thread, the next waits
+    monkeypatch.undo()
+    # the writer was let go without waiting for its thread, which still writes
+    assert [t for t in threading.enumerate() if t.name == "slakit-write" and t.is_alive()]
+    assert out.read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["out.bin"]
+    other = tmp_path / "other.bin"
+    fd = os.open(other, os.O_WRONLY | os.O_CREAT)              # may take the writer's old number
+    release.set()
+    for t in threading.enumerate():
+        if t.name == "slakit-write":
+            t.join(10)
+    os.close(fd)
+    assert other.read_bytes() == b"" and open_fds() == before
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts the open descriptors in /proc/self/fd")
+def test_an_interrupt_while_the_writing_thread_starts_leaves_nothing_behind(tmp_path, monkeypatch):
+    needs_direct(tmp_path)
+    import threading
+
+    monkeypatch.setattr(fileio, "_STAGE", 1 << 16)
+
+    def interrupted(self):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(threading.Thread, "start", interrupted)
+    before = open_fds()
+    out = tmp_path / "out.bin"
+    with pytest.raises(KeyboardInterrupt):
+        write_atomic(out, pieces())
+    assert list(tmp_path.iterdir()) == [] and open_fds() == before
+
+
+@pytest.mark.parametrize("durable", [True, False])
+def test_a_view_with_gaps_is_written_as_its_items(tmp_path, durable):
+    out = tmp_path / "out.bin"
+    write_atomic(out, [memoryview(b"abcdef")[::2], b"!"], durable=durable)
+    assert out.read_bytes() == b"ace!"
