@@ -157,6 +157,8 @@ def _running(pid: int) -> bool:
 _EARLY_SYNC = 32 << 20        # a durable file's early sync begins after this many bytes (`AtomicWriter.write`)
 _STAGE = 4 << 20              # a durable file's bytes gathered per direct write (`AtomicWriter.write`)
 _ALIGN = 4096                 # what a direct write's offset, length and buffer are multiples of
+# a direct write refused (an alignment the device does not take, a file system without it)
+_REFUSED = frozenset({errno.EINVAL, errno.EOPNOTSUPP, getattr(errno, "ENOTSUP", errno.EOPNOTSUPP)})
 
 
 def write_all(fd: int, data: Data) -> int:
@@ -212,7 +214,7 @@ class _Block:
     closes its own descriptor and removes the file without waiting, and neither can then
     reach another file. `done` is set when the thread ends (an interrupted `Thread.join`
     cannot say so reliably before Python 3.12); `error` is what it raised, `refused` what is
-    left of the view when a direct write was refused (EINVAL)."""
+    left of the view when a direct write was refused (EINVAL, EOPNOTSUPP)."""
 
     def __init__(self, fd: int, view: memoryview) -> None:
         import threading
@@ -236,7 +238,7 @@ class _Block:
                     raise OSError(errno.EIO, "the write took no data")
                 view = view[done:]
         except OSError as e:
-            if e.errno == errno.EINVAL:
+            if e.errno in _REFUSED:
                 self.refused = view
             else:
                 self.error = e
