@@ -766,19 +766,25 @@ def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: in
         cat_codes = np.where(codes < 0, len(cat_names) - 1, codes)
     else:
         cat_codes, cat_names = np.zeros(n, dtype=I64), ["unplanned"]
-    k = np.flatnonzero(keep)
-    (cp, cscope), (ep, escope) = _exclusions(
-        contract, cat_codes[k], cat_names, scope[k], target[k], start_abs[k] - base, end_abs[k] - base,
-        notice_at[k], open_[k], ga[k], zone, base)
-    # rows back to frame positions
-    cp = Pieces(cp.iv, k[cp.row], cp.flags, cp.ga)
-    ep = Pieces(ep.iv, k[ep.row], ep.flags, ep.ga)
+    if keep.all():      # (the usual log: every row counts; its columns as they are, not gathered)
+        (cp, cscope), (ep, escope) = _exclusions(
+            contract, cat_codes, cat_names, scope, target, start_abs - base, end_abs - base, notice_at, open_, ga,
+            zone, base)
+    else:
+        k = np.flatnonzero(keep)
+        (cp, cscope), (ep, escope) = _exclusions(
+            contract, cat_codes[k], cat_names, scope[k], target[k], start_abs[k] - base, end_abs[k] - base,
+            notice_at[k], open_[k], ga[k], zone, base)
+        # rows back to frame positions
+        cp = Pieces(cp.iv, k[cp.row], cp.flags, cp.ga)
+        ep = Pieces(ep.iv, k[ep.row], ep.flags, ep.ga)
+        del k
     v = np.flatnonzero(not_reported)
     void_p = Pieces(Intervals(target[v], start_fault[v] - base, end_abs[v] - base), v,
                     np.where(open_[v], F_OPEN, 0).astype(I64) | F_NOT_REPORTED, ga[v])
     void_scope = scope[v]
     # the per-row columns are done with: let them go before the big interval steps
-    del k, scope, target, start_abs, end_raw, end_abs, open_, notice_at, degraded, gaff, ga, keep, cat_codes
+    del scope, target, start_abs, end_raw, end_abs, open_, notice_at, degraded, gaff, ga, keep, cat_codes
     del start_fault, not_reported
     proportional = dt.degraded == "proportional"
     lifted = lc.topology.node_service is None
