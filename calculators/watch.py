@@ -9,7 +9,9 @@ first poll that sees it back.
 Restarts: the open incidents and the last poll time live in a state file, and incident ids
 are derived from node and start, so a restarted watcher continues open incidents instead of
 opening duplicates and closes the ones that ended while it was away. The log is rewritten
-atomically, keyed by id; rows it did not write are kept as they are.
+atomically, keyed by id; rows it did not write are kept as they are. A poll writes the log,
+then the state file; a watcher killed between the two is set right from the log when it
+starts again (`recover`).
 
 `step` is pure; `poll_slurm` and the file functions are the IO edge.
 """
@@ -95,6 +97,44 @@ def step(state: WatchState, snapshot: Mapping[str, Observation], now: datetime) 
             del open_[node]
             changed.append(closed)
     return WatchState(open_, now), changed
+
+
+def recover(state: WatchState, log_rows: list[dict[str, str]]) -> WatchState:
+    """The state as the log has it, for a watcher killed between the two writes of a poll (the
+    log first, then the state file): a row this watcher wrote (scope node, its id made from
+    the target and the start) that is open in the log but not in the state is open again, so
+    the next poll that sees the node back closes it; an incident open in the state whose row
+    the log has already closed is closed. Without this, a node that came back while no watcher
+    ran kept an open row for good, or had its end moved to the restart."""
+    from slaschema.textsafe import csv_cell, csv_uncell
+
+    open_ = dict(state.open)
+    by_id = {r.get("id"): r for r in log_rows}
+    for node, inc in list(open_.items()):
+        row = by_id.get(inc.id) or by_id.get(csv_cell(inc.id))
+        if row is not None and row.get("end"):
+            del open_[node]
+    for r in log_rows:
+        node = csv_uncell(r.get("target") or "")
+        start = _log_time(r.get("start"))
+        if r.get("scope") != "node" or r.get("end") or not node or start is None or node in open_:
+            continue
+        if csv_uncell(r.get("id") or "") != incident_id(node, start):
+            continue                       # a row from elsewhere: kept as it is, not taken over
+        detected = _log_time(r.get("detected_at")) or start
+        open_[node] = Incident(incident_id(node, start), node, start, None, csv_uncell(r.get("cause") or ""), detected)
+    return WatchState(open_, state.last_poll)
+
+
+def _log_time(text: str | None) -> datetime | None:
+    """A time as `iso` writes it (2027-03-01T08:00:05Z), else None."""
+    if not text or not text.endswith("Z"):
+        return None
+    try:
+        t = datetime.fromisoformat(text[:-1] + "+00:00")
+    except ValueError:
+        return None
+    return t if iso(t) == text else None
 
 
 # --- Slurm IO ------------------------------------------------------------------------------

@@ -29,11 +29,12 @@ def watch(use_slurm, interval, output, state_file, partition, once, max_polls) -
     Survives restarts: open incidents and the last poll are kept in the state file, so a
     restarted watcher neither duplicates nor loses incidents. Runs until interrupted.
     """
+    import csv
     import subprocess
     import time
     from pathlib import Path
 
-    from calculators.watch import load_state, poll_slurm, save_state, step, update_log
+    from calculators.watch import load_state, poll_slurm, read_log, recover, save_state, step, update_log
 
     out = Path(output)
     state_path = Path(state_file) if state_file else out.with_name(out.name + ".state.json")
@@ -45,6 +46,11 @@ def watch(use_slurm, interval, output, state_file, partition, once, max_polls) -
         raise InputError([Problem("bad_state_file", f"cannot read the watch state file: {exc}", file=str(state_path),
                                   fix="it is written by `slakit watch` only: restore it, or name another with "
                                       "--state")]) from None
+    try:
+        logged = read_log(out)[1]
+    except (OSError, ValueError, csv.Error):
+        logged = []                  # (a log that cannot be read: the first poll's write says so)
+    state = recover(state, logged)   # (a watcher killed between the log and the state file)
     limit = 1 if once else max_polls
     polls = 0
     period = interval.total_seconds()

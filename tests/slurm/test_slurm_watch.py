@@ -22,6 +22,8 @@ from calculators.watch import (
     WatchState,
     load_state,
     parse_sinfo,
+    read_log,
+    recover,
     save_state,
     step,
     update_log,
@@ -98,6 +100,54 @@ def test_restart_continues_open_incidents_without_duplicates(tmp_path):
     assert (row["start"], row["end"], row["scope"], row["category"]) == (
         "2027-03-01T08:00:05Z", "2027-03-01T08:05:00Z", "node", "unplanned")
     assert load_state(st).open == {}
+
+
+def poll(files, state, snapshot, at, killed=False):
+    """One poll as the command makes it: the log written, then (unless `killed` in between)
+    the state file; a restart reads the state file and sets it right from the log."""
+    log, st = files
+    state, changed = step(state, snapshot, at)
+    update_log(log, changed)
+    if not killed:
+        save_state(st, state)
+    return state, changed
+
+
+def restart(files):
+    return recover(load_state(files[1]), read_log(files[0])[1])
+
+
+def test_a_watcher_killed_after_writing_an_open_row_closes_it_once_the_node_is_back(tmp_path):
+    files = (tmp_path / "inc.csv", tmp_path / "inc.state.json")
+    since = T0 + timedelta(seconds=5)
+    _, opened = poll(files, WatchState({}, T0), {"n1": obs("n1", "drained", "=psu", since)}, T0 + timedelta(seconds=10),
+                     killed=True)
+    restored = restart(files)                 # after the node came back
+    assert [(i.id, i.start, i.cause) for i in restored.open.values()] == [(opened[0].id, since, "=psu")]
+    poll(files, restored, {"n1": obs("n1", "idle")}, T0 + timedelta(minutes=3))
+    assert [(r["id"], r["start"], r["end"], r["cause"]) for r in rows(files[0])] == [
+        ("n1-20270301T080005Z", "2027-03-01T08:00:05Z", "2027-03-01T08:03:00Z", "'=psu")]
+    assert load_state(files[1]).open == {}
+
+
+def test_a_watcher_killed_after_writing_a_closed_row_does_not_close_it_again(tmp_path):
+    files = (tmp_path / "inc.csv", tmp_path / "inc.state.json")
+    s, _ = poll(files, WatchState({}, None), {"n1": obs("n1", "down*", "x", T0)}, T0 + timedelta(seconds=10))
+    poll(files, s, {"n1": obs("n1")}, T0 + timedelta(minutes=1), killed=True)
+    restored = restart(files)                 # the state file still had it open
+    assert restored.open == {}
+    poll(files, restored, {"n1": obs("n1")}, T0 + timedelta(minutes=9))
+    assert [r["end"] for r in rows(files[0])] == ["2027-03-01T08:01:00Z"]      # not moved to the restart
+
+
+def test_recovery_takes_over_only_the_rows_this_watcher_wrote(tmp_path):
+    log = tmp_path / "inc.csv"
+    log.write_text("id,scope,target,start,end\n"
+                   "T-1,node,n1,2027-03-01T00:00:00Z,\n"                         # another tool's open row
+                   "n2-20270301T000000Z,rack,n2,2027-03-01T00:00:00Z,\n"          # not a node
+                   "n3-20270301T000000Z,node,n3,2027-03-01T00:00:00,\n"           # not a time watch writes
+                   "n4-20270301T000000Z,node,n4,2027-03-01T00:00:00Z,\n")         # its own
+    assert list(recover(WatchState({}, None), read_log(log)[1]).open) == ["n4"]
 
 
 def test_update_log_keeps_rows_it_did_not_write(tmp_path):
