@@ -206,6 +206,14 @@ def write_atomic(path: Path | str, data: Data, *, durable: bool = True) -> None:
         w.write(data)
 
 
+def _set_direct(fd: int, on: bool) -> None:
+    """O_DIRECT set on (or cleared from) the open file `fd`; OSError where it is refused."""
+    import fcntl
+
+    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+    fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_DIRECT if on else flags & ~os.O_DIRECT)
+
+
 class _Block:
     """One full buffer written with O_DIRECT by a thread of its own (`AtomicWriter._hand_over`).
 
@@ -277,8 +285,7 @@ class AtomicWriter:
         self._unsynced = 0                   # bytes written since the last early sync began
         self._sync: Any = None               # the thread of an early sync (`write`)
         self._sync_error: OSError | None = None
-        self._buffers: list[Any] = []        # page-aligned buffers (anonymous mmaps; a second when needed)
-        self._views: list[memoryview] = []
+        self._views: list[memoryview] = []   # of page-aligned buffers (anonymous mmaps; a second when needed)
         self._staged: memoryview | None = None      # the one being filled, while bytes are gathered
         self._filled = 0                     # bytes gathered in it
         self._direct = False                 # the descriptor has O_DIRECT set
@@ -305,8 +312,7 @@ class AtomicWriter:
             if self.durable and hasattr(os, "O_DIRECT"):
                 import mmap
 
-                self._buffers = [mmap.mmap(-1, _STAGE)]        # (its pages are touched as they fill)
-                self._views = [memoryview(self._buffers[0])]
+                self._views = [memoryview(mmap.mmap(-1, _STAGE))]      # (its pages are touched as they fill)
                 self._staged = self._views[0]
 
     def _keep(self, name: str | None) -> None:
@@ -373,9 +379,7 @@ class AtomicWriter:
         self._wait_block()
         if self._staged is not None and not self._direct:
             try:
-                import fcntl
-
-                fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_DIRECT)
+                _set_direct(fd, True)
                 self._direct = True
             except OSError:
                 self._through_cache()
@@ -393,8 +397,7 @@ class AtomicWriter:
         if len(self._views) < 2:
             import mmap
 
-            self._buffers.append(mmap.mmap(-1, _STAGE))
-            self._views.append(memoryview(self._buffers[1]))
+            self._views.append(memoryview(mmap.mmap(-1, _STAGE)))
         self._staged = self._views[1] if view is self._views[0] else self._views[0]
         return True
 
@@ -415,11 +418,8 @@ class AtomicWriter:
     def _through_cache(self) -> None:
         """No more direct writes: O_DIRECT cleared, nothing more gathered (the buffers are
         let go by `_release_stage` once what they hold is written)."""
-        fd = self._fd
-        if self._direct and fd is not None:
-            import fcntl
-
-            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_DIRECT)
+        if self._direct and self._fd is not None:
+            _set_direct(self._fd, False)
         self._direct = False
         self._staged = None
 
@@ -450,18 +450,14 @@ class AtomicWriter:
         block, self._block = self._block, None
         self._staged = None
         views, self._views = self._views, []
-        buffers, self._buffers = self._buffers, []
         if block is not None and not block.done.is_set():
             return
         for v in views:
+            buffer = v.obj
             try:
                 v.release()
+                buffer.close()
             except BufferError:             # a part of it still held (a traceback's): freed with it
-                pass
-        for b in buffers:
-            try:
-                b.close()
-            except BufferError:             # a view of it still held (a traceback's): freed with it
                 pass
 
     def _syncing(self) -> bool:
