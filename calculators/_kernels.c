@@ -12,6 +12,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -1216,6 +1217,110 @@ done:
  * up gives the same array as sorting them all. Scratch memory: one array as long as `a`.
  */
 #define RADIX_MAX_BITS 11
+#define RADIX_PAR_MIN ((Py_ssize_t)1 << 17)     /* from this many values on, two threads sort */
+
+/* One pass of the radix sort: the values of src[lo, hi) by their digit at `shift` into dst,
+ * each at its bucket's next place (`next`, advanced). */
+static void radix_scatter(const uint64_t *src, uint64_t *dst, Py_ssize_t lo, Py_ssize_t hi, int shift,
+                          size_t mask, size_t *next) {
+    const uint64_t flip = (uint64_t)1 << 63;
+    for (Py_ssize_t i = lo; i < hi; i++) {
+        uint64_t x = src[i];
+        dst[next[((x ^ flip) >> shift) & mask]++] = x;
+    }
+}
+
+static void radix_count(const uint64_t *src, Py_ssize_t lo, Py_ssize_t hi, int shift, size_t mask, size_t *c) {
+    const uint64_t flip = (uint64_t)1 << 63;
+    for (Py_ssize_t i = lo; i < hi; i++)
+        c[((src[i] ^ flip) >> shift) & mask]++;
+}
+
+/* The second half's part of a two-thread sort: for each pass, count its half's digits, wait
+ * for the first half's counts (the barrier), scatter its half after the first half's values of
+ * each bucket, wait again. The first half is the calling thread's (radix_sort_two). */
+typedef struct {
+    uint64_t *v, *tmp;
+    Py_ssize_t n, mid;
+    const int *shifts;              /* the passes' digits (those in which the values differ) */
+    int passes;
+    size_t mask;                    /* a digit's bits */
+    size_t *counts;                 /* 4 x buckets: the halves' counts of the pass, their next places */
+    pthread_barrier_t *barrier;
+} RadixHalf;
+
+static void radix_pass_half(RadixHalf *h, int p, int which, uint64_t **src, uint64_t **dst) {
+    size_t buckets = h->mask + 1;
+    size_t *mine = h->counts + (size_t)which * buckets, *next = h->counts + (size_t)(2 + which) * buckets;
+    Py_ssize_t lo = which ? h->mid : 0, hi = which ? h->n : h->mid;
+    memset(mine, 0, buckets * sizeof(size_t));
+    radix_count(*src, lo, hi, h->shifts[p], h->mask, mine);
+    pthread_barrier_wait(h->barrier);
+    /* the bucket d of the first half starts after all values of buckets < d, the second
+     * half's after the first half's values of bucket d: the order stays stable */
+    size_t sum = 0;
+    for (size_t d = 0; d < buckets; d++) {
+        size_t a = h->counts[d], b = h->counts[buckets + d];
+        next[d] = sum + (which ? a : 0);
+        sum += a + b;
+    }
+    radix_scatter(*src, *dst, lo, hi, h->shifts[p], h->mask, next);
+    pthread_barrier_wait(h->barrier);     /* (both halves placed before either reads them) */
+    uint64_t *t = *src;
+    *src = *dst;
+    *dst = t;
+}
+
+static void *radix_second_half(void *arg) {
+    RadixHalf *h = arg;
+    uint64_t *src = h->v, *dst = h->tmp;
+    for (int p = 0; p < h->passes; p++)
+        radix_pass_half(h, p, 1, &src, &dst);
+    return NULL;
+}
+
+/* Sorts v (n values) by the digits at `shifts` (width bits each), in this thread and one
+ * more, each counting and placing half of the values in every pass; 0 when done, -1 when
+ * memory or the thread could not be had (v unchanged: the caller sorts in one thread). */
+static int radix_sort_two(uint64_t *v, uint64_t *tmp, Py_ssize_t n, const int *shifts, int passes, int width) {
+    size_t buckets = (size_t)1 << width;
+    size_t *counts = malloc(4 * buckets * sizeof(size_t));
+    if (counts == NULL)
+        return -1;
+    pthread_barrier_t barrier;
+    if (pthread_barrier_init(&barrier, NULL, 2) != 0) {
+        free(counts);
+        return -1;
+    }
+    RadixHalf h = {v, tmp, n, n / 2, shifts, passes, buckets - 1, counts, &barrier};
+    pthread_t th;
+    if (pthread_create(&th, NULL, radix_second_half, &h) != 0) {
+        pthread_barrier_destroy(&barrier);
+        free(counts);
+        return -1;
+    }
+    uint64_t *src = v, *dst = tmp;
+    for (int p = 0; p < passes; p++)
+        radix_pass_half(&h, p, 0, &src, &dst);
+    pthread_join(th, NULL);
+    pthread_barrier_destroy(&barrier);
+    free(counts);
+    if (src != v)
+        memcpy(v, src, (size_t)n * sizeof(uint64_t));
+    return 0;
+}
+
+/* radix_sort_two over the digits in which the values differ at all (`differ`: those bits) */
+static int radix_two_threads(uint64_t *v, uint64_t *tmp, Py_ssize_t n, int lo, int width, int passes,
+                             uint64_t differ) {
+    int shifts[64 / 1 + 1], used = 0;
+    for (int p = 0; p < passes; p++) {
+        int shift = lo + p * width;
+        if ((differ >> shift) & (((uint64_t)1 << width) - 1))
+            shifts[used++] = shift;
+    }
+    return radix_sort_two(v, tmp, n, shifts, used, width);
+}
 
 static PyObject *sort_i64(PyObject *self, PyObject *args) {
     PyObject *o_a;
@@ -1252,8 +1357,11 @@ static PyObject *sort_i64(PyObject *self, PyObject *args) {
         int width = (hi - lo + passes - 1) / passes;
         size_t buckets = (size_t)1 << width;
         tmp = malloc((size_t)n * sizeof(uint64_t));
-        counts = calloc((size_t)passes * buckets, sizeof(size_t));
-        if (!tmp || !counts) {
+        if (!tmp) {
+            oom = 1;
+        } else if (n >= RADIX_PAR_MIN && radix_two_threads(v, tmp, n, lo, width, passes, differ) == 0) {
+            /* sorted by two threads (the other core is idle in most of the engine's sorts) */
+        } else if (!(counts = calloc((size_t)passes * buckets, sizeof(size_t)))) {
             oom = 1;
         } else {
             for (Py_ssize_t i = 0; i < n; i++) {
@@ -1276,10 +1384,7 @@ static PyObject *sort_i64(PyObject *self, PyObject *args) {
                 }
                 if (trivial)
                     continue;        /* all values have the same digit here */
-                for (Py_ssize_t i = 0; i < n; i++) {
-                    uint64_t x = src[i];
-                    dst[c[((x ^ flip) >> shift) & (buckets - 1)]++] = x;
-                }
+                radix_scatter(src, dst, 0, n, shift, buckets - 1, c);
                 uint64_t *t = src;
                 src = dst;
                 dst = t;
@@ -1511,6 +1616,166 @@ done:
 static PyObject *hash_cells(PyObject *self, PyObject *args) { return walk_cells(args, CELLS_HASH); }
 
 static PyObject *plain_cells(PyObject *self, PyObject *args) { return walk_cells(args, CELLS_PLAIN); }
+
+/* --- codes of a column of few distinct values --------------------------------------------------
+ *
+ * few_codes(chunks, out, firsts) -> int
+ *
+ * chunks: a tuple of (offsets, data, n, offset_width) of Arrow string arrays, as for hash_cells,
+ * read one after the other as one column of len(out) cells. Each cell's code into out (int64):
+ * 0 for the first distinct value met, 1 for the next, ...: the indices of Arrow's
+ * dictionary_encode of the column, whose dictionary lists the values in the order they first
+ * appear (calculators.log_csv._dictionary_encode, the definition). Each value's first cell (its
+ * position in the column) into firsts (int64), in that order, and their number returned; -1
+ * (out and firsts partly written) once the column has more values than firsts has room for (at
+ * most 2**20): the caller then asks Arrow. A value up to 16 bytes long is found by its length
+ * and its first and last eight bytes (all of it); a longer one by a hash of all its bytes, and
+ * compared whole with the value's first cell.
+ */
+#define FEW_MAX (1 << 20)
+
+typedef struct {
+    int64_t len;
+    uint64_t head, tail;
+    const unsigned char *p;
+} FewKey;
+
+/* the first min(len, 8) bytes at p as the low bytes of a number (the rest 0); `room`: the
+ * bytes readable from p on (8 or more: one load, masked) */
+static inline uint64_t load_upto8(const unsigned char *p, int64_t len, int64_t room) {
+    uint64_t x = 0;
+    if (room >= 8) {
+        memcpy(&x, p, 8);
+        return len >= 8 ? x : x & ((((uint64_t)1) << (8 * len)) - 1);
+    }
+    for (int64_t k = 0; k < len && k < 8; k++)
+        x |= (uint64_t)p[k] << (8 * k);
+    return x;
+}
+
+static PyObject *few_codes(PyObject *self, PyObject *args) {
+    PyObject *chunks, *o_out, *o_firsts;
+    if (!PyArg_ParseTuple(args, "O!OO", &PyTuple_Type, &chunks, &o_out, &o_firsts))
+        return NULL;
+    Py_ssize_t nch = PyTuple_GET_SIZE(chunks);
+    Buf out = {0}, fb = {0};
+    Buf *bufs = PyMem_Calloc((size_t)(2 * nch + 1), sizeof(Buf));
+    Py_ssize_t *ns = PyMem_Calloc((size_t)nch + 1, sizeof(Py_ssize_t));
+    int *widths = PyMem_Calloc((size_t)nch + 1, sizeof(int));
+    FewKey *keys = NULL;
+    int32_t *slots = NULL;
+    PyObject *result = NULL;
+    if (!bufs || !ns || !widths) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (get_buf(o_out, &out, 8, 1, "out") < 0 || get_buf(o_firsts, &fb, 8, 1, "firsts") < 0)
+        goto done;
+    Py_ssize_t max_distinct = count_of(&fb, 8);
+    if (max_distinct < 1 || max_distinct > FEW_MAX) {
+        PyErr_Format(PyExc_ValueError, "few_codes: firsts has room for 1 to %d values", FEW_MAX);
+        goto done;
+    }
+    int bits = 1;                    /* the slots: a power of two, at least twice max_distinct */
+    while (((Py_ssize_t)1 << bits) < 2 * max_distinct)
+        bits++;
+    size_t n_slots = (size_t)1 << bits;
+    keys = PyMem_Calloc((size_t)max_distinct, sizeof(FewKey));
+    slots = PyMem_Calloc(n_slots, sizeof(int32_t));
+    if (!keys || !slots) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t total = 0;
+    for (Py_ssize_t c = 0; c < nch; c++) {
+        PyObject *t = PyTuple_GET_ITEM(chunks, c);
+        PyObject *o_off, *o_data;
+        if (!PyTuple_Check(t) || !PyArg_ParseTuple(t, "OOni", &o_off, &o_data, &ns[c], &widths[c])) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "few_codes: each chunk is (offsets, data, n, offset_width)");
+            goto done;
+        }
+        if (widths[c] != 4 && widths[c] != 8) {
+            PyErr_SetString(PyExc_ValueError, "few_codes: offset_width is 4 or 8");
+            goto done;
+        }
+        if (get_buf(o_off, &bufs[2 * c], 1, 0, "offsets") < 0 || get_buf(o_data, &bufs[2 * c + 1], 1, 0, "data") < 0)
+            goto done;
+        if (ns[c] < 0 || ns[c] > bufs[2 * c].view.len / widths[c] - 1) {
+            PyErr_SetString(PyExc_ValueError, "few_codes: offsets do not hold n cells");
+            goto done;
+        }
+        total += ns[c];
+    }
+    if (total != count_of(&out, 8)) {
+        PyErr_SetString(PyExc_ValueError, "few_codes: out is not as long as the chunks' cells");
+        goto done;
+    }
+    int64_t *res = out.view.buf, *firsts = fb.view.buf;
+    int bad = 0, many = 0;
+    Py_ssize_t distinct = 0;
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t at = 0;
+    for (Py_ssize_t c = 0; c < nch && !bad && !many; c++) {
+        const unsigned char *ob = bufs[2 * c].view.buf, *base = bufs[2 * c + 1].view.buf;
+        Py_ssize_t dlen = bufs[2 * c + 1].view.len;
+        for (Py_ssize_t i = 0; i < ns[c]; i++) {
+            int64_t lo, hi;
+            cell_bounds(ob, widths[c], i, &lo, &hi);
+            if (lo < 0 || hi < lo || hi > dlen) {
+                bad = 1;
+                break;
+            }
+            const unsigned char *p = base + lo;
+            int64_t len = hi - lo;
+            uint64_t head = load_upto8(p, len, dlen - lo), tail = len > 8 ? load_upto8(p + len - 8, 8, 8) : 0;
+            uint64_t h = len > 16 ? hash_bytes(p, len)
+                                  : (head * 0x9E3779B97F4A7C15ULL) ^ ((tail + (uint64_t)len) * 0xC2B2AE3D27D4EB4FULL);
+            size_t slot = (size_t)(h >> (64 - bits));
+            Py_ssize_t code;
+            for (;;) {
+                code = (Py_ssize_t)slots[slot] - 1;
+                if (code < 0) {                       /* a value not met before */
+                    if (distinct == max_distinct) {
+                        many = 1;
+                        break;
+                    }
+                    code = distinct++;
+                    keys[code] = (FewKey){len, head, tail, p};
+                    firsts[code] = at + i;
+                    slots[slot] = (int32_t)(code + 1);
+                    break;
+                }
+                FewKey *k = &keys[code];
+                if (k->len == len && k->head == head && k->tail == tail &&
+                    (len <= 16 || memcmp(k->p, p, (size_t)len) == 0))
+                    break;
+                slot = (slot + 1) & (n_slots - 1);
+            }
+            if (many)
+                break;
+            res[at + i] = code;
+        }
+        at += ns[c];
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "few_codes: an offset points outside the data");
+        goto done;
+    }
+    result = PyLong_FromSsize_t(many ? -1 : distinct);
+done:
+    if (bufs != NULL)
+        release_all(bufs, 2 * nch);
+    release(&out);
+    release(&fb);
+    PyMem_Free(bufs);
+    PyMem_Free(ns);
+    PyMem_Free(widths);
+    PyMem_Free(keys);
+    PyMem_Free(slots);
+    return result;
+}
 
 /* --- times written 2027-02-03T10:00:00Z or 2027-02-03T04:00:00-06:00 ----------------------
  *
@@ -1931,6 +2196,7 @@ static PyMethodDef methods[] = {
     {"sort_i64", sort_i64, METH_VARARGS, "An int64 array sorted in place (a radix sort)."},
     {"split_rows", split_rows, METH_VARARGS, "Columns' values into the outputs of their rows' classes."},
     {"hash_cells", hash_cells, METH_VARARGS, "A 64-bit hash of each cell of an Arrow string array."},
+    {"few_codes", few_codes, METH_VARARGS, "Codes of a string column of few distinct values, by first appearance."},
     {"plain_cells", plain_cells, METH_VARARGS,
      "Whether no cell of an Arrow string array is empty or has white space around it."},
     {"iso_seconds", iso_seconds, METH_VARARGS, "Epoch seconds of an Arrow string array of canonical ISO times."},

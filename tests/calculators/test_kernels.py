@@ -622,6 +622,23 @@ def test_sort_of_a_large_array_of_each_kind_is_numpys():
         assert got.tolist() == np.sort(a).tolist()
 
 
+def test_sort_by_two_threads_is_numpys_at_and_around_the_size_where_they_start():
+    # from 2**17 values on the radix sort's passes are split between two threads (each half
+    # counted and placed after the other's values of each digit): stable, so the packed keys
+    # sorted from their position bits up are the full sort too; odd sizes split unevenly
+    rng = np.random.default_rng(11)
+    for n in ((1 << 17) - 1, 1 << 17, (1 << 17) + 1, 250_001):
+        unit, t = rng.integers(0, 12_600, n), rng.integers(0, 1 << 24, n)
+        ib = (n - 1).bit_length()
+        packed = (((unit << 24) | t) << ib) | np.arange(n, dtype=I64)
+        for a, lo_bit in ((rng.integers(-(1 << 63), (1 << 63) - 1, n, dtype=I64, endpoint=True), 0),
+                          (packed, ib), (packed, 0), (rng.integers(0, 3, n) << 50, 0),
+                          (np.where(rng.random(n) < 0.5, -1, 1 << 40).astype(I64), 0)):
+            got = a.copy()
+            kernels.sort_i64(got, lo_bit)
+            assert np.array_equal(got, np.sort(a)), (n, lo_bit)
+
+
 def test_sort_of_what_the_kernel_cannot_take_is_numpys_or_refused():
     a = np.array([3, 1, 2, 9, 0], dtype=I64)
     view = a[::2]                                   # not contiguous: numpy sorts it
@@ -679,6 +696,74 @@ def test_distinct_ids_are_found_as_the_sort_finds_them(ids, pieces):
     assert (got is None) == (want is None)
     if got is not None:
         assert got.to_pylist() == want.to_pylist() == ids
+
+
+# --- codes of a column of few values ------------------------------------------------------------
+
+# short values (found by length and end bytes), long ones differing only inside (compared
+# whole), prefixes of each other, the empty cell, non-ASCII, and a value equal to another's ends
+_FEW = st.sampled_from(["", "node", "rack", "nodes", "down", "sev1", "sev2", "a", "ab", "é", "\u3001",
+                        "x" * 17, "x" * 8 + "y" + "x" * 8, "x" * 8 + "z" + "x" * 8, "0123456789abcdef",
+                        "0123456789abcdeF", "0123456789abcdef0", "maintenance", "customer_caused", "security_patch"])
+
+
+def _encode_with_arrow(col):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(kernel_switch, "compiled", None)
+        return log_csv._dictionary_encode(col)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_FEW, max_size=60), st.integers(1, 4), st.booleans(), st.integers(0, 3))
+def test_few_codes_are_arrows_dictionary_encoding(cells, pieces, large, skip):
+    # chunks of a column (from their own offsets: each a slice of a larger array), string or
+    # large_string: the same codes and dictionary (first appearance order) as Arrow's
+    typ = pa.large_string() if large else pa.string()
+    size = max(-(-len(cells) // pieces), 1)
+    chunks = [pa.array(["pad"] * skip + cells[i:i + size], typ).slice(skip) for i in range(0, len(cells), size)]
+    col = pa.chunked_array(chunks, type=typ)
+    codes, dictionary = log_csv._dictionary_encode(col)
+    want_codes, want_dictionary = _encode_with_arrow(col)
+    assert codes.dtype == I64 and codes.tolist() == want_codes.tolist()
+    assert dictionary.type == want_dictionary.type and dictionary.to_pylist() == want_dictionary.to_pylist()
+    assert log_csv.text_column(col).uniques.tolist() == list(dict.fromkeys(c.strip() for c in cells if c.strip()))
+
+
+def test_few_codes_hands_a_column_of_many_values_to_arrow():
+    values = [f"v{i}" for i in range(50)]
+    col = pa.chunked_array([pa.array(values[:20]), pa.array(values[20:] + values[:5])])
+    offsets = [log_csv.string_buffers(ch) for ch in col.chunks]
+    chunks = tuple((o, d, len(ch), w) for (o, d, w), ch in zip(offsets, col.chunks))
+    out = np.empty(len(col), dtype=I64)
+    assert kernels.few_codes(chunks, out, np.empty(49, dtype=I64)) == -1      # one value too many
+    firsts = np.empty(50, dtype=I64)
+    assert kernels.few_codes(chunks, out, firsts) == 50
+    assert out.tolist() == list(range(50)) + [0, 1, 2, 3, 4] and firsts.tolist() == list(range(50))
+    # more values than FEW_VALUES: Arrow encodes them (the same result)
+    many = pa.chunked_array([pa.array([f"id-{i}" for i in range(log_csv.FEW_VALUES + 3)] + ["id-7"])])
+    codes, dictionary = log_csv._dictionary_encode(many)
+    assert codes[-1] == 7 and len(dictionary) == log_csv.FEW_VALUES + 3
+
+
+def test_few_codes_refuses_what_it_cannot_read():
+    out, firsts = np.empty(1, dtype=I64), np.empty(4, dtype=I64)
+    good = (np.array([0, 3], dtype=np.int32).tobytes(), b"abc", 1, 4)
+    assert kernels.few_codes((good,), out, firsts) == 1 and out[0] == 0
+    with pytest.raises(ValueError):                              # an offset outside the data
+        kernels.few_codes(((np.array([0, 9], dtype=np.int32).tobytes(), b"abc", 1, 4),), out, firsts)
+    with pytest.raises(ValueError):                              # fewer offsets than cells
+        kernels.few_codes(((np.array([0, 1], dtype=np.int32).tobytes(), b"abc", 2, 4),), np.empty(2, dtype=I64),
+                          firsts)
+    with pytest.raises(ValueError):                              # out of another length
+        kernels.few_codes((good,), np.empty(2, dtype=I64), firsts)
+    with pytest.raises(ValueError):
+        kernels.few_codes((good[:3] + (3,),), out, firsts)
+    with pytest.raises(ValueError):                              # no room for a value
+        kernels.few_codes((good,), out, np.empty(0, dtype=I64))
+    with pytest.raises(TypeError):
+        kernels.few_codes((good[:2],), out, firsts)
+    with pytest.raises(TypeError):
+        kernels.few_codes((good,), out.astype(np.int32), firsts)
 
 
 # white space str.strip() removes, its look-alikes that it keeps (U+2020, U+200B, U+00A1, U+1681,
