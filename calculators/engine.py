@@ -53,6 +53,7 @@ from calculators.intervals import (
     MAX_TIME,
     Intervals,
     at_least,
+    beside,
     concat,
     csr,
     drop_short,
@@ -385,6 +386,13 @@ def _degraded(node_p: Pieces, tree: Tree, mo: int) -> tuple[Pieces, Pieces]:
     return deg_keep.take(deg_keep.ga > 0), deg_short
 
 
+def _degraded_levels(degraded: Pieces) -> list[tuple[int, Intervals]]:
+    """For each distinct number of GPUs lost `v` (ascending), the merged time in which at least
+    `v` are: `(v, intervals)` (the proportional degraded time of `compute`)."""
+    d = degraded
+    return [(v, merge(d.iv.take(d.ga >= v))) for v in np.unique(d.ga).tolist()] if len(d) else []
+
+
 @dataclass(frozen=True)
 class Trace:
     """Every intermediate interval set of one run (relative times; `base` is the origin)."""
@@ -421,6 +429,22 @@ class Trace:
     step4: tuple | None = None         # with service windows: (node_down, node_short, node_inside)
     service: Service | None = None     # revision 1.1: service windows (None: every unit always in service)
     void: tuple[Pieces, ...] = ()      # revision 1.1: per scope, pieces that count nowhere (flags only)
+    excluded_merged_job: Any = None    # per scope, `merge` of the excluded pieces' intervals (or its future)
+    degraded_levels_job: Any = None    # `_degraded_levels` of `degraded` (or its future)
+
+    def excluded_merged(self, scope: int) -> Intervals:
+        """The excluded time of each unit of `scope`: its pieces' intervals merged (worked out
+        on the other thread while the trace went on, where `trace` began it)."""
+        if self.excluded_merged_job is None:
+            return merge(self.excluded[scope].iv)
+        return _done(self.excluded_merged_job)[scope]
+
+    @property
+    def degraded_levels(self) -> list[tuple[int, Intervals]]:
+        """`_degraded_levels(degraded)` (worked out after `degraded` on its thread, where begun)."""
+        if self.degraded_levels_job is None:
+            return _degraded_levels(self.degraded)
+        return _done(self.degraded_levels_job)
 
     @property
     def degraded(self) -> Pieces:
@@ -608,53 +632,67 @@ def _exclusions(contract, cat_codes, cat_names, scope, target, start, end, notic
     capped = excl & (cap >= 0)
 
     rows = np.arange(n, dtype=I64)
+    ci = np.flatnonzero(capped)
+    # the capped rows are cut on the other thread (`_capped`) while the rest are split here
+    cut = beside(_capped, ci, cat_codes, scope, target, start, end, flags, ga, cap_s, zone, base) if len(ci) else None
     # the rows counted whole (class 0) and those excluded without a monthly cap (1), in one pass;
-    # the capped ones (2) are cut below
+    # the capped ones (2) are cut by `_capped`
     (ct, cs, ce, crow, cf, cg, csc), (et, es, ee, erow, ef, eg, esc) = kernels.split(
         excl.astype(I64) + capped, 2, [target, start, end, rows, flags, ga, scope])
     counted = [Pieces(Intervals(ct, cs, ce), crow, cf, cg)]
     excluded = [Pieces(Intervals(et, es, ee), erow, ef, eg)]
     counted_scope = [csc]
     excluded_scope = [esc]
-
-    ci = np.flatnonzero(capped)
-    if len(ci):
-        # one group per (category, scope, target); union of its excluded time, cut at months
-        gkey = (cat_codes[ci] * 4 + scope[ci]) * (int(target.max()) + 1) + target[ci]
-        guniq, g = np.unique(gkey, return_inverse=True)
-        g = g.astype(I64)
-        _, _, merged = merge_labels(Intervals(g, start[ci], end[ci]))
-        months = month_bounds(int(merged.start.min()) + base, int(merged.end.max()) + base, zone)
-        mb = np.array([p.start for p in months] + [months[-1].end], dtype=I64) - base
-        m0 = np.searchsorted(mb, merged.start, side="right") - 1
-        m1 = np.searchsorted(mb, merged.end - 1, side="right") - 1
-        cnt = m1 - m0 + 1
-        rep = np.repeat(np.arange(len(merged), dtype=I64), cnt)
-        mi = np.repeat(m0, cnt) + (np.arange(int(cnt.sum()), dtype=I64) - np.repeat(np.cumsum(cnt) - cnt, cnt))
-        pg = merged.unit[rep]
-        ps = np.maximum(merged.start[rep], mb[mi])
-        pe = np.minimum(merged.end[rep], mb[mi + 1])
-        ln = pe - ps
-        new = np.ones(len(ps), dtype=bool)
-        new[1:] = (pg[1:] != pg[:-1]) | (mi[1:] != mi[:-1])
-        csum = np.cumsum(ln)
-        before = csum - ln
-        used = before - before[np.flatnonzero(new)][np.cumsum(new) - 1]
-        gcap = cap_s[(guniq // (int(target.max()) + 1)) // 4][pg]
-        ex = np.clip(gcap - used, 0, ln)
-        over = ex < ln
-        overflow = Intervals(pg[over], ps[over] + ex[over], pe[over])
-        has_ex = ex > 0
-        ex_parts = Intervals(pg[has_ex], ps[has_ex], ps[has_ex] + ex[has_ex])
-        rows_iv = Intervals(g, start[ci], end[ci])
-        for parts, into, extra in ((overflow, counted, F_CAP), (ex_parts, excluded, 0)):
-            a, b = overlap_pairs(rows_iv, parts)
-            r = ci[a]
-            s = np.maximum(start[r], parts.start[b])
-            e = np.minimum(end[r], parts.end[b])
-            into.append(Pieces(Intervals(target[r], s, e), r, flags[r] | extra, ga[r]))
-            (counted_scope if into is counted else excluded_scope).append(scope[r])
+    if cut is not None:
+        (over, over_scope), (ex, ex_scope) = cut.result()
+        counted.append(over)
+        counted_scope.append(over_scope)
+        excluded.append(ex)
+        excluded_scope.append(ex_scope)
     return (Pieces.cat(*counted), np.concatenate(counted_scope)), (Pieces.cat(*excluded), np.concatenate(excluded_scope))
+
+
+def _capped(ci: np.ndarray, cat_codes, scope, target, start, end, flags, ga, cap_s: np.ndarray, zone: str,
+            base: int) -> tuple[tuple[Pieces, np.ndarray], tuple[Pieces, np.ndarray]]:
+    """The rows `ci` of an exclusion with a monthly cap, cut at each group's cap in each month:
+    the counted overflow (flagged F_CAP) and the excluded parts, each with its rows' scopes
+    (`_exclusions`). One group per (category, scope, target): the union of its excluded time,
+    cut at months."""
+    gkey = (cat_codes[ci] * 4 + scope[ci]) * (int(target.max()) + 1) + target[ci]
+    guniq, g = np.unique(gkey, return_inverse=True)
+    g = g.astype(I64)
+    _, _, merged = merge_labels(Intervals(g, start[ci], end[ci]))
+    months = month_bounds(int(merged.start.min()) + base, int(merged.end.max()) + base, zone)
+    mb = np.array([p.start for p in months] + [months[-1].end], dtype=I64) - base
+    m0 = np.searchsorted(mb, merged.start, side="right") - 1
+    m1 = np.searchsorted(mb, merged.end - 1, side="right") - 1
+    cnt = m1 - m0 + 1
+    rep = np.repeat(np.arange(len(merged), dtype=I64), cnt)
+    mi = np.repeat(m0, cnt) + (np.arange(int(cnt.sum()), dtype=I64) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+    pg = merged.unit[rep]
+    ps = np.maximum(merged.start[rep], mb[mi])
+    pe = np.minimum(merged.end[rep], mb[mi + 1])
+    ln = pe - ps
+    new = np.ones(len(ps), dtype=bool)
+    new[1:] = (pg[1:] != pg[:-1]) | (mi[1:] != mi[:-1])
+    csum = np.cumsum(ln)
+    before = csum - ln
+    used = before - before[np.flatnonzero(new)][np.cumsum(new) - 1]
+    gcap = cap_s[(guniq // (int(target.max()) + 1)) // 4][pg]
+    ex = np.clip(gcap - used, 0, ln)
+    over = ex < ln
+    overflow = Intervals(pg[over], ps[over] + ex[over], pe[over])
+    has_ex = ex > 0
+    ex_parts = Intervals(pg[has_ex], ps[has_ex], ps[has_ex] + ex[has_ex])
+    rows_iv = Intervals(g, start[ci], end[ci])
+    out = []
+    for parts, extra in ((overflow, F_CAP), (ex_parts, 0)):
+        a, b = overlap_pairs(rows_iv, parts)
+        r = ci[a]
+        s = np.maximum(start[r], parts.start[b])
+        e = np.minimum(end[r], parts.end[b])
+        out.append((Pieces(Intervals(target[r], s, e), r, flags[r] | extra, ga[r]), scope[r]))
+    return out[0], out[1]
 
 
 def _views(pieces: Pieces, scope: np.ndarray, tree: Tree, proportional: bool,
@@ -815,6 +853,9 @@ def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: in
         excluded = tuple(ex_clipped)
         void = tuple(Pieces.cat(void[c] if void else Pieces.empty(), outside[c]) for c in range(4))
 
+    # each scope's excluded time merged on the other thread (`Trace.excluded_merged`): needed
+    # only once the trace is done
+    excluded_merged = beside(lambda ex: tuple(merge(p.iv) for p in ex), excluded)
     # step 4: nodes
     lift = step4 = None
     if lifted:
@@ -836,6 +877,8 @@ def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: in
             step4 = _node_outages(node_p, mo)
             node_down = step4[0]
         degraded = pool.submit(_degraded, node_p, tree, mo)
+        # (after `degraded` on the same thread: its result is there when this begins)
+        degraded_levels = pool.submit(lambda: _degraded_levels(degraded.result()[0]))
     finally:
         pool.shutdown(wait=False)
     # step 5: racks
@@ -906,6 +949,7 @@ def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: in
                  rack_short=rack_short, cluster_rule=cluster_rule, cluster_down=cluster_down,
                  cluster_short=cluster_short, site_rule=site_rule, site_down=site_down, site_short=site_short,
                  degraded_job=degraded, own_counted=own_counted, node_layers=tuple(layers),
+                 excluded_merged_job=excluded_merged, degraded_levels_job=degraded_levels,
                  tree=tree, min_outage=mo, lift=lift, step4=step4, service=svc, void=void)
 
 
@@ -1457,16 +1501,13 @@ def run(lc: LoadedContract, log: IncidentLog, periods: list[str] | list[Period],
             if getattr(levels, SCOPES[c]) is None:
                 excluded_sets.append((Intervals.empty(), Intervals.empty()))
             else:
-                ex = merge(tr.excluded[c].iv)
+                ex = tr.excluded_merged(c)
                 excluded_sets.append((ex, tr.node_overlap(ex) if c == NODE else intersect(ex, tr.final(c))))
         degraded_sets = []
-        d = tr.degraded
-        if len(d):
-            prev = 0
-            for v in np.unique(d.ga).tolist():
-                part = merge(d.iv.take(d.ga >= v))
-                degraded_sets.append((v - prev, part, tr.node_overlap(part)))
-                prev = v
+        prev = 0
+        for v, part in tr.degraded_levels:
+            degraded_sets.append((v - prev, part, tr.node_overlap(part)))
+            prev = v
         ids = IdCodes(log)
         # the counted and excluded pieces with a flag (most have none), for each unit's flags
         flagged = tuple(Pieces.cat(*(p.take(p.flags != 0) for p in (tr.node_pieces if c == NODE else tr.view(c),

@@ -274,12 +274,24 @@ def _split_unit(unit: np.ndarray) -> int | None:
     return pivot if pivot <= int(unit.max()) else None
 
 
-def _both(fn, first: tuple, second: tuple):
-    """`fn(*first)` here and `fn(*second)` on the other thread (numpy's sorts, searches and
-    whole-array operations release the GIL, so the two run on two cores); both results."""
+class _Done:
+    """A result worked out at once, with the `result()` of a future."""
+
+    def __init__(self, fn, args: tuple) -> None:
+        self._value = fn(*args)
+
+    def result(self):
+        return self._value
+
+
+def beside(fn, *args):
+    """`fn(*args)` begun on the other thread (numpy's sorts, searches and whole-array
+    operations release the GIL, so it runs on the other core while the caller goes on); its
+    `result()` waits for it and gives it (or raises what it raised). Called on that thread
+    itself, it is worked out at once (waiting for itself would never end)."""
     global _pool
     if threading.current_thread().name.startswith(_WORKER):
-        return fn(*first), fn(*second)          # on the worker itself: waiting for it would never end
+        return _Done(fn, args)
     pool = _pool
     if pool is None:
         from concurrent.futures import ThreadPoolExecutor
@@ -288,7 +300,12 @@ def _both(fn, first: tuple, second: tuple):
             if _pool is None:
                 _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=_WORKER)
             pool = _pool
-    other = pool.submit(fn, *second)
+    return pool.submit(fn, *args)
+
+
+def _both(fn, first: tuple, second: tuple):
+    """`fn(*first)` here and `fn(*second)` on the other thread (`beside`); both results."""
+    other = beside(fn, *second)
     mine = fn(*first)
     return mine, other.result()
 
