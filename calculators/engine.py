@@ -43,6 +43,10 @@ from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+# np.unique imports numpy.ma at its first call (to ask whether its argument is masked): 11 ms,
+# holding the GIL, in the trace's serial part (step 4's attribution); imported with this module
+# instead, while the command's log is still being read
+import numpy.ma  # noqa: F401
 
 from calculators import credits as cr
 from calculators import kernels
