@@ -12,7 +12,6 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -1217,110 +1216,6 @@ done:
  * up gives the same array as sorting them all. Scratch memory: one array as long as `a`.
  */
 #define RADIX_MAX_BITS 11
-#define RADIX_PAR_MIN ((Py_ssize_t)1 << 17)     /* from this many values on, two threads sort */
-
-/* One pass of the radix sort: the values of src[lo, hi) by their digit at `shift` into dst,
- * each at its bucket's next place (`next`, advanced). */
-static void radix_scatter(const uint64_t *src, uint64_t *dst, Py_ssize_t lo, Py_ssize_t hi, int shift,
-                          size_t mask, size_t *next) {
-    const uint64_t flip = (uint64_t)1 << 63;
-    for (Py_ssize_t i = lo; i < hi; i++) {
-        uint64_t x = src[i];
-        dst[next[((x ^ flip) >> shift) & mask]++] = x;
-    }
-}
-
-static void radix_count(const uint64_t *src, Py_ssize_t lo, Py_ssize_t hi, int shift, size_t mask, size_t *c) {
-    const uint64_t flip = (uint64_t)1 << 63;
-    for (Py_ssize_t i = lo; i < hi; i++)
-        c[((src[i] ^ flip) >> shift) & mask]++;
-}
-
-/* The second half's part of a two-thread sort: for each pass, count its half's digits, wait
- * for the first half's counts (the barrier), scatter its half after the first half's values of
- * each bucket, wait again. The first half is the calling thread's (radix_sort_two). */
-typedef struct {
-    uint64_t *v, *tmp;
-    Py_ssize_t n, mid;
-    const int *shifts;              /* the passes' digits (those in which the values differ) */
-    int passes;
-    size_t mask;                    /* a digit's bits */
-    size_t *counts;                 /* 4 x buckets: the halves' counts of the pass, their next places */
-    pthread_barrier_t *barrier;
-} RadixHalf;
-
-static void radix_pass_half(RadixHalf *h, int p, int which, uint64_t **src, uint64_t **dst) {
-    size_t buckets = h->mask + 1;
-    size_t *mine = h->counts + (size_t)which * buckets, *next = h->counts + (size_t)(2 + which) * buckets;
-    Py_ssize_t lo = which ? h->mid : 0, hi = which ? h->n : h->mid;
-    memset(mine, 0, buckets * sizeof(size_t));
-    radix_count(*src, lo, hi, h->shifts[p], h->mask, mine);
-    pthread_barrier_wait(h->barrier);
-    /* the bucket d of the first half starts after all values of buckets < d, the second
-     * half's after the first half's values of bucket d: the order stays stable */
-    size_t sum = 0;
-    for (size_t d = 0; d < buckets; d++) {
-        size_t a = h->counts[d], b = h->counts[buckets + d];
-        next[d] = sum + (which ? a : 0);
-        sum += a + b;
-    }
-    radix_scatter(*src, *dst, lo, hi, h->shifts[p], h->mask, next);
-    pthread_barrier_wait(h->barrier);     /* (both halves placed before either reads them) */
-    uint64_t *t = *src;
-    *src = *dst;
-    *dst = t;
-}
-
-static void *radix_second_half(void *arg) {
-    RadixHalf *h = arg;
-    uint64_t *src = h->v, *dst = h->tmp;
-    for (int p = 0; p < h->passes; p++)
-        radix_pass_half(h, p, 1, &src, &dst);
-    return NULL;
-}
-
-/* Sorts v (n values) by the digits at `shifts` (width bits each), in this thread and one
- * more, each counting and placing half of the values in every pass; 0 when done, -1 when
- * memory or the thread could not be had (v unchanged: the caller sorts in one thread). */
-static int radix_sort_two(uint64_t *v, uint64_t *tmp, Py_ssize_t n, const int *shifts, int passes, int width) {
-    size_t buckets = (size_t)1 << width;
-    size_t *counts = malloc(4 * buckets * sizeof(size_t));
-    if (counts == NULL)
-        return -1;
-    pthread_barrier_t barrier;
-    if (pthread_barrier_init(&barrier, NULL, 2) != 0) {
-        free(counts);
-        return -1;
-    }
-    RadixHalf h = {v, tmp, n, n / 2, shifts, passes, buckets - 1, counts, &barrier};
-    pthread_t th;
-    if (pthread_create(&th, NULL, radix_second_half, &h) != 0) {
-        pthread_barrier_destroy(&barrier);
-        free(counts);
-        return -1;
-    }
-    uint64_t *src = v, *dst = tmp;
-    for (int p = 0; p < passes; p++)
-        radix_pass_half(&h, p, 0, &src, &dst);
-    pthread_join(th, NULL);
-    pthread_barrier_destroy(&barrier);
-    free(counts);
-    if (src != v)
-        memcpy(v, src, (size_t)n * sizeof(uint64_t));
-    return 0;
-}
-
-/* radix_sort_two over the digits in which the values differ at all (`differ`: those bits) */
-static int radix_two_threads(uint64_t *v, uint64_t *tmp, Py_ssize_t n, int lo, int width, int passes,
-                             uint64_t differ) {
-    int shifts[64 / 1 + 1], used = 0;
-    for (int p = 0; p < passes; p++) {
-        int shift = lo + p * width;
-        if ((differ >> shift) & (((uint64_t)1 << width) - 1))
-            shifts[used++] = shift;
-    }
-    return radix_sort_two(v, tmp, n, shifts, used, width);
-}
 
 static PyObject *sort_i64(PyObject *self, PyObject *args) {
     PyObject *o_a;
@@ -1357,11 +1252,8 @@ static PyObject *sort_i64(PyObject *self, PyObject *args) {
         int width = (hi - lo + passes - 1) / passes;
         size_t buckets = (size_t)1 << width;
         tmp = malloc((size_t)n * sizeof(uint64_t));
-        if (!tmp) {
-            oom = 1;
-        } else if (n >= RADIX_PAR_MIN && radix_two_threads(v, tmp, n, lo, width, passes, differ) == 0) {
-            /* sorted by two threads (the other core is idle in most of the engine's sorts) */
-        } else if (!(counts = calloc((size_t)passes * buckets, sizeof(size_t)))) {
+        counts = calloc((size_t)passes * buckets, sizeof(size_t));
+        if (!tmp || !counts) {
             oom = 1;
         } else {
             for (Py_ssize_t i = 0; i < n; i++) {
@@ -1384,7 +1276,10 @@ static PyObject *sort_i64(PyObject *self, PyObject *args) {
                 }
                 if (trivial)
                     continue;        /* all values have the same digit here */
-                radix_scatter(src, dst, 0, n, shift, buckets - 1, c);
+                for (Py_ssize_t i = 0; i < n; i++) {
+                    uint64_t x = src[i];
+                    dst[c[((x ^ flip) >> shift) & (buckets - 1)]++] = x;
+                }
                 uint64_t *t = src;
                 src = dst;
                 dst = t;

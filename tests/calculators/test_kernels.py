@@ -622,23 +622,6 @@ def test_sort_of_a_large_array_of_each_kind_is_numpys():
         assert got.tolist() == np.sort(a).tolist()
 
 
-def test_sort_by_two_threads_is_numpys_at_and_around_the_size_where_they_start():
-    # from 2**17 values on the radix sort's passes are split between two threads (each half
-    # counted and placed after the other's values of each digit): stable, so the packed keys
-    # sorted from their position bits up are the full sort too; odd sizes split unevenly
-    rng = np.random.default_rng(11)
-    for n in ((1 << 17) - 1, 1 << 17, (1 << 17) + 1, 250_001):
-        unit, t = rng.integers(0, 12_600, n), rng.integers(0, 1 << 24, n)
-        ib = (n - 1).bit_length()
-        packed = (((unit << 24) | t) << ib) | np.arange(n, dtype=I64)
-        for a, lo_bit in ((rng.integers(-(1 << 63), (1 << 63) - 1, n, dtype=I64, endpoint=True), 0),
-                          (packed, ib), (packed, 0), (rng.integers(0, 3, n) << 50, 0),
-                          (np.where(rng.random(n) < 0.5, -1, 1 << 40).astype(I64), 0)):
-            got = a.copy()
-            kernels.sort_i64(got, lo_bit)
-            assert np.array_equal(got, np.sort(a)), (n, lo_bit)
-
-
 def test_sort_of_what_the_kernel_cannot_take_is_numpys_or_refused():
     a = np.array([3, 1, 2, 9, 0], dtype=I64)
     view = a[::2]                                   # not contiguous: numpy sorts it
