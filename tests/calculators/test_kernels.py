@@ -681,6 +681,16 @@ def test_distinct_ids_are_found_as_the_sort_finds_them(ids, pieces):
         assert got.to_pylist() == want.to_pylist() == ids
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.integers(-(1 << 63), (1 << 63) - 1), st.integers(0, 3).map(lambda hi: hi << 32),
+                          st.builds(lambda hi, lo: (hi << 32) | lo, st.integers(0, 5), st.integers(0, 9))),
+                max_size=200))
+def test_equal_hashes_says_whether_two_are_equal(values):
+    # the upper 32 bits sorted, the runs of equal upper bits compared whole: set() as the definition
+    got = log_csv._equal_hashes(np.array(values, dtype=I64))
+    assert got == (len(set(values)) < len(values))
+
+
 # --- codes of a column of few values ------------------------------------------------------------
 
 # short values (found by length and end bytes), long ones differing only inside (compared
