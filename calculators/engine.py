@@ -1499,14 +1499,9 @@ def run(lc: LoadedContract, log: IncidentLog, periods: list[str] | list[Period],
     # on the other core while the nodes' figures below are
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="slakit-attribution") as pool:
         above = pool.submit(lambda: [_unit_attribution(tr, tree, c, needed) for c in (RACK, SITE)])
+        # and then each scope's excluded time and its part inside the down time
+        excluded_job = pool.submit(_excluded_sets, tr, levels)
         node_att = _unit_attribution(tr, tree, NODE, needed)
-        excluded_sets = []
-        for c in range(4):
-            if getattr(levels, SCOPES[c]) is None:
-                excluded_sets.append((Intervals.empty(), Intervals.empty()))
-            else:
-                ex = tr.excluded_merged(c)
-                excluded_sets.append((ex, tr.node_overlap(ex) if c == NODE else intersect(ex, tr.final(c))))
         degraded_sets = []
         prev = 0
         for v, part in tr.degraded_levels:
@@ -1525,10 +1520,11 @@ def run(lc: LoadedContract, log: IncidentLog, periods: list[str] | list[Period],
             up = tr.lift.parent
             rack_part = (tr.lift.parent_attribution(), up.take(up.flags != 0))
         # the clusters' attribution here, once this thread's own work is done (the worker has
-        # the racks' and sites': the two threads then finish about together)
+        # the racks' and sites', then the excluded sets: the two threads then finish about together)
         cluster_att = _unit_attribution(tr, tree, CLUSTER, needed)
         rack_att, site_att = above.result()
         att_pairs = [node_att, rack_att, cluster_att, site_att]
+        excluded_sets = excluded_job.result()
     month = partial(_period_figures, lc, tr, tree, ids=ids, att_pairs=att_pairs, excluded_sets=tuple(excluded_sets),
                     degraded_sets=degraded_sets, flagged=flagged, rack_part=rack_part)
     if len(plist) > 1:
@@ -1558,6 +1554,19 @@ def run(lc: LoadedContract, log: IncidentLog, periods: list[str] | list[Period],
                     support=sup, termination=termination, open_incidents=_open_ids(log), figures=figures)
     result = with_claims(result, lc.model.credits.claim_window)
     return result, tr, tree
+
+
+def _excluded_sets(tr: Trace, levels) -> list[tuple[Intervals, Intervals]]:
+    """For each scope with a service level, `(excluded time, the part of it inside the units'
+    final down time)`; empty sets for the others."""
+    out = []
+    for c in range(4):
+        if getattr(levels, SCOPES[c]) is None:
+            out.append((Intervals.empty(), Intervals.empty()))
+        else:
+            ex = tr.excluded_merged(c)
+            out.append((ex, tr.node_overlap(ex) if c == NODE else intersect(ex, tr.final(c))))
+    return out
 
 
 def with_claims(result, window, as_of: int | None = None):
