@@ -191,12 +191,20 @@ def _write_run(fd: int, pieces: list[memoryview]) -> None:
         _write_view(fd, memoryview(b"".join(pieces)) if len(pieces) > 1 else pieces[0])
 
 
-def _write_view(fd: int, view: memoryview) -> None:
+def _write_view(fd: int, view: memoryview, refused: frozenset[int] = frozenset()) -> memoryview:
+    """Write all of `view`; returns what is left of it (empty: all written), which is not
+    empty only where a write failed with an errno in `refused` (any other error is raised)."""
     while view:
-        done = os.write(fd, view)
+        try:
+            done = os.write(fd, view)
+        except OSError as e:
+            if e.errno in refused:
+                return view
+            raise
         if done <= 0:                      # nothing taken: no progress to wait for
             raise OSError(errno.EIO, "the write took no data")
         view = view[done:]
+    return view
 
 
 def write_atomic(path: Path | str, data: Data, *, durable: bool = True) -> None:
@@ -239,17 +247,7 @@ class _Block:
         except IndexError:
             return
         try:
-            view = self.view
-            while view:
-                done = os.write(fd, view)
-                if done <= 0:
-                    raise OSError(errno.EIO, "the write took no data")
-                view = view[done:]
-        except OSError as e:
-            if e.errno in _REFUSED:
-                self.refused = view
-            else:
-                self.error = e
+            self.refused = _write_view(fd, self.view, _REFUSED) or None
         except BaseException as e:  # noqa: BLE001 - raised again by the writer's thread (`_wait_block`)
             self.error = e
         finally:
