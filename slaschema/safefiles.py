@@ -16,14 +16,20 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from slaschema.errors import InputError
 
-# (slaschema.errors is imported where a problem is raised: `check_cli_file` runs before the
-# background reading of an incident log begins, calculators.log_prefetch, and the errors'
-# module would add 8 ms to that)
+
+def _problem(code: str, message: str, **where: Any) -> InputError:
+    """`InputError([Problem(code, message, **where)])`. (slaschema.errors is imported only
+    here, when a problem is raised: `check_cli_file` runs before the background reading of an
+    incident log begins, calculators.log_prefetch, and the errors' module would add 8 ms to that.)"""
+    from slaschema.errors import InputError, Problem
+
+    return InputError([Problem(code, message, **where)])
+
 
 DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
 FORBIDDEN_ROOTS = ("/proc", "/sys", "/dev")
@@ -59,9 +65,7 @@ def resolve_named(name: str, *, base_dir: Path | str | None, from_cli: bool = Fa
     the home folder's (`expand_user`; `~user` of an unknown user stays as written, as a shell
     leaves it); a caller that reads the name as written checks it as written."""
     def refuse(code: str, message: str, fix: str) -> InputError:
-        from slaschema.errors import InputError, Problem
-
-        return InputError([Problem(code, message, file=source, path=field, value=_shown(name), fix=fix)])
+        return _problem(code, message, file=source, path=field, value=_shown(name), fix=fix)
 
     if not isinstance(name, str) or not name.strip() or "\x00" in name:
         raise refuse("path_invalid", f"{what}: not a usable file name", "name a file")
@@ -98,10 +102,8 @@ def check_cli_file(path: Path | str, what: str = "file") -> None:
     except OSError:
         return                                   # the caller reports a missing file its own way
     if not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
-        from slaschema.errors import InputError, Problem
-
-        raise InputError([Problem("not_a_regular_file", f"{what}: not a regular file (FIFO, device or socket)",
-                                  file=str(path), fix="name a regular file")])
+        raise _problem("not_a_regular_file", f"{what}: not a regular file (FIFO, device or socket)",
+                       file=str(path), fix="name a regular file")
 
 
 def read_named(name: str, *, base_dir: Path | str | None, from_cli: bool = False, what: str = "file",
@@ -119,11 +121,8 @@ def read_regular(path: Path | str, *, shown: str | None = None, what: str = "fil
     shown = str(path) if shown is None else shown
 
     def refuse(code: str, message: str, fix: str, value: object = None) -> InputError:
-        from slaschema.errors import InputError, Problem
-
-        return InputError([Problem(code, message, file=source or shown, path=field,
-                                   value=value if value is not None else (_shown(shown) if source else None),
-                                   fix=fix)])
+        return _problem(code, message, file=source or shown, path=field,
+                        value=value if value is not None else (_shown(shown) if source else None), fix=fix)
 
     try:
         st = os.stat(path)
@@ -158,13 +157,10 @@ def decode_utf8(data: bytes, *, shown: str, what: str = "file", field: str | Non
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        from slaschema.errors import InputError, Problem
-
         wide = wide_encoding(data)
         said = f"{wide[0]} text, not UTF-8" if wide else f"not UTF-8 text ({exc.reason} at byte {exc.start})"
-        raise InputError([Problem("not_utf8", f"{what}: {said}", file=shown, path=field,
-                                  fix="save the file as UTF-8" + (f" (iconv -f {wide[1]} -t UTF-8)" if wide else ""))
-                          ]) from None
+        raise _problem("not_utf8", f"{what}: {said}", file=shown, path=field,
+                       fix="save the file as UTF-8" + (f" (iconv -f {wide[1]} -t UTF-8)" if wide else "")) from None
 
 
 _WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32LE", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32BE", "UTF-32"),
