@@ -63,11 +63,12 @@ def _top(a: np.ndarray | int) -> int:
     return abs(int(a))
 
 
-def _i64_month(month_s) -> np.ndarray | int | None:
-    """A month's seconds for the int64 forms: an int (one for all units) or an int64 array."""
-    if isinstance(month_s, int) and abs(month_s) < _SAFE:
-        return month_s
-    return _i64(month_s)
+def _i64_or_int(a) -> np.ndarray | int | None:
+    """An operand for the int64 forms: an int below _SAFE (one for all units, as a month's
+    seconds or a shared denominator) as it is, else `_i64(a)`."""
+    if isinstance(a, int) and abs(a) < _SAFE:
+        return a
+    return _i64(a)
 
 
 def below(lnum: np.ndarray, dn: np.ndarray, month_s: int, threshold: Decimal) -> np.ndarray:
@@ -81,7 +82,7 @@ def below(lnum: np.ndarray, dn: np.ndarray, month_s: int, threshold: Decimal) ->
 
 
 def _below_i64(lnum, dn, month_s, p: int, q: int) -> np.ndarray | None:
-    lo, d, m = _i64(lnum), _i64(dn), _i64_month(month_s)
+    lo, d, m = _i64(lnum), _i64(dn), _i64_or_int(month_s)
     if lo is None or d is None or m is None:
         return None
     k = max(100 * q, abs(p))
@@ -94,7 +95,7 @@ def _below_i64(lnum, dn, month_s, p: int, q: int) -> np.ndarray | None:
 def availability_e4(lnum: np.ndarray, dn: np.ndarray, month_s: int) -> np.ndarray:
     """Availability in percent x 10**4, truncated (display only; spec 8.8): a unit below a
     threshold never shows as the threshold itself (94.99996% shows 94.9999%)."""
-    lo, d, m = _i64(lnum), _i64(dn), _i64_month(month_s)
+    lo, d, m = _i64(lnum), _i64(dn), _i64_or_int(month_s)
     if (lo is not None and d is not None and m is not None and isinstance(lnum, np.ndarray) and lnum.dtype == object
             and (_top(d) * _top(m) + _top(lo)) * 10**6 < _SAFE):
         total = d * m
@@ -176,8 +177,7 @@ def _times(count, factor: int, n: int) -> np.ndarray:
 def cents_half_up(num, den):
     """`num/den` currency units -> cents, rounded half-up (non-negative amounts)."""
     if isinstance(num, np.ndarray) and num.dtype == object:     # (in int64 where it fits: see above)
-        n = _i64(num)
-        d = _i64(den) if isinstance(den, np.ndarray) else (den if isinstance(den, int) and abs(den) < _SAFE else None)
+        n, d = _i64(num), _i64_or_int(den)
         if n is not None and d is not None and 200 * _top(n) + 2 * _top(d) < _SAFE \
                 and (d.all() if isinstance(d, np.ndarray) else d != 0):
             return ((200 * n + d) // (2 * d)).astype(object)
