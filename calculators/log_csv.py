@@ -255,7 +255,7 @@ def text_column(col: pa.ChunkedArray, lazy: bool = False) -> TextColumn:
 FEW_VALUES = 1 << 16    # a column with at most this many distinct cells is encoded by `kernels.compiled.few_codes`
 
 
-def _dictionary_encode(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
+def _dictionary_encode(col: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
     """`(codes, dictionary)`: Arrow's `dictionary_encode` of the column (the definition), its
     indices as one int64 array (written in place, no int32 copy of the whole column first).
 
@@ -265,10 +265,10 @@ def _dictionary_encode(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.
     table, where Arrow hashes every cell. It gives the same codes and dictionary (the values in
     order of first appearance, as Arrow lists them); at the first value beyond FEW_VALUES it
     stops and Arrow encodes the column (the targets, the ids)."""
-    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    chunks = col.chunks
     compiled = kernels.compiled
     if (compiled is not None and len(col) and not col.null_count
-            and all(pa.types.is_string(ch.type) or pa.types.is_large_string(ch.type) for ch in chunks)):
+            and (pa.types.is_string(col.type) or pa.types.is_large_string(col.type))):
         codes = np.empty(len(col), dtype=np.int64)
         firsts = np.empty(min(FEW_VALUES, len(col)), dtype=np.int64)
         bufs = tuple((offsets, data, len(ch), width) for ch in chunks for offsets, data, width in [string_buffers(ch)])
@@ -287,17 +287,14 @@ def _dictionary_encode(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.
                     parts.append(pc.take(ch, pa.Array.from_buffers(pa.int64(), len(local), [None, pa.py_buffer(local)])))
             return codes, parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
     enc = pc.dictionary_encode(col)
-    encoded = enc.chunks if isinstance(enc, pa.ChunkedArray) else [enc]
     codes = np.empty(len(col), dtype=np.int64)
     at = 0
-    for ch in encoded:
+    for ch in enc.chunks:
         codes[at:at + len(ch)] = numpy_of(ch.indices)
         at += len(ch)
-    if encoded:
-        dictionary = encoded[0].dictionary
-    else:       # (no chunks: Arrow's empty dictionary of the column's type)
-        dictionary = pa.array([], type=col.type)
-    return codes, dictionary
+    if not enc.num_chunks:      # (a column of no chunks: Arrow's empty dictionary of its type)
+        return codes, pa.array([], type=col.type)
+    return codes, enc.chunk(0).dictionary
 
 
 def _distinct_as_written(col: pa.ChunkedArray) -> pa.Array | None:
