@@ -419,6 +419,8 @@ class Trace:
     site_down: Intervals
     site_short: Intervals
     degraded_job: Any                  # (`degraded`, `degraded_short`), or the future of them
+    degraded_levels_job: Any           # `_degraded_levels` of `degraded`, or its future
+    excluded_merged_job: Any           # per scope, `merge` of the excluded pieces' intervals, or its future
     own_counted: tuple[int, ...]       # per scope: the first pieces of `counted` that are the scope's own
     node_layers: tuple[tuple[int, Intervals], ...]
     """Nodes' final down time as disjoint layers `(scope, intervals per unit of that scope)`:
@@ -433,21 +435,15 @@ class Trace:
     step4: tuple | None = None         # with service windows: (node_down, node_short, node_inside)
     service: Service | None = None     # revision 1.1: service windows (None: every unit always in service)
     void: tuple[Pieces, ...] = ()      # revision 1.1: per scope, pieces that count nowhere (flags only)
-    excluded_merged_job: Any = None    # per scope, `merge` of the excluded pieces' intervals (or its future)
-    degraded_levels_job: Any = None    # `_degraded_levels` of `degraded` (or its future)
 
     def excluded_merged(self, scope: int) -> Intervals:
         """The excluded time of each unit of `scope`: its pieces' intervals merged (worked out
-        on the other thread while the trace went on, where `trace` began it)."""
-        if self.excluded_merged_job is None:
-            return merge(self.excluded[scope].iv)
+        on the other thread while the trace went on)."""
         return _done(self.excluded_merged_job)[scope]
 
     @property
     def degraded_levels(self) -> list[tuple[int, Intervals]]:
-        """`_degraded_levels(degraded)` (worked out after `degraded` on its thread, where begun)."""
-        if self.degraded_levels_job is None:
-            return _degraded_levels(self.degraded)
+        """`_degraded_levels(degraded)` (worked out after `degraded` on its thread)."""
         return _done(self.degraded_levels_job)
 
     @property
