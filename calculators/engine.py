@@ -68,10 +68,10 @@ from calculators.intervals import (
     merge_labels,
     merge_sorted,
     minus_parent,
-    order_by,
     overlap_pairs,
     positions,
     seconds_in,
+    sorted_take,
 )
 from calculators.periods import EARLIEST_S, FIRST_MONTH, LAST_MONTH, LATEST_S, Period, month_bounds, parse_periods  # noqa: F401 (EARLIEST_S, LATEST_S are also read from here)
 from calculators.service import (Service, at_least_varying, bucket_seconds, cluster_threshold, not_charged_seconds,
@@ -325,8 +325,7 @@ def _lift(own: Pieces, parent: Pieces, tree: Tree, mo: int, pool: ThreadPoolExec
     long_blocks = blocks if p_long.all() else blocks.take(p_long)
     is_down = own.ga == DOWN
     at = np.flatnonzero(is_down & (own.iv.end > own.iv.start))
-    at = at[order_by(own.iv.unit[at], own.iv.start[at])]     # sorted needles: much faster searches
-    o = own.iv.take(at)
+    at, o = sorted_take(own.iv, at)       # sorted by (node, start): sorted needles, much faster searches
     s, e = o.start, o.end
     lo = hi = np.zeros(len(at), dtype=I64)
     if len(blocks) and len(at):

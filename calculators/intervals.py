@@ -110,6 +110,27 @@ def order_by(unit: np.ndarray, t: np.ndarray) -> np.ndarray:
     return packed
 
 
+def sorted_take(iv: Intervals, at: np.ndarray) -> tuple[np.ndarray, Intervals]:
+    """`(at[o], iv.take(at[o]))` for `o = order_by(unit, start)` of the intervals at `at`:
+    where the keys pack (`sorted_packed`), each interval's unit and start are read back from
+    its sorted key and only its end and position are gathered (two gathers of a million
+    items instead of four: step 4's node pieces, about 15 ms)."""
+    unit, start = iv.unit[at], iv.start[at]
+    k = kernels.compiled
+    if len(at) < 2 or (k is not None and k.keys_sorted(kernels.as_i64(unit), kernels.as_i64(start))):
+        return at, Intervals(unit, start, iv.end[at])        # in order already
+    got = sorted_packed(unit, start)
+    if got is None:
+        o = order_by(unit, start)
+        at = at[o]
+        return at, Intervals(unit[o], start[o], iv.end[at])
+    packed, tb, ib = got
+    at = at[packed & ((1 << ib) - 1)]
+    start = (packed >> ib) & ((1 << tb) - 1)
+    packed >>= tb + ib
+    return at, Intervals(packed, start, iv.end[at])
+
+
 def sorted_packed(unit: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, int, int] | None:
     """`(packed, tb, ib)`: `((unit << tb | t) << ib) | position` of each item, sorted, with the
     fewest bits that hold the times (tb) and the positions (ib); None where unit, time and

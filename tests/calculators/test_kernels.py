@@ -577,6 +577,32 @@ def test_order_by_of_sorted_or_any_keys_is_the_stable_argsort(pairs, sort_first)
     assert kernels.keys_sorted(unit, t) is (want == list(range(len(pairs))))
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 50), st.integers(0, 9)), max_size=20),
+       st.sampled_from(["any", "sorted", "wide units", "no kernels"]), st.data())
+def test_sorted_take_is_order_by_then_take(rows, case, data):
+    # what step 4 does with the nodes' pieces: the chosen ones sorted by (unit, start), their
+    # positions in that order (the definition: order_by of the chosen ones, then take)
+    if case == "sorted":
+        rows = sorted(rows)
+    unit = np.array([u for u, _, _ in rows], dtype=I64)
+    if case == "wide units":             # unit, time and position do not pack into 63 bits
+        unit = unit << 50
+    start = np.array([t for _, t, _ in rows], dtype=I64)
+    iv = Intervals(unit, start, start + np.array([d for _, _, d in rows], dtype=I64))
+    at = np.array(sorted(data.draw(st.sets(st.integers(0, max(len(rows) - 1, 0)), max_size=len(rows)))
+                         if rows else []), dtype=I64)
+    o = intervals.order_by(iv.unit[at], iv.start[at])
+    want = at[o]
+    with pytest.MonkeyPatch.context() as mp:
+        if case == "no kernels":
+            mp.setattr(kernel_switch, "compiled", None)
+        got_at, got = intervals.sorted_take(iv, at)
+    assert got_at.tolist() == want.tolist()
+    assert _rows(got) == _rows(iv.take(want))
+    assert got.unit.dtype == got.start.dtype == got.end.dtype == I64
+
+
 # --- sorting 64-bit integers ------------------------------------------------------------------
 
 _WIDE = st.one_of(st.integers(-(1 << 63), (1 << 63) - 1), st.integers(-3, 3), st.integers(0, 1 << 40),
