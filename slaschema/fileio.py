@@ -15,8 +15,8 @@ made of pieces is written without joining a copy of the whole first: `write_all`
 the temporary file, so a large document's batches are freed as it goes; leaving the `with`
 block normally syncs the file (when durable) and swaps it in, leaving it by an exception
 removes the temporary file (nothing is written). A durable file of 4 MiB or more is written
-past the page cache (O_DIRECT, from two 4 MiB buffers, one written in a thread while the
-other is filled): it has to reach the disk before the rename anyway, and copying it into the
+past the page cache (O_DIRECT, from 4 MiB buffers that one thread writes in order while the
+next are filled): it has to reach the disk before the rename anyway, and copying it into the
 page cache first was the costliest part of writing the credits JSON document (151 MB: 0.3-0.6 s
 of CPU on the virtual machines we measure on, 0.05 s written directly; `AtomicWriter`). A
 smaller file, and any file where the file system refuses O_DIRECT, goes through the page
@@ -157,6 +157,7 @@ def _running(pid: int) -> bool:
 _EARLY_SYNC = 32 << 20        # a durable file's early sync begins after this many bytes (`AtomicWriter.write`)
 _STAGE = 4 << 20              # a durable file's bytes gathered per direct write (`AtomicWriter.write`)
 _ALIGN = 4096                 # what a direct write's offset, length and buffer are multiples of
+_IN_FLIGHT = 4                # a durable file's buffers at most: written, queued and being filled
 # a direct write refused (an alignment the device does not take, a file system without it)
 _REFUSED = frozenset({errno.EINVAL, errno.EOPNOTSUPP, getattr(errno, "ENOTSUP", errno.EOPNOTSUPP)})
 
@@ -222,24 +223,54 @@ def _set_direct(fd: int, on: bool) -> None:
     fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_DIRECT if on else flags & ~os.O_DIRECT)
 
 
-class _Block:
-    """One full buffer written with O_DIRECT by a thread of its own (`AtomicWriter._hand_over`).
+class _DirectWrites:
+    """The thread that writes an `AtomicWriter`'s full buffers with O_DIRECT, in the order they
+    are handed over (`put`), while the writer fills others (`AtomicWriter._hand_over`).
 
-    The thread writes through a duplicate of the file's descriptor, which it closes, and its
-    view keeps the buffer alive: a writer given up while the thread still writes (Ctrl-C)
-    closes its own descriptor and removes the file without waiting, and neither can then
-    reach another file. `done` is set when the thread ends (an interrupted `Thread.join`
-    cannot say so reliably before Python 3.12); `error` is what it raised, `refused` what is
-    left of the view when a direct write was refused (EINVAL, EOPNOTSUPP)."""
+    One thread for the whole file, fed through a queue: a thread of its own for each buffer
+    waited for every start (the new thread needs the GIL the making of the document holds:
+    about 100 ms over the credits document's 38 buffers), and one buffer in flight at a time
+    left the writer waiting for the device (another 60 ms). Each buffer written goes back on
+    `free` for the writer to fill again. The thread writes through a duplicate of the file's
+    descriptor, which it closes when it ends, and its queue keeps the buffers alive: a writer
+    given up while the thread still writes (Ctrl-C) closes its own descriptor and removes the
+    file without waiting (`stop`: what is still queued is not written), and neither can then
+    reach another file.
 
-    def __init__(self, fd: int, view: memoryview) -> None:
+    `error`: what a write raised (nothing more is written after it); `refused`: a direct write
+    was refused (EINVAL, EOPNOTSUPP): O_DIRECT is then cleared (a flag of the open file, which
+    the writer's descriptor shares) and the rest of that buffer and every buffer after it are
+    written through the page cache, `cached` bytes of them. `done` is set when the thread
+    ends (an interrupted `Thread.join` cannot say so reliably before Python 3.12)."""
+
+    def __init__(self, fd: int) -> None:
+        import queue
         import threading
 
         self._fd = [os.dup(fd)]              # taken by the thread, or by `disown` if it never ran
-        self.view = view
+        self._full: Any = queue.SimpleQueue()        # buffers to write; None: no more
+        self.free: Any = queue.SimpleQueue()         # buffers written (also after an error)
         self.done = threading.Event()
+        self.stop = False
         self.error: BaseException | None = None
-        self.refused: memoryview | None = None
+        self.refused = False
+        self.cached = 0
+
+    def start(self) -> None:
+        import threading
+
+        try:
+            threading.Thread(target=self.run, name="slakit-write", daemon=True).start()
+        except BaseException:
+            self.disown()
+            raise
+
+    def put(self, view: memoryview) -> None:
+        self._full.put(view)
+
+    def close(self) -> None:
+        """No more buffers: the thread ends once those queued are written."""
+        self._full.put(None)
 
     def run(self) -> None:
         try:
@@ -247,12 +278,25 @@ class _Block:
         except IndexError:
             return
         try:
-            self.refused = _write_view(fd, self.view, _REFUSED) or None
-        except BaseException as e:  # noqa: BLE001 - raised again by the writer's thread (`_wait_block`)
-            self.error = e
+            while (view := self._full.get()) is not None:
+                if self.error is None and not self.stop:
+                    self._write(fd, view)
+                self.free.put(view)
         finally:
             os.close(fd)
             self.done.set()
+
+    def _write(self, fd: int, view: memoryview) -> None:
+        try:
+            left = view if self.refused else _write_view(fd, view, _REFUSED)
+            if left:                         # refused, now or before: through the page cache
+                if not self.refused:
+                    self.refused = True
+                    _set_direct(fd, False)
+                _write_view(fd, left)
+                self.cached += left.nbytes
+        except BaseException as e:  # noqa: BLE001 - raised again by the writer's thread (`_drain`)
+            self.error = e
 
     def disown(self) -> None:
         """The thread could not be started: its descriptor closed here if it never took it."""
@@ -260,6 +304,7 @@ class _Block:
             os.close(self._fd.pop())
         except IndexError:
             pass
+        self.done.set()
 
 
 class AtomicWriter:
@@ -283,11 +328,11 @@ class AtomicWriter:
         self._unsynced = 0                   # bytes written since the last early sync began
         self._sync: Any = None               # the thread of an early sync (`write`)
         self._sync_error: OSError | None = None
-        self._views: list[memoryview] = []   # of page-aligned buffers (anonymous mmaps; a second when needed)
+        self._views: list[memoryview] = []   # page-aligned buffers (anonymous mmaps; more as needed)
         self._staged: memoryview | None = None      # the one being filled, while bytes are gathered
         self._filled = 0                     # bytes gathered in it
         self._direct = False                 # the descriptor has O_DIRECT set
-        self._block: _Block | None = None    # the buffer being written by a thread
+        self._writes: _DirectWrites | None = None   # the thread writing full buffers
         self._failed: BaseException | None = None   # an error `write` raised
         try:
             mode = os.stat(path).st_mode
@@ -359,22 +404,23 @@ class AtomicWriter:
                         return
 
     def _hand_over(self, view: memoryview) -> bool:
-        """Write the full buffer `view` with O_DIRECT in a thread (once the buffer before it is
-        written) and gather in the other one meanwhile; False (nothing of `view` written, the
-        caller writes it) where direct writes are refused.
+        """Hand the full buffer `view` to the thread that writes buffers with O_DIRECT
+        (`_DirectWrites`) and go on gathering in another (up to `_IN_FLIGHT` buffers handed over
+        before one written is waited for); False (nothing of `view` written, the caller writes
+        it) where direct writes are refused.
 
         The file has to reach the disk before it is swapped in anyway; written this way it is
         not copied into the page cache first. On the virtual machines we measure on, that copy
         of the credits document's 151 MB took 0.3-0.6 s of CPU (pages the host hands over
         afresh); written directly, 0.05 s, the waits for the device beside the making of the
-        rest, and the final sync has little left to do. (One buffer is in flight at a time: on
-        storage with a long round trip, such as NFS, that can be slower than the page cache's
-        write-back; not measured.) Where the file system refuses O_DIRECT (EINVAL: tmpfs before
-        Linux 6.6, some network file systems) or a direct write, `view` and what follows are
-        written through the page cache (`_through_cache`)."""
+        rest, and the final sync has little left to do. Where the file system refuses O_DIRECT
+        (EINVAL: tmpfs before Linux 6.6, some network file systems) or a direct write, `view`
+        and what follows are written through the page cache (`_through_cache`)."""
         fd = self._fd
         assert fd is not None
-        self._wait_block()
+        writes = self._writes
+        if writes is not None and (writes.error is not None or writes.refused):
+            self._drain()                    # (raises the error; after a refusal, no more staging)
         if self._staged is not None and not self._direct:
             try:
                 _set_direct(fd, True)
@@ -383,35 +429,35 @@ class AtomicWriter:
                 self._through_cache()
         if self._staged is None:
             return False
-        import threading
-
-        block = _Block(fd, view)
-        try:
-            threading.Thread(target=block.run, name="slakit-write", daemon=True).start()
-        except BaseException:
-            block.disown()
-            raise
-        self._block = block
-        if len(self._views) < 2:
+        if self._writes is None:
+            self._writes = _DirectWrites(fd)
+            self._writes.start()
+        writes = self._writes
+        writes.put(view)
+        if len(self._views) < _IN_FLIGHT:
             import mmap
 
             self._views.append(memoryview(mmap.mmap(-1, _STAGE)))
-        self._staged = self._views[1] if view is self._views[0] else self._views[0]
+            self._staged = self._views[-1]
+        else:
+            self._staged = writes.free.get()         # (the thread puts back every buffer it takes)
+            if writes.error is not None:
+                self._drain()
         return True
 
-    def _wait_block(self) -> None:
-        """The buffer handed over last is written (its error raised; what a refused direct
-        write left is written through the page cache, and so is all that follows)."""
-        block = self._block
-        if block is None:
+    def _drain(self) -> None:
+        """Every buffer handed over is written and the thread has ended (its error raised;
+        after a refused direct write, what follows goes through the page cache)."""
+        writes, self._writes = self._writes, None
+        if writes is None:
             return
-        block.done.wait()
-        self._block = None
-        if block.error is not None:
-            raise block.error
-        if block.refused is not None:
+        writes.close()
+        writes.done.wait()
+        if writes.error is not None:
+            raise writes.error
+        if writes.refused:
             self._through_cache()
-            self._written(write_all(self._fd, [block.refused]))
+            self._written(writes.cached)
 
     def _through_cache(self) -> None:
         """No more direct writes: O_DIRECT cleared, nothing more gathered (the buffers are
@@ -426,30 +472,29 @@ class AtomicWriter:
         way) the part that is a whole number of `_ALIGN` blocks, and the rest through the page
         cache."""
         staged, n = self._staged, self._filled
-        self._wait_block()
+        self._drain()
         if staged is None:
             return
         self._filled = 0
         whole = n // _ALIGN * _ALIGN if self._direct and self._staged is not None else 0
-        if whole:
-            block = _Block(self._fd, staged[:whole])
-            block.run()                      # (in this thread: nothing is left to gather meanwhile)
-            if block.error is not None:
-                raise block.error
-            if block.refused is not None:
-                whole -= block.refused.nbytes        # refused: from there on through the page cache
+        if whole:                            # (in this thread: nothing is left to gather meanwhile)
+            whole -= _write_view(self._fd, staged[:whole], _REFUSED).nbytes    # refused: the rest through the page cache
         self._through_cache()
         if n > whole:
             _write_view(self._fd, staged[whole:n])
 
     def _release_stage(self) -> None:
-        """Let the buffers go: closed at once unless a thread still writes one (an interrupted
-        writer: it then keeps its buffer until it ends)."""
-        block, self._block = self._block, None
+        """Let the buffers go: closed at once unless the thread still writes (an interrupted
+        writer: the thread then writes nothing more, and its queue keeps the buffers until it
+        ends)."""
+        writes, self._writes = self._writes, None
         self._staged = None
         views, self._views = self._views, []
-        if block is not None and not block.done.is_set():
-            return
+        if writes is not None:
+            writes.stop = True
+            writes.close()
+            if not writes.done.is_set():
+                return
         for v in views:
             buffer = v.obj
             try:

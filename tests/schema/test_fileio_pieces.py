@@ -374,18 +374,21 @@ def test_an_interrupt_while_a_buffer_is_written_leaves_nothing_behind(tmp_path, 
             release.wait(10)
         return real(fd, data)
 
-    def interrupted(self):
-        if self._block is not None:
-            raise KeyboardInterrupt                            # Ctrl-C while waiting for the thread
+    hand_over = fileio.AtomicWriter._hand_over
+
+    def interrupted(self, view):
+        if self._writes is not None and len(self._views) >= fileio._IN_FLIGHT:
+            raise KeyboardInterrupt                            # Ctrl-C while waiting for a buffer back
+        return hand_over(self, view)
 
     monkeypatch.setattr(os, "write", slow)
-    monkeypatch.setattr(fileio.AtomicWriter, "_wait_block", interrupted)
+    monkeypatch.setattr(fileio.AtomicWriter, "_hand_over", interrupted)
     before = open_fds()
     out = tmp_path / "out.bin"
     out.write_bytes(b"old")
     with pytest.raises(KeyboardInterrupt):
         with atomic_writer(out) as w:
-            w.write(pieces())                                  # the first buffer to the thread, the next waits
+            w.write(pieces())                                  # the first buffer to the thread, which waits
     monkeypatch.undo()
     # the writer was let go without waiting for its thread, which still writes
     assert [t for t in threading.enumerate() if t.name == "slakit-write" and t.is_alive()]
@@ -416,6 +419,63 @@ def test_an_interrupt_while_the_writing_thread_starts_leaves_nothing_behind(tmp_
     with pytest.raises(KeyboardInterrupt):
         write_atomic(out, pieces())
     assert list(tmp_path.iterdir()) == [] and open_fds() == before
+
+
+def test_buffers_are_gathered_while_the_thread_writes_and_written_in_order(tmp_path, monkeypatch):
+    """The command goes on making the document while the device takes the buffers handed over
+    (up to `_IN_FLIGHT` of them), and the thread writes them in the order they came."""
+    needs_direct(tmp_path)
+    import threading
+
+    monkeypatch.setattr(fileio, "_STAGE", 1 << 16)
+    release = threading.Event()
+    real = os.write
+    seen = []
+
+    def slow(fd, data):
+        if threading.current_thread().name == "slakit-write":
+            seen.append(bytes(memoryview(data)[:8]))
+            release.wait(10)
+        return real(fd, data)
+
+    monkeypatch.setattr(os, "write", slow)
+    data = bytes((i * 7 + i // 251) % 256 for i in range(fileio._IN_FLIGHT * (1 << 16) + 5000))
+    out = tmp_path / "out.bin"
+    with atomic_writer(out) as w:
+        w.write([data[:(fileio._IN_FLIGHT - 1) * (1 << 16) + 3]])
+        # the first buffer's write has not returned, yet every full buffer was handed over
+        assert not release.is_set() and w._writes is not None and len(w._views) == fileio._IN_FLIGHT
+        release.set()
+        w.write([data[(fileio._IN_FLIGHT - 1) * (1 << 16) + 3:]])
+    assert out.read_bytes() == data
+    assert seen[:fileio._IN_FLIGHT] == [data[k << 16:(k << 16) + 8] for k in range(fileio._IN_FLIGHT)]
+
+
+def test_an_error_in_the_thread_while_the_command_waits_for_a_buffer_is_raised_not_a_hang(tmp_path, monkeypatch):
+    needs_direct(tmp_path)
+    import threading
+
+    monkeypatch.setattr(fileio, "_STAGE", 1 << 16)
+    real = os.write
+    failed = threading.Event()
+
+    def write(fd, data):
+        if threading.current_thread().name == "slakit-write":
+            failed.set()
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd, data)
+
+    monkeypatch.setattr(os, "write", write)
+    out = tmp_path / "out.bin"
+    with pytest.raises(OSError) as e:
+        with atomic_writer(out) as w:
+            w.write([b"x" * ((fileio._IN_FLIGHT + 3) << 16)])     # more buffers than are handed over at once
+    assert e.value.errno == errno.ENOSPC and failed.is_set()
+    assert list(tmp_path.iterdir()) == []
+    for t in threading.enumerate():         # (the thread ended: it was waited for before the raise)
+        if t.name == "slakit-write":
+            t.join(10)
+            assert not t.is_alive()
 
 
 @pytest.mark.parametrize("durable", [True, False])
