@@ -278,6 +278,10 @@ def _credits(progress, contract, incidents, periods, as_of_dt, assume_tz, skip_b
 
     # of the credits outputs only the JSON document shows the log's SHA-256
     lc, log = _load(contract, incidents, assume_tz, skip_bad_rows, fmt, sha256=fmt == "json")
+    if fmt != "json":           # (the JSON document's id lists are Arrow's: it reuses those pages)
+        from calculators.memory import release_arrow_beside
+
+        release_arrow_beside()
     progress.step(note=f"{len(log.columns):,} incident rows read and checked")
     try:
         plist = parse_periods(list(periods), lc.model.contract.timezone)

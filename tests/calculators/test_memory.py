@@ -126,6 +126,53 @@ def test_release_freed_gives_the_kept_heap_back():
     assert released and after < freed - 300, (freed, after)
 
 
+# Arrow arrays made and dropped by a thread that has ended (as the log's reading thread's
+# parse), then `release_arrow_beside` from the main thread: resident MB before and after it
+# (its own thread joined), and whether pyarrow's pool is mimalloc
+RELEASE_ARROW = """
+import json, threading
+from calculators import memory
+memory.tune_memory()
+import pyarrow as pa
+
+def rss():
+    return int(open("/proc/self/statm").read().split()[1]) * 4096 >> 20
+
+def parse():
+    arrays = [pa.array(range(8192)) for _ in range(2000)]       # 64 KiB each, 128 MB
+    del arrays
+
+t = threading.Thread(target=parse)
+t.start()
+t.join()
+held = rss()
+memory.release_arrow_beside()
+for t in threading.enumerate():
+    if t.name == "slakit-release":
+        t.join()
+print(json.dumps([held, rss(), pa.default_memory_pool().backend_name]))
+"""
+
+NO_PYARROW = """
+import json, sys, threading
+from calculators import memory
+memory.release_arrow_beside()
+print(json.dumps(["pyarrow" in sys.modules, [t.name for t in threading.enumerate()]]))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the resident size from /proc/self/statm")
+def test_arrows_freed_pages_go_back_on_a_thread_of_their_own():
+    held, after, backend = run(RELEASE_ARROW)
+    if backend != "mimalloc":
+        pytest.skip(f"pyarrow's pool is {backend} here, not mimalloc")
+    assert after < held - 60, (held, after)          # most of the 128 MB the ended thread freed
+
+
+def test_without_pyarrow_loaded_nothing_is_released_or_started():
+    assert run(NO_PYARROW) == [False, ["MainThread"]]
+
+
 # faults taken by 40 arrays of 8 MB after `prefault_while` ran (or did not) for 5 blocks a
 # time, until busy() said False after 40 calls
 PREFAULT = """
