@@ -143,14 +143,18 @@ def test_a_durable_file_is_written_past_the_page_cache(tmp_path, monkeypatch):
     assert synced == []                      # nothing in the page cache to sync early
 
 
+@pytest.mark.parametrize("copy", ["memmove", "slices"])
 @pytest.mark.parametrize("direct", [True, False], ids=["direct", "refused"])
 @pytest.mark.parametrize("size", [0, 1, 4095, 4096, 4097, 1 << 16, (1 << 16) + 1, 3 * (1 << 16) + 5000, 1 << 18])
-def test_every_size_around_the_buffer_and_the_alignment(tmp_path, monkeypatch, request, size, direct):
+def test_every_size_around_the_buffer_and_the_alignment(tmp_path, monkeypatch, request, size, direct, copy):
     if direct and not direct_writes_work(tmp_path):
         pytest.skip(f"the file system of {tmp_path} refuses O_DIRECT")
     if not direct:
         request.getfixturevalue("no_direct")
     monkeypatch.setattr(fileio, "_STAGE", 1 << 16)
+    # the writing thread copies a run into its buffer with memmove from this size (the GIL let
+    # go), else as a slice; runs are at most a buffer here
+    monkeypatch.setattr(fileio, "_MEMMOVE_FROM", 1 << 12 if copy == "memmove" else 1 << 30)
     data = bytes((i * 7 + i // 251) % 256 for i in range(size))
     out = tmp_path / "out.bin"
     with atomic_writer(out) as w:
@@ -374,15 +378,12 @@ def test_an_interrupt_while_a_buffer_is_written_leaves_nothing_behind(tmp_path, 
             release.wait(10)
         return real(fd, data)
 
-    hand_over = fileio.AtomicWriter._hand_over
-
-    def interrupted(self, view):
-        if self._writes is not None and len(self._views) >= fileio._IN_FLIGHT:
-            raise KeyboardInterrupt                            # Ctrl-C while waiting for a buffer back
-        return hand_over(self, view)
+    def interrupted(self):
+        if self._writes is not None:
+            raise KeyboardInterrupt                            # Ctrl-C while waiting for the thread
 
     monkeypatch.setattr(os, "write", slow)
-    monkeypatch.setattr(fileio.AtomicWriter, "_hand_over", interrupted)
+    monkeypatch.setattr(fileio.AtomicWriter, "_drain", interrupted)
     before = open_fds()
     out = tmp_path / "out.bin"
     out.write_bytes(b"old")
@@ -421,9 +422,10 @@ def test_an_interrupt_while_the_writing_thread_starts_leaves_nothing_behind(tmp_
     assert list(tmp_path.iterdir()) == [] and open_fds() == before
 
 
-def test_buffers_are_gathered_while_the_thread_writes_and_written_in_order(tmp_path, monkeypatch):
-    """The command goes on making the document while the device takes the buffers handed over
-    (up to `_IN_FLIGHT` of them), and the thread writes them in the order they came."""
+def test_the_command_goes_on_while_the_thread_writes_and_the_order_is_kept(tmp_path, monkeypatch):
+    """Once the first buffer is full, the thread takes what follows as it comes: the command
+    goes on making the document while the device takes the bytes (up to `_AHEAD` of them not
+    written yet), and the file holds them in the order they came."""
     needs_direct(tmp_path)
     import threading
 
@@ -439,19 +441,49 @@ def test_buffers_are_gathered_while_the_thread_writes_and_written_in_order(tmp_p
         return real(fd, data)
 
     monkeypatch.setattr(os, "write", slow)
-    data = bytes((i * 7 + i // 251) % 256 for i in range(fileio._IN_FLIGHT * (1 << 16) + 5000))
+    data = bytes((i * 7 + i // 251) % 256 for i in range(20 * (1 << 16) + 5000))
     out = tmp_path / "out.bin"
     with atomic_writer(out) as w:
-        w.write([data[:(fileio._IN_FLIGHT - 1) * (1 << 16) + 3]])
-        # the first buffer's write has not returned, yet every full buffer was handed over
-        assert not release.is_set() and w._writes is not None and len(w._views) == fileio._IN_FLIGHT
+        w.write([data[:(1 << 16) + 3], bytearray(data[(1 << 16) + 3:5 << 16])])
+        w.write(memoryview(data)[5 << 16:])
+        # the first buffer's write has not returned, yet all of it was handed over
+        assert not release.is_set() and w._writes is not None and w._writes.pending == len(data)
         release.set()
-        w.write([data[(fileio._IN_FLIGHT - 1) * (1 << 16) + 3:]])
     assert out.read_bytes() == data
-    assert seen[:fileio._IN_FLIGHT] == [data[k << 16:(k << 16) + 8] for k in range(fileio._IN_FLIGHT)]
+    assert seen[:20] == [data[k << 16:(k << 16) + 8] for k in range(20)]
 
 
-def test_an_error_in_the_thread_while_the_command_waits_for_a_buffer_is_raised_not_a_hang(tmp_path, monkeypatch):
+def test_the_command_waits_while_too_much_is_not_written_yet(tmp_path, monkeypatch):
+    needs_direct(tmp_path)
+    import threading
+
+    monkeypatch.setattr(fileio, "_STAGE", 1 << 16)
+    monkeypatch.setattr(fileio, "_AHEAD", 1 << 18)
+    release = threading.Event()
+    real = os.write
+
+    def slow(fd, data):
+        if threading.current_thread().name == "slakit-write":
+            release.wait(10)
+        return real(fd, data)
+
+    monkeypatch.setattr(os, "write", slow)
+    data = bytes(range(256)) * (40 << 8)                # 40 buffers
+    out = tmp_path / "out.bin"
+    with atomic_writer(out) as w:
+        w.write(data[:1 << 16])
+        w.write(data[1 << 16:6 << 16])                  # more than _AHEAD not written: the next waits
+        making = threading.Thread(target=w.write, args=(data[6 << 16:],))
+        making.start()
+        making.join(0.5)
+        assert making.is_alive()                        # waiting for the device, not holding it all
+        release.set()
+        making.join(10)
+        assert not making.is_alive()
+    assert out.read_bytes() == data
+
+
+def test_an_error_in_the_thread_is_raised_and_nothing_is_left_behind(tmp_path, monkeypatch):
     needs_direct(tmp_path)
     import threading
 
@@ -469,7 +501,8 @@ def test_an_error_in_the_thread_while_the_command_waits_for_a_buffer_is_raised_n
     out = tmp_path / "out.bin"
     with pytest.raises(OSError) as e:
         with atomic_writer(out) as w:
-            w.write([b"x" * ((fileio._IN_FLIGHT + 3) << 16)])     # more buffers than are handed over at once
+            for _ in range(12):
+                w.write([b"x" * (1 << 16)])
     assert e.value.errno == errno.ENOSPC and failed.is_set()
     assert list(tmp_path.iterdir()) == []
     for t in threading.enumerate():         # (the thread ended: it was waited for before the raise)
