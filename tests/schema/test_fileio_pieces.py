@@ -357,6 +357,25 @@ def test_a_writer_that_failed_cannot_be_finished(tmp_path, monkeypatch, request,
     assert out.read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["out.bin"]
 
 
+def hold_the_thread(monkeypatch, seen: list | None = None):
+    """Each write of the writing thread waits until the returned event is set (the first
+    8 bytes of each written into `seen` first)."""
+    import threading
+
+    release = threading.Event()
+    real = os.write
+
+    def slow(fd, data):
+        if threading.current_thread().name == "slakit-write":
+            if seen is not None:
+                seen.append(bytes(memoryview(data)[:8]))
+            release.wait(10)
+        return real(fd, data)
+
+    monkeypatch.setattr(os, "write", slow)
+    return release
+
+
 def open_fds() -> set[str]:
     return set(os.listdir("/proc/self/fd"))
 
@@ -370,19 +389,12 @@ def test_an_interrupt_while_a_buffer_is_written_leaves_nothing_behind(tmp_path, 
     import threading
 
     monkeypatch.setattr(fileio, "_STAGE", 1 << 16)
-    release = threading.Event()
-    real = os.write
-
-    def slow(fd, data):
-        if threading.current_thread().name == "slakit-write":
-            release.wait(10)
-        return real(fd, data)
 
     def interrupted(self):
         if self._writes is not None:
             raise KeyboardInterrupt                            # Ctrl-C while waiting for the thread
 
-    monkeypatch.setattr(os, "write", slow)
+    release = hold_the_thread(monkeypatch)
     monkeypatch.setattr(fileio.AtomicWriter, "_drain", interrupted)
     before = open_fds()
     out = tmp_path / "out.bin"
@@ -427,20 +439,9 @@ def test_the_command_goes_on_while_the_thread_writes_and_the_order_is_kept(tmp_p
     goes on making the document while the device takes the bytes (up to `_AHEAD` of them not
     written yet), and the file holds them in the order they came."""
     needs_direct(tmp_path)
-    import threading
-
     monkeypatch.setattr(fileio, "_STAGE", 1 << 16)
-    release = threading.Event()
-    real = os.write
-    seen = []
-
-    def slow(fd, data):
-        if threading.current_thread().name == "slakit-write":
-            seen.append(bytes(memoryview(data)[:8]))
-            release.wait(10)
-        return real(fd, data)
-
-    monkeypatch.setattr(os, "write", slow)
+    seen: list[bytes] = []
+    release = hold_the_thread(monkeypatch, seen)
     data = bytes((i * 7 + i // 251) % 256 for i in range(20 * (1 << 16) + 5000))
     out = tmp_path / "out.bin"
     with atomic_writer(out) as w:
@@ -459,15 +460,7 @@ def test_the_command_waits_while_too_much_is_not_written_yet(tmp_path, monkeypat
 
     monkeypatch.setattr(fileio, "_STAGE", 1 << 16)
     monkeypatch.setattr(fileio, "_AHEAD", 1 << 18)
-    release = threading.Event()
-    real = os.write
-
-    def slow(fd, data):
-        if threading.current_thread().name == "slakit-write":
-            release.wait(10)
-        return real(fd, data)
-
-    monkeypatch.setattr(os, "write", slow)
+    release = hold_the_thread(monkeypatch)
     data = bytes(range(256)) * (40 << 8)                # 40 buffers
     out = tmp_path / "out.bin"
     with atomic_writer(out) as w:
