@@ -603,6 +603,18 @@ def test_sorted_take_is_order_by_then_take(rows, case, data):
     assert got.unit.dtype == got.start.dtype == got.end.dtype == I64
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-(1 << 62), 1 << 62), max_size=60), st.booleans(), st.booleans())
+def test_distinct_is_np_unique(values, sort_first, compiled):
+    a = np.array(sorted(values) if sort_first else values, dtype=I64)
+    with pytest.MonkeyPatch.context() as mp:
+        if not compiled:
+            mp.setattr(kernel_switch, "compiled", None)
+        got = intervals.distinct(a)
+    assert got.tolist() == np.unique(a).tolist() and got.dtype == I64      # the definition
+    assert a.tolist() == (sorted(values) if sort_first else values)          # the argument left as it was
+
+
 # --- sorting 64-bit integers ------------------------------------------------------------------
 
 _WIDE = st.one_of(st.integers(-(1 << 63), (1 << 63) - 1), st.integers(-3, 3), st.integers(0, 1 << 40),
