@@ -281,8 +281,8 @@ class _DirectWrites:
         import threading
 
         self._fd = [os.dup(fd)]              # taken by the thread, or by `disown` if it never ran
-        self._buffer = buffer                # page-aligned, `_STAGE` bytes, full
-        self._filled = buffer.nbytes
+        self._buffer = buffer                # page-aligned, full
+        self._size = self._filled = buffer.nbytes
         self._queue: Any = queue.SimpleQueue()       # lists of pieces; None: no more
         self._room = threading.Condition()
         self.pending = buffer.nbytes         # bytes handed over and not written yet
@@ -297,7 +297,7 @@ class _DirectWrites:
 
         try:
             threading.Thread(target=self.run, name="slakit-write", daemon=True).start()
-        except BaseException:
+        except BaseException:                # (Ctrl-C while it starts: the thread may run)
             self.disown()
             raise
 
@@ -319,20 +319,27 @@ class _DirectWrites:
         try:
             fd = self._fd.pop()              # (list.pop is atomic: one of run and disown gets it)
         except IndexError:
-            return
-        import ctypes
-
-        target = ctypes.c_char.from_buffer(self._buffer.obj)      # where the buffer is, for memmove
+            return                           # (disowned: `done` is set)
+        target = None
         try:
+            address = None                   # where the buffer is, for memmove (CPython's C API)
+            try:
+                import ctypes
+
+                if hasattr(ctypes, "pythonapi"):
+                    target = ctypes.c_char.from_buffer(self._buffer.obj)
+                    address = ctypes.addressof(target)
+            except (ImportError, TypeError, ValueError, BufferError):
+                pass                         # copied as slices (or the writer gave up: stopped)
             self._guarded(self._flush, fd)
-            self._done_with(self._buffer.nbytes)
+            self._done_with(self._size)
             while (pieces := self._queue.get()) is not None:
                 for piece in pieces:
-                    self._guarded(self._gather, fd, piece, ctypes.addressof(target))
+                    self._guarded(self._gather, fd, piece, address)
                     self._done_with(piece.nbytes)
             self._guarded(self._end, fd)
         finally:
-            del target                       # (the buffer can be closed once the thread ends)
+            target = None                    # (the buffer can be closed once the thread ends)
             os.close(fd)
             self.done.set()
             with self._room:
@@ -350,16 +357,17 @@ class _DirectWrites:
             self.pending -= n
             self._room.notify_all()
 
-    def _gather(self, fd: int, piece: memoryview, address: int) -> None:
-        """Copy `piece` into the buffer, writing it each time it is full."""
-        import ctypes
-
+    def _gather(self, fd: int, piece: memoryview, address: int | None) -> None:
+        """Copy `piece` into the buffer, writing it each time it is full (runs of
+        `_MEMMOVE_FROM` bytes or more by memmove where the buffer's `address` is known)."""
         buffer, at, n = self._buffer, 0, piece.nbytes
         source = None
         try:
             while at < n:
-                k = min(n - at, _STAGE - self._filled)
-                if k >= _MEMMOVE_FROM and hasattr(ctypes, "pythonapi"):      # (CPython's C API)
+                k = min(n - at, self._size - self._filled)
+                if k >= _MEMMOVE_FROM and address is not None:
+                    import ctypes                # (imported by `run` already)
+
                     if source is None:
                         source = _py_buffer()
                         if ctypes.pythonapi.PyObject_GetBuffer(ctypes.py_object(piece), ctypes.byref(source), 0):
@@ -370,10 +378,12 @@ class _DirectWrites:
                     buffer[self._filled:self._filled + k] = piece[at:at + k]
                 self._filled += k
                 at += k
-                if self._filled == _STAGE:
+                if self._filled == self._size:
                     self._flush(fd)
         finally:
             if source is not None:
+                import ctypes
+
                 ctypes.pythonapi.PyBuffer_Release(ctypes.byref(source))
 
     def _flush(self, fd: int) -> None:
@@ -402,11 +412,16 @@ class _DirectWrites:
         self.cached += n - start
 
     def disown(self) -> None:
-        """The thread could not be started: its descriptor closed here if it never took it."""
+        """Give the thread up (a failed or interrupted start, an abandoned writer): nothing more
+        is written and it ends once it runs; its descriptor is closed here if it never took
+        it (`done` then, as it will not run), else by the thread as it ends."""
+        self.stop = True
+        self.close()
         try:
-            os.close(self._fd.pop())
+            fd = self._fd.pop()
         except IndexError:
-            pass
+            return
+        os.close(fd)
         self.done.set()
 
 
@@ -534,19 +549,19 @@ class AtomicWriter:
             return False
         self._direct = True
         self._staged = None
-        writes = _DirectWrites(fd, view)
-        writes.start()
-        self._writes = writes
+        self._writes = _DirectWrites(fd, view)          # (known before it starts: `_release_stage`)
+        self._writes.start()
         return True
 
     def _drain(self) -> None:
         """Everything handed over is written and the thread has ended, having cleared O_DIRECT
         (its error raised)."""
-        writes, self._writes = self._writes, None
+        writes = self._writes
         if writes is None:
             return
         writes.close()
-        writes.done.wait()
+        writes.done.wait()                   # (interrupted: `_release_stage` gives the thread up)
+        self._writes = None
         self._direct = False
         if writes.error is not None:
             raise writes.error
@@ -576,8 +591,7 @@ class AtomicWriter:
         self._staged = None
         views, self._views = self._views, []
         if writes is not None:
-            writes.stop = True
-            writes.close()
+            writes.disown()
             if not writes.done.is_set():
                 return
         for v in views:

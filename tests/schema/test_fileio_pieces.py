@@ -417,13 +417,19 @@ def test_an_interrupt_while_a_buffer_is_written_leaves_nothing_behind(tmp_path, 
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts the open descriptors in /proc/self/fd")
-def test_an_interrupt_while_the_writing_thread_starts_leaves_nothing_behind(tmp_path, monkeypatch):
+@pytest.mark.parametrize("running", [False, True], ids=["before-it-runs", "once-it-runs"])
+def test_an_interrupt_while_the_writing_thread_starts_leaves_nothing_behind(tmp_path, monkeypatch, running):
+    """Ctrl-C in `Thread.start` (which waits for the new thread to begin): before the thread
+    runs, or once it runs; either way it is given up, and ends."""
     needs_direct(tmp_path)
     import threading
 
     monkeypatch.setattr(fileio, "_STAGE", 1 << 16)
+    start = threading.Thread.start
 
     def interrupted(self):
+        if running:
+            start(self)
         raise KeyboardInterrupt
 
     monkeypatch.setattr(threading.Thread, "start", interrupted)
@@ -431,7 +437,56 @@ def test_an_interrupt_while_the_writing_thread_starts_leaves_nothing_behind(tmp_
     out = tmp_path / "out.bin"
     with pytest.raises(KeyboardInterrupt):
         write_atomic(out, pieces())
+    monkeypatch.undo()
+    for t in threading.enumerate():
+        if t.name == "slakit-write":
+            t.join(10)
+            assert not t.is_alive()
     assert list(tmp_path.iterdir()) == [] and open_fds() == before
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts the open descriptors in /proc/self/fd")
+def test_an_interrupt_while_the_end_waits_for_the_thread_gives_it_up(tmp_path, monkeypatch):
+    """Ctrl-C while the block's end waits for the thread to write the rest: the thread writes
+    nothing more once its current write returns, ends without an error of its own, and
+    closes its descriptor."""
+    needs_direct(tmp_path)
+    import threading
+
+    monkeypatch.setattr(fileio, "_STAGE", 1 << 16)
+    release = hold_the_thread(monkeypatch)
+    before = open_fds()
+    out = tmp_path / "out.bin"
+    with pytest.raises(KeyboardInterrupt):
+        with atomic_writer(out) as w:
+            w.write(pieces())
+            writes = w._writes
+            assert writes is not None
+
+            def interrupted(timeout=None):
+                raise KeyboardInterrupt
+
+            writes.done.wait = interrupted                  # Ctrl-C in `_drain`'s wait
+    assert [p.name for p in tmp_path.iterdir()] == []
+    release.set()
+    for t in threading.enumerate():
+        if t.name == "slakit-write":
+            t.join(10)
+            assert not t.is_alive()
+    assert writes.stop and writes.error is None and open_fds() == before
+
+
+def test_without_ctypes_the_thread_copies_slices(tmp_path, monkeypatch):
+    """Where ctypes cannot be imported (an interpreter without it), the thread copies every run
+    as a slice: the file is written, not a hang."""
+    needs_direct(tmp_path)
+    import sys
+
+    monkeypatch.setattr(fileio, "_STAGE", 1 << 16)
+    monkeypatch.setitem(sys.modules, "ctypes", None)          # `import ctypes` raises ImportError
+    out = tmp_path / "out.bin"
+    write_atomic(out, pieces())
+    assert out.read_bytes() == joined(pieces())
 
 
 def test_the_command_goes_on_while_the_thread_writes_and_the_order_is_kept(tmp_path, monkeypatch):
