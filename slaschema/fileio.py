@@ -447,10 +447,9 @@ class AtomicWriter:
         self._unsynced = 0                   # bytes written since the last early sync began
         self._sync: Any = None               # the thread of an early sync (`write`)
         self._sync_error: OSError | None = None
-        self._views: list[memoryview] = []   # the page-aligned buffer (an anonymous mmap)
+        self._buffer: memoryview | None = None      # the page-aligned buffer (an anonymous mmap)
         self._staged: memoryview | None = None      # it, while the first `_STAGE` bytes are gathered
         self._filled = 0                     # bytes gathered in it
-        self._direct = False                 # the descriptor has O_DIRECT set
         self._writes: _DirectWrites | None = None   # the thread writing the file from then on
         self._failed: BaseException | None = None   # an error `write` raised
         try:
@@ -474,8 +473,7 @@ class AtomicWriter:
             if self.durable and hasattr(os, "O_DIRECT"):
                 import mmap
 
-                self._views = [memoryview(mmap.mmap(-1, _STAGE))]      # (its pages are touched as they fill)
-                self._staged = self._views[0]
+                self._buffer = self._staged = memoryview(mmap.mmap(-1, _STAGE))   # (its pages are touched as they fill)
 
     def _keep(self, name: str | None) -> None:
         self.tmp = name
@@ -539,16 +537,14 @@ class AtomicWriter:
         afresh); written directly, 0.05 s, the waits for the device beside the making of the
         rest, and the final sync has little left to do. Where the file system refuses O_DIRECT
         (EINVAL: tmpfs before Linux 6.6, some network file systems) or a direct write, `view`
-        and what follows are written through the page cache (`_through_cache`)."""
+        and what follows are written through the page cache (the thread's `refused`)."""
         fd = self._fd
         assert fd is not None
+        self._staged = None                  # (nothing more is gathered here either way)
         try:
             _set_direct(fd, True)
         except OSError:
-            self._through_cache()
             return False
-        self._direct = True
-        self._staged = None
         self._writes = _DirectWrites(fd, view)          # (known before it starts: `_release_stage`)
         self._writes.start()
         return True
@@ -562,18 +558,9 @@ class AtomicWriter:
         writes.close()
         writes.done.wait()                   # (interrupted: `_release_stage` gives the thread up)
         self._writes = None
-        self._direct = False
         if writes.error is not None:
             raise writes.error
         self._written(writes.cached)
-
-    def _through_cache(self) -> None:
-        """No more direct writes: O_DIRECT cleared, nothing more gathered (the buffers are
-        let go by `_release_stage` once what they hold is written)."""
-        if self._direct and self._fd is not None:
-            _set_direct(self._fd, False)
-        self._direct = False
-        self._staged = None
 
     def _write_staged(self) -> None:
         """When the block ends: the thread's last bytes written (`_drain`), or, for a file that
@@ -588,16 +575,15 @@ class AtomicWriter:
         """Let the buffer go: closed at once unless the thread still writes (an interrupted
         writer: the thread then writes nothing more, and holds the buffer until it ends)."""
         writes, self._writes = self._writes, None
-        self._staged = None
-        views, self._views = self._views, []
+        view, self._buffer, self._staged = self._buffer, None, None
         if writes is not None:
             writes.disown()
             if not writes.done.is_set():
                 return
-        for v in views:
-            buffer = v.obj
+        if view is not None:
+            buffer = view.obj
             try:
-                v.release()
+                view.release()
                 buffer.close()
             except BufferError:             # a part of it still held (a traceback's): freed with it
                 pass
