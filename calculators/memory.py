@@ -57,6 +57,7 @@ import functools
 import os
 import sys
 from collections.abc import Callable
+from typing import Any
 
 M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
@@ -149,7 +150,7 @@ def release_freed() -> bool:
     would stay resident beside them and add to the peak. Returns whether glibc released any."""
     pyarrow = sys.modules.get("pyarrow")
     if pyarrow is not None:
-        pyarrow.default_memory_pool().release_unused()
+        _release_arrow(pyarrow)
     if not sys.platform.startswith("linux"):
         return False
     malloc_trim = getattr(_libc(), "malloc_trim", None)
@@ -165,21 +166,24 @@ def release_arrow_beside() -> None:
     the caller goes on: for a command done with Arrow's memory (the log's parse, once its
     columns are converted) that has work left for one core. The kernel would otherwise free
     them when the process exits, after its last output, on the critical path (`slakit credits`
-    table, 1M incidents: about 180 MB, 14 ms here). mimalloc, Arrow's allocator, collects the
-    calling thread's heap (with the abandoned ones of threads that ended, such as the log's
-    reading thread), so the thread allocates once first to have a heap. Nothing without
-    pyarrow loaded."""
+    table, 1M incidents: about 180 MB, 14 ms here). Nothing without pyarrow loaded."""
     pyarrow = sys.modules.get("pyarrow")
     if pyarrow is None:
         return
     import threading
 
-    def release() -> None:
-        pool = pyarrow.default_memory_pool()
-        pyarrow.allocate_buffer(64, memory_pool=pool)
-        pool.release_unused()
+    threading.Thread(target=_release_arrow, args=(pyarrow,), name="slakit-release", daemon=True).start()
 
-    threading.Thread(target=release, name="slakit-release", daemon=True).start()
+
+def _release_arrow(pyarrow: Any) -> None:
+    """Arrow's pool gives the pages it holds free back (`release_unused`). mimalloc, Arrow's
+    allocator, collects the calling thread's heap (with the abandoned ones of threads that
+    ended, such as the log's reading thread), and a thread that never allocated through it
+    has none: it allocates once first (a fresh thread released nothing, one that had
+    allocated 182 MB)."""
+    pool = pyarrow.default_memory_pool()
+    pyarrow.allocate_buffer(64, memory_pool=pool)
+    pool.release_unused()
 
 
 def prefault_while(busy: Callable[[], bool], nbytes: int) -> int:
