@@ -56,7 +56,6 @@ from calculators.intervals import (
     beside,
     concat,
     csr,
-    distinct,
     drop_short,
     expand,
     intersect,
@@ -356,7 +355,7 @@ def _lift_attribution(own: Pieces, parent: Pieces, o: Intervals, at: np.ndarray,
         n = np.repeat(o.unit[inside], cnt)
         short = ~p_long[b]
         if short.any():
-            pair = distinct(n[short] * n_blocks + b[short])
+            pair = kernels.distinct(n[short] * n_blocks + b[short])
             n, b = pair // n_blocks, pair % n_blocks
             ptr = np.searchsorted(p_block, np.arange(n_blocks + 1, dtype=I64))
             k, piece = expand(b, ptr, p_order)
@@ -390,7 +389,7 @@ def _degraded_levels(degraded: Pieces) -> list[tuple[int, Intervals]]:
     """For each distinct number of GPUs lost `v` (ascending), the merged time in which at least
     `v` are: `(v, intervals)` (the proportional degraded time of `compute`)."""
     d = degraded
-    return [(v, merge(d.iv.take(d.ga >= v))) for v in distinct(d.ga).tolist()] if len(d) else []
+    return [(v, merge(d.iv.take(d.ga >= v))) for v in kernels.distinct(d.ga).tolist()] if len(d) else []
 
 
 @dataclass(frozen=True)
@@ -1000,7 +999,7 @@ class IdIndex:
         for ptr, kids, parent in self.extra:
             owner = np.full(self.n_units, -1, dtype=I64)     # the parent unit of each child
             owner[kids] = np.repeat(np.arange(len(ptr) - 1, dtype=I64), np.diff(ptr))
-            parents = distinct(owner[units])
+            parents = kernels.distinct(owner[units])
             parents = parents[parents >= 0]
             if not len(parents):
                 continue
@@ -1015,7 +1014,7 @@ class IdIndex:
         """The ids of a few units (the rows a table shows), each an `IdList`: their codes are
         worked out for these units only, and no id is made a string until it is read
         (units whose ids are already strings here come as those tuples)."""
-        todo = distinct(np.asarray([int(i) for i in units], dtype=I64))
+        todo = kernels.distinct(np.asarray([int(i) for i in units], dtype=I64))
         if self._lists is not None:
             return {i: tuple(self._lists[i]) for i in todo.tolist()}
         if not len(todo):
@@ -1201,7 +1200,7 @@ def _flag_bits(n_units: int, groups: list[tuple[np.ndarray, np.ndarray]]) -> np.
         for bit, _ in FLAG_NAMES:
             m = (flags & bit) != 0
             if m.any():
-                out[distinct(units[m])] |= bit
+                out[kernels.distinct(units[m])] |= bit
     return out
 
 

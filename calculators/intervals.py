@@ -110,15 +110,6 @@ def order_by(unit: np.ndarray, t: np.ndarray) -> np.ndarray:
     return packed
 
 
-def distinct(values: np.ndarray) -> np.ndarray:
-    """The distinct values of an integer array, ascending, as int64: `np.unique(values)` (the
-    definition), by a sort of a copy (`kernels.sort`) and a look at neighbours. A plain
-    `np.unique` imports numpy.ma at its first call, to ask whether its argument is masked:
-    11 ms of a `slakit credits` run, which needs nothing else of numpy.ma."""
-    s = kernels.sort(np.array(values, dtype=I64))
-    return s[np.concatenate([[True], s[1:] != s[:-1]])] if len(s) > 1 else s
-
-
 def sorted_take(iv: Intervals, at: np.ndarray) -> tuple[np.ndarray, Intervals]:
     """`(at[o], iv.take(at[o]))` for `o = order_by(unit, start)` of the intervals at `at`:
     where the keys pack (`sorted_packed`), each interval's unit and start are read back from

@@ -345,9 +345,7 @@ def _equal_hashes(hashes: np.ndarray) -> bool:
     same = np.flatnonzero(upper[1:] == upper[:-1])
     if not len(same):
         return False
-    at = np.concatenate([same, same + 1])
-    at.sort()
-    at = at[np.concatenate([[True], at[1:] != at[:-1]])]         # every member of each such run, once
+    at = kernels.distinct(np.concatenate([same, same + 1]))      # every member of each such run, once
     near = np.sort(hashes[at])
     return bool((near[1:] == near[:-1]).any())
 

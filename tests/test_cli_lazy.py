@@ -69,7 +69,7 @@ def test_unknown_command_is_a_usage_error():
 def test_credits_leaves_numpy_ma_and_pandas_unimported(tmp_path):
     """A credits run in table and JSON form needs neither (numpy.ma is what a plain np.unique
     imports at its first call: 11 ms; the engine's distinct values come from
-    `calculators.intervals.distinct`)."""
+    `calculators.kernels.distinct`)."""
     from pathlib import Path
 
     examples = Path(__file__).resolve().parents[1] / "examples"
