@@ -252,10 +252,10 @@ def credits(ctx, contract, incidents, periods, as_of, assume_tz, skip_bad_rows, 
 
         fmt = output_format(output, fmt, ("table", "json", "csv"), explicit=fmt_given(ctx))
         if fmt == "table":
-            # (rich.table leaves rich.console, and its emoji table, to the table's first print:
-            # 14 ms after the computing, when nothing else runs)
+            # what the table's layout takes from Rich (its column collapse, its emoji names),
+            # imported while the log is parsed rather than after the computing; Rich's console
+            # only for a line it must lay out (`PlainConsole`)
             import rich._emoji_codes  # noqa: F401
-            import rich.console  # noqa: F401
             import rich.table  # noqa: F401
 
             import slaschema.plain_table  # noqa: F401
@@ -323,14 +323,12 @@ def _credits(progress, contract, incidents, periods, as_of_dt, assume_tz, skip_b
 def render_table(result: Result, max_rows: int = 25) -> str:
     """Terminal tables: per month the totals, then the units with downtime or credit (as plain
     text, laid out as Rich lays out its tables: `calculators.plain_table`)."""
-    from rich.console import Console
-
-    from slaschema.plain_table import PlainTable
+    from slaschema.plain_table import PlainConsole, PlainTable
     from calculators.result import iso
     from slaschema.textsafe import rich_text, shown_name, terminal_text
 
     buf = io.StringIO()
-    con = Console(file=buf, width=120, force_terminal=False, color_system=None)
+    con = PlainConsole(buf, width=120)      # Rich's console only for a line it must lay out
     con.print(f"[bold]{result.contract}[/] — credits in {result.currency}, months in {result.timezone}, "
               f"open incidents end at {iso(result.as_of)}")
     if result.open_incidents:

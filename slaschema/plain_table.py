@@ -12,6 +12,12 @@ on many tables.
 
 It covers the tables built here: one line per cell, no markup and no emoji codes, which
 `plain()` checks; `rich()` builds the Rich table for anything else (and for terminals).
+
+`PlainConsole` does the same for the lines printed between the tables: a line of markup that
+Rich would print as its text (a few known style tags, nothing wrapped, replaced or escaped)
+is written as that text, anything else by a Rich console made on first need. The credits
+table then never imports Rich's console, table or markup modules (30-40 ms of CPU at each
+start, spent while the log is parsed on both cores).
 """
 
 from __future__ import annotations
@@ -74,7 +80,8 @@ class PlainTable:
         return t
 
     def print(self, console) -> None:
-        """Onto a Rich console: as plain text where it is (a file, no terminal styles), else by Rich."""
+        """Onto a Rich console (or a `PlainConsole`): as plain text where it is (a file, no
+        terminal styles), else by Rich."""
         if console.color_system is None and not console.is_terminal and self.plain():
             console.file.write(self.text(console.width))
         else:
@@ -84,8 +91,6 @@ class PlainTable:
 
     def _widths(self, max_width: int) -> list[int]:
         """Column widths with padding, without borders (`Table._calculate_column_widths`)."""
-        from rich.table import Table
-
         widths = []
         for k, c in enumerate(self.columns):
             hi = 0
@@ -93,6 +98,8 @@ class PlainTable:
                 hi = max(hi, _measure_max(text, max_width))
             widths.append(min(hi, max_width) or 1)
         if sum(widths) > max_width:
+            from rich.table import Table
+
             widths = Table._collapse_widths(widths, [not c.no_wrap for c in self.columns], max_width)
             if sum(widths) > max_width:
                 widths = ratio_reduce(sum(widths) - max_width, [1] * len(widths), widths, widths)
@@ -204,3 +211,72 @@ def _truncate(line: str, width: int, overflow: str) -> str:
 def _pad_right(line: str, width: int) -> str:
     n = _width(line)
     return line + " " * (width - n) if n < width else line
+
+
+# the style tags `PlainConsole` takes off a line itself (any other tag: Rich reads the line)
+_TAG = re.compile(r"\[(?:bold|yellow|red|bold red|/)\]")
+
+
+class PlainConsole:
+    """A stand-in for `rich.console.Console(file=file, width=width, force_terminal=False,
+    color_system=None)` (no terminal, no styles) in `print` and `PlainTable.print`.
+
+    A string is written as Rich writes it where its text is the string without its style
+    tags (`plain_line`: only `[bold]`, `[yellow]`, `[red]`, `[bold red]` and `[/]`, each closing
+    one opened before, no other `[` and no backslash, printable characters only, no emoji
+    code Rich knows); a text wider than the console is wrapped as Rich wraps it (Rich's own
+    `divide_line`, then each line's trailing space over the width dropped and what is still
+    wider folded). Any other string, and anything that is not a string, is printed by a Rich
+    console on the same file, made when first needed; tests/calculators/test_plain_table.py
+    compares the two."""
+
+    color_system = None
+    is_terminal = False
+
+    def __init__(self, file, width: int = 120) -> None:
+        self.file = file
+        self.width = width
+        self._console = None
+
+    def print(self, obj, *, emoji: bool = True) -> None:
+        line = plain_line(obj, emoji) if isinstance(obj, str) else None
+        if line is not None and self.width > 0:
+            if _width(line) > self.width:       # `Text.wrap`, justify "default", overflow "fold"
+                offsets = divide_line(line, self.width, fold=True)
+                bounds = [0, *offsets, len(line)]
+                line = "\n".join(_truncate(_rstrip_end(line[a:b], self.width), self.width, "fold")
+                                 for a, b in zip(bounds, bounds[1:]))
+            self.file.write(line + "\n")
+            return
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(file=self.file, width=self.width, force_terminal=False, color_system=None)
+        self._console.print(obj, emoji=emoji)
+
+
+def plain_line(markup: str, emoji: bool = True) -> str | None:
+    """The text Rich makes of `markup` (a line of console markup) when it is only the text
+    with the style tags `_TAG` taken off, each closing tag after an opening one; None for
+    any other line (one Rich must read: other tags or brackets, escapes, emoji codes, a line
+    break, a tab or another character that is not printable)."""
+    depth = 0
+    parts = []
+    at = 0
+    for m in _TAG.finditer(markup):
+        parts.append(markup[at:m.start()])
+        at = m.end()
+        if m.group(0) == "[/]":
+            if not depth:
+                return None
+            depth -= 1
+        else:
+            depth += 1
+    parts.append(markup[at:])
+    text = "".join(parts)
+    if "[" in text or "\\" in text or not text.isprintable():
+        return None
+    # (Rich puts emoji in for the codes of each piece between two tags, as this does)
+    if emoji and ":" in text and any(_EMOJI.search(x) and _emoji_replace(x) != x for x in parts):
+        return None
+    return text

@@ -79,4 +79,6 @@ def test_credits_leaves_numpy_ma_and_pandas_unimported(tmp_path):
                                "--format", fmt, "-o", str(tmp_path / f"out.{fmt}")])
         assert "calculators.engine" in mods
         assert "numpy.ma" not in mods and "pandas" not in mods, fmt
+        # the table's lines between its tables are written by `PlainConsole`, not Rich's console
+        assert "rich.console" not in mods and "rich.markup" not in mods, fmt
 

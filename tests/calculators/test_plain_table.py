@@ -105,3 +105,69 @@ def test_credits_tables_are_rich_s_layout(monkeypatch):
         assert fast == slow
     assert "claim due" in _both(results[0], monkeypatch)[0] and "not charged" in _both(results[1], monkeypatch)[0]
     assert "障害-" in _both(results[2], monkeypatch)[0]
+
+
+# --- the lines between the tables: `PlainConsole` against Rich's console --------------------
+
+LINE_PIECES = ["[bold]", "[/]", "[yellow]", "[bold red]", "[red]", "[/bold]", "[italic]", "[b]", "[link=x]",
+               "\\[bold]", "\\", "[", "]", "a[b]", ":fire:", ":00:", "x:smile:y", "2027-03-31T00:00:00Z", "—", "…",
+               "日本-ノード", "é", "\t", "\x07", "\u200b", " ", "  ", "credits in EUR", "INC-1736,", "c1-r001-n02",
+               "x" * 40, "Chronic failure: termination right", "open incidents, counted until as_of:"]
+
+
+def rich_line(markup: str, width: int, emoji: bool) -> str:
+    buf = io.StringIO()
+    Console(file=buf, width=width, force_terminal=False, color_system=None).print(markup, emoji=emoji)
+    return buf.getvalue()
+
+
+def plain_console_line(markup: str, width: int, emoji: bool) -> str:
+    from slaschema.plain_table import PlainConsole
+
+    buf = io.StringIO()
+    PlainConsole(buf, width=width).print(markup, emoji=emoji)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("seed", range(400))
+def test_plain_console_prints_what_rich_prints(seed):
+    from rich.errors import MarkupError
+
+    rng = random.Random(seed)
+    markup = "".join(rng.choice(LINE_PIECES) for _ in range(rng.randint(0, 12)))
+    width, emoji = rng.choice([120, 120, 40, 80]), rng.random() < 0.7
+    try:
+        expected = rich_line(markup, width, emoji)
+    except MarkupError:                     # a closing tag with nothing open: Rich's error, both ways
+        with pytest.raises(MarkupError):
+            plain_console_line(markup, width, emoji)
+        return
+    assert plain_console_line(markup, width, emoji) == expected
+
+
+def test_plain_console_writes_the_simple_lines_itself_and_leaves_the_rest_to_rich():
+    from slaschema.plain_table import plain_line
+
+    assert plain_line("[bold]ctr-1[/] — credits in EUR, months in UTC") == "ctr-1 — credits in EUR, months in UTC"
+    assert plain_line("[bold red]Chronic failure: termination right[/] for n1, n2") == (
+        "Chronic failure: termination right for n1, n2")
+    assert plain_line("as_of 2027-03-31T00:00:00Z") == "as_of 2027-03-31T00:00:00Z"   # not an emoji name
+    for markup in ("[/]closing first", "x[italic]y", "a\\[bold]b", "tab\there", "bell\x07", "x:fire:y", "[link=x]y"):
+        assert plain_line(markup) is None, markup
+    assert plain_line("x:fire:y", emoji=False) == "x:fire:y"
+    # Rich looks for emoji codes piece by piece between the tags: "::fire:" joined would hide it
+    assert plain_line("as_of:[yellow]:fire:[/]") is None
+    # a line wider than the console is wrapped by Rich
+    long = "word " * 40
+    assert plain_console_line(long, 120, True) == rich_line(long, 120, True) and "\n" in rich_line(long, 120, True)[:-1]
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_rich_text_escapes_as_rich_does(seed):
+    from rich.markup import escape
+
+    from slaschema.textsafe import rich_text, terminal_text
+
+    rng = random.Random(seed)
+    text = "".join(rng.choice(["a", "[", "]", "\\", "[bold]", "b", " ", "[/]", "\\\\", "é"]) for _ in range(rng.randint(0, 10)))
+    assert rich_text(text) == escape(terminal_text(text))
