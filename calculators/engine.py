@@ -957,11 +957,23 @@ class IdCodes:
     def __init__(self, log) -> None:
         self._log = log            # the loader's codes of the ids (`IncidentLog.coded`), or the frame's
         self._done: tuple[np.ndarray, np.ndarray] | None = None
+        self._rows_are_codes: bool | None = None
 
     def get(self) -> tuple[np.ndarray, np.ndarray]:
         if self._done is None:
             self._done = coded(self._log, "id")
         return self._done
+
+    def of_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The id codes of the frame rows `rows` (`codes[rows]`). In a log whose ids are all
+        distinct the codes are the rows themselves (each id appears first in its own row):
+        then `rows` is returned as it is (the caller must not change it), without the gather
+        of hundreds of thousands of codes from all over the log's million (3 ms for a month's
+        clusters). That is looked at once, by comparing the codes with their positions."""
+        codes = self.get()[0]
+        if self._rows_are_codes is None:
+            self._rows_are_codes = bool(np.array_equal(codes, np.arange(len(codes), dtype=codes.dtype)))
+        return rows.astype(codes.dtype, copy=False) if self._rows_are_codes else codes[rows]
 
 
 def _unique_pairs(units: list[np.ndarray], codes: list[np.ndarray], n_names: int) -> tuple[np.ndarray, np.ndarray]:
@@ -990,12 +1002,12 @@ class IdIndex:
 
     def _pairs_of(self, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`pairs()` restricted to `units` (sorted, distinct), without sorting everyone's."""
-        codes, names = self._codes.get()
+        names = self._codes.get()[1]
         unit, rows = self._raw
         wanted = np.zeros(self.n_units + 1, dtype=bool)
         wanted[units] = True
         m = wanted[unit]
-        us, cs = [unit[m]], [codes[rows[m]]]
+        us, cs = [unit[m]], [self._codes.of_rows(rows[m])]
         for ptr, kids, parent in self.extra:
             owner = np.full(self.n_units, -1, dtype=I64)     # the parent unit of each child
             owner[kids] = np.repeat(np.arange(len(ptr) - 1, dtype=I64), np.diff(ptr))
@@ -1051,11 +1063,12 @@ class IdIndex:
         return self._csr
 
     def _make_csr(self) -> tuple[np.ndarray, np.ndarray]:
-        codes, names = self._codes.get()
+        names = self._codes.get()[1]
         unit, rows = self._raw
+        codes = self._codes.of_rows(rows)       # (`rows` itself where the ids are all distinct: only read here)
         compiled = kernels.compiled
         if compiled is None or not self.extra or len(self.extra) > 4:
-            units, cs = [unit], [codes[rows]]
+            units, cs = [unit], [codes]
             for ptr, kids, parent in self.extra:
                 pu, pc = parent.pairs()
                 at, child = expand(pu, ptr, kids)
@@ -1063,7 +1076,7 @@ class IdIndex:
                 cs.append(pc[at])
             u, code = _unique_pairs(units, cs, len(names))
             return np.searchsorted(u, np.arange(self.n_units + 1, dtype=I64)).astype(I64), code
-        own_u, own_c = _unique_pairs([unit], [codes[rows]], len(names))
+        own_u, own_c = _unique_pairs([unit], [codes], len(names))
         own_b = np.searchsorted(own_u, np.arange(self.n_units + 1, dtype=I64)).astype(I64)
         owners, pbs, pcs = [], [], []
         room = len(own_c)

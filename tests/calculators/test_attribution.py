@@ -127,3 +127,22 @@ def test_a_few_units_ids_are_the_full_lists(scenario):
             assert sm.incidents._pairs is None            # no unit's pairs were sorted out
             assert [tuple(every[i]) for i in range(n)] == want, (pp.period.label, scope)
             assert all(tuple(some[i]) == want[i] for i in range(0, n, 2)), (pp.period.label, scope)
+
+
+def test_id_codes_of_rows_are_the_rows_only_where_every_id_is_distinct():
+    """`IdCodes.of_rows` (the id codes of frame rows, for the id lists) hands the rows back
+    as they are where each row's code is its own position, and gathers the codes otherwise
+    (a frame with a repeated id: the engine is also run on logs made by hand)."""
+    from types import SimpleNamespace
+
+    import numpy as np
+    import pandas as pd
+
+    from calculators.engine import IdCodes
+
+    rows = np.array([2, 0, 1, 2], dtype=np.int64)
+    distinct = IdCodes(SimpleNamespace(frame=pd.DataFrame({"id": ["a", "b", "c"]})))
+    assert distinct.of_rows(rows).tolist() == [2, 0, 1, 2]
+    assert distinct.of_rows(rows.astype(np.int32)).dtype == np.int64
+    repeated = IdCodes(SimpleNamespace(frame=pd.DataFrame({"id": ["a", "b", "a"]})))
+    assert repeated.of_rows(rows).tolist() == [0, 0, 1, 0]
