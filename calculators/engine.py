@@ -1411,7 +1411,7 @@ def _sum_by(values: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
 def _chronic(lc: LoadedContract, periods: list, tree: Tree):
     """The chronic-failure trigger judged on the computed months (`ChronicTrigger`; None when
     the contract has no `termination.chronic`)."""
-    from calculators.support_records import ChronicTrigger, ChronicUnit
+    from calculators.support_records import ChronicTrigger, chronic_units
 
     chronic = lc.model.termination.chronic
     if chronic is None:
@@ -1439,8 +1439,7 @@ def _chronic(lc: LoadedContract, periods: list, tree: Tree):
         for b in set(bits):
             labels_of[b] = tuple(lab for j, (lab, _) in enumerate(below_by_month) if b >> j & 1)
         ids = tree.names[SCOPES.index(name)]
-        for i, b in zip(hit.tolist(), bits):
-            triggered.append(ChronicUnit(scope=name, id=ids[i], months_below_target=labels_of[b]))
+        triggered += chronic_units(name, map(ids.__getitem__, hit.tolist()), map(labels_of.__getitem__, bits))
     return ChronicTrigger(
         months_below_target=chronic.months_below_target,
         within_months=chronic.within_months,

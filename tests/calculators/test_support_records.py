@@ -238,3 +238,22 @@ def test_review_takes_the_records(hand):
     doc = json.loads(res.dumps_utf8())
     assert support_from_json(doc["support"]) == res.support
     assert termination_from_json(doc["termination"]) == res.termination
+
+
+def test_chronic_units_are_the_records_the_keyword_constructor_makes():
+    """`chronic_units` sets each record's slots itself (the engine's 12,783 triggered nodes):
+    the records equal, hash and print as `ChronicUnit(...)`'s, and the class still has just
+    the three fields it sets (a field added later would be left unset: this fails first)."""
+    from dataclasses import fields
+
+    from calculators.support_records import ChronicUnit, chronic_units
+
+    assert [f.name for f in fields(ChronicUnit)] == ["scope", "id", "months_below_target"]
+    assert not hasattr(ChronicUnit, "__post_init__")
+    ids = ["n1", "n2", "r-01"]
+    months = [("2027-01", "2027-02"), ("2027-02",), ()]
+    got = chronic_units("node", iter(ids), iter(months))
+    want = [ChronicUnit(scope="node", id=i, months_below_target=m) for i, m in zip(ids, months)]
+    assert got == want and [hash(x) for x in got] == [hash(x) for x in want]
+    assert [repr(x) for x in got] == [repr(x) for x in want]
+    assert chronic_units("rack", [], []) == []
