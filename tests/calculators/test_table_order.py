@@ -20,6 +20,18 @@ def test_the_first_units_are_those_of_the_full_sort(units, k, as_objects, data):
     assert _first_by_credit(hit, cents, ids, k) == want
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from(["a", "b", "c"])), min_size=1, max_size=200),
+       st.integers(1, 8))
+def test_ties_on_credit_and_id_keep_the_order_of_the_full_sort(units, k):
+    """Many units on the k-th largest credit (the first ids of them taken by `heapq.nsmallest`),
+    and ids that repeat: still the full sort's first k, in its (stable) order."""
+    cents = np.array([c for c, _ in units], dtype=np.int64)
+    ids = [u for _, u in units]
+    hit = list(range(len(units)))
+    assert _first_by_credit(hit, cents, ids, k) == sorted(hit, key=lambda i: (-int(cents[i]), ids[i]))[:k]
+
+
 def test_credits_beyond_int64_are_sorted_as_python_ints():
     cents = np.array([2**70, 5, 2**70 + 1] + [1] * 30, dtype=object)
     ids = [str(i) for i in range(len(cents))]

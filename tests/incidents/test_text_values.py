@@ -40,6 +40,21 @@ def test_indexing_gives_what_the_object_array_gives(key):
     assert (lazy._objects is None) == few        # many: the strings are made once, for all gathers
 
 
+@pytest.mark.parametrize("size", [1, 16, 17, 40])
+def test_a_few_values_and_a_gather_give_the_same_strings(size):
+    """Up to 16 values are read one by one, more with Arrow's take (below a quarter of all):
+    the same strings, shape and errors either way."""
+    values = [f"INC-{i}" if i % 11 else f"Ü-{i}" for i in range(400)]
+    lazy, objects = log_csv.TextValues(pa.array(values)), np.asarray(values, dtype=object)
+    key = (np.arange(size, dtype=np.int64) * 37) % 400 - 200          # negative ones too
+    for k in (key, key.reshape(1, -1), key.astype(np.int32)):
+        got = lazy[k]
+        assert got.dtype == object and got.shape == k.shape and got.tolist() == objects[k].tolist()
+    assert lazy._objects is None
+    with pytest.raises(IndexError):
+        lazy[np.append(key, 400)]
+
+
 @pytest.mark.parametrize("key", [56, -57, [0, 56], np.array([-57]), np.array([True, False]), np.array([0.5])])
 def test_bad_indexes_are_refused_as_the_object_array_refuses_them(key):
     lazy, objects = pair()
