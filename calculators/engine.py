@@ -737,7 +737,7 @@ def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: in
     start_abs = cols.ints("start", 0)
     end_raw = cols.ints("end", NA)
     open_ = end_raw == NA
-    end_abs = np.where(open_, as_of, end_raw)
+    end_abs = np.where(open_, as_of, end_raw) if open_.any() else end_raw      # (only read from here on)
     notice_at = cols.ints("notice_at", NA)
     degraded = np.zeros(n, bool)
     if n and "impact" in cols:
@@ -758,7 +758,16 @@ def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: in
         ga = np.full(n, DOWN, dtype=I64)
         keep = ~degraded
     else:
-        ga = np.where(degraded, np.where(gaff == NA, ALL_GPUS, np.maximum(gaff, 0)), DOWN).astype(I64)
+        # GPUs lost: DOWN for a row that is not degraded, else its gpus_affected (ALL_GPUS where
+        # not given); worked out on the degraded rows only where they are a few (most logs:
+        # 2.5 ms instead of 14 for a million rows with a tenth degraded)
+        d = np.flatnonzero(degraded) if np.count_nonzero(degraded) * 3 < n else None
+        if d is None:
+            ga = np.where(degraded, np.where(gaff == NA, ALL_GPUS, np.maximum(gaff, 0)), DOWN).astype(I64)
+        else:
+            ga = np.full(n, DOWN, dtype=I64)
+            g = gaff[d]
+            ga[d] = np.where(g == NA, ALL_GPUS, np.maximum(g, 0))
         keep = np.ones(n, dtype=bool)
     not_reported &= keep
     keep &= end_abs > start_abs
@@ -771,10 +780,14 @@ def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: in
         raise EngineError(f"as_of ({as_of} s after 1970-01-01 UTC) is after 9997-12-31T16:00Z, the latest instant "
                           f"computed; name periods up to {LAST_MONTH} and an --as-of before 9997-12-31T16:00Z "
                           "[period_out_of_range]")
-    log_lo = min(([int(start_abs[keep].min())] if keep.any() else [])
+    kept = bool(n) and bool(keep.all())        # (the usual log: every row counts; no gather of its columns)
+    kept_start, kept_end = ((start_abs, end_abs) if kept else (start_abs[keep], end_abs[keep]) if keep.any()
+                            else (None, None))
+    log_lo = min(([int(kept_start.min())] if kept_start is not None else [])
                  + ([int(start_fault[not_reported].min())] if not_reported.any() else []), default=None)
-    log_hi = max(([int(end_abs[keep].max())] if keep.any() else [])
+    log_hi = max(([int(kept_end.max())] if kept_end is not None else [])
                  + ([int(end_abs[not_reported].max())] if not_reported.any() else []), default=None)
+    del kept_start, kept_end
     if (log_lo is not None and log_lo < EARLIEST_S) or (log_hi is not None and log_hi > LATEST_S):
         raise _log_range_error(log, cols, [(keep & (start_abs < EARLIEST_S), "start", start_abs),
                                            (not_reported & (start_fault < EARLIEST_S), "start", start_fault),
@@ -796,10 +809,10 @@ def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: in
     if "category" in cols and n:
         codes, uniques = coded(log, "category")
         cat_names = [*uniques.astype(str).tolist(), "unplanned"]       # missing: unplanned
-        cat_codes = np.where(codes < 0, len(cat_names) - 1, codes)
+        cat_codes = np.where(codes < 0, len(cat_names) - 1, codes) if int(codes.min()) < 0 else codes
     else:
         cat_codes, cat_names = np.zeros(n, dtype=I64), ["unplanned"]
-    if keep.all():      # (the usual log: every row counts; its columns as they are, not gathered)
+    if kept or not n:      # (the usual log: every row counts; its columns as they are, not gathered)
         (cp, cscope), (ep, escope) = _exclusions(
             contract, cat_codes, cat_names, scope, target, start_abs - base, end_abs - base, notice_at, open_, ga,
             zone, base)
