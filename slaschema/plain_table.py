@@ -14,10 +14,11 @@ It covers the tables built here: one line per cell, no markup and no emoji codes
 `plain()` checks; `rich()` builds the Rich table for anything else (and for terminals).
 
 `PlainConsole` does the same for the lines printed between the tables: a line of markup that
-Rich would print as its text (a few known style tags, nothing wrapped, replaced or escaped)
-is written as that text, anything else by a Rich console made on first need. The credits
-table then never imports Rich's console, table or markup modules (30-40 ms of CPU at each
-start, spent while the log is parsed on both cores).
+Rich would print as its text (a few known style tags, nothing replaced or escaped) is written
+as that text, wrapped as Rich wraps it where it is wider than the console, and anything else
+by a Rich console made on first need. The credits table then imports neither Rich's console
+nor its markup module (30-40 ms of CPU at each start, spent while the log is parsed on both
+cores).
 """
 
 from __future__ import annotations
