@@ -992,8 +992,7 @@ class IdCodes:
 def _unique_pairs(units: list[np.ndarray], codes: list[np.ndarray], n_names: int) -> tuple[np.ndarray, np.ndarray]:
     """The distinct (unit, id code) pairs of the parts, sorted by unit then code."""
     k = kernels.sort(np.concatenate(units).astype(I64) * (n_names + 1) + np.concatenate(codes))
-    if len(k):
-        k = k[np.concatenate([[True], k[1:] != k[:-1]])]
+    k = kernels.distinct_sorted(k)
     return k // (n_names + 1), k % (n_names + 1)
 
 

@@ -40,7 +40,12 @@ def distinct(values: np.ndarray) -> np.ndarray:
     definition), by a sort of a copy (`sort`) and a look at neighbours. A plain `np.unique`
     imports numpy.ma at its first call, to ask whether its argument is masked: 11 ms of a
     `slakit credits` run, which needs nothing else of numpy.ma."""
-    s = sort(np.array(values, dtype=np.int64))
+    return distinct_sorted(sort(np.array(values, dtype=np.int64)))
+
+
+def distinct_sorted(s: np.ndarray) -> np.ndarray:
+    """The distinct values of an ascending array (the first of each run of equal ones), for a
+    caller that sorted an array of its own (`distinct` sorts a copy)."""
     return s[np.concatenate([[True], s[1:] != s[:-1]])] if len(s) > 1 else s
 
 
