@@ -780,9 +780,13 @@ def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: in
         raise EngineError(f"as_of ({as_of} s after 1970-01-01 UTC) is after 9997-12-31T16:00Z, the latest instant "
                           f"computed; name periods up to {LAST_MONTH} and an --as-of before 9997-12-31T16:00Z "
                           "[period_out_of_range]")
-    every_row = bool(n) and bool(keep.all())        # (the usual log: every row counts; no gather of its columns)
-    kept_start, kept_end = ((start_abs, end_abs) if every_row else (start_abs[keep], end_abs[keep]) if keep.any()
-                            else (None, None))
+    every_row = bool(keep.all())
+    if not keep.any():
+        kept_start = kept_end = None
+    elif every_row:         # (the usual log: every row counts; its columns are not gathered)
+        kept_start, kept_end = start_abs, end_abs
+    else:
+        kept_start, kept_end = start_abs[keep], end_abs[keep]
     log_lo = min(([int(kept_start.min())] if kept_start is not None else [])
                  + ([int(start_fault[not_reported].min())] if not_reported.any() else []), default=None)
     log_hi = max(([int(kept_end.max())] if kept_end is not None else [])
@@ -812,7 +816,7 @@ def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: in
         cat_codes = np.where(codes < 0, len(cat_names) - 1, codes) if int(codes.min()) < 0 else codes
     else:
         cat_codes, cat_names = np.zeros(n, dtype=I64), ["unplanned"]
-    if every_row or not n:      # (the usual log: every row counts; its columns as they are, not gathered)
+    if every_row:      # (the usual log: every row counts; its columns as they are, not gathered)
         (cp, cscope), (ep, escope) = _exclusions(
             contract, cat_codes, cat_names, scope, target, start_abs - base, end_abs - base, notice_at, open_, ga,
             zone, base)
