@@ -63,7 +63,7 @@ class PlainTable:
         """Whether every text is one line that Rich would print as it is (no markup, no
         emoji codes, no tabs or control characters)."""
         texts = [c.header for c in self.columns] + [x for r in self.rows for x in r] + [self.title or ""]
-        return not any("[" in t or "\t" in t or (":" in t and _EMOJI.search(t) and _emoji_replace(t) != t)
+        return not any("[" in t or "\t" in t or _emoji_codes_in(t)
                        or not (t.isascii() and t.isprintable())
                        and any(ord(ch) < 32 or 0x7f <= ord(ch) < 0xa0 for ch in t) for t in texts)
 
@@ -164,9 +164,12 @@ def _cell(text: str, width: int, column: _Column) -> list[str]:
 
 
 def _wrap(text: str, width: int, justify: str, overflow: str, no_wrap: bool = False) -> list[str]:
-    """`Text.wrap` then `Lines.justify` of one line of plain text."""
+    """`Text.wrap` then `Lines.justify` of one line of plain text (justify "default": the lines
+    as divided, neither padded nor moved)."""
     w = _width(text)
-    if w <= width and (justify == "left" or not text[-1:].isspace()):     # fits: one line, justified
+    if w <= width and (justify in ("left", "default") or not text[-1:].isspace()):     # fits: one line, justified
+        if justify == "default":
+            return [text]
         if justify == "left":
             return [text + " " * (width - w)]
         if justify == "center":
@@ -184,6 +187,8 @@ def _wrap(text: str, width: int, justify: str, overflow: str, no_wrap: bool = Fa
     for line in lines:
         if justify == "left":
             line = _pad_right(_truncate(line, width, overflow), width)
+        elif justify == "default":
+            pass
         elif justify == "center":
             line = _truncate(line.rstrip(), width, overflow)
             line = " " * ((width - cell_len(line)) // 2) + line
@@ -242,12 +247,7 @@ class PlainConsole:
     def print(self, obj, *, emoji: bool = True) -> None:
         line = plain_line(obj, emoji) if isinstance(obj, str) else None
         if line is not None and self.width > 0:
-            if _width(line) > self.width:       # `Text.wrap`, justify "default", overflow "fold"
-                offsets = divide_line(line, self.width, fold=True)
-                bounds = [0, *offsets, len(line)]
-                line = "\n".join(_truncate(_rstrip_end(line[a:b], self.width), self.width, "fold")
-                                 for a, b in zip(bounds, bounds[1:]))
-            self.file.write(line + "\n")
+            self.file.write("\n".join(_wrap(line, self.width, "default", "fold")) + "\n")
             return
         if self._console is None:
             from rich.console import Console
@@ -278,6 +278,11 @@ def plain_line(markup: str, emoji: bool = True) -> str | None:
     if "[" in text or "\\" in text or not text.isprintable():
         return None
     # (Rich puts emoji in for the codes of each piece between two tags, as this does)
-    if emoji and ":" in text and any(_EMOJI.search(x) and _emoji_replace(x) != x for x in parts):
+    if emoji and ":" in text and any(_emoji_codes_in(x) for x in parts):
         return None
     return text
+
+
+def _emoji_codes_in(text: str) -> bool:
+    """Whether Rich would put an emoji in for a `:name:` code in `text` (a name it knows)."""
+    return ":" in text and _EMOJI.search(text) is not None and _emoji_replace(text) != text
