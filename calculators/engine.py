@@ -614,22 +614,24 @@ def _exclusions(contract, cat_codes, cat_names, scope, target, start, end, notic
             if ex.max_per_month is not None:
                 cap_s[i] = int(ex.max_per_month.total_seconds())
     kind = kinds[cat_codes]
-    flags = np.where(open_, F_OPEN, 0).astype(I64)
-    flags |= np.where(kind == 2, F_UNKNOWN, 0)
     excl = kind == 1
     ns = notice_s[cat_codes]
     need = excl & (ns >= 0)
     ok = (notice_at != NA) & (notice_at <= (start + base) - ns)
     late = need & ~ok
-    flags |= np.where(late, F_NOTICE, 0)
     excl &= ~late
     cap = cap_s[cat_codes]
     capped = excl & (cap >= 0)
+    ci = np.flatnonzero(capped)
+    # the capped rows are cut on the other thread (`_capped`) while the rest are split here; it
+    # starts before the rows' flags are made (a capped row is excludable and not late: its only
+    # flag is F_OPEN, which `_capped` reads from `open_`)
+    cut = beside(_capped, ci, cat_codes, scope, target, start, end, open_, ga, cap_s, zone, base) if len(ci) else None
+    flags = np.where(open_, F_OPEN, 0).astype(I64)
+    flags |= np.where(kind == 2, F_UNKNOWN, 0)
+    flags |= np.where(late, F_NOTICE, 0)
 
     rows = np.arange(n, dtype=I64)
-    ci = np.flatnonzero(capped)
-    # the capped rows are cut on the other thread (`_capped`) while the rest are split here
-    cut = beside(_capped, ci, cat_codes, scope, target, start, end, flags, ga, cap_s, zone, base) if len(ci) else None
     # the rows counted whole (class 0) and those excluded without a monthly cap (1), in one pass;
     # the capped ones (2) are cut by `_capped`
     (ct, cs, ce, crow, cf, cg, csc), (et, es, ee, erow, ef, eg, esc) = kernels.split(
@@ -647,16 +649,20 @@ def _exclusions(contract, cat_codes, cat_names, scope, target, start, end, notic
     return (Pieces.cat(*counted), np.concatenate(counted_scope)), (Pieces.cat(*excluded), np.concatenate(excluded_scope))
 
 
-def _capped(ci: np.ndarray, cat_codes, scope, target, start, end, flags, ga, cap_s: np.ndarray, zone: str,
+def _capped(ci: np.ndarray, cat_codes, scope, target, start, end, open_, ga, cap_s: np.ndarray, zone: str,
             base: int) -> tuple[tuple[Pieces, np.ndarray], tuple[Pieces, np.ndarray]]:
     """The rows `ci` of an exclusion with a monthly cap, cut at each group's cap in each month:
     the counted overflow (flagged F_CAP) and the excluded parts, each with its rows' scopes
     (`_exclusions`). One group per (category, scope, target): the union of its excluded time,
-    cut at months."""
+    cut at months. A capped row's flags: F_OPEN where `open_`, nothing else."""
     gkey = (cat_codes[ci] * 4 + scope[ci]) * (int(target.max()) + 1) + target[ci]
     guniq, g = np.unique(gkey, return_inverse=True)
     g = g.astype(I64)
-    _, _, merged = merge_labels(Intervals(g, start[ci], end[ci]))
+    rows_iv = Intervals(g, start[ci], end[ci])
+    order, _, merged = merge_labels(rows_iv)
+    # (the rows in (group, start) order, as `overlap_pairs` would sort them: every capped row
+    # has a positive length, so none is left out of `order`)
+    rows_order = order if len(order) == len(ci) else None
     months = month_bounds(int(merged.start.min()) + base, int(merged.end.max()) + base, zone)
     mb = np.array([p.start for p in months] + [months[-1].end], dtype=I64) - base
     m0 = np.searchsorted(mb, merged.start, side="right") - 1
@@ -679,14 +685,14 @@ def _capped(ci: np.ndarray, cat_codes, scope, target, start, end, flags, ga, cap
     overflow = Intervals(pg[over], ps[over] + ex[over], pe[over])
     has_ex = ex > 0
     ex_parts = Intervals(pg[has_ex], ps[has_ex], ps[has_ex] + ex[has_ex])
-    rows_iv = Intervals(g, start[ci], end[ci])
     out = []
     for parts, extra in ((overflow, F_CAP), (ex_parts, 0)):
-        a, b = overlap_pairs(rows_iv, parts)
+        a, b = overlap_pairs(rows_iv, parts, rows_order)
         r = ci[a]
         s = np.maximum(start[r], parts.start[b])
         e = np.minimum(end[r], parts.end[b])
-        out.append((Pieces(Intervals(target[r], s, e), r, flags[r] | extra, ga[r]), scope[r]))
+        out.append((Pieces(Intervals(target[r], s, e), r, np.where(open_[r], F_OPEN, 0).astype(I64) | extra, ga[r]),
+                    scope[r]))
     return out[0], out[1]
 
 

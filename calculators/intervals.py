@@ -511,21 +511,22 @@ def _seconds_in(iv: Intervals, lo: int, hi: int, n_units: int) -> np.ndarray:
     return np.bincount(iv.unit, weights=ln, minlength=n_units).astype(I64)
 
 
-def overlap_pairs(a: Intervals, b: Intervals) -> tuple[np.ndarray, np.ndarray]:
+def overlap_pairs(a: Intervals, b: Intervals, a_order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """All `(i, j)` with a[i] and b[j] of the same unit overlapping (positive length), grouped
     by `i` in (unit, start) order, `j` ascending within.
 
     `b` must be sorted by (unit, start) and disjoint per unit (as `merge` returns it). With the
     compiled kernels (`calculators.kernels`) the sorted `a` walks `b` once; `_overlap_pairs`
     is the same in numpy (two searches), and the definition the tests hold the kernel to.
+    `a_order`: `order_by(a.unit, a.start)` where the caller has it already (not sorted again).
     """
     if not len(a) or not len(b):
         z = np.zeros(0, dtype=I64)
         return z, z.copy()
     k = kernels.compiled
     if k is None:
-        return _overlap_pairs(a, b)
-    o = order_by(a.unit, a.start)               # sorted intervals: b is walked once
+        return _overlap_pairs(a, b, a_order)
+    o = order_by(a.unit, a.start) if a_order is None else a_order     # sorted intervals: b is walked once
     args = [kernels.as_i64(x) for x in (a.unit, a.start, a.end, o, b.unit, b.start, b.end)]
     lo = np.empty(len(o), dtype=I64)
     cnt = np.empty(len(o), dtype=I64)
@@ -536,14 +537,14 @@ def overlap_pairs(a: Intervals, b: Intervals) -> tuple[np.ndarray, np.ndarray]:
     return ai, bj
 
 
-def _overlap_pairs(a: Intervals, b: Intervals) -> tuple[np.ndarray, np.ndarray]:
+def _overlap_pairs(a: Intervals, b: Intervals, a_order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """`overlap_pairs` in numpy: the definition of the compiled walk."""
     if not len(a) or not len(b):
         z = np.zeros(0, dtype=I64)
         return z, z.copy()
     b_start = key(b.unit, b.start)
     b_end = key(b.unit, b.end)
-    o = order_by(a.unit, a.start)               # sorted needles: much faster searches
+    o = order_by(a.unit, a.start) if a_order is None else a_order     # sorted needles: much faster searches
     lo = np.searchsorted(b_end, key(a.unit[o], a.start[o]), side="right")
     hi = np.searchsorted(b_start, key(a.unit[o], a.end[o]), side="left")
     cnt = np.maximum(hi - lo, 0)

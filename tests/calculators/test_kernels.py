@@ -67,6 +67,12 @@ def test_overlap_pairs_walk_gives_the_two_searches_pairs(sets):
     got = intervals.overlap_pairs(a, b)
     assert [x.tolist() for x in got] == [x.tolist() for x in want]
     assert all(x.dtype == I64 for x in got)
+    # a caller's order of `a` (merge_labels' of the capped rows) gives the same pairs, both ways
+    o = intervals.order_by(a.unit, a.start)
+    assert [x.tolist() for x in intervals.overlap_pairs(a, b, o)] == [x.tolist() for x in want]
+    assert [x.tolist() for x in intervals._overlap_pairs(a, b, o)] == [x.tolist() for x in want]
+    if len(a) and all(e > s for s, e in zip(a.start.tolist(), a.end.tolist())):
+        assert intervals.merge_labels(a)[0].tolist() == o.tolist()
 
 
 def test_overlap_pairs_on_touching_nested_and_other_units():
