@@ -77,6 +77,7 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 
 from calculators.column_spec import Check, Column, Context, is_missing, validate
+from calculators.csv_lines import cells_over_lines, may_hold_breaks
 from calculators.incident_reasons import Reason
 from calculators import log_prefetch
 from calculators.log_columns import Columns, FrameColumns, LoadedColumns, columns_of, first_rows
@@ -264,6 +265,8 @@ def _read(path: str | Path, sha256: bool = True
         else:
             source = _read_csv_arrow(data)
         if source is not None:
+            if source.quoted:
+                _refuse_cells_over_lines(data, source.n, fname)
             return source, np.arange(1, source.n + 1, dtype=np.int64), fname, digest
         read: Callable[[], tuple[pd.DataFrame, np.ndarray]] = partial(_read_csv, data, fname)
     escaped: list[Problem] = []             # the JSON readers' lone surrogates (`_surrogate_warning`)
@@ -275,11 +278,24 @@ def _read(path: str | Path, sha256: bool = True
     warnings = _not_utf8_warning(data, fname)
     try:
         raw, rows = read()
+        if fmt == "csv" and b'"' in data:
+            _refuse_cells_over_lines(data, len(raw), fname)
     except InputError as e:                 # a file that cannot be read: said with its other problems
         e.problems.extend(warnings + escaped)
         raise
     warnings += escaped
     return _FrameSource(raw, warnings), rows, fname, digest
+
+
+def _refuse_cells_over_lines(data: bytes, n_rows: int, fname: str) -> None:
+    """Raise `csv_invalid` for the quoted cells of the CSV `data` (read as `n_rows` rows) that
+    run over line breaks where they must not: one that hides incident rows, or a one-line
+    value over lines (`calculators.csv_lines`; a file-level error, also with --skip-bad-rows)."""
+    if not may_hold_breaks(data, n_rows):
+        return
+    problems = cells_over_lines(data, fname)
+    if problems:
+        raise InputError(problems)
 
 
 _NOT_UTF8_SHOWN = 5            # lines named in the warning (all are counted)
@@ -609,11 +625,12 @@ class _ArrowSource:
 
     warnings: tuple[Problem, ...] = ()      # (Arrow reads UTF-8 only: nothing was read differently)
 
-    def __init__(self, table: pa.Table, raw_names: dict[str, str], names: list[str],
+    def __init__(self, table: pa.Table, raw_names: dict[str, str], names: list[str], quoted: bool = True,
                  converted: dict[tuple[str, str], Any] | None = None) -> None:
         self.table = table
         self.raw_names = raw_names        # stripped header name -> the header cell as written
         self.names = names
+        self.quoted = quoted              # the file holds a quote character (a cell may hold a line break)
         self.n = table.num_rows
         self._text: dict[str, _Text] = {}
         self.converted: dict[tuple[str, str], Any] = dict(converted or {})

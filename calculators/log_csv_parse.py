@@ -59,10 +59,11 @@ PIECE_SIZE = 1 << 26     # bytes per piece when the parse can be stopped (`read_
 
 
 def read_csv_arrow(data: bytes, block_size: int = BLOCK_SIZE, *, stop: Callable[[], bool] | None = None,
-                   piece_size: int = PIECE_SIZE) -> tuple[pa.Table, dict[str, str], list[str]] | None:
-    """`(table, raw_names, names)`: the CSV as an Arrow table of strings (the columns of the
-    format only), the stripped header names mapped to the cells as written, and the
-    stripped names in order; None when pyarrow refuses the file or a row has another number
+                   piece_size: int = PIECE_SIZE) -> tuple[pa.Table, dict[str, str], list[str], bool] | None:
+    """`(table, raw_names, names, quoted)`: the CSV as an Arrow table of strings (the columns of the
+    format only), the stripped header names mapped to the cells as written, the stripped
+    names in order, and whether the file holds a quote character (only then can a cell hold a
+    line break: `calculators.csv_lines`); None when pyarrow refuses the file or a row has another number
     of cells than the header (the general reader then reads it and describes what is wrong).
 
     `stop`: asked between pieces of `piece_size` bytes; when it says True the parse ends and
@@ -117,7 +118,7 @@ def read_csv_arrow(data: bytes, block_size: int = BLOCK_SIZE, *, stop: Callable[
         return None
     if ragged or invalid_row.failed or table.column_names != wanted:  # type: ignore[attr-defined]
         return None
-    return table, dict(zip(names, header)), names
+    return table, dict(zip(names, header)), names, quoted
 
 
 _HANDLERS: weakref.WeakSet = weakref.WeakSet()     # the ragged-row handlers of reads under way
