@@ -72,12 +72,14 @@ def parse_as_of(text: str | None, assume_tz: str | None = None, zone_option: str
     return at
 
 
-def _load(contract: str, incidents: str, assume_tz: str | None, skip_bad_rows: bool, fmt: str, sha256: bool):
+def _load(contract: str, incidents: str, assume_tz: str | None, skip_bad_rows: bool, fmt: str, sha256: bool,
+          lists_skipped: bool = True):
     """The contract and the log, problems printed; `sha256`: whether the output shows the
-    log's SHA-256 (`load_incidents`: not worked out otherwise)."""
+    log's SHA-256 (`load_incidents`: not worked out otherwise); `lists_skipped`: whether the
+    output lists the rows --skip-bad-rows left out (else they are printed on stderr)."""
     from calculators.incident_reasons import ROW_REASONS
     from calculators.incidents import load_incidents
-    from slaschema.cli import echo_warnings, load_or_exit
+    from slaschema.cli import echo_skipped, echo_warnings, load_or_exit
     from slaschema.errors import InputError
 
     lc = load_or_exit(contract, "json" if fmt == "json" else "table")
@@ -88,6 +90,8 @@ def _load(contract: str, incidents: str, assume_tz: str | None, skip_bad_rows: b
             e.add_note("nothing computed: fix the rows above or pass --skip-bad-rows")
         raise
     echo_warnings(log.warnings)
+    if not lists_skipped:
+        echo_skipped(log.skipped, incidents)
     return lc, log
 
 
@@ -219,7 +223,7 @@ def _check_zone(assume_tz: str | None, option: str = "--assume-tz") -> None:
 @period_options(many=True)
 @click.option("--as-of", "as_of", metavar="TS", help="Open incidents end here (default: end of the last month).")
 @click.option("--assume-tz", metavar="ZONE", help="Zone for timestamps written without an offset.")
-@click.option("--skip-bad-rows", is_flag=True, help="Compute without the bad rows (they are listed in the output).")
+@click.option("--skip-bad-rows", is_flag=True, help="Compute without the bad rows (the table and JSON list them; with --format csv they are listed on stderr).")
 @click.option("--accepted-on", type=click.DateTime(["%Y-%m-%d"]), metavar="DATE",
               help="Acceptance date: adds acceptance-delay credit and termination right.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table",
@@ -277,7 +281,8 @@ def _credits(progress, contract, incidents, periods, as_of_dt, assume_tz, skip_b
     from calculators.periods import PeriodError, parse_periods
 
     # of the credits outputs only the JSON document shows the log's SHA-256
-    lc, log = _load(contract, incidents, assume_tz, skip_bad_rows, fmt, sha256=fmt == "json")
+    lc, log = _load(contract, incidents, assume_tz, skip_bad_rows, fmt, sha256=fmt == "json",
+                    lists_skipped=fmt != "csv")           # (the table and the JSON list them)
     if fmt != "json":           # (the JSON document's id lists are Arrow's: it reuses those pages)
         from calculators.memory import release_arrow_beside
 
@@ -509,7 +514,7 @@ def _affected(sm, lost=None):
 @period_options(quarter=False)
 @click.option("--as-of", "as_of", metavar="TS", help="Open incidents end here (default: end of the month).")
 @click.option("--assume-tz", metavar="ZONE", help="Zone for timestamps written without an offset.")
-@click.option("--skip-bad-rows", is_flag=True, help="Compute without the bad rows.")
+@click.option("--skip-bad-rows", is_flag=True, help="Compute without the bad rows (listed on stderr).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               help="Output format (default: from the -o extension, else table).")
 @output_option()
@@ -528,7 +533,8 @@ def explain(ctx, contract, incidents, unit, periods, as_of, assume_tz, skip_bad_
     as_of_dt = parse_as_of(as_of, assume_tz)
     progress = stage_progress("explain", incidents, 3, no_progress)
     try:
-        lc, log = _load(contract, incidents, assume_tz, skip_bad_rows, fmt, sha256=False)   # (not shown)
+        lc, log = _load(contract, incidents, assume_tz, skip_bad_rows, fmt, sha256=False,   # (not shown)
+                        lists_skipped=False)
         progress.step(note=f"{len(log.columns):,} incident rows read and checked")
         try:
             doc = build(lc, log, unit, periods[0], as_of_dt)     # EngineError: printed with its code (slakit.cli)

@@ -41,6 +41,18 @@ def _problem_line(p) -> str:
     return terminal_text(("warning: " if p.severity == "warning" else "") + p.format(), keep_newlines=False)
 
 
+def echo_skipped(problems, source: str = "the log") -> None:
+    """The problems of the rows `--skip-bad-rows` left out, on stderr: for an output that has
+    no place for them (a CSV of figures, an explanation), so no row is dropped unsaid."""
+    if not problems:
+        return
+    rows = sorted({p.row for p in problems if p.row is not None})
+    click.echo(f"warning: {len(rows)} row(s) of {source} skipped (--skip-bad-rows) and not counted, "
+               f"{len(problems)} problem(s):", err=True)
+    for p in problems:
+        click.echo("  " + _problem_line(p), err=True)
+
+
 def echo_warnings(problems, seen: set[str] | None = None) -> None:
     """The warnings among `problems` (of an input that was read: a column ignored, bytes read
     as U+FFFD) as `warning: file:line: message [code]` lines on stderr, whatever the output

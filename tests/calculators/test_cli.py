@@ -136,6 +136,24 @@ def test_skip_bad_rows_lists_them_in_the_output(tmp_path):
     assert doc["periods"][0]["credit_total"] == "2150.40"
 
 
+def test_skip_bad_rows_says_them_on_stderr_where_the_output_has_no_place_for_them(tmp_path):
+    """A CSV of figures and an explanation list no skipped rows: stderr then names each one;
+    the table and the JSON list them themselves (and stderr does not repeat them)."""
+    c, i = files(tmp_path, BAD)
+    for args in (["credits", c, i, "--period", "2027-02", "--format", "csv"],
+                 ["explain", c, i, "--period", "2027-02", "--unit", "n2"],
+                 ["explain", c, i, "--period", "2027-02", "--unit", "n2", "--format", "json"]):
+        r = CliRunner().invoke(main, args + ["--skip-bad-rows"])
+        assert r.exit_code == 0, r.output
+        lines = r.stderr.splitlines()
+        assert lines[0].startswith("warning: 2 row(s) of ") and "skipped (--skip-bad-rows) and not counted" in lines[0]
+        assert [x.split(",")[0].rsplit(" ", 1)[-1] for x in lines[1:3]] == ["5", "6"]
+        assert "[unknown_target]" in r.stderr and "[end_before_start]" in r.stderr
+    for fmt in ("table", "json"):
+        r = CliRunner().invoke(main, ["credits", c, i, "--period", "2027-02", "--skip-bad-rows", "--format", fmt])
+        assert r.exit_code == 0 and "skipped (--skip-bad-rows)" not in r.stderr
+
+
 def test_table_and_output_file(tmp_path):
     c, i = files(tmp_path)
     out = tmp_path / "credits.txt"
