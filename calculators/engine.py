@@ -560,6 +560,36 @@ def _log_range_error(log: IncidentLog, cols, bad: list[tuple[np.ndarray, str, np
         fix="correct the timestamp (a year such as 0001 or 9999 is a placeholder, not a time)")])
 
 
+def _log_span(parts: list[tuple[np.ndarray, str, np.ndarray]]) -> tuple[tuple[int, int, str], ...] | None:
+    """The earliest and the latest of the log's own times in `parts` (mask, column, times):
+    each as (time, row position, column); None where no row has one."""
+    ends = []
+    for m, col, t in parts:
+        at = np.flatnonzero(m)
+        if len(at):
+            v = t[at]
+            lo, hi = int(np.argmin(v)), int(np.argmax(v))
+            ends += [(int(v[lo]), int(at[lo]), col), (int(v[hi]), int(at[hi]), col)]
+    return (min(ends), max(ends)) if ends else None
+
+
+def _log_span_error(log: IncidentLog, cols, span: tuple[tuple[int, int, str], ...], anchor: int) -> LogRangeError:
+    """`log_out_of_range` for a log whose own times span more than the engine computes over
+    (270 years): located at the end of the span farther from `anchor` (the first period's
+    start), the other end named in the message."""
+    rows = cols.ints("row", 0)
+    lo, hi = span
+    far, near = (lo, hi) if anchor - lo[0] > hi[0] - anchor else (hi, lo)
+    years = (hi[0] - lo[0]) / (365.2425 * 86400)
+    shown = lambda t: f"{np.datetime64(t, 's')}Z"        # noqa: E731 (numpy writes year 0 and 10000 too)
+    return LogRangeError([Problem(
+        "log_out_of_range",
+        f"incident times span {years:,.0f} years, more than the 270 credits are computed over: this {far[2]} "
+        f"and the {near[2]} of row {int(rows[near[1]])} ({shown(near[0])}) are the earliest and latest",
+        file=log.file, row=int(rows[far[1]]) or None, column=far[2], value=shown(far[0]),
+        fix="correct the timestamp (a year far from the log's others is a typo or a placeholder)")])
+
+
 def _as_epoch(ts: datetime | int | None) -> int | None:
     if ts is None:
         return None
@@ -807,9 +837,10 @@ def trace(lc: LoadedContract, log: IncidentLog, periods: list[Period], as_of: in
     top = max([as_of] + [p.end for p in periods] + ([log_hi] if log_hi is not None else []))
     if top - base >= MAX_TIME:
         # the log's own times: starts and the ends written (an open incident runs to as_of)
-        own = np.concatenate([start_abs[keep], end_abs[keep & ~open_], start_fault[not_reported]])
-        if len(own) and int(own.max()) - int(own.min()) >= MAX_TIME - 32 * 86400:
-            raise EngineError("incident times span more than 270 years; check the log's timestamps")
+        own = [(keep, "start", start_abs), (keep & ~open_, "end", end_abs), (not_reported, "start", start_fault)]
+        span = _log_span(own)
+        if span is not None and span[1][0] - span[0][0] >= MAX_TIME - 32 * 86400:
+            raise _log_span_error(log, cols, span, first_period.start)
         # the log alone fits: it is the periods (or as_of), or their distance from the log's incidents
         year = lambda t: datetime.fromtimestamp(t, timezone.utc).year  # noqa: E731
         shown = f" and the log's incident times (from {year(log_lo)})" if log_lo is not None else ""

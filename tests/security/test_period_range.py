@@ -92,6 +92,29 @@ def test_a_period_far_from_the_log_names_the_periods():
     assert "[log_out_of_range]" not in r.output
 
 
+@pytest.mark.parametrize("row, cell", [(3, "9997-12-30T00:00:00Z"), (5, "2400-01-01T00:00:00Z")])
+def test_a_log_spanning_more_than_the_engine_computes_names_the_row(tmp_path, row, cell):
+    """An end within 1970..9997 but 270 years or more after the log's other times: the row and
+    column of the end of the span farther from the period, the value in UTC, the other end in
+    the message; with --format json the problems document on stdout."""
+    import csv
+    import json
+
+    rows = list(csv.reader(LOG.open(encoding="utf-8")))
+    rows[row][rows[0].index("end")] = cell
+    log = tmp_path / "log.csv"
+    with log.open("w", encoding="utf-8", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows(rows)
+    r = cli("credits", CONTRACT, log, "--month", "2027-01")
+    assert r.exit_code == 1, r.output
+    assert f"log.csv row {row}, column end: incident times span" in r.output
+    assert f"(got '{cell}')" in r.output and "start of row 1 (2027-01-05T09:12:00Z)" in r.output
+    assert "[log_out_of_range]" in r.output
+    r = cli("credits", CONTRACT, log, "--month", "2027-01", "--format", "json")
+    (p,) = json.loads(r.stdout)["problems"]
+    assert (p["code"], p["row"], p["column"], p["value"]) == ("log_out_of_range", row, "end", cell)
+
+
 def test_engine_called_directly_names_the_period():
     from calculators.incidents import load_incidents
     from slaschema.loader import load_contract
