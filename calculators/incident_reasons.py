@@ -48,9 +48,10 @@ class Reason(StrEnum):
     UNKNOWN_TIMEZONE = "unknown_timezone", "the zone given to --assume-tz is not an IANA time zone name", "file"
     LOG_TOO_LARGE = "log_too_large", ("the file does not fit in the memory there is to read it into (a log is "
                                       "read whole): split it, by month or by site"), "file"
-    HOSTLIST_TOO_LARGE = "hostlist_too_large", ("read with no contract (`slakit reconcile OURS THEIRS`): the "
-                                                "node rows name more nodes together than the node budget "
-                                                "(raise it with `slakit --max-nodes N`)"), "file"
+    HOSTLIST_TOO_LARGE = "hostlist_too_large", ("the hostlists of the node rows name more nodes together than "
+                                                "the node budget (read with no contract, `slakit reconcile OURS "
+                                                "THEIRS`: all the node rows do); raise it with `slakit "
+                                                "--max-nodes N`"), "file"
     # one row and column
     MISSING_ID = "missing_id", "the incident id is empty"
     DUPLICATE_ID = "duplicate_id", "the incident id is already used by an earlier row (every later row is reported)"

@@ -76,6 +76,27 @@ def test_hostlist_bomb_in_an_incident_log(tmp_path):
     _assert_bounded(["credits", str(c), str(log), "--period", "2027-01"], "unknown_target")
 
 
+def test_many_rows_each_naming_the_whole_topology(tmp_path):
+    """Each row's hostlist fits the topology, their sum does not: 20,000 rows naming the 72
+    nodes of the example (1.4 million names from 1.5 MB of log) are refused before any is
+    expanded; with the budget raised they are read."""
+    repo = Path(__file__).resolve().parents[2]
+    contract = repo / "examples" / "gb200-contract.yaml"
+    log = tmp_path / "log.csv"
+    log.write_text(INCIDENT_HEADER + "".join(
+        f'X{i},node,"r[01-04]-n[01-18]",2027-01-{1 + i % 28:02d}T{i % 24:02d}:00:00Z,'
+        f"2027-01-{1 + i % 28:02d}T{i % 24:02d}:05:00Z,down,unplanned\n" for i in range(20_000)), encoding="utf-8")
+    _assert_bounded(["credits", str(contract), str(log), "--month", "2027-01"], "hostlist_too_large")
+    r = cli("credits", contract, log, "--month", "2027-01")
+    assert "1,440,000 nodes together, more than the node budget of 1,000,000" in r.output
+    assert "r[01-04]-n[01-18] (72 nodes) in 20,000 row(s)" in r.output and "--max-nodes" in r.output
+    small = tmp_path / "small.csv"
+    small.write_text("".join(log.read_text(encoding="utf-8").splitlines(keepends=True)[:101]), encoding="utf-8")
+    assert cli("--max-nodes", "7200", "credits", contract, small, "--month", "2027-01").exit_code == 0
+    assert_coded_failure(cli("--max-nodes", "7199", "credits", contract, small, "--month", "2027-01"),
+                         "hostlist_too_large")
+
+
 def test_hostlist_bomb_in_a_reconcile_input(tmp_path):
     ours = tmp_path / "ours.csv"
     ours.write_text(INCIDENT_HEADER + "I1,node,n1,2027-01-05T03:00:00Z,2027-01-05T04:00:00Z,down,unplanned\n",
