@@ -542,7 +542,9 @@ def explain(ctx, contract, incidents, unit, periods, as_of, assume_tz, skip_bad_
             raise click.BadParameter(str(e), param_hint="--month/--period") from None
         progress.step(note=f"{unit} explained")
         if fmt == "json":
-            _emit(json.dumps(doc.to_json(), indent=2, ensure_ascii=False) + "\n", output, progress)
+            from slaschema.jsontext import hidden_escaped
+
+            _emit(hidden_escaped(json.dumps(doc.to_json(), indent=2, ensure_ascii=False) + "\n"), output, progress)
         else:
             _emit(render_explanation(doc), output, progress)
     finally:

@@ -11,7 +11,9 @@ spaces of indentation, non-ASCII characters as they are), except that a unit rec
 `incidents` and `flags` lists are written on one line, as `json.dumps(items,
 ensure_ascii=False)` writes them (`["INC-1", "INC-2"]`): the id lists are most of the
 document, and one id per indented line made it half as large again (235 MB against 151 MB
-for a 12,600-node quarter with a million incidents). tests/calculators/test_result_json.py
+for a 12,600-node quarter with a million incidents); and that the characters a terminal acts
+on or a viewer hides (DEL, C1 controls, bidi and zero-width characters, separators, the BOM)
+are written as `\\u` escapes (`slaschema.jsontext.hidden_escaped`). tests/calculators/test_result_json.py
 holds the document built as Python values next to it (`dumps_inline_lists`).
 
 The first member is `"format": "slakit-credits/2"` (`FORMAT`): the name and version of this
@@ -33,14 +35,17 @@ import orjson
 from calculators import credits as cr
 from calculators import kernels, settle
 from calculators.vocabulary import FLAG_LISTS, FLAG_MASK
-from slaschema.jsontext import dumps_indented
+from slaschema.jsontext import dumps_indented, hidden_escaped
+from slaschema.textsafe import HIDDEN_PAST_C0
 
 if TYPE_CHECKING:
     import numpy as np
 
 FORMAT = "slakit-credits/2"
 
-_ESCAPE = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')       # what JSON text must escape (and lone surrogates)
+# what JSON text must escape (and lone surrogates), and what slakit's JSON escapes beside it
+# (`jsontext.hidden_escaped`: DEL, C1, bidi and zero-width characters, ...)
+_ESCAPE = re.compile(f'["\\\\\x00-\x1f\ud800-\udfff{HIDDEN_PAST_C0}]')
 
 
 def _ind(depth: int) -> str:
@@ -48,13 +53,14 @@ def _ind(depth: int) -> str:
 
 
 def quote(text: str) -> str:
-    """One JSON string, as `json.dumps(text, ensure_ascii=False)` writes it."""
+    """One JSON string, as `json.dumps(text, ensure_ascii=False)` writes it (with the
+    characters `jsontext.hidden_escaped` escapes as escapes)."""
     if not _ESCAPE.search(text):
         return f'"{text}"'
     try:
-        return orjson.dumps(text).decode("utf-8")
+        return hidden_escaped(orjson.dumps(text).decode("utf-8"))
     except TypeError:                       # a lone surrogate: orjson refuses it
-        return json.dumps(text, ensure_ascii=False)
+        return hidden_escaped(json.dumps(text, ensure_ascii=False))
 
 
 def quote_all(texts: list[str]) -> list[str]:
@@ -387,16 +393,24 @@ class NamesInfo:
 
 
 def _needs_escape(arrow: Any) -> bool:
-    """Whether a string of the Arrow array needs escaping in JSON: a byte of its UTF-8 data
-    is a control character, a quote or a backslash (every byte of a multi-byte character is
-    0x80 or more). Three vector comparisons over the data, no Python string per id."""
+    """Whether a string of the Arrow array may need escaping in JSON: a byte of its UTF-8 data
+    is a control character, a quote, a backslash, DEL, or the first byte of a character that
+    `jsontext.hidden_escaped` escapes (0xC2: C1 controls; 0xD8: U+061C; 0xE2: U+2000-U+2FFF;
+    0xEF: U+F000-U+FFFF; a character of those blocks that is not hidden only costs the slower
+    path). Vector comparisons over the data, no Python string per id; past the first four, only
+    where a byte is 0x7F or more (the ids of most logs are ASCII)."""
     import numpy as np
 
     data = arrow.buffers()[2]
     if data is None:
         return False
     b = np.frombuffer(data, dtype=np.uint8)
-    return bool((b < 0x20).any() or (b == 0x22).any() or (b == 0x5C).any())
+    if (b < 0x20).any() or (b == 0x22).any() or (b == 0x5C).any():
+        return True
+    if not len(b) or int(b.max()) < 0x7F:
+        return False
+    return bool((b == 0x7F).any() or (b == 0xC2).any() or (b == 0xD8).any() or (b == 0xE2).any()
+                or (b == 0xEF).any())
 
 
 def _incident_text(sm: Any, depth: int, info: NamesInfo

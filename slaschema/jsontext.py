@@ -11,14 +11,47 @@ surrogate, another type), the standard library writes it. Floats must be finite:
 writes NaN and infinities as `null` where the standard library writes `NaN` (not JSON);
 slakit's documents hold none. tests/test_jsontext.py checks that the text is the standard
 library's.
+
+One difference from the standard library, on purpose: the characters JSON lets through as
+they are but a terminal acts on or a viewer hides or reorders (DEL, C1 controls such as
+U+009B, which starts an escape sequence, bidi marks, embeddings, overrides and isolates,
+zero-width characters, line and paragraph separators, the BOM: `textsafe.HIDDEN_PAST_C0`)
+are written as `\\uXXXX` escapes (`hidden_escaped`), as the standard library writes control
+characters. A document written to a terminal (`--format json` without `-o`) then shows an
+incident id such as `INC-\\u009b31m` instead of acting on it; the text reads back the same.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import orjson
+
+from slaschema.textsafe import HIDDEN_PAST_C0
+
+_HIDDEN = re.compile(f"[{HIDDEN_PAST_C0}]")
+
+
+def _escape(m: re.Match[str]) -> str:
+    return f"\\u{ord(m.group(0)):04x}"
+
+
+def hidden_escaped(text: str) -> str:
+    """JSON `text` with each `textsafe.HIDDEN_PAST_C0` character as a `\\uXXXX` escape (they can
+    only be inside its strings: JSON's own syntax is ASCII). O(1) for text of ASCII only but
+    DEL, which is most of it."""
+    if text.isascii() and "\x7f" not in text:
+        return text
+    return _HIDDEN.sub(_escape, text)
+
+
+def hidden_escaped_utf8(data: bytes) -> bytes:
+    """`hidden_escaped` of UTF-8 JSON text."""
+    if data.isascii() and b"\x7f" not in data:
+        return data
+    return hidden_escaped(data.decode("utf-8", errors="surrogatepass")).encode("utf-8", errors="surrogatepass")
 
 
 def _small_float(data: bytes) -> bool:
@@ -53,22 +86,29 @@ def _orjson_text(doc: Any) -> bytes | None:
 
 
 def dumps_indented(doc: Any) -> str:
-    """`json.dumps(doc, indent=2, ensure_ascii=False) + "\\n"`, the same text."""
+    """`json.dumps(doc, indent=2, ensure_ascii=False) + "\\n"`, the same text (but for the
+    characters `hidden_escaped` escapes)."""
     data = _orjson_text(doc)
-    return data.decode("utf-8") if data is not None else json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return hidden_escaped(data.decode("utf-8") if data is not None
+                          else json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
 
 
 def dumps_indented_utf8(doc: Any) -> bytes:
     """The same text as UTF-8 bytes, for writing to a file (no decoding and encoding again
-    of a document of hundreds of megabytes)."""
+    of a document of hundreds of megabytes where it holds only ASCII)."""
     data = _orjson_text(doc)
-    return data if data is not None else (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    if data is None:
+        return hidden_escaped(json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    return hidden_escaped_utf8(data)
 
 
 def dumps_indented_ascii(doc: Any) -> str:
     """`json.dumps(doc, indent=2)` (non-ASCII escaped, no final newline), the same text:
-    orjson's where that is all ASCII, else the standard library's."""
+    orjson's where that is all ASCII, else the standard library's (DEL, the one character
+    of `hidden_escaped` that is ASCII, escaped too)."""
     data = _orjson_text(doc)
     if data is not None and data.isascii():
-        return data[:-1].decode("ascii")
-    return json.dumps(doc, indent=2)
+        text = data[:-1].decode("ascii")
+    else:
+        text = json.dumps(doc, indent=2)
+    return text.replace("\x7f", "\\u007f")

@@ -45,8 +45,9 @@ def raw_csv() -> bool:
 # or a viewer reorders or hides: C0 but TAB and LF, DEL, C1, Arabic letter mark, zero-width
 # and bidi marks, line/paragraph separators, bidi embeddings/overrides and isolates, word
 # joiner and invisible operators, BOM, interlinear annotation
-_HIDDEN_RANGES = ("\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e"
-                  "\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb")
+# (those past C0 are also what JSON documents write as \u escapes: `jsontext.hidden_escaped`)
+HIDDEN_PAST_C0 = "\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb"
+_HIDDEN_RANGES = "\x00-\x08\x0b-\x1f" + HIDDEN_PAST_C0
 _CSV_HIDDEN = re.compile(f"[{_HIDDEN_RANGES}]")
 _CSV_SHOWN = re.compile(r"<U\+([0-9A-F]{4})>")
 

@@ -1,4 +1,5 @@
-"""`dumps_indented` writes exactly what `json.dumps(indent=2, ensure_ascii=False)` writes."""
+"""`dumps_indented` writes exactly what `json.dumps(indent=2, ensure_ascii=False)` writes, but
+for the characters a terminal acts on or a viewer hides, which it writes as \\u escapes."""
 
 from __future__ import annotations
 
@@ -16,14 +17,36 @@ docs = st.recursive(leaves, lambda kids: st.lists(kids, max_size=4) | st.diction
                     max_leaves=30)
 
 
+# DEL, C1, ALM, zero-width and bidi marks, separators, embeddings and overrides, word joiner and
+# invisible operators, isolates, BOM, interlinear annotation: listed here apart from the module
+HIDDEN = {chr(c) for c in [*range(0x7F, 0xA0), 0x61C, *range(0x200B, 0x2010), *range(0x2028, 0x202F),
+                           *range(0x2060, 0x2065), *range(0x2066, 0x206A), 0xFEFF, *range(0xFFF9, 0xFFFC)]}
+
+
 def reference(doc) -> str:
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return "".join(f"\\u{ord(c):04x}" if c in HIDDEN else c for c in text)
 
 
 @settings(max_examples=300, deadline=None)
 @given(docs)
 def test_same_text_as_the_standard_library(doc):
     assert dumps_indented(doc) == reference(doc)
+
+
+hidden_text = st.text(alphabet=st.sampled_from(sorted(HIDDEN) + ["a", "\u00fc", "\n", "\x1b", '"']), max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(hidden_text, st.lists(hidden_text, max_size=3) | hidden_text, max_size=4))
+def test_hidden_characters_are_escaped_and_read_back_the_same(doc):
+    from slaschema.jsontext import dumps_indented_ascii, dumps_indented_utf8
+
+    text = dumps_indented(doc)
+    assert text == reference(doc) and not HIDDEN & set(text)
+    assert json.loads(text) == doc and json.loads(dumps_indented_utf8(doc)) == doc
+    ascii_text = dumps_indented_ascii(doc)
+    assert json.loads(ascii_text) == doc and ascii_text.isascii() and "\x7f" not in ascii_text
 
 
 def test_edge_cases():

@@ -189,7 +189,10 @@ def goodput(ctx, contract, sacct_file, live, incidents, periods, checkpoint_inte
                                  training=_match_training(training, runs))
         progress.step(note=f"{len(plist)} month(s) computed")
         if fmt == "json":
-            _emit(json.dumps(result.to_json(include_jobs), indent=2, ensure_ascii=False) + "\n", output, progress)
+            from slaschema.jsontext import hidden_escaped
+
+            _emit(hidden_escaped(json.dumps(result.to_json(include_jobs), indent=2, ensure_ascii=False) + "\n"), output,
+                  progress)
         elif fmt == "csv":
             _emit(render_csv(result), output, progress)
         else:

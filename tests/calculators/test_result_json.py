@@ -6,6 +6,7 @@ on one line (`dumps_inline_lists`); and the typed records agree with it."""
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from decimal import Decimal
@@ -24,6 +25,23 @@ from tests.calculators.helpers import contract, inc, log
 from tests.calculators.test_rules import HEAD, NODE_TIERS, t, topo
 
 ROOT = Path(__file__).resolve().parents[2]
+HIDDEN = {chr(c) for c in [*range(0x7F, 0xA0), 0x61C, *range(0x200B, 0x2010), *range(0x2028, 0x202F),
+                           *range(0x2060, 0x2065), *range(0x2066, 0x206A), 0xFEFF, *range(0xFFF9, 0xFFFC)]}
+
+
+def EXAMPLE_LOG_ROWS() -> list[list[str]]:  # noqa: N802
+    return list(csv.reader((ROOT / "examples/gb200-incidents-2027Q1.csv").open(encoding="utf-8")))
+
+
+def _strings(obj):
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _strings(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _strings(v)
 
 
 # --- the document as Python values, built record by record --------------------------------
@@ -133,7 +151,8 @@ def dumps_inline_lists(doc):
     used = []
     text = re.sub(r'"\\u0000inline (\d+)\\u0000"', lambda m: used.append(m[1]) or inline[int(m[1])], text)
     assert used == [str(i) for i in range(len(inline))]
-    return text
+    # the characters a terminal acts on or a viewer hides, as \u escapes (`jsontext.hidden_escaped`)
+    return "".join(f"\\u{ord(c):04x}" if c in HIDDEN else c for c in text)
 
 
 def assert_same(result, **kw):
@@ -196,6 +215,27 @@ credits: {stacking: sum, cap: 3%}
     rack = r.unit_month("2027-02", "rack", "r1")
     assert rack.credit_pct == Decimal("1.7857") and rack.credit == Decimal("768.00")
     assert rack.credit_after_cap_and_minimum < rack.credit
+
+
+def test_ids_a_terminal_would_act_on_are_escaped(tmp_path):
+    """C1 (U+009B starts an escape sequence), DEL, bidi overrides, zero-width characters and
+    separators in incident ids are written as \\u escapes on the id lists' fast path (an
+    Arrow gather) and elsewhere; the document reads back the ids as they are."""
+    lc, _ = example()
+    ids = ["INC-\u009b31mX", "INC-\x7fdel", "INC-\u202eabc\u200e", "INC-\u200bzw", "INC-\u2028ls", "INC-\ufeffbom"]
+    rows = EXAMPLE_LOG_ROWS()
+    for k, new_id in enumerate(ids, start=1):
+        rows[k][0] = new_id
+    path = tmp_path / "log.csv"
+    with path.open("w", encoding="utf-8", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows(rows)
+    res = compute(lc, load_incidents(str(path), lc), ["2027-01"])
+    text = assert_same(res)
+    assert not HIDDEN & set(text)
+    doc = json.loads(text)
+    found = set(ids) & set(_strings(doc))
+    assert "INC-\u009b31mX" in found and len(found) >= 3, found
+    assert all("".join(f"\\u{ord(c):04x}" if c in HIDDEN else c for c in i) in text for i in found)
 
 
 def test_revision_1_1_fixture():

@@ -188,12 +188,16 @@ def test_credits_table_shows_incident_ids_with_markup_and_escapes_as_text(tmp_pa
 
 
 def test_credits_table_keeps_an_id_with_a_line_break_on_one_line(tmp_path):
+    """A JSON log may hold an id with a line break (a CSV may not: `csv_invalid`,
+    tests/incidents/test_csv_lines.py); the table shows it on one line."""
+    import json
+
     rows = list(csv.reader(LOG.open(encoding="utf-8")))
     ii, ei = rows[0].index("id"), rows[0].index("end")
     rows[1][ii], rows[1][ei] = "INC-1\nX", ""            # an open incident: listed by id, in the table too
-    log = tmp_path / "log.csv"
-    with log.open("w", newline="", encoding="utf-8") as fh:
-        csv.writer(fh).writerows(rows)
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps({k: v for k, v in zip(rows[0], row) if v}) + "\n" for row in rows[1:]),
+                   encoding="utf-8")
     r = cli("credits", CONTRACT, log, "--period", "2027-01")
     assert r.exit_code == 0, r.output
     shown = [line for line in r.output.splitlines() if "INC-1" in line]
