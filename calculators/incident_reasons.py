@@ -79,6 +79,16 @@ class Reason(StrEnum):
 # the codes --skip-bad-rows leaves out with their rows (the others stop the command even then)
 ROW_REASONS = frozenset(r.value for r in Reason if r.scope == "row")
 
+# codes the loader does not raise itself but a command reading a log reports for it: the
+# path's checks (`slaschema.safefiles`) and the engine's time range (`calculators.engine`)
+OTHER_CODES = (
+    ("path_forbidden", "the path", "the log is named under /proc, /sys or /dev (or is a link there): not read"),
+    ("not_a_regular_file", "the path", "the log is a FIFO, a device or a socket: not read (nothing waits on it)"),
+    ("log_out_of_range", "row", "an incident time before 1970-01-02 or after 9997-12-31 UTC, or the log's own "
+                                "times spanning 270 years or more (the row at the end of the span farther from "
+                                "the period is named): credits are computed for neither"),
+)
+
 
 def markdown() -> str:
     """The docs page: every code, where it applies, and what it means."""
@@ -98,6 +108,10 @@ def markdown() -> str:
     ]
     for r in Reason:
         lines.append(f"| `{r.value}` | {r.scope} | {r.severity} | {r.doc} |")
+    lines += ["", "Reported for a log by the commands that read one (the path's checks and the engine), not by",
+              "the loader itself:", "", "| code | applies to | severity | meaning |", "|---|---|---|---|"]
+    for code, scope, doc in OTHER_CODES:
+        lines.append(f"| `{code}` | {scope} | error | {doc} |")
     return "\n".join(lines) + "\n"
 
 

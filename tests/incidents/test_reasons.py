@@ -34,3 +34,14 @@ def test_the_loader_names_codes_only_through_the_enum():
     used = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
             and isinstance(node.value, ast.Name) and node.value.id == "Reason"}
     assert used == {r.name for r in Reason}
+
+
+def test_the_other_codes_are_raised_where_the_page_says():
+    """The codes the page lists beside the loader's are written by the modules named."""
+    from calculators.incident_reasons import OTHER_CODES
+
+    sources = "".join(inspect.getsource(m) for m in (__import__("slaschema.safefiles", fromlist=["x"]),
+                                                      __import__("calculators.engine", fromlist=["x"])))
+    for code, _, _ in OTHER_CODES:
+        assert f'"{code}"' in sources, code
+        assert code not in {r.value for r in Reason}
