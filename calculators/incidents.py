@@ -1470,6 +1470,7 @@ def _iso_pair(ctx: Context, i: int, v: Any) -> str:
 
 
 _TIME_FIX = "write when the fault began, e.g. 2027-02-03T10:00:00Z"
+_SCOPE_FIX = "write node, rack, cluster or site: the level of the unit that was down"
 
 SPEC: tuple[Column, ...] = (
     Column("id", _text, required=True, checks=(
@@ -1480,12 +1481,14 @@ SPEC: tuple[Column, ...] = (
               "incident ids must be unique"),
     )),
     Column("scope", _scope, required=True, checks=(
-        Check(Reason.MISSING_VALUE, _missing("scope"), "scope is empty", show=None),
+        Check(Reason.MISSING_VALUE, _missing("scope"), "scope is empty", _SCOPE_FIX, show=None),
         Check(Reason.UNKNOWN_SCOPE, lambda ctx: ~ctx.values["scope"].isna() & (ctx.derived["scope_code"] < 0),
-              "scope must be node, rack, cluster or site"),
+              "scope must be node, rack, cluster or site", _SCOPE_FIX),
     )),
     Column("target", _targets, required=True, checks=(
-        Check(Reason.MISSING_VALUE, _missing("target"), "target is empty", show=None),
+        Check(Reason.MISSING_VALUE, _missing("target"), "target is empty",
+              "write the id of the unit that was down, as the contract's topology names it (a node may be "
+              "a hostlist such as r01-n[03-05])", show=None),
         Check(Reason.UNKNOWN_TARGET, lambda ctx: ctx.derived["target_unknown"], _unknown_target_message,
               _unknown_target_fix),
     )),
@@ -1502,8 +1505,9 @@ SPEC: tuple[Column, ...] = (
     )),
     Column("gpus_affected", _gpus, checks=(
         Check(Reason.GPUS_AFFECTED_RANGE, lambda ctx: ctx.derived["gpus_not_int"],
-              "gpus_affected must be a whole number"),
-        Check(Reason.GPUS_AFFECTED_RANGE, _gpus_out_of_range, _gpus_limit_message),
+              "gpus_affected must be a whole number", "write how many GPUs of the node are lost, e.g. 2"),
+        Check(Reason.GPUS_AFFECTED_RANGE, _gpus_out_of_range, _gpus_limit_message,
+              "write how many GPUs of the node are lost, from 1 to its GPUs per node (empty: all of them)"),
         Check(Reason.MISSING_VALUE, _gpus_needed,
               "a degraded incident needs gpus_affected (the contract counts degraded time proportionally)",
               "write how many GPUs of the node are lost", show=None),
@@ -1511,7 +1515,8 @@ SPEC: tuple[Column, ...] = (
     Column("category", _text, default=DEFAULT_CATEGORY),
     Column("notice_at", _times),
     Column("severity", _lower, checks=(
-        Check(Reason.UNKNOWN_SEVERITY, _one_of("severity", SEVERITIES), "severity must be sev1, sev2, sev3 or sev4"),
+        Check(Reason.UNKNOWN_SEVERITY, _one_of("severity", SEVERITIES), "severity must be sev1, sev2, sev3 or sev4",
+              "write sev1 (most severe) to sev4, or leave it empty"),
     )),
     Column("detected_at", _times),
     Column("reported_at", _times),
@@ -1542,19 +1547,25 @@ def _build(source: _FrameSource | _ArrowSource, rows: np.ndarray, topo: Resolved
                 and m.group(1) in present}
     for c in present:
         if c not in COLUMNS and c not in repeated:
-            close = difflib.get_close_matches(c, COLUMNS, n=1, cutoff=0.6)
-            warns.append(Problem(Reason.UNKNOWN_COLUMN, f"column {c!r} is not part of the incident log format; "
-                                 "it is ignored", file=file, column=c, value=c, severity="warning",
+            close = difflib.get_close_matches(c, COLUMNS, n=1, cutoff=0.6) if len(c) <= 100 else []
+            name = c if len(c) <= 60 else c[:57] + "..."          # (a header cell may be megabytes long)
+            warns.append(Problem(Reason.UNKNOWN_COLUMN, f"column {name!r} is not part of the incident log format; "
+                                 "it is ignored", file=file, column=name, value=name, severity="warning",
                                  fix=f"did you mean {close[0]!r}?" if close else None))
     for c in sorted(set(repeated.values()) | {c for c in present if present.count(c) > 1}):
         file_problems.append(Problem(Reason.DUPLICATE_COLUMN, f"column {c!r} appears more than once", file=file,
                                      column=c, value=c, fix="keep one column of each name"))
     if n or len(present):
+        # a header of one cell holding the names with another separator: a CSV saved with ; or tabs
+        sep = next((x for x in (";", "\t", "|") if len(present) == 1 and present[0].count(x) >= 3
+                    and "id" in (part.strip() for part in present[0].split(x))), None)
         for c in REQUIRED:
             if c not in present:
+                fix = ("the header needs id,scope,target,start (plus end, impact, category, ... as needed)"
+                       if sep is None else f"the file's cells are separated by {sep!r}, not commas: save it as "
+                       "comma-separated values (in Excel: CSV UTF-8)")
                 file_problems.append(Problem(Reason.MISSING_COLUMN, f"required column {c!r} is missing", file=file,
-                                             column=c, fix="the header needs id,scope,target,start "
-                                             "(plus end, impact, category, ... as needed)"))
+                                             column=c, fix=fix))
     if file_problems:
         raise InputError(file_problems + warns)
     if n == 0:

@@ -227,3 +227,39 @@ def test_rows_with_only_an_id_are_reported_not_a_crash(write, lc):
     assert errors(write, "abc\nabd,,,,,,,,,\n", lc) == [
         ("missing_value", 1, "scope"), ("missing_value", 1, "target"), ("missing_value", 1, "start"),
         ("missing_value", 2, "scope"), ("missing_value", 2, "target"), ("missing_value", 2, "start")]
+
+
+@pytest.mark.parametrize("line, code", [
+    ("X,,r01-n01,2027-02-03T10:00:00Z,,,,,,", "missing_value"),
+    ("X,galaxy,r01-n01,2027-02-03T10:00:00Z,,,,,,", "unknown_scope"),
+    ("X,node,,2027-02-03T10:00:00Z,,,,,,", "missing_value"),
+    ("X,node,r01-n01,2027-02-03T10:00:00Z,,degraded,1.5,,,", "gpus_affected_range"),
+    ("X,node,r01-n01,2027-02-03T10:00:00Z,,degraded,5,,,", "gpus_affected_range"),
+    ("X,node,r01-n01,2027-02-03T10:00:00Z,,,,,sev9,", "unknown_severity"),
+])
+def test_every_row_problem_says_how_to_fix_it(write, lc, line, code):
+    path = write("log.csv", HEADER + line + "\n")
+    with pytest.raises(InputError) as ei:
+        load_incidents(path, lc)
+    (p,) = [p for p in ei.value.problems if p.code == code]
+    assert p.fix and p.row == 1, p.format()
+
+
+def test_a_header_separated_by_semicolons_says_so(write, lc):
+    path = write("log.csv", (HEADER + GOOD).replace(",", ";"))
+    with pytest.raises(InputError) as ei:
+        load_incidents(path, lc)
+    missing = [p for p in ei.value.problems if p.code == "missing_column"]
+    assert [p.column for p in missing] == ["id", "scope", "target", "start"]
+    assert all("separated by ';', not commas" in p.fix for p in missing)
+    path = write("log.csv", HEADER.replace("id,", "ident,") + GOOD)       # a plain missing column: the usual fix
+    with pytest.raises(InputError) as ei:
+        load_incidents(path, lc)
+    assert [p.fix for p in ei.value.problems if p.code == "missing_column"] == [
+        "the header needs id,scope,target,start (plus end, impact, category, ... as needed)"]
+
+
+def test_an_unknown_column_of_megabytes_is_named_in_a_short_line(write, lc):
+    path = write("log.csv", HEADER.replace("notice_at", "B" * (1 << 22)) + GOOD)
+    (w,) = [p for p in load_incidents(path, lc).warnings if p.code == "unknown_column"]
+    assert len(w.format()) < 400 and w.column == "B" * 57 + "..."
