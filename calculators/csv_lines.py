@@ -12,8 +12,10 @@ row, that is wrong):
   gpus_affected, category, severity) that holds a line break;
 - a cell of a free-text column (cause, ticket) or of a column slakit does not read, that holds
   a line break followed by a line that reads as an incident row of this header (its scope cell
-  names a scope and its start cell begins with a date). A multi-line cause without such lines
-  is text like any other.
+  names a scope and its start cell begins with a date, in ISO 8601's extended or basic form).
+  A multi-line cause without such lines is text like any other. (The count of such lines in
+  the message can be short of the rows lost: the cell's last line, the start of the row that
+  closes the quote, reads as a row only where it reaches the scope and start cells.)
 
 Finding them costs three byte counts over the file where a quote character is in it (none
 where there is none: no cell can then hold a line break): the file's non-blank lines, less the
@@ -35,7 +37,7 @@ from slaschema.errors import Problem
 ONE_LINE = frozenset({"id", "scope", "target", "start", "end", "impact", "gpus_affected", "category", "notice_at",
                       "severity", "detected_at", "reported_at", "responded_at", "resolved_at"})
 SCOPE_WORDS = frozenset({"node", "rack", "cluster", "site"})
-_DATE = re.compile(r"\s*[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_DATE = re.compile(r"\s*[0-9]{4}-?[0-9]{2}-?[0-9]{2}")      # a date, extended (2027-01-20) or basic (20270120)
 _SHOWN_LINES = 5              # file lines named in one message
 _FIX = ("close the quote where the cell ends (a \" inside a quoted cell is written \"\"), or remove the stray \" "
         "that opens it, so that every incident starts a line of its own")

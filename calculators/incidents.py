@@ -64,6 +64,7 @@ import itertools
 import json
 import re
 import warnings
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -82,7 +83,7 @@ from calculators.incident_reasons import Reason
 from calculators import log_prefetch
 from calculators.log_columns import Columns, FrameColumns, LoadedColumns, columns_of, first_rows
 from calculators.log_csv import (BLOCK_SIZE, COLUMNS, LAZY_TEXT, NA, TEXT_CONVERTED, TIME_COLUMNS, convert_columns,
-                                 detect_format, fast_times, read_csv_arrow, text_column)
+                                 csv_header, detect_format, fast_times, read_csv_arrow, text_column)
 from slaschema import hostlist
 from slaschema.safefiles import check_cli_file, wide_encoding
 from slaschema.textsafe import lone_surrogates_replaced
@@ -396,13 +397,29 @@ def _read_csv(data: bytes, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
         long_row = _first_long_row(data)
         if long_row is not None:
             row, line, cells, header = long_row
+            sep = _other_separator(csv_header(data) or []) if header == 1 else None
             raise InputError([Problem(Reason.CSV_INVALID, f"the CSV cannot be read: the row has {cells} cells, the "
                                       f"header has {header} (file line {line})", file=fname, row=row, line=line,
-                                      fix="quote a cell that holds a comma, or remove the extra cells")]) from None
+                                      fix="quote a cell that holds a comma, or remove the extra cells" if sep is None
+                                      else _separator_fix(sep))]) from None
         raise InputError([Problem(Reason.CSV_INVALID, f"the CSV cannot be read: {str(e).strip()}", file=fname,
                                   fix="check quoting and that every row has as many cells as the header")]) from None
     raw.columns = [str(c).strip() for c in raw.columns]
     return raw, np.arange(1, len(raw) + 1, dtype=np.int64)
+
+
+def _other_separator(header: list[str]) -> str | None:
+    """The separator of a header read as one cell that holds the names split by `;`, a tab or
+    `|` (a CSV saved with another delimiter, as Excel does in many locales), or None."""
+    if len(header) != 1:
+        return None
+    return next((x for x in (";", "\t", "|") if header[0].count(x) >= 3
+                 and "id" in (part.strip() for part in header[0].split(x))), None)
+
+
+def _separator_fix(sep: str) -> str:
+    return (f"the file's cells are separated by {sep!r}, not commas: save it as comma-separated values "
+            "(in Excel: CSV UTF-8)")
 
 
 def _first_long_row(data: bytes) -> tuple[int, int, int, int] | None:
@@ -1470,6 +1487,7 @@ def _iso_pair(ctx: Context, i: int, v: Any) -> str:
 
 
 _TIME_FIX = "write when the fault began, e.g. 2027-02-03T10:00:00Z"
+_UNKNOWN_SHOWN = 20            # unknown columns warned of one by one (the rest in one warning)
 _SCOPE_FIX = "write node, rack, cluster or site: the level of the unit that was down"
 
 SPEC: tuple[Column, ...] = (
@@ -1545,25 +1563,27 @@ def _build(source: _FrameSource | _ArrowSource, rows: np.ndarray, topo: Resolved
     # pandas renames a repeated CSV header to `name.1`, `name.2`, ...
     repeated = {c: m.group(1) for c in present if (m := _MANGLED.fullmatch(c)) and m.group(1) in COLUMNS
                 and m.group(1) in present}
-    for c in present:
-        if c not in COLUMNS and c not in repeated:
-            close = difflib.get_close_matches(c, COLUMNS, n=1, cutoff=0.6) if len(c) <= 100 else []
-            name = c if len(c) <= 60 else c[:57] + "..."          # (a header cell may be megabytes long)
-            warns.append(Problem(Reason.UNKNOWN_COLUMN, f"column {name!r} is not part of the incident log format; "
-                                 "it is ignored", file=file, column=name, value=name, severity="warning",
-                                 fix=f"did you mean {close[0]!r}?" if close else None))
-    for c in sorted(set(repeated.values()) | {c for c in present if present.count(c) > 1}):
+    unknown = [c for c in present if c not in COLUMNS and c not in repeated]
+    for c in unknown[:_UNKNOWN_SHOWN]:
+        close = difflib.get_close_matches(c, COLUMNS, n=1, cutoff=0.6) if len(c) <= 100 else []
+        name = c if len(c) <= 60 else c[:57] + "..."          # (a header cell may be megabytes long)
+        warns.append(Problem(Reason.UNKNOWN_COLUMN, f"column {name!r} is not part of the incident log format; "
+                             "it is ignored", file=file, column=name, value=name, severity="warning",
+                             fix=f"did you mean {close[0]!r}?" if close else None))
+    if len(unknown) > _UNKNOWN_SHOWN:       # one warning for the rest (a header of thousands of names)
+        warns.append(Problem(Reason.UNKNOWN_COLUMN, f"{len(unknown) - _UNKNOWN_SHOWN:,} more columns are not part of "
+                             "the incident log format; they are ignored", file=file, severity="warning",
+                             value=len(unknown) - _UNKNOWN_SHOWN))
+    counts = Counter(present)              # (a header of 40,000 names: no count of each over all of them)
+    for c in sorted(set(repeated.values()) | {c for c, k in counts.items() if k > 1}):
         file_problems.append(Problem(Reason.DUPLICATE_COLUMN, f"column {c!r} appears more than once", file=file,
                                      column=c, value=c, fix="keep one column of each name"))
     if n or len(present):
-        # a header of one cell holding the names with another separator: a CSV saved with ; or tabs
-        sep = next((x for x in (";", "\t", "|") if len(present) == 1 and present[0].count(x) >= 3
-                    and "id" in (part.strip() for part in present[0].split(x))), None)
+        sep = _other_separator(present)
         for c in REQUIRED:
             if c not in present:
                 fix = ("the header needs id,scope,target,start (plus end, impact, category, ... as needed)"
-                       if sep is None else f"the file's cells are separated by {sep!r}, not commas: save it as "
-                       "comma-separated values (in Excel: CSV UTF-8)")
+                       if sep is None else _separator_fix(sep))
                 file_problems.append(Problem(Reason.MISSING_COLUMN, f"required column {c!r} is missing", file=file,
                                              column=c, fix=fix))
     if file_problems:

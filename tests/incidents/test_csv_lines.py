@@ -174,3 +174,19 @@ def test_no_check_without_a_quote_character(write, lc, monkeypatch):
 def test_cells_over_lines_on_text_with_broken_quoting_says_nothing():
     """Quoting the `csv` module refuses (the readers then said what is wrong) gives no problem here."""
     assert cells_over_lines(b'id,scope,start\n"a"b",node,2027-01-01\n', "x.csv") == []
+
+
+def test_swallowed_rows_with_times_in_iso_basic_form_are_found(write, lc):
+    """The loader reads 20270120T082300-0600 as it reads 2027-01-20T08:23:00-06:00: a swallowed
+    row with its times so written reads as a row too."""
+    import re
+
+    basic = re.sub(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})([+-]\d{2}):(\d{2})", r"\1\2\3T\4\5\6\7\8",
+                   swallowing())
+    assert basic != swallowing() and "20270120T" in basic
+    path = write("log.csv", basic)
+    with pytest.raises(InputError) as e:
+        inc.load_incidents(path, lc)
+    (p,) = e.value.problems
+    assert (p.code, p.row, p.column) == ("csv_invalid", 10, "cause") and "4 lines that read as incident rows" \
+        in p.message

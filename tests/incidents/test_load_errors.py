@@ -263,3 +263,25 @@ def test_an_unknown_column_of_megabytes_is_named_in_a_short_line(write, lc):
     path = write("log.csv", HEADER.replace("notice_at", "B" * (1 << 22)) + GOOD)
     (w,) = [p for p in load_incidents(path, lc).warnings if p.code == "unknown_column"]
     assert len(w.format()) < 400 and w.column == "B" * 57 + "..."
+
+
+@pytest.mark.parametrize("sep", [";", "\t", "|"])
+def test_a_file_separated_otherwise_says_so_when_a_cell_holds_a_comma(write, lc, sep):
+    """Free text with a comma makes the general reader count two cells against a header of one:
+    the csv_invalid of that row says how the file is separated."""
+    header = HEADER.rstrip("\n").replace(",", sep) + sep + "cause\n"
+    row = GOOD.rstrip("\n").replace(",", sep) + sep + '"drained, then replaced"\n'
+    path = write("log.csv", header + row)
+    with pytest.raises(InputError) as ei:
+        load_incidents(path, lc)
+    (p,) = ei.value.problems
+    assert p.code == "csv_invalid" and f"separated by {sep!r}, not commas" in p.fix, p.format()
+
+
+def test_a_header_of_forty_thousand_names_warns_of_twenty_and_counts_the_rest(write, lc):
+    names = [f"extra_{i:05d}_" + "x" * 40 for i in range(40_000)]       # (52 characters: shown whole)
+    path = write("log.csv", HEADER.rstrip("\n") + "," + ",".join(names) + "\n" + GOOD.rstrip("\n") + ","
+                 * 40_000 + "\n")
+    unknown = [p for p in load_incidents(path, lc).warnings if p.code == "unknown_column"]
+    assert [p.column for p in unknown[:20]] == names[:20]
+    assert len(unknown) == 21 and unknown[-1].message.startswith("39,980 more columns")
