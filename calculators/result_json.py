@@ -392,13 +392,19 @@ class NamesInfo:
         return got[1]
 
 
+# the first UTF-8 byte of every character of `textsafe.HIDDEN_PAST_C0` (DEL itself; C2: C1
+# and U+00AD; CD: U+034F; D8: U+061C; E1: U+115F-U+180F; E2: U+2000-U+2FFF; E3: U+3164; EF:
+# U+FE00-U+FFFB; F0: U+1BCA0-U+1D17A; F3: the tags), checked by tests/calculators/test_result_json.py
+_HIDDEN_LEADS = (0x7F, 0xC2, 0xCD, 0xD8, 0xE1, 0xE2, 0xE3, 0xEF, 0xF0, 0xF3)
+
+
 def _needs_escape(arrow: Any) -> bool:
     """Whether a string of the Arrow array may need escaping in JSON: a byte of its UTF-8 data
     is a control character, a quote, a backslash, DEL, or the first byte of a character that
-    `jsontext.hidden_escaped` escapes (0xC2: C1 controls; 0xD8: U+061C; 0xE2: U+2000-U+2FFF;
-    0xEF: U+F000-U+FFFF; a character of those blocks that is not hidden only costs the slower
-    path). Vector comparisons over the data, no Python string per id; past the first four, only
-    where a byte is 0x7F or more (the ids of most logs are ASCII)."""
+    `jsontext.hidden_escaped` escapes (`_HIDDEN_LEADS`; a character that shares its first byte
+    with one of those only costs the slower path). Vector comparisons over the data, no Python
+    string per id; past the first three, only where a byte is 0x7F or more (the ids of most
+    logs are ASCII)."""
     import numpy as np
 
     data = arrow.buffers()[2]
@@ -409,8 +415,7 @@ def _needs_escape(arrow: Any) -> bool:
         return True
     if not len(b) or int(b.max()) < 0x7F:
         return False
-    return bool((b == 0x7F).any() or (b == 0xC2).any() or (b == 0xD8).any() or (b == 0xE2).any()
-                or (b == 0xEF).any())
+    return bool(np.isin(b, _HIDDEN_LEADS).any())
 
 
 def _incident_text(sm: Any, depth: int, info: NamesInfo

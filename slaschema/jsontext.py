@@ -35,7 +35,11 @@ _HIDDEN = re.compile(f"[{HIDDEN_PAST_C0}]")
 
 
 def _escape(m: re.Match[str]) -> str:
-    return f"\\u{ord(m.group(0)):04x}"
+    c = ord(m.group(0))
+    if c < 0x10000:
+        return f"\\u{c:04x}"
+    c -= 0x10000                  # past the BMP: a surrogate pair, as JSON writes such a character
+    return f"\\u{0xD800 + (c >> 10):04x}\\u{0xDC00 + (c & 0x3FF):04x}"
 
 
 def hidden_escaped(text: str) -> str:

@@ -45,8 +45,14 @@ def raw_csv() -> bool:
 # or a viewer reorders or hides: C0 but TAB and LF, DEL, C1, Arabic letter mark, zero-width
 # and bidi marks, line/paragraph separators, bidi embeddings/overrides and isolates, word
 # joiner and invisible operators, BOM, interlinear annotation
+# joiner and invisible operators, BOM, interlinear annotation, and the rest of Unicode's
+# default-ignorable code points (soft hyphen, combining grapheme joiner, Hangul fillers,
+# Khmer inherent vowels, Mongolian variation selectors and vowel separator, variation
+# selectors, the tag characters that can spell invisible ASCII, ...)
 # (those past C0 are also what JSON documents write as \u escapes: `jsontext.hidden_escaped`)
-HIDDEN_PAST_C0 = "\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb"
+HIDDEN_PAST_C0 = ("\x7f-\x9f\xad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e"
+                  "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\U0001bca0-\U0001bca3"
+                  "\U0001d173-\U0001d17a\U000e0000-\U000e0fff")
 _HIDDEN_RANGES = "\x00-\x08\x0b-\x1f" + HIDDEN_PAST_C0
 _CSV_HIDDEN = re.compile(f"[{_HIDDEN_RANGES}]")
 _CSV_SHOWN = re.compile(r"<U\+([0-9A-F]{4})>")

@@ -25,8 +25,7 @@ from tests.calculators.helpers import contract, inc, log
 from tests.calculators.test_rules import HEAD, NODE_TIERS, t, topo
 
 ROOT = Path(__file__).resolve().parents[2]
-HIDDEN = {chr(c) for c in [*range(0x7F, 0xA0), 0x61C, *range(0x200B, 0x2010), *range(0x2028, 0x202F),
-                           *range(0x2060, 0x2065), *range(0x2066, 0x206A), 0xFEFF, *range(0xFFF9, 0xFFFC)]}
+from tests.test_jsontext import HIDDEN, _escaped  # noqa: E402
 
 
 def EXAMPLE_LOG_ROWS() -> list[list[str]]:  # noqa: N802
@@ -152,7 +151,7 @@ def dumps_inline_lists(doc):
     text = re.sub(r'"\\u0000inline (\d+)\\u0000"', lambda m: used.append(m[1]) or inline[int(m[1])], text)
     assert used == [str(i) for i in range(len(inline))]
     # the characters a terminal acts on or a viewer hides, as \u escapes (`jsontext.hidden_escaped`)
-    return "".join(f"\\u{ord(c):04x}" if c in HIDDEN else c for c in text)
+    return "".join(_escaped(c) if c in HIDDEN else c for c in text)
 
 
 def assert_same(result, **kw):
@@ -222,7 +221,8 @@ def test_ids_a_terminal_would_act_on_are_escaped(tmp_path):
     separators in incident ids are written as \\u escapes on the id lists' fast path (an
     Arrow gather) and elsewhere; the document reads back the ids as they are."""
     lc, _ = example()
-    ids = ["INC-\u009b31mX", "INC-\x7fdel", "INC-\u202eabc\u200e", "INC-\u200bzw", "INC-\u2028ls", "INC-\ufeffbom"]
+    ids = ["INC-\u009b31mX", "INC-\x7fdel", "INC-\u202eabc\u200e", "INC-\u200bzw", "INC-\U000e0041tag",
+           "INC-\ufeffbom"]
     rows = EXAMPLE_LOG_ROWS()
     for k, new_id in enumerate(ids, start=1):
         rows[k][0] = new_id
@@ -235,7 +235,22 @@ def test_ids_a_terminal_would_act_on_are_escaped(tmp_path):
     doc = json.loads(text)
     found = set(ids) & set(_strings(doc))
     assert "INC-\u009b31mX" in found and len(found) >= 3, found
-    assert all("".join(f"\\u{ord(c):04x}" if c in HIDDEN else c for c in i) in text for i in found)
+    assert all("".join(_escaped(c) if c in HIDDEN else c for c in i) in text for i in found)
+
+
+def test_the_fast_path_looks_at_every_first_byte_of_a_hidden_character():
+    """`_needs_escape` sends an Arrow array of ids to the slow path when a byte is the first
+    UTF-8 byte of a character `jsontext.hidden_escaped` escapes: that list holds all of them."""
+    import re
+
+    from calculators.result_json import _HIDDEN_LEADS
+    from slaschema.textsafe import HIDDEN_PAST_C0
+
+    hidden = re.compile(f"[{HIDDEN_PAST_C0}]")
+    leads = {chr(c).encode("utf-8")[0] for c in range(0x7F, 0x110000)
+             if not 0xD800 <= c <= 0xDFFF and hidden.match(chr(c))}
+    assert leads == set(_HIDDEN_LEADS)
+    assert {chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF and hidden.match(chr(c))} == HIDDEN
 
 
 def test_revision_1_1_fixture():
