@@ -78,7 +78,7 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 
 from calculators.column_spec import Check, Column, Context, is_missing, validate
-from calculators.csv_lines import cells_over_lines, may_hold_breaks
+from calculators.csv_lines import breaks_explained, cells_over_lines, may_hold_breaks
 from calculators.incident_reasons import Reason
 from calculators import log_prefetch
 from calculators.log_columns import Columns, FrameColumns, LoadedColumns, columns_of, first_rows
@@ -267,7 +267,7 @@ def _read(path: str | Path, sha256: bool = True
             source = _read_csv_arrow(data)
         if source is not None:
             if source.quoted:
-                _refuse_cells_over_lines(data, source.n, fname)
+                _refuse_cells_over_lines(data, source.n, fname, source)
             return source, np.arange(1, source.n + 1, dtype=np.int64), fname, digest
         read: Callable[[], tuple[pd.DataFrame, np.ndarray]] = partial(_read_csv, data, fname)
     escaped: list[Problem] = []             # the JSON readers' lone surrogates (`_surrogate_warning`)
@@ -288,11 +288,16 @@ def _read(path: str | Path, sha256: bool = True
     return _FrameSource(raw, warnings), rows, fname, digest
 
 
-def _refuse_cells_over_lines(data: bytes, n_rows: int, fname: str) -> None:
+def _refuse_cells_over_lines(data: bytes, n_rows: int, fname: str, source: _ArrowSource | None = None) -> None:
     """Raise `csv_invalid` for the quoted cells of the CSV `data` (read as `n_rows` rows) that
     run over line breaks where they must not: one that hides incident rows, or a one-line
-    value over lines (`calculators.csv_lines`; a file-level error, also with --skip-bad-rows)."""
+    value over lines (`calculators.csv_lines`; a file-level error, also with --skip-bad-rows).
+    With Arrow's `source`, the cells it read may show that there is nothing to find."""
     if not may_hold_breaks(data, n_rows):
+        return
+    if source is not None and breaks_explained(data, n_rows, {name: source.table.column(raw)
+                                                               for name, raw in source.raw_names.items()
+                                                               if raw in source.table.column_names}):
         return
     problems = cells_over_lines(data, fname)
     if problems:

@@ -190,3 +190,19 @@ def test_swallowed_rows_with_times_in_iso_basic_form_are_found(write, lc):
     (p,) = e.value.problems
     assert (p.code, p.row, p.column) == ("csv_invalid", 10, "cause") and "4 lines that read as incident rows" \
         in p.message
+
+
+def test_multi_line_causes_are_cleared_without_reading_the_file_again(write, lc, monkeypatch):
+    """Where the line breaks of the cells Arrow read are all the file's extra lines, and none
+    is a problem, the `csv` pass over the whole file is not made; where a column Arrow did not
+    read holds one, it is."""
+    calls = []
+    real = inc.cells_over_lines
+    monkeypatch.setattr(inc, "cells_over_lines", lambda *a: calls.append(a) or real(*a))
+    cause = '"GPU fell off the bus (Xid 79),\nreseated, drained\r\nreplaced"'
+    text = EXAMPLE_LOG.read_text(encoding="utf-8").replace("GPU fell off the bus (Xid 79)", cause, 1)
+    inc.load_incidents(write("log.csv", text), lc)
+    assert calls == []
+    notes = [LINES[0] + ",notes"] + [line + ',"a\nb"' for line in LINES[1:]]
+    inc.load_incidents(write("notes.csv", "\n".join(notes) + "\n"), lc)
+    assert len(calls) == 1
