@@ -19,12 +19,9 @@ row, that is wrong):
 
 Finding them costs three byte counts over the file where a quote character is in it (none
 where there is none: no cell can then hold a line break): the file's non-blank lines, less the
-header's, are its rows exactly when no cell holds a line break. When they are not, the cells
-Arrow read may account for every extra line with breaks that are no problem
-(`breaks_explained`: a count per column, a look at those cells only; a log of multi-line
-causes); only otherwise (a break in a column Arrow did not read, one in a one-line column, a
-line that reads as a row, blank lines the counts cannot tell) is the file read again with the
-`csv` module to find and name the cells, about 2 s for a million rows.
+header's, are its rows exactly when no cell holds a line break. Only when they are not (a cell
+over lines, or blank lines the counts cannot tell from one) is the file read again with the
+`csv` module to find the cells, which takes about 2 s for a million rows.
 """
 
 from __future__ import annotations
@@ -108,3 +105,69 @@ def breaks_explained(data: bytes, n_rows: int, columns: dict[str, Any]) -> bool:
                     return False
         total += breaks
     return total == _extra_lines(data, n_rows)
+
+
+def _looks_like_row(line: str, at_scope: int, at_start: int) -> bool:
+    try:
+        cells = next(csv.reader([line]), [])
+    except csv.Error:
+        return False
+    return (len(cells) > max(at_scope, at_start) and cells[at_scope].strip().lower() in SCOPE_WORDS
+            and _DATE.match(cells[at_start]) is not None)
+
+
+def cells_over_lines(data: bytes, fname: str) -> list[Problem]:
+    """`csv_invalid` errors for the cells of the CSV `data` that run over line breaks where
+    they must not (see the module), in row order; rows counted as the readers count them (the
+    header and blank lines not counted), lines as an editor shows them."""
+    text = data.decode("utf-8-sig", errors="replace")
+    reader = csv.reader(io.StringIO(text, newline=""))
+    limit = csv.field_size_limit()
+    csv.field_size_limit(max(limit, len(text) + 1))      # (131,072 characters unless raised: a swallowing cell is more)
+    try:
+        header = next(reader, None)
+        if header is None:
+            return []
+        names = [c.strip() for c in header]
+        at_scope = names.index("scope") if "scope" in names else -1
+        at_start = names.index("start") if "start" in names else -1
+        out: list[Problem] = []
+        line = reader.line_num          # the last file line read so far
+        row = 0
+        for cells in reader:
+            first, line = line + 1, reader.line_num
+            if not cells:               # a blank line: no row
+                continue
+            row += 1
+            if line == first:
+                continue
+            at = first                  # the file line each cell starts on
+            for j, cell in enumerate(cells):
+                n = _breaks(cell)
+                if not n:
+                    continue
+                name = names[j] if j < len(names) else f"cell {j + 1}"
+                shown = cell if len(cell) <= 60 else cell[:57] + "..."
+                if name in ONE_LINE:
+                    out.append(Problem(
+                        Reason.CSV_INVALID, f"the cell runs over file lines {at}-{at + n} (a quoted line break); "
+                        f"the {name} of an incident is one line", file=fname, row=row, column=name, line=at, value=shown, fix=_FIX))
+                elif at_scope >= 0 and at_start >= 0:
+                    rows_in = [at + i for i, part in enumerate(re.split(r"\r\n|\r|\n", cell)) if i
+                               and _looks_like_row(part, at_scope, at_start)]
+                    if rows_in:
+                        many = len(rows_in) > 1
+                        listed = ", ".join(map(str, rows_in[:_SHOWN_LINES])) + (
+                            ", ..." if len(rows_in) > _SHOWN_LINES else "")
+                        out.append(Problem(
+                            Reason.CSV_INVALID, f"the cell runs over file lines {at}-{at + n} and holds "
+                            f"{len(rows_in)} line{'s' if many else ''} that read{'' if many else 's'} as incident "
+                            f"rows (file line{'s' if many else ''} {listed}): a quote opened in it is not closed "
+                            "where the cell ends, so those incidents would not be read", file=fname, row=row,
+                            column=name, line=at, value=shown, fix=_FIX))
+                at += n
+        return out
+    except csv.Error:                  # quoting the readers took but this one does not: nothing said here
+        return []
+    finally:
+        csv.field_size_limit(limit)
