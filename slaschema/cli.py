@@ -41,6 +41,9 @@ def _problem_line(p) -> str:
     return terminal_text(("warning: " if p.severity == "warning" else "") + p.format(), keep_newlines=False)
 
 
+SKIPPED_SHOWN = 50        # skipped rows' problems printed one by one on stderr
+
+
 def echo_skipped(problems, source: str = "the log") -> None:
     """The problems of the rows `--skip-bad-rows` left out, on stderr: for an output that has
     no place for them (a CSV of figures, an explanation), so no row is dropped unsaid."""
@@ -49,8 +52,10 @@ def echo_skipped(problems, source: str = "the log") -> None:
     rows = sorted({p.row for p in problems if p.row is not None})
     click.echo(f"warning: {len(rows)} row(s) of {source} skipped (--skip-bad-rows) and not counted, "
                f"{len(problems)} problem(s):", err=True)
-    for p in problems:
+    for p in problems[:SKIPPED_SHOWN]:
         click.echo("  " + _problem_line(p), err=True)
+    if len(problems) > SKIPPED_SHOWN:
+        click.echo(f"  ... and {len(problems) - SKIPPED_SHOWN:,} more", err=True)
 
 
 def echo_warnings(problems, seen: set[str] | None = None) -> None:

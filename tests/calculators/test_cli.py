@@ -154,6 +154,16 @@ def test_skip_bad_rows_says_them_on_stderr_where_the_output_has_no_place_for_the
         assert r.exit_code == 0 and "skipped (--skip-bad-rows)" not in r.stderr
 
 
+def test_skipped_rows_on_stderr_stop_after_fifty(tmp_path):
+    rows = "".join(f"Y{i},node,n9,2027-02-01T00:00:00Z,2027-02-01T01:00:00Z,,\n" for i in range(120))
+    c, i = files(tmp_path, LOG + rows)
+    r = CliRunner().invoke(main, ["credits", c, i, "--period", "2027-02", "--format", "csv", "--skip-bad-rows"])
+    assert r.exit_code == 0, r.output
+    lines = r.stderr.splitlines()
+    assert lines[0].startswith("warning: 120 row(s) of ") and len(lines) == 1 + 50 + 1
+    assert lines[-1] == "  ... and 70 more"
+
+
 def test_table_and_output_file(tmp_path):
     c, i = files(tmp_path)
     out = tmp_path / "credits.txt"
