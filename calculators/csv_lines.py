@@ -171,3 +171,24 @@ def cells_over_lines(data: bytes, fname: str) -> list[Problem]:
         return []
     finally:
         csv.field_size_limit(limit)
+
+
+def unclosed_quote(data: bytes) -> tuple[int, int] | None:
+    """(data row, file line) of the row whose quote is never closed (the file ends inside a
+    quoted cell), counted as the readers count them; None when the file does not end so."""
+    text = data.decode("utf-8-sig", errors="replace")
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)     # (strict: it says where the data ends)
+    limit = csv.field_size_limit()
+    csv.field_size_limit(max(limit, len(text) + 1))
+    row, line = 0, 0
+    try:
+        next(reader, None)
+        line = reader.line_num
+        for cells in reader:
+            line = reader.line_num
+            row += bool(cells)
+        return None
+    except csv.Error as e:          # (another quoting error found first: not said here)
+        return (row + 1, line + 1) if "unexpected end of data" in str(e) else None
+    finally:
+        csv.field_size_limit(limit)

@@ -35,6 +35,8 @@ class Reason(StrEnum):
                               "is read as no incidents, with this code as a warning"), "file"
     LOG_ENCODING = "log_encoding", ("the file is UTF-16 or UTF-32 text (as Excel's \"Unicode text\" saves it), "
                                     "not UTF-8"), "file"
+    NOT_A_LOG = "not_a_log", ("the file is a compressed file (gzip, bzip2, xz, zstd), a ZIP archive or .xlsx "
+                              "workbook, a PDF, or a slakit contract named in the log's place"), "file"
     CSV_INVALID = "csv_invalid", ("the CSV cannot be read: a row has more cells than the header, or the "
                                   "quoting is broken (a quoted cell runs over lines that read as incident "
                                   "rows, or an id, scope, target or time cell holds a line break)"), "file"

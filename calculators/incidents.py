@@ -78,7 +78,7 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 
 from calculators.column_spec import Check, Column, Context, is_missing, validate
-from calculators.csv_lines import breaks_explained, cells_over_lines, may_hold_breaks
+from calculators.csv_lines import breaks_explained, cells_over_lines, may_hold_breaks, unclosed_quote
 from calculators.incident_reasons import Reason
 from calculators import log_prefetch
 from calculators.log_columns import Columns, FrameColumns, LoadedColumns, columns_of, first_rows
@@ -253,6 +253,9 @@ def _read(path: str | Path, sha256: bool = True
     if not head.strip() and not data.decode("utf-8-sig", errors="replace").strip():
         raise InputError([Problem(Reason.EMPTY_LOG, "the incident log is empty", file=fname,
                                   fix="export the incidents with a header row: id,scope,target,start,end,...")])
+    kind = _not_a_log(data, head)
+    if kind is not None:
+        raise InputError([Problem(Reason.NOT_A_LOG, f"the incident log is {kind[0]}", file=fname, fix=kind[1])])
     wide = wide_encoding(data)
     if wide is not None:
         raise InputError([Problem(Reason.LOG_ENCODING, f"the incident log is {wide[0]} text, not UTF-8",
@@ -286,6 +289,29 @@ def _read(path: str | Path, sha256: bool = True
         raise
     warnings += escaped
     return _FrameSource(raw, warnings), rows, fname, digest
+
+
+_MAGIC = ((b"\x1f\x8b", "a gzip-compressed file", "decompress it first (gunzip -k LOG.gz) and name the log inside"),
+          (b"BZh", "a bzip2-compressed file", "decompress it first (bunzip2 -k LOG.bz2) and name the log inside"),
+          (b"\xfd7zXZ\x00", "an xz-compressed file", "decompress it first (unxz -k LOG.xz) and name the log inside"),
+          (b"\x28\xb5\x2f\xfd", "a zstd-compressed file", "decompress it first (unzstd LOG.zst) and name the log inside"),
+          (b"PK\x03\x04", "a ZIP archive (an .xlsx workbook is one)",
+           "export the sheet as CSV (in Excel: CSV UTF-8), or unzip the archive and name the log inside"),
+          (b"%PDF-", "a PDF", "name the incident log the report was made from (CSV, JSON Lines or a JSON array)"))
+_CONTRACT_START = re.compile(r"(?:\s*#[^\n]*\n)*\s*slakit\s*:")
+
+
+def _not_a_log(data: bytes, head: str) -> tuple[str, str] | None:
+    """(what the file is, the fix) for a file that is plainly no incident log: a compressed
+    file, an archive or workbook, a PDF (by their first bytes), or a slakit contract (a
+    document starting with the `slakit:` key, as a contract named in the log's place is)."""
+    for magic, what, fix in _MAGIC:
+        if data.startswith(magic):
+            return what, fix
+    if _CONTRACT_START.match(head):
+        return ("a slakit contract (YAML)",
+                "name the contract first and the incident log second: slakit credits CONTRACT LOG")
+    return None
 
 
 def _refuse_cells_over_lines(data: bytes, n_rows: int, fname: str, source: _ArrowSource | None = None) -> None:
@@ -407,10 +433,23 @@ def _read_csv(data: bytes, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
                                       f"header has {header} (file line {line})", file=fname, row=row, line=line,
                                       fix="quote a cell that holds a comma, or remove the extra cells" if sep is None
                                       else _separator_fix(sep))]) from None
+        open_at = unclosed_quote(data) if "EOF inside string" in str(e) else None
+        if open_at is not None:
+            raise InputError([Problem(Reason.CSV_INVALID, "a quote opened in this row is never closed: the rest of the "
+                                      "file would be text of one cell", file=fname, row=open_at[0], line=open_at[1],
+                                      fix="close the quote where the cell ends (a \" inside a quoted cell is written "
+                                          "\"\"), or remove the stray \"")]) from None
         raise InputError([Problem(Reason.CSV_INVALID, f"the CSV cannot be read: {str(e).strip()}", file=fname,
                                   fix="check quoting and that every row has as many cells as the header")]) from None
-    raw.columns = [str(c).strip() for c in raw.columns]
+    header = csv_header(data) or []
+    # (pandas names an empty header cell `Unnamed: i`: named here for what it is)
+    raw.columns = [_EMPTY_HEADER.format(i + 1) if i < len(header) and not header[i].strip() else str(c).strip()
+                   for i, c in enumerate(raw.columns)]
     return raw, np.arange(1, len(raw) + 1, dtype=np.int64)
+
+
+_EMPTY_HEADER = "(empty header cell {})"
+_EMPTY_HEADER_NAME = re.compile(r"\(empty header cell (\d+)\)")
 
 
 def _other_separator(header: list[str]) -> str | None:
@@ -1570,6 +1609,11 @@ def _build(source: _FrameSource | _ArrowSource, rows: np.ndarray, topo: Resolved
                 and m.group(1) in present}
     unknown = [c for c in present if c not in COLUMNS and c not in repeated]
     for c in unknown[:_UNKNOWN_SHOWN]:
+        empty = _EMPTY_HEADER_NAME.fullmatch(c)
+        if empty:
+            warns.append(Problem(Reason.UNKNOWN_COLUMN, f"the header's cell {empty.group(1)} is empty: its column is "
+                                 "ignored", file=file, severity="warning", fix="name the column, or remove it"))
+            continue
         close = difflib.get_close_matches(c, COLUMNS, n=1, cutoff=0.6) if len(c) <= 100 else []
         name = c if len(c) <= 60 else c[:57] + "..."          # (a header cell may be megabytes long)
         warns.append(Problem(Reason.UNKNOWN_COLUMN, f"column {name!r} is not part of the incident log format; "

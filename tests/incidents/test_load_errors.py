@@ -285,3 +285,32 @@ def test_a_header_of_forty_thousand_names_warns_of_twenty_and_counts_the_rest(wr
     unknown = [p for p in load_incidents(path, lc).warnings if p.code == "unknown_column"]
     assert [p.column for p in unknown[:20]] == names[:20]
     assert len(unknown) == 21 and unknown[-1].message.startswith("39,980 more columns")
+
+
+@pytest.mark.parametrize("head, what", [
+    (b"\x1f\x8b\x08\x00", "a gzip-compressed file"), (b"BZh91AY", "a bzip2-compressed file"),
+    (b"\xfd7zXZ\x00\x00", "an xz-compressed file"), (b"\x28\xb5\x2f\xfd\x00", "a zstd-compressed file"),
+    (b"PK\x03\x04\x14\x00", "a ZIP archive"), (b"%PDF-1.7\n", "a PDF"),
+    (b"# signed 2026-12-01\nslakit: 1\ncontract:\n  id: x\n", "a slakit contract (YAML)"),
+])
+def test_a_file_that_is_no_log_says_what_it_is(tmp_path, lc, head, what):
+    path = tmp_path / "log.csv"
+    path.write_bytes(head + b"id,scope,target,start\n" * 3)
+    with pytest.raises(InputError) as ei:
+        load_incidents(path, lc, skip_bad_rows=True)
+    (p,) = ei.value.problems
+    assert p.code == "not_a_log" and p.message.startswith(f"the incident log is {what}") and p.fix
+
+
+def test_a_quote_never_closed_names_its_row(write, lc):
+    path = write("log.csv", HEADER + GOOD + '"G2,node,r01-n02,2027-02-03T10:00:00Z,,,,,,\n')
+    with pytest.raises(InputError) as ei:
+        load_incidents(path, lc)
+    (p,) = ei.value.problems
+    assert (p.code, p.row, p.line) == ("csv_invalid", 2, 3) and "never closed" in p.message
+
+
+def test_an_empty_header_cell_is_named_for_what_it_is(write, lc):
+    path = write("log.csv", HEADER.replace("severity,", ",") + GOOD)
+    (w,) = [p for p in load_incidents(path, lc).warnings if p.code == "unknown_column"]
+    assert w.message == "the header's cell 9 is empty: its column is ignored" and w.fix
