@@ -282,6 +282,14 @@ def check_writable(output: str | Path | None) -> None:
 
     if output is None or str(output) == "-":
         return
+    if not str(output):
+        from slaschema.errors import InputError, Problem
+
+        err = InputError([Problem("output_unwritable", "names no file (the name is empty)", file="-o/--output",
+                                  fix="name the file to write, e.g. -o credits.json, or leave -o out for standard "
+                                      "output")])
+        err.add_note("nothing written")
+        raise err
     path = Path(output)
     try:
         mode = os.stat(path).st_mode
@@ -315,6 +323,8 @@ def unwritable_fix(exc: OSError) -> str:
         return "name a file on a disk or under a limit (ulimit -f) that takes a file this large"
     if exc.errno == errno.ENAMETOOLONG:
         return "give the file a shorter name: at most 255 bytes for the name, 4,096 for the whole path"
+    if exc.errno == errno.ENXIO:           # (a FIFO opened for writing that nothing reads)
+        return "nothing reads that FIFO: start its reader first, or name a regular file"
     return "name a file in a folder that exists and can be written"
 
 

@@ -31,3 +31,17 @@ def test_a_name_of_255_bytes_is_written(tmp_path):
     r = CliRunner().invoke(main, [*ARGS, "-o", str(out)])
     assert r.exit_code == 0, r.output
     assert os.listdir(tmp_path) == [out.name] and out.read_text(encoding="utf-8").startswith("{")
+
+
+def test_an_empty_name_says_that_it_is_empty():
+    r = CliRunner().invoke(main, [*ARGS, "-o", ""])
+    assert r.exit_code == 1, r.output
+    assert "-o/--output: names no file (the name is empty)" in r.output and "[output_unwritable]" in r.output
+
+
+def test_a_fifo_nobody_reads_says_so(tmp_path):
+    fifo = tmp_path / "out.txt"
+    os.mkfifo(fifo)
+    r = CliRunner().invoke(main, [*ARGS, "-o", str(fifo)])
+    assert r.exit_code == 1, r.output
+    assert "nothing reads that FIFO" in r.output and "[output_unwritable]" in r.output
