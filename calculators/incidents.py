@@ -1063,6 +1063,18 @@ def _epoch(ts: pd.Series) -> np.ndarray:
 
 
 _INVALID_FIX = "write e.g. 2027-02-03T10:00:00Z or 2027-02-03T04:00:00-06:00"
+_LEAP_SECOND = re.compile(r"[T ]\d\d:?\d\d:?60(?:[.,]\d+)?(?:[Zz]|[+-]\d\d(?::?\d\d)?)?\s*$")
+_LOWER_DESIGNATOR = re.compile(r"\d{4}-?\d\d-?\d\dt|\d(?:[.,]\d+)?z\s*$")
+
+
+def _invalid_time_fix(ctx: Context, i: int, v: Any) -> str:
+    """The fix of a timestamp that is not ISO 8601, for the two forms RFC 3339 allows and slakit
+    does not read said apart: a leap second and a lower-case t or z."""
+    if isinstance(v, str) and _LEAP_SECOND.search(v):
+        return "leap seconds are not read: write 23:59:59 instead"
+    if isinstance(v, str) and _LOWER_DESIGNATOR.search(v):
+        return "write the T between date and time, and the Z, in upper case: e.g. 2027-02-03T10:00:00Z"
+    return _INVALID_FIX
 _NAIVE_FIX = "write it with an offset (2027-02-03T10:00:00Z) or pass --assume-tz ZONE"
 
 
@@ -1092,7 +1104,7 @@ def _parse_uniform(s: pd.Series, column: str, ctx: Context, assume_tz: str | Non
         for i in nonempty:
             v = s.iat[i]
             invalid[i] = isinstance(v, str) and bool(v.strip())
-        ctx.report(invalid, Reason.TIMESTAMP_INVALID, column, s, "not an ISO 8601 timestamp", _INVALID_FIX)
+        ctx.report(invalid, Reason.TIMESTAMP_INVALID, column, s, "not an ISO 8601 timestamp", _invalid_time_fix)
     if aware:
         out[ok] = _epoch(parsed[ok])
         return True
@@ -1132,7 +1144,7 @@ def _parse_strings(text: pd.Series, column: str, ctx: Context, assume_tz: str | 
         bad = np.zeros(len(text), dtype=bool)
         bad[idx[~ok]] = True
         ctx.report(bad, Reason.TIMESTAMP_INVALID, column, text, "not an ISO 8601 timestamp",
-                "write e.g. 2027-02-03T10:00:00Z or 2027-02-03T04:00:00-06:00")
+                _invalid_time_fix)
     if naive.any():
         idx = np.flatnonzero(naive)
         parsed = pd.to_datetime(text[naive], format="ISO8601", errors="coerce")
@@ -1142,7 +1154,7 @@ def _parse_strings(text: pd.Series, column: str, ctx: Context, assume_tz: str | 
         unparsable = np.zeros(len(text), dtype=bool)
         unparsable[idx[~ok]] = True
         ctx.report(unparsable, Reason.TIMESTAMP_INVALID, column, text, "not an ISO 8601 timestamp",
-                "write e.g. 2027-02-03T10:00:00Z or 2027-02-03T04:00:00-06:00")
+                _invalid_time_fix)
         good_idx = idx[ok]
         if assume_tz:
             local = parsed[ok].dt.tz_localize(assume_tz, ambiguous="NaT", nonexistent="NaT")

@@ -314,3 +314,21 @@ def test_an_empty_header_cell_is_named_for_what_it_is(write, lc):
     path = write("log.csv", HEADER.replace("severity,", ",") + GOOD)
     (w,) = [p for p in load_incidents(path, lc).warnings if p.code == "unknown_column"]
     assert w.message == "the header's cell 9 is empty: its column is ignored" and w.fix
+
+
+@pytest.mark.parametrize("cell, fix", [
+    ("2027-02-03T23:59:60Z", "leap seconds are not read"), ("2027-02-03T23:59:60.5+01:00", "leap seconds"),
+    ("2027-02-03t10:00:00Z", "in upper case"), ("2027-02-03T10:00:00z", "in upper case"),
+    ("yesterday", "write e.g. 2027-02-03T10:00:00Z"),
+])
+def test_a_timestamp_slakit_does_not_read_gets_the_fix_for_its_form(write, lc, cell, fix):
+    path = write("log.csv", HEADER + f"X,node,r01-n01,{cell},,,,,,\n")
+    with pytest.raises(InputError) as ei:
+        load_incidents(path, lc)
+    (p,) = ei.value.problems
+    assert p.code == "timestamp_invalid" and fix in p.fix, p.format()
+    jsonl = write("log.jsonl", '{"id": "X", "scope": "node", "target": "r01-n01", "start": "%s"}\n' % cell)
+    with pytest.raises(InputError) as ei:
+        load_incidents(jsonl, lc)
+    (p,) = ei.value.problems
+    assert p.code == "timestamp_invalid" and fix in p.fix, p.format()
