@@ -73,6 +73,10 @@ class Reason(StrEnum):
                                                   "node of the target")
     # warnings: never block
     UNKNOWN_COLUMN = "unknown_column", "a column that is not part of the format; it is ignored", "file", "warning"
+    ID_HIDDEN_CHARACTERS = "id_hidden_characters", ("incident ids hold characters a terminal or viewer does not "
+                                                    "show as themselves (control, bidi, zero-width, ...): two such "
+                                                    "ids can look the same; the rows are named and the outputs show "
+                                                    "the characters as <U+hhhh> or \\u escapes"), "file", "warning"
     NOT_UTF8 = "not_utf8", ("lines of the file hold bytes that are not UTF-8 (a log saved as Latin-1 or "
                             "Windows-1252): they are read as U+FFFD, the replacement character, and the lines "
                             "are named"), "file", "warning"

@@ -452,6 +452,42 @@ _EMPTY_HEADER = "(empty header cell {})"
 _EMPTY_HEADER_NAME = re.compile(r"\(empty header cell (\d+)\)")
 
 
+def _hidden_in_ids(ids: _Text, rows: np.ndarray, file: str | None) -> list[Problem]:
+    """An `id_hidden_characters` warning naming the rows whose ids hold a character a terminal
+    or viewer does not show as itself (`textsafe.has_hidden`): INC-27001 and INC-27001 with a
+    zero-width space are two ids that look the same. The outputs show such characters as
+    `<U+hhhh>` or `\\u` escapes; the ids are kept as written. Ids of ASCII letters, digits and
+    punctuation (most logs) are cleared by the least and the greatest of their bytes where the
+    reader had them in Arrow (2 ms for a million ids)."""
+    from slaschema.textsafe import has_hidden, shown_name
+
+    arrow = ids.arrow
+    if arrow is not None:
+        chunks = arrow.chunks if isinstance(arrow, pa.ChunkedArray) else [arrow]
+        plain = True
+        for chunk in chunks:
+            bufs = chunk.buffers()
+            data = bufs[2] if len(bufs) > 2 else None
+            b = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
+            if len(b) and (int(b.min()) < 0x20 or int(b.max()) >= 0x7F):     # (two reductions, no temporaries)
+                plain = False
+        if plain:
+            return []
+    elif not has_hidden("".join(str(u) for u in ids.uniques)):
+        return []
+    bad = np.array([k for k, u in enumerate(ids.uniques) if isinstance(u, str) and has_hidden(u)], dtype=np.int64)
+    if not len(bad):
+        return []
+    at = np.flatnonzero(np.isin(ids.codes, bad))
+    named = ", ".join(str(int(r)) for r in rows[at[:5]]) + (", ..." if len(at) > 5 else "")
+    first = shown_name(ids.uniques[int(bad[0])])
+    return [Problem(Reason.ID_HIDDEN_CHARACTERS, f"{len(bad):,} incident id(s) hold characters a terminal or viewer "
+                    f"does not show as themselves (row{'s' if len(at) > 1 else ''} {named}; the first: {first[:60]}): "
+                    "two such ids can look "
+                    "the same; the outputs show the characters as <U+hhhh> or \\u escapes", file=file, column="id",
+                    severity="warning", fix="write ids with printable characters only (the ticket number as it reads)")]
+
+
 def _other_separator(header: list[str]) -> str | None:
     """The separator of a header read as one cell that holds the names split by `;`, a tab or
     `|` (a CSV saved with another delimiter, as Excel does in many locales), or None."""
@@ -1660,6 +1696,7 @@ def _build(source: _FrameSource | _ArrowSource, rows: np.ndarray, topo: Resolved
     ctx = validate(SPEC, Context(source, rows, file=file, options={
         "assume_tz": assume_tz, "gpus_required": gpus_required, "index": _target_index(topo)}))
     v = ctx.values
+    warns += _hidden_in_ids(v["id"], rows, file)
     problems = sorted(ctx.problems, key=lambda p: (p.row or 0, COLUMNS.index(p.column)
                                                    if p.column in COLUMNS else 99))
     if problems and not skip_bad_rows:

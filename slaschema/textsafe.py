@@ -55,6 +55,12 @@ HIDDEN_PAST_C0 = ("\x7f-\x9f\xad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180
                   "\U0001d173-\U0001d17a\U000e0000-\U000e0fff")
 _HIDDEN_RANGES = "\x00-\x08\x0b-\x1f" + HIDDEN_PAST_C0
 _CSV_HIDDEN = re.compile(f"[{_HIDDEN_RANGES}]")
+
+
+def has_hidden(text: str) -> bool:
+    """Whether `text` holds a character CSV cells show as `<U+hhhh>` (C0 but TAB and LF, DEL,
+    C1, bidi, zero-width and the other default-ignorable characters)."""
+    return _CSV_HIDDEN.search(text) is not None
 _CSV_SHOWN = re.compile(r"<U\+([0-9A-F]{4})>")
 
 

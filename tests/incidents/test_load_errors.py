@@ -332,3 +332,26 @@ def test_a_timestamp_slakit_does_not_read_gets_the_fix_for_its_form(write, lc, c
         load_incidents(jsonl, lc)
     (p,) = ei.value.problems
     assert p.code == "timestamp_invalid" and fix in p.fix, p.format()
+
+
+@pytest.mark.parametrize("suffix", ["\u200b", "\x1b[31m", "\x00", "\u202e", "\U000e0041"])
+def test_ids_with_hidden_characters_are_named_in_a_warning(write, lc, suffix):
+    """INC-1 and INC-1 with a zero-width space are two ids that look the same: a warning names
+    the rows (the log is read; the outputs show such characters as <U+hhhh>), on the Arrow path
+    and the JSON one."""
+    import json
+
+    body = GOOD + GOOD.replace("G1", "G1" + suffix).replace("r01-n01", "r01-n02") + GOOD.replace("G1", "G3")
+    log = load_incidents(write("log.csv", HEADER + body), lc)
+    (w,) = [p for p in log.warnings if p.code == "id_hidden_characters"]
+    assert w.severity == "warning" and "(row 2; the first: G1<U+" in w.message and w.fix
+    assert len(log.frame) == 3
+    rows = [dict(zip(HEADER.strip().split(","), line.split(","))) for line in body.splitlines()]
+    jsonl = write("log.jsonl", "".join(json.dumps({k: v for k, v in r.items() if v}) + "\n" for r in rows))
+    (w,) = [p for p in load_incidents(jsonl, lc).warnings if p.code == "id_hidden_characters"]
+    assert "(row 2;" in w.message
+
+
+def test_plain_ids_get_no_hidden_character_warning(write, lc):
+    log = load_incidents(write("log.csv", HEADER + GOOD + GOOD.replace("G1", "G-2_x.y/z").replace("n01", "n02")), lc)
+    assert not [p for p in log.warnings if p.code == "id_hidden_characters"]
