@@ -483,9 +483,9 @@ def _hidden_in_ids(ids: _Text, rows: np.ndarray, file: str | None) -> list[Probl
     first = shown_name(ids.uniques[int(bad[0])])
     return [Problem(Reason.ID_HIDDEN_CHARACTERS, f"{len(bad):,} incident id(s) hold characters a terminal or viewer "
                     f"does not show as themselves (row{'s' if len(at) > 1 else ''} {named}; the first: {first[:60]}): "
-                    "two such ids can look "
-                    "the same; the outputs show the characters as <U+hhhh> or \\u escapes", file=file, column="id",
-                    severity="warning", fix="write ids with printable characters only (the ticket number as it reads)")]
+                    "two such ids can look the same; the outputs show the characters as <U+hhhh> or \\u escapes",
+                    file=file, column="id", severity="warning",
+                    fix="write ids with printable characters only (the ticket number as it reads)")]
 
 
 def _other_separator(header: list[str]) -> str | None:
@@ -1111,6 +1111,8 @@ def _invalid_time_fix(ctx: Context, i: int, v: Any) -> str:
     if isinstance(v, str) and _LOWER_DESIGNATOR.search(v):
         return "write the T between date and time, and the Z, in upper case: e.g. 2027-02-03T10:00:00Z"
     return _INVALID_FIX
+
+
 _NAIVE_FIX = "write it with an offset (2027-02-03T10:00:00Z) or pass --assume-tz ZONE"
 
 
