@@ -12,8 +12,8 @@ spaces of indentation, non-ASCII characters as they are), except that a unit rec
 ensure_ascii=False)` writes them (`["INC-1", "INC-2"]`): the id lists are most of the
 document, and one id per indented line made it half as large again (235 MB against 151 MB
 for a 12,600-node quarter with a million incidents); and that the characters a terminal acts
-on or a viewer hides (DEL, C1 controls, bidi and zero-width characters, separators, the BOM)
-are written as `\\u` escapes (`slaschema.jsontext.hidden_escaped`). tests/calculators/test_result_json.py
+on or a viewer hides (DEL, C1 controls, bidi and zero-width characters, separators, the BOM
+and the other default-ignorable ones) are written as `\\u` escapes (`slaschema.jsontext.hidden_escaped`). tests/calculators/test_result_json.py
 holds the document built as Python values next to it (`dumps_inline_lists`).
 
 The first member is `"format": "slakit-credits/2"` (`FORMAT`): the name and version of this
