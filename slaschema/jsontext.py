@@ -16,9 +16,10 @@ One difference from the standard library, on purpose: the characters JSON lets t
 they are but a terminal acts on or a viewer hides or reorders (DEL, C1 controls such as
 U+009B, which starts an escape sequence, bidi marks, embeddings, overrides and isolates,
 zero-width characters, line and paragraph separators, the BOM: `textsafe.HIDDEN_PAST_C0`)
-are written as `\\uXXXX` escapes (`hidden_escaped`), as the standard library writes control
-characters. A document written to a terminal (`--format json` without `-o`) then shows an
-incident id such as `INC-\\u009b31m` instead of acting on it; the text reads back the same.
+are written as `\\u` escapes of four hex digits, U+009B as `\\u009b` (`hidden_escaped`), as
+the standard library writes control characters. A document written to a terminal
+(`--format json` without `-o`) then shows an incident id such as `INC-\\u009b31m` instead of
+acting on it; the text reads back the same.
 """
 
 from __future__ import annotations
@@ -43,9 +44,9 @@ def _escape(m: re.Match[str]) -> str:
 
 
 def hidden_escaped(text: str) -> str:
-    """JSON `text` with each `textsafe.HIDDEN_PAST_C0` character as a `\\uXXXX` escape (they can
-    only be inside its strings: JSON's own syntax is ASCII). O(1) for text of ASCII only but
-    DEL, which is most of it."""
+    """JSON `text` with each `textsafe.HIDDEN_PAST_C0` character as a `\\u` escape of four hex
+    digits, past U+FFFF a surrogate pair of them (they can only be inside its strings: JSON's own
+    syntax is ASCII). O(1) for text of ASCII only but DEL, which is most of it."""
     if text.isascii() and "\x7f" not in text:
         return text
     return _HIDDEN.sub(_escape, text)
