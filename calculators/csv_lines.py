@@ -19,9 +19,12 @@ row, that is wrong):
 
 Finding them costs three byte counts over the file where a quote character is in it (none
 where there is none: no cell can then hold a line break): the file's non-blank lines, less the
-header's, are its rows exactly when no cell holds a line break. Only when they are not (a cell
-over lines, or blank lines the counts cannot tell from one) is the file read again with the
-`csv` module to find the cells, which takes about 2 s for a million rows.
+header's, are its rows exactly when no cell holds a line break. When they are not, the cells
+Arrow read may account for every extra line with breaks that are no problem
+(`breaks_explained`: a count per column, a look at those cells only; a log of multi-line
+causes); only otherwise (a break in a column Arrow did not read, one in a one-line column, a
+line that reads as a row, blank lines the counts cannot tell) is the file read again with the
+`csv` module to find and name the cells, about 2 s for a million rows.
 """
 
 from __future__ import annotations
@@ -29,15 +32,17 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from calculators.incident_reasons import Reason
-from calculators.log_csv_parse import csv_header
+from calculators.log_csv_parse import COLUMNS, csv_header
 from slaschema.errors import Problem
 
-# the columns whose values are one line, and those that may be free text
-ONE_LINE = frozenset({"id", "scope", "target", "start", "end", "impact", "gpus_affected", "category", "notice_at",
-                      "severity", "detected_at", "reported_at", "responded_at", "resolved_at"})
+FREE_TEXT = ("cause", "ticket")          # the format's columns that may be free text over lines
+ONE_LINE = frozenset(COLUMNS) - set(FREE_TEXT)      # the others: one line each
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 SCOPE_WORDS = frozenset({"node", "rack", "cluster", "site"})
 _DATE = re.compile(r"\s*[0-9]{4}-?[0-9]{2}-?[0-9]{2}")      # a date, extended (2027-01-20) or basic (20270120)
 _SHOWN_LINES = 5              # file lines named in one message
@@ -45,8 +50,8 @@ _FIX = ("close the quote where the cell ends (a \" inside a quoted cell is writt
         "that opens it, so that every incident starts a line of its own")
 
 
-def _breaks(data: bytes | str, lo: int = 0, hi: int | None = None) -> int:
-    """Line ends in data[lo:hi]: LF, CRLF and a lone CR."""
+def line_breaks(data: bytes | str, lo: int = 0, hi: int | None = None) -> int:
+    """Line ends in data[lo:hi]: LF, CRLF and a lone CR (as the readers split lines)."""
     if isinstance(data, str):
         return data.count("\n", lo, hi) + data.count("\r", lo, hi) - data.count("\r\n", lo, hi)
     return data.count(b"\n", lo, hi) + data.count(b"\r", lo, hi) - data.count(b"\r\n", lo, hi)
@@ -62,7 +67,7 @@ def _extra_lines(data: bytes, n_rows: int) -> int:
         k -= 1
     if not k:
         return 0
-    lines = _breaks(data, 0, k) + 1
+    lines = line_breaks(data, 0, k) + 1
     if lines - 1 == n_rows:
         return 0
     blank = data.count(b"\n\n", 0, k) + data.count(b"\r\r", 0, k) + data.count(b"\r\n\r\n", 0, k)
@@ -100,7 +105,7 @@ def breaks_explained(data: bytes, n_rows: int, columns: dict[str, Any]) -> bool:
         if name in ONE_LINE:
             return False
         for cell in pc.filter(cells, pc.greater(counts, 0)).to_pylist():
-            for part in re.split(r"\r\n|\r|\n", cell)[1:]:
+            for part in _LINE_BREAK.split(cell)[1:]:
                 if part.count(",") >= need and _looks_like_row(part, at_scope, at_start):
                     return False
         total += breaks
@@ -116,14 +121,29 @@ def _looks_like_row(line: str, at_scope: int, at_start: int) -> bool:
             and _DATE.match(cells[at_start]) is not None)
 
 
+@contextmanager
+def _reader(data: bytes, **kw: Any) -> Iterator[Any]:
+    """A `csv.reader` over the text of `data` (lines split at LF, CRLF and a lone CR), with the
+    field size limit (131,072 characters unless raised) raised to the text's length for the
+    while: a cell that swallows rows is longer."""
+    text = data.decode("utf-8-sig", errors="replace")
+    limit = csv.field_size_limit()
+    csv.field_size_limit(max(limit, len(text) + 1))
+    try:
+        yield csv.reader(io.StringIO(text, newline=""), **kw)
+    finally:
+        csv.field_size_limit(limit)
+
+
 def cells_over_lines(data: bytes, fname: str) -> list[Problem]:
     """`csv_invalid` errors for the cells of the CSV `data` that run over line breaks where
     they must not (see the module), in row order; rows counted as the readers count them (the
     header and blank lines not counted), lines as an editor shows them."""
-    text = data.decode("utf-8-sig", errors="replace")
-    reader = csv.reader(io.StringIO(text, newline=""))
-    limit = csv.field_size_limit()
-    csv.field_size_limit(max(limit, len(text) + 1))      # (131,072 characters unless raised: a swallowing cell is more)
+    with _reader(data) as reader:
+        return _cells_over_lines(reader, fname)
+
+
+def _cells_over_lines(reader: Any, fname: str) -> list[Problem]:
     try:
         header = next(reader, None)
         if header is None:
@@ -143,7 +163,7 @@ def cells_over_lines(data: bytes, fname: str) -> list[Problem]:
                 continue
             at = first                  # the file line each cell starts on
             for j, cell in enumerate(cells):
-                n = _breaks(cell)
+                n = line_breaks(cell)
                 if not n:
                     continue
                 name = names[j] if j < len(names) else f"cell {j + 1}"
@@ -153,7 +173,7 @@ def cells_over_lines(data: bytes, fname: str) -> list[Problem]:
                         Reason.CSV_INVALID, f"the cell runs over file lines {at}-{at + n} (a quoted line break); "
                         f"the {name} of an incident is one line", file=fname, row=row, column=name, line=at, value=shown, fix=_FIX))
                 elif at_scope >= 0 and at_start >= 0:
-                    rows_in = [at + i for i, part in enumerate(re.split(r"\r\n|\r|\n", cell)) if i
+                    rows_in = [at + i for i, part in enumerate(_LINE_BREAK.split(cell)) if i
                                and _looks_like_row(part, at_scope, at_start)]
                     if rows_in:
                         many = len(rows_in) > 1
@@ -169,26 +189,19 @@ def cells_over_lines(data: bytes, fname: str) -> list[Problem]:
         return out
     except csv.Error:                  # quoting the readers took but this one does not: nothing said here
         return []
-    finally:
-        csv.field_size_limit(limit)
 
 
 def unclosed_quote(data: bytes) -> tuple[int, int] | None:
     """(data row, file line) of the row whose quote is never closed (the file ends inside a
     quoted cell), counted as the readers count them; None when the file does not end so."""
-    text = data.decode("utf-8-sig", errors="replace")
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)     # (strict: it says where the data ends)
-    limit = csv.field_size_limit()
-    csv.field_size_limit(max(limit, len(text) + 1))
     row, line = 0, 0
-    try:
-        next(reader, None)
-        line = reader.line_num
-        for cells in reader:
+    with _reader(data, strict=True) as reader:       # (strict: it says where the data ends)
+        try:
+            next(reader, None)
             line = reader.line_num
-            row += bool(cells)
-        return None
-    except csv.Error as e:          # (another quoting error found first: not said here)
-        return (row + 1, line + 1) if "unexpected end of data" in str(e) else None
-    finally:
-        csv.field_size_limit(limit)
+            for cells in reader:
+                line = reader.line_num
+                row += bool(cells)
+            return None
+        except csv.Error as e:      # (another quoting error found first: not said here)
+            return (row + 1, line + 1) if "unexpected end of data" in str(e) else None

@@ -78,7 +78,8 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 
 from calculators.column_spec import Check, Column, Context, is_missing, validate
-from calculators.csv_lines import breaks_explained, cells_over_lines, may_hold_breaks, unclosed_quote
+from calculators.csv_lines import (breaks_explained, cells_over_lines, line_breaks, may_hold_breaks,
+                                   unclosed_quote)
 from calculators.incident_reasons import Reason
 from calculators import log_prefetch
 from calculators.log_columns import Columns, FrameColumns, LoadedColumns, columns_of, first_rows
@@ -357,11 +358,6 @@ def _first_stray(data: bytes, start: int) -> int:
     return -1
 
 
-def _line_breaks(data: bytes, lo: int, hi: int) -> int:
-    """Line ends in data[lo:hi]: LF, CRLF and a lone CR (as the readers split lines)."""
-    return data.count(b"\n", lo, hi) + data.count(b"\r", lo, hi) - data.count(b"\r\n", lo, hi)
-
-
 def _shown_bytes(data: bytes, lo: int, hi: int) -> str:
     """data[lo:hi] for a message: stray bytes as \\xNN, what a terminal would not show (escape
     sequences, a byte-order mark, ...) as \\x or \\u escapes, the ends moved off a character's middle."""
@@ -390,7 +386,7 @@ def _not_utf8_warning(data: bytes, fname: str) -> list[Problem]:
     line, at = 1, 0
     pos = _first_stray(data, 0)
     while pos >= 0:                     # one search per line that holds stray bytes
-        line += _line_breaks(data, at, pos)
+        line += line_breaks(data, at, pos)
         at = pos
         ends = [i for i in (data.find(b"\n", pos), data.find(b"\r", pos)) if i >= 0]
         end = min(ends) if ends else len(data)
