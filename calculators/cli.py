@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -542,9 +541,9 @@ def explain(ctx, contract, incidents, unit, periods, as_of, assume_tz, skip_bad_
             raise click.BadParameter(str(e), param_hint="--month/--period") from None
         progress.step(note=f"{unit} explained")
         if fmt == "json":
-            from slaschema.jsontext import hidden_escaped
+            from slaschema.jsontext import dumps_indented
 
-            _emit(hidden_escaped(json.dumps(doc.to_json(), indent=2, ensure_ascii=False) + "\n"), output, progress)
+            _emit(dumps_indented(doc.to_json()), output, progress)
         else:
             _emit(render_explanation(doc), output, progress)
     finally:

@@ -132,8 +132,6 @@ def goodput(ctx, contract, sacct_file, live, incidents, periods, checkpoint_inte
     paid GPU-hours; the effective price is what was paid after credits per useful GPU-hour.
     Exit 1 on bad input (every problem is listed).
     """
-    import json
-
     from calculators.cli import _emit, read_as_of, stage_progress
     from calculators.goodput.compute import compute_goodput
     from calculators.periods import PeriodError, parse_periods
@@ -189,10 +187,9 @@ def goodput(ctx, contract, sacct_file, live, incidents, periods, checkpoint_inte
                                  training=_match_training(training, runs))
         progress.step(note=f"{len(plist)} month(s) computed")
         if fmt == "json":
-            from slaschema.jsontext import hidden_escaped
+            from slaschema.jsontext import dumps_indented
 
-            _emit(hidden_escaped(json.dumps(result.to_json(include_jobs), indent=2, ensure_ascii=False) + "\n"), output,
-                  progress)
+            _emit(dumps_indented(result.to_json(include_jobs)), output, progress)
         elif fmt == "csv":
             _emit(render_csv(result), output, progress)
         else:
