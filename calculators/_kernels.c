@@ -1523,11 +1523,14 @@ static PyObject *plain_cells(PyObject *self, PyObject *args) { return walk_cells
  * appear (calculators.log_csv._dictionary_encode, the definition). Each value's first cell (its
  * position in the column) into firsts (int64), in that order, and their number returned; -1
  * (out and firsts partly written) once the column has more values than firsts has room for (at
- * most 2**20): the caller then asks Arrow. A value up to 16 bytes long is found by its length
+ * most 2**20), or a lookup looked at more than MAX_PROBES slots: the caller then asks Arrow. A value up to 16 bytes long is found by its length
  * and its first and last eight bytes (all of it); a longer one by a hash of all its bytes, and
  * compared whole with the value's first cell.
  */
 #define FEW_MAX (1 << 20)
+/* the most slots a lookup looks at: a table at most half full needs a few, whatever the values,
+ * unless they were made to collide (a hostile log: the caller then asks Arrow) */
+#define MAX_PROBES 1024
 
 typedef struct {
     int64_t len;
@@ -1628,7 +1631,11 @@ static PyObject *few_codes(PyObject *self, PyObject *args) {
                                   : (head * 0x9E3779B97F4A7C15ULL) ^ ((tail + (uint64_t)len) * 0xC2B2AE3D27D4EB4FULL);
             size_t slot = (size_t)(h >> (64 - bits));
             Py_ssize_t code;
-            for (;;) {
+            for (int probes = 0;; probes++) {
+                if (probes > MAX_PROBES) {            /* values made to collide: Arrow encodes them */
+                    many = 1;
+                    break;
+                }
                 code = (Py_ssize_t)slots[slot] - 1;
                 if (code < 0) {                       /* a value not met before */
                     if (distinct == max_distinct) {
@@ -1813,6 +1820,377 @@ done:
     release(&off);
     release(&data);
     release(&out);
+    return result;
+}
+
+/* --- an incident log of plain cells split into its columns ---------------------------------------
+ *
+ * line_ends(data, lo, hi) -> int
+ *
+ * The number of line feeds in data[lo:hi] (memchr from one to the next: a fifth of the time of
+ * bytes.count): with one more, the most rows split_plain can find there.
+ *
+ * split_plain(data, lo, hi, kinds, outs, na, row0) -> (rows, dictionaries) or None
+ *
+ * The rows of a CSV without a quote character in data[lo:hi] (lo and hi at the start of a line,
+ * or hi at the end of data), split at commas and line ends into the columns kinds names, one
+ * byte per cell of a row: 0 a column left out, 1 TEXT (the cells copied, as an Arrow string
+ * array), 2 CODES (each cell's code among the column's distinct cells by first appearance, as
+ * for few_codes, with no limit on their number), 3 TIMES (the seconds iso_seconds reads, na for
+ * an empty cell). outs holds, for each column not left out and in order: TEXT (offsets, values)
+ * (int32 with room for the rows + 1, and bytes with room for the cells: offsets[0] is set to 0
+ * here); CODES and TIMES an int64 array, the rows written from row0 on. It reads what Arrow's
+ * CSV reader reads of such a file with the header cut off (calculators.log_csv_parse.read_csv_arrow,
+ * the definition, which the tests compare it with): a line ends at a line feed, a carriage
+ * return before it is not part of the line, and an empty line is no row.
+ *
+ * The rows' number is returned with, for each CODES column in order, (count, offsets, values):
+ * its distinct cells as the int32 offsets and value bytes of an Arrow string array. None (outs
+ * partly written) at the first thing this does not read as Arrow would or does not read at all,
+ * the caller then asking Arrow: a quote character, a carriage return not before a line feed, a
+ * row of another number of cells, a time of another form, more rows or TEXT bytes than outs have
+ * room for, more than 2**31 - 1 bytes in one column.
+ */
+static PyObject *line_ends(PyObject *self, PyObject *args) {
+    PyObject *o_data;
+    Py_ssize_t lo, hi;
+    if (!PyArg_ParseTuple(args, "Onn", &o_data, &lo, &hi))
+        return NULL;
+    Buf data = {0};
+    if (get_buf(o_data, &data, 1, 0, "data") < 0)
+        return NULL;
+    if (lo < 0 || hi < lo || hi > data.view.len) {
+        release(&data);
+        PyErr_SetString(PyExc_ValueError, "line_ends: lo and hi are not within data");
+        return NULL;
+    }
+    Py_ssize_t count = 0;
+    const unsigned char *p = (const unsigned char *)data.view.buf + lo, *end = (const unsigned char *)data.view.buf + hi;
+    Py_BEGIN_ALLOW_THREADS
+    while (p < end) {
+        const unsigned char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl)
+            break;
+        count++;
+        p = nl + 1;
+    }
+    Py_END_ALLOW_THREADS
+    release(&data);
+    return PyLong_FromSsize_t(count);
+}
+
+enum { PLAIN_SKIP, PLAIN_TEXT, PLAIN_CODES, PLAIN_TIMES };
+
+typedef struct {
+    FewKey *keys;
+    uint64_t *hashes;
+    Py_ssize_t n, cap;
+    int32_t *slots;
+    int bits;
+} Codes;
+
+typedef struct {
+    int kind;
+    Buf a, b;
+    int64_t *i64;                 /* CODES, TIMES */
+    int32_t *off;                 /* TEXT */
+    unsigned char *vals;
+    Py_ssize_t vcap, vpos;
+    Codes codes;
+} PlainCol;
+
+static void codes_free(Codes *c) {
+    PyMem_RawFree(c->keys);
+    PyMem_RawFree(c->hashes);
+    PyMem_RawFree(c->slots);
+    c->keys = NULL;
+    c->hashes = NULL;
+    c->slots = NULL;
+}
+
+static int codes_rehash(Codes *c, int bits) {
+    size_t n_slots = (size_t)1 << bits;
+    int32_t *slots = PyMem_RawCalloc(n_slots, sizeof(int32_t));
+    if (!slots)
+        return -1;
+    for (Py_ssize_t i = 0; i < c->n; i++) {
+        size_t s = (size_t)(c->hashes[i] >> (64 - bits));
+        while (slots[s])
+            s = (s + 1) & (n_slots - 1);
+        slots[s] = (int32_t)(i + 1);
+    }
+    PyMem_RawFree(c->slots);
+    c->slots = slots;
+    c->bits = bits;
+    return 0;
+}
+
+/* the code of the cell p[0:len] (`room`: the bytes readable from p on), a new one for a value not
+ * met before; -1 when memory ran out or the column has 2**31 - 2 distinct values, -2 after
+ * MAX_PROBES slots looked at in vain (values made to share their hash's upper bits, which no
+ * log's values do by chance at a table at most half full: Arrow encodes such a column) */
+static Py_ssize_t codes_of(Codes *c, const unsigned char *p, int64_t len, int64_t room) {
+    uint64_t head = load_upto8(p, len, room), tail = len > 8 ? load_upto8(p + len - 8, 8, 8) : 0;
+    uint64_t h = len > 16 ? hash_bytes(p, len)
+                          : (head * 0x9E3779B97F4A7C15ULL) ^ ((tail + (uint64_t)len) * 0xC2B2AE3D27D4EB4FULL);
+    size_t mask = ((size_t)1 << c->bits) - 1, slot = (size_t)(h >> (64 - c->bits));
+    for (int probes = 0;; probes++) {
+        int32_t s = c->slots[slot];
+        if (!s)
+            break;
+        FewKey *k = &c->keys[s - 1];
+        if (k->len == len && k->head == head && k->tail == tail && (len <= 16 || memcmp(k->p, p, (size_t)len) == 0))
+            return s - 1;
+        if (probes == MAX_PROBES)
+            return -2;
+        slot = (slot + 1) & mask;
+    }
+    if (c->n >= INT32_MAX - 1)
+        return -1;
+    if (c->n == c->cap) {
+        Py_ssize_t cap = c->cap * 2;
+        FewKey *keys = PyMem_RawRealloc(c->keys, (size_t)cap * sizeof(FewKey));
+        if (!keys)
+            return -1;
+        c->keys = keys;
+        uint64_t *hashes = PyMem_RawRealloc(c->hashes, (size_t)cap * sizeof(uint64_t));
+        if (!hashes)
+            return -1;
+        c->hashes = hashes;
+        c->cap = cap;
+    }
+    Py_ssize_t code = c->n++;
+    c->keys[code] = (FewKey){len, head, tail, p};
+    c->hashes[code] = h;
+    c->slots[slot] = (int32_t)(code + 1);
+    if (2 * c->n > ((Py_ssize_t)1 << c->bits) && codes_rehash(c, c->bits + 1) < 0)
+        return -1;
+    return code;
+}
+
+#define CODES_FIRST_BITS 6
+
+static PyObject *split_plain(PyObject *self, PyObject *args) {
+    PyObject *o_data, *outs;
+    Py_ssize_t lo, hi, nk;
+    const char *kinds;
+    long long na;
+    Py_ssize_t row0;
+    if (!PyArg_ParseTuple(args, "Onny#O!Ln", &o_data, &lo, &hi, &kinds, &nk, &PyTuple_Type, &outs, &na, &row0))
+        return NULL;
+    Buf data = {0};
+    PlainCol *cols = NULL;
+    Py_ssize_t ncol = 0, made = 0;
+    PyObject *result = NULL;
+    if (get_buf(o_data, &data, 1, 0, "data") < 0)
+        return NULL;
+    if (lo < 0 || hi < lo || hi > data.view.len || nk < 1 || row0 < 0) {
+        PyErr_SetString(PyExc_ValueError, "split_plain: lo and hi are not within data, no kinds, or row0 < 0");
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < nk; k++) {
+        if (kinds[k] < PLAIN_SKIP || kinds[k] > PLAIN_TIMES) {
+            PyErr_SetString(PyExc_ValueError, "split_plain: a kind is 0, 1, 2 or 3");
+            goto done;
+        }
+        ncol += kinds[k] != PLAIN_SKIP;
+    }
+    if (PyTuple_GET_SIZE(outs) != ncol) {
+        PyErr_SetString(PyExc_ValueError, "split_plain: one out per column not left out");
+        goto done;
+    }
+    cols = PyMem_Calloc((size_t)ncol + 1, sizeof(PlainCol));
+    if (!cols) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t cap = -1, text_cap = -1;
+    for (Py_ssize_t k = 0, j = 0; k < nk; k++) {
+        if (kinds[k] == PLAIN_SKIP)
+            continue;
+        PlainCol *c = &cols[j];
+        PyObject *o = PyTuple_GET_ITEM(outs, j);
+        j++;
+        made = j;
+        c->kind = kinds[k];
+        Py_ssize_t rows;
+        if (c->kind == PLAIN_TEXT) {
+            PyObject *o_off, *o_vals;
+            if (!PyTuple_Check(o) || !PyArg_ParseTuple(o, "OO", &o_off, &o_vals)) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_TypeError, "split_plain: a text column's out is (offsets, values)");
+                goto done;
+            }
+            if (get_buf(o_off, &c->a, 4, 1, "offsets") < 0 || get_buf(o_vals, &c->b, 1, 1, "values") < 0)
+                goto done;
+            rows = count_of(&c->a, 4) - 1;
+            c->off = c->a.view.buf;
+            c->vals = c->b.view.buf;
+            c->vcap = c->b.view.len;
+            if (rows < 0) {
+                PyErr_SetString(PyExc_ValueError, "split_plain: offsets have no room");
+                goto done;
+            }
+            c->off[0] = 0;
+            if (text_cap >= 0 && rows != text_cap) {
+                PyErr_SetString(PyExc_ValueError, "split_plain: the text outs have room for different numbers of rows");
+                goto done;
+            }
+            text_cap = rows;
+            continue;
+        } else {
+            if (get_buf(o, &c->a, 8, 1, "out") < 0)
+                goto done;
+            rows = count_of(&c->a, 8);
+            c->i64 = c->a.view.buf;
+            if (c->kind == PLAIN_CODES) {
+                c->codes.cap = 1 << (CODES_FIRST_BITS - 1);
+                c->codes.keys = PyMem_RawMalloc((size_t)c->codes.cap * sizeof(FewKey));
+                c->codes.hashes = PyMem_RawMalloc((size_t)c->codes.cap * sizeof(uint64_t));
+                c->codes.slots = PyMem_RawCalloc((size_t)1 << CODES_FIRST_BITS, sizeof(int32_t));
+                c->codes.bits = CODES_FIRST_BITS;
+                if (!c->codes.keys || !c->codes.hashes || !c->codes.slots) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+            }
+        }
+        if (cap >= 0 && rows != cap) {
+            PyErr_SetString(PyExc_ValueError, "split_plain: the outs have room for different numbers of rows");
+            goto done;
+        }
+        cap = rows;
+    }
+    /* the rows this may write: from row0 on in the int64 outs, from 0 in the text ones */
+    Py_ssize_t room = cap < 0 ? text_cap : text_cap < 0 ? cap - row0 : (cap - row0 < text_cap ? cap - row0 : text_cap);
+    if (room < 0)
+        room = 0;
+    if (!month_start_ready)          /* (with the GIL held: filled once) */
+        fill_month_start();
+    const unsigned char *base = data.view.buf, *p = base + lo, *end = base + hi, *stop = base + data.view.len;
+    Py_ssize_t row = 0;
+    int fail = 0;                    /* 1: not read here (None), 2: out of memory */
+    Py_BEGIN_ALLOW_THREADS
+    while (p < end && !fail) {
+        const unsigned char *nl = memchr(p, '\n', (size_t)(end - p));
+        const unsigned char *le = nl ? nl : end, *next = nl ? nl + 1 : end;
+        if (le > p && le[-1] == '\r')
+            le--;
+        if (memchr(p, '\r', (size_t)(le - p)) || memchr(p, '"', (size_t)(le - p))) {
+            fail = 1;
+            break;
+        }
+        if (le == p) {               /* an empty line: no row */
+            p = next;
+            continue;
+        }
+        if (row >= room) {
+            fail = 1;
+            break;
+        }
+        const unsigned char *cell = p;
+        for (Py_ssize_t k = 0, j = 0; k < nk; k++) {
+            const unsigned char *ce;
+            if (k + 1 < nk) {
+                ce = memchr(cell, ',', (size_t)(le - cell));
+                if (!ce) {
+                    fail = 1;        /* too few cells */
+                    break;
+                }
+            } else {
+                if (memchr(cell, ',', (size_t)(le - cell))) {
+                    fail = 1;        /* too many */
+                    break;
+                }
+                ce = le;
+            }
+            if (kinds[k] != PLAIN_SKIP) {
+                PlainCol *c = &cols[j++];
+                int64_t len = ce - cell;
+                if (c->kind == PLAIN_TEXT) {
+                    if (len > c->vcap - c->vpos || c->vpos + len > INT32_MAX) {
+                        fail = 1;
+                        break;
+                    }
+                    memcpy(c->vals + c->vpos, cell, (size_t)len);
+                    c->vpos += len;
+                    c->off[row + 1] = (int32_t)c->vpos;
+                } else if (c->kind == PLAIN_CODES) {
+                    Py_ssize_t code = codes_of(&c->codes, cell, len, stop - cell);
+                    if (code < 0) {
+                        fail = code == -2 ? 1 : 2;
+                        break;
+                    }
+                    c->i64[row0 + row] = code;
+                } else if (len == 0) {
+                    c->i64[row0 + row] = na;
+                } else if (!parse_cell(cell, len, &c->i64[row0 + row])) {
+                    fail = 1;
+                    break;
+                }
+            }
+            cell = ce + 1;
+        }
+        row++;
+        p = next;
+    }
+    Py_END_ALLOW_THREADS
+    if (fail == 2) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (fail) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    PyObject *dicts = PyTuple_New(0);
+    if (!dicts)
+        goto done;
+    for (Py_ssize_t j = 0; j < ncol; j++) {
+        PlainCol *c = &cols[j];
+        if (c->kind != PLAIN_CODES)
+            continue;
+        Py_ssize_t total = 0;
+        for (Py_ssize_t i = 0; i < c->codes.n; i++)
+            total += c->codes.keys[i].len;
+        if (total > INT32_MAX) {
+            Py_DECREF(dicts);
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+        PyObject *off = PyBytes_FromStringAndSize(NULL, (c->codes.n + 1) * 4);
+        PyObject *vals = PyBytes_FromStringAndSize(NULL, total);
+        PyObject *item = NULL;
+        if (off && vals) {
+            int32_t *o = (int32_t *)PyBytes_AS_STRING(off);
+            char *v = PyBytes_AS_STRING(vals);
+            Py_ssize_t at = 0;
+            o[0] = 0;
+            for (Py_ssize_t i = 0; i < c->codes.n; i++) {
+                memcpy(v + at, c->codes.keys[i].p, (size_t)c->codes.keys[i].len);
+                at += c->codes.keys[i].len;
+                o[i + 1] = (int32_t)at;
+            }
+            item = Py_BuildValue("(nOO)", c->codes.n, off, vals);
+        }
+        Py_XDECREF(off);
+        Py_XDECREF(vals);
+        if (!item || _PyTuple_Resize(&dicts, PyTuple_GET_SIZE(dicts) + 1) < 0) {
+            Py_XDECREF(item);
+            Py_XDECREF(dicts);
+            goto done;
+        }
+        PyTuple_SET_ITEM(dicts, PyTuple_GET_SIZE(dicts) - 1, item);
+    }
+    result = Py_BuildValue("(nN)", row, dicts);
+done:
+    for (Py_ssize_t j = 0; j < made; j++) {
+        release(&cols[j].a);
+        release(&cols[j].b);
+        codes_free(&cols[j].codes);
+    }
+    PyMem_Free(cols);
+    release(&data);
     return result;
 }
 
@@ -2095,6 +2473,8 @@ static PyMethodDef methods[] = {
     {"plain_cells", plain_cells, METH_VARARGS,
      "Whether no cell of an Arrow string array is empty or has white space around it."},
     {"iso_seconds", iso_seconds, METH_VARARGS, "Epoch seconds of an Arrow string array of canonical ISO times."},
+    {"line_ends", line_ends, METH_VARARGS, "The number of line feeds in data[lo:hi]."},
+    {"split_plain", split_plain, METH_VARARGS, "The rows of a CSV without quotes split into columns."},
     {"empty_bytearray", empty_bytearray, METH_VARARGS, "A bytearray of n bytes, its content not set."},
     {"concat_records", concat_records, METH_VARARGS, "Records joined from constant, per-record and sliced segments."},
     {NULL, NULL, 0, NULL},

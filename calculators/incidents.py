@@ -83,6 +83,7 @@ from calculators.csv_lines import (breaks_explained, cells_over_lines, line_brea
 from calculators.incident_reasons import Reason
 from calculators import log_prefetch
 from calculators.log_columns import Columns, FrameColumns, LoadedColumns, columns_of, first_rows
+from calculators.log_csv_plain import read_plain
 from calculators.log_csv import (BLOCK_SIZE, COLUMNS, LAZY_TEXT, NA, TEXT_CONVERTED, TIME_COLUMNS, convert_columns,
                                  csv_header, detect_format, fast_times, read_csv_arrow, text_column)
 from slaschema import hostlist
@@ -266,7 +267,9 @@ def _read(path: str | Path, sha256: bool = True
     source: _FrameSource | _ArrowSource | None
     if fmt == "csv":
         if fetched is not None:             # the background reading already tried Arrow on it
-            source = _ArrowSource(*fetched.arrow, converted=fetched.converted) if fetched.arrow is not None else None
+            source = (_ArrowSource(*fetched.arrow, converted=fetched.converted, n=fetched.rows,
+                                   reread=None if fetched.rows is None else partial(_arrow_table, data))
+                      if fetched.arrow is not None else None)
         else:
             source = _read_csv_arrow(data)
         if source is not None:
@@ -523,10 +526,22 @@ _BLOCK_SIZE = BLOCK_SIZE
 
 
 def _read_csv_arrow(data: bytes) -> _ArrowSource | None:
-    """The CSV as an Arrow table of strings (`calculators.log_csv.read_csv_arrow`), or None
-    when the general reader must read it."""
+    """The CSV's columns read in one pass where its cells are plain (`calculators.log_csv_plain`),
+    else as an Arrow table of strings (`calculators.log_csv.read_csv_arrow`); None when the
+    general reader must read it."""
+    plain = read_plain(data)
+    if plain is not None:
+        return _ArrowSource(plain.table, plain.raw_names, plain.names, False, converted=plain.converted, n=plain.n,
+                            reread=partial(_arrow_table, data))
     got = read_csv_arrow(data, _BLOCK_SIZE)
     return _ArrowSource(*got) if got is not None else None
+
+
+def _arrow_table(data: bytes) -> pa.Table | None:
+    """Arrow's table of strings of a CSV read in one pass (`read_plain`), for the cells of a
+    column that pass kept no text of (a time column's cells as written, shown in a problem)."""
+    got = read_csv_arrow(data, _BLOCK_SIZE)
+    return got[0] if got is not None else None
 
 
 _TOO_DEEP = "JSON nested too deeply to read (arrays or objects inside each other thousands of levels deep)"
@@ -719,18 +734,26 @@ class _ArrowSource:
     warnings: tuple[Problem, ...] = ()      # (Arrow reads UTF-8 only: nothing was read differently)
 
     def __init__(self, table: pa.Table, raw_names: dict[str, str], names: list[str], quoted: bool = True,
-                 converted: dict[tuple[str, str], Any] | None = None) -> None:
-        self.table = table
+                 converted: dict[tuple[str, str], Any] | None = None, n: int | None = None,
+                 reread: Callable[[], pa.Table | None] | None = None) -> None:
+        self.table = table                # the columns as read (some only, where `reread` reads them all)
+        self._reread = reread
         self.raw_names = raw_names        # stripped header name -> the header cell as written
         self.names = names
         self.quoted = quoted              # the file holds a quote character (a cell may hold a line break)
-        self.n = table.num_rows
+        self.n = table.num_rows if n is None else n
         self._text: dict[str, _Text] = {}
         self.converted: dict[tuple[str, str], Any] = dict(converted or {})
 
     def _column(self, c: str) -> pa.ChunkedArray | None:
         raw = self.raw_names.get(c)
-        return self.table.column(raw) if raw is not None and raw in self.table.column_names else None
+        if raw is None:
+            return None
+        if raw not in self.table.column_names and self._reread is not None:
+            whole, self._reread = self._reread(), None
+            if whole is not None and whole.num_rows == self.n:
+                self.table = whole
+        return self.table.column(raw) if raw in self.table.column_names else None
 
     def text(self, c: str) -> _Text:
         """The column as codes into its distinct cells, stripped, empty ones missing
@@ -738,12 +761,12 @@ class _ArrowSource:
         got = self._text.get(c)
         if got is not None:
             return got
-        col = self._column(c)
-        if col is None or len(col) == 0:
-            got = _Text.missing(self.n)
-        else:
-            conv = self.converted.get(("text", c)) or text_column(col, lazy=c in LAZY_TEXT)
-            got = _Text(conv.codes, conv.uniques, True, arrow=conv.dictionary)
+        conv = self.converted.get(("text", c))
+        if conv is None:
+            col = self._column(c)
+            if col is not None and len(col):
+                conv = text_column(col, lazy=c in LAZY_TEXT)
+        got = _Text.missing(self.n) if conv is None else _Text(conv.codes, conv.uniques, True, arrow=conv.dictionary)
         self._text[c] = got
         return got
 
@@ -754,11 +777,13 @@ class _ArrowSource:
             self.converted = convert_columns(self.table, self.raw_names, text_columns, time_columns)
 
     def times(self, c: str, ctx: Context) -> np.ndarray:
+        fast = self.converted.get(("times", c))
+        if fast is not None:
+            return fast
         col = self._column(c)
         if col is None:
             return np.full(self.n, NA, dtype=np.int64)
-        key = ("times", c)
-        fast = self.converted[key] if key in self.converted else fast_times(col)
+        fast = fast_times(col)
         if fast is not None:
             return fast
         import pandas as pd

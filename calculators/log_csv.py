@@ -244,7 +244,12 @@ def text_column(col: pa.ChunkedArray, lazy: bool = False) -> TextColumn:
         own = _distinct_as_written(col)
         if own is not None:
             return TextColumn(np.arange(len(own), dtype=np.int64), own, TextValues(own))
-    codes, dictionary = _dictionary_encode(col)
+    return encoded_text(*_dictionary_encode(col), lazy=lazy)
+
+
+def encoded_text(codes: np.ndarray, dictionary: pa.Array, lazy: bool = False) -> TextColumn:
+    """`text_column` of a column already dictionary-encoded: `codes` (int64, written in place)
+    into `dictionary`, its distinct cells as read in order of first appearance."""
     trimmed = pc.utf8_trim(dictionary, characters=_WHITESPACE)
     if not trimmed.equals(dictionary):
         again = pc.dictionary_encode(trimmed)

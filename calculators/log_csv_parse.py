@@ -45,8 +45,10 @@ def looks_like_csv(name: str, data: bytes) -> bool:
 def csv_header(data: bytes) -> list[str] | None:
     """The header's cells (after a byte-order mark), or None when the first line is blank."""
     begin = 3 if data.startswith(b"\xef\xbb\xbf") else 0
-    ends = [i for i in (data.find(b"\n", begin), data.find(b"\r", begin)) if i >= 0]
-    line = data[begin:min(ends) if ends else len(data)]
+    nl = data.find(b"\n", begin)
+    end = len(data) if nl < 0 else nl
+    cr = data.find(b"\r", begin, end)          # (looked for before the line feed only: a file
+    line = data[begin:end if cr < 0 else cr]    # without carriage returns is not read through)
     if not line.strip():
         return None
     try:

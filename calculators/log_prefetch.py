@@ -84,15 +84,16 @@ class Fetched:
     Arrow refused it or the file is not a CSV). (A plain class: this module is imported before
     the reading begins, and `dataclasses` would add 15 ms to that.)"""
 
-    __slots__ = ("key", "data", "digest", "arrow", "converted")
+    __slots__ = ("key", "data", "digest", "arrow", "converted", "rows")
 
     def __init__(self, *, key: tuple[int, int, int, int], data: bytes | bytearray, digest: Digest, arrow: Any,
-                 converted: dict | None = None) -> None:
+                 converted: dict | None = None, rows: int | None = None) -> None:
         self.key = key                      # (device, inode, size, mtime_ns) when read
         self.data = data                    # read in chunks into one bytearray (no second copy)
         self.digest = digest
         self.arrow = arrow
         self.converted = {} if converted is None else converted     # `log_csv.convert_columns` of `arrow`
+        self.rows = rows                    # the rows read, where `arrow`'s table holds only some columns
 
     @property
     def sha256(self) -> str:
@@ -272,22 +273,32 @@ def _work(path: str, job: _Job) -> None:
     # imported by the thread that started this one (`start`), which says when each is done
     if not _wait(job.parser, stop):
         return
-    arrow, converted = None, {}
+    arrow, converted, rows = None, {}, None
     try:
         from calculators.log_csv_parse import looks_like_csv, read_csv_arrow     # (failed in `start`: said there)
 
         if looks_like_csv(path, data):
-            arrow = read_csv_arrow(data, stop=stop.is_set)
-        if arrow is not None and _wait(job.imported, stop):   # the conversions need neither pandas nor the contract
-            from calculators.log_csv import TEXT_CONVERTED, TIME_COLUMNS, convert_columns
+            # a log without a quote character is split into its columns in one pass where its
+            # cells are plain (`log_csv_plain`, which needs numpy and the conversions: it waits
+            # for `imported`); any other is parsed by Arrow (as soon as `parser` is imported)
+            if b'"' not in data and _wait(job.imported, stop):
+                from calculators.log_csv_plain import read_plain
 
-            converted = convert_columns(arrow[0], arrow[1], TEXT_CONVERTED, TIME_COLUMNS, stop=stop.is_set)
+                plain = read_plain(data)
+                if plain is not None:
+                    arrow, converted, rows = (plain.table, plain.raw_names, plain.names, False), plain.converted, plain.n
+            if arrow is None and not stop.is_set():
+                arrow = read_csv_arrow(data, stop=stop.is_set)
+                if arrow is not None and _wait(job.imported, stop):   # the conversions need neither pandas nor the contract
+                    from calculators.log_csv import TEXT_CONVERTED, TIME_COLUMNS, convert_columns
+
+                    converted = convert_columns(arrow[0], arrow[1], TEXT_CONVERTED, TIME_COLUMNS, stop=stop.is_set)
     except Exception:  # noqa: BLE001 - the loader reads the file again and reports what is wrong
-        arrow, converted = None, {}
+        arrow, converted, rows = None, {}, None
     if stop.is_set():
         return
     # the loader starts the hash when it takes this, if its command shows it (see `Digest`)
-    job.out.append(Fetched(key=ident, data=data, digest=Digest(data), arrow=arrow, converted=converted))
+    job.out.append(Fetched(key=ident, data=data, digest=Digest(data), arrow=arrow, converted=converted, rows=rows))
 
 
 def start(path: str | Path) -> None:
@@ -314,6 +325,7 @@ def start(path: str | Path) -> None:
         finally:
             job.parser.set()        # (also when an import fails: the thread then fails its own and stops)
         import calculators.log_csv  # noqa: F401
+        import calculators.log_csv_plain  # noqa: F401
     finally:
         job.parser.set()
         job.imported.set()

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import calculators.incidents as inc
-from calculators import log_csv, log_prefetch
+from calculators import log_csv, log_csv_plain, log_prefetch
 from calculators.incidents import load_incidents
 from calculators.log_columns import FrameColumns
 
@@ -55,6 +55,9 @@ def big_log(tmp_path):
 
 
 def test_a_log_read_in_pieces_and_threads(big_log, lc, monkeypatch):
+    # Arrow's reading (the one-pass split of plain cells is the test below)
+    monkeypatch.setattr(log_csv_plain, "read_plain", lambda data: None)
+    monkeypatch.setattr(inc, "read_plain", lambda data: None)
     monkeypatch.setitem(log_csv.read_csv_arrow.__kwdefaults__, "piece_size", 1 << 20)     # several Arrow chunks
     pieces = []
     real = log_csv.convert_columns
@@ -70,6 +73,25 @@ def test_a_log_read_in_pieces_and_threads(big_log, lc, monkeypatch):
     assert len(log.columns) > 50_400                   # hostlist rows repeated, one per node
     assert_columns_match_frame(log)
     assert log.frame["reported_at"].isna().all() and log.frame["resolved_at"].isna().any()
+    assert log.frame["target"].iloc[:3].tolist() == ["r01-n01", "r01-n02", "r01-n03"]
+
+
+def test_a_log_split_in_one_pass_in_two_halves(big_log, lc, monkeypatch):
+    """The same log split by `read_plain` in the background, in two threads (one per half)."""
+    monkeypatch.setattr(log_csv_plain, "TWO_THREADS_FROM", 1 << 16)
+    halves = []
+    real = log_csv_plain.kernels.compiled.split_plain
+
+    def split(data, lo, hi, *a):
+        halves.append((lo, hi))
+        return real(data, lo, hi, *a)
+
+    monkeypatch.setattr(log_csv_plain.kernels.compiled, "split_plain", split, raising=False)
+    log_prefetch.start(big_log)
+    log = load_incidents(big_log, lc)
+    assert len(halves) == 2 and halves[0][1] == halves[1][0]
+    assert len(log.columns) > 50_400
+    assert_columns_match_frame(log)
     assert log.frame["target"].iloc[:3].tolist() == ["r01-n01", "r01-n02", "r01-n03"]
 
 

@@ -179,6 +179,7 @@ def test_a_command_that_stops_early_does_not_wait_for_the_parse(write, monkeypat
 
     monkeypatch.setattr(log_prefetch, "_read_regular", slow_read)
     monkeypatch.setattr("calculators.log_csv_parse.read_csv_arrow", lambda data, *a, **k: parsed.append(1))
+    monkeypatch.setattr("calculators.log_csv_plain.read_plain", lambda data: parsed.append(2))
     log_prefetch.start(path)
     log_prefetch._finish()                  # what the interpreter's exit runs
     assert parsed == []
@@ -198,6 +199,7 @@ def test_a_cancelled_reading_stops_between_chunks_and_parses_nothing(write, monk
     monkeypatch.setattr(log_prefetch, "EAGER", 1 << 20)
     parsed = []
     monkeypatch.setattr("calculators.log_csv_parse.read_csv_arrow", lambda data, *a, **k: parsed.append(len(data)))
+    monkeypatch.setattr("calculators.log_csv_plain.read_plain", lambda data: parsed.append(len(data)))
     log_prefetch.start(path)
     job = log_prefetch._jobs[log_prefetch._key(path)]
     time.sleep(0.3)
@@ -212,11 +214,13 @@ def test_a_cancelled_reading_stops_between_chunks_and_parses_nothing(write, monk
 
 
 def test_the_file_is_read_while_pyarrow_is_imported_and_parsed_after(write, monkeypatch):
-    """The reading thread reads the file at once, parses it once the thread that started it
-    has imported pyarrow's CSV reader (`parser`) and converts the columns once the rest is
-    imported (`imported`); a cancel while it waits stops it without a parse."""
-    path = write("log.csv", HEADER + "\n".join(ROWS) + "\n")
-    size = len(HEADER + "\n".join(ROWS) + "\n")
+    """The reading thread reads the file at once; a CSV with a quote character is parsed once
+    the thread that started it has imported pyarrow's CSV reader (`parser`) and its columns
+    converted once the rest is imported (`imported`); a cancel while it waits stops it without
+    a parse."""
+    text = '"id"' + HEADER[2:] + "\n".join(ROWS) + "\n"          # (a quoted header cell)
+    path = write("log.csv", text)
+    size = len(text)
     read, parsed = threading.Event(), []
     real_read = log_prefetch._read_regular
 
@@ -250,6 +254,48 @@ def test_the_file_is_read_while_pyarrow_is_imported_and_parsed_after(write, monk
         job.thread.join(5)
         assert not job.thread.is_alive()
         assert (parsed, converted) == (([], []) if cancelled else ([size], [1]))
+
+
+def test_a_log_of_plain_cells_is_split_once_the_conversions_are_imported(write, monkeypatch):
+    """A CSV without a quote character is split into its columns in one pass (`read_plain`),
+    which needs the conversions' module: the thread waits for `imported`, not for `parser`, and
+    Arrow does not parse a log the pass read; a cancel while it waits stops it without either."""
+    path = write("log.csv", HEADER + "\n".join(ROWS) + "\n")
+    read, split, parsed = threading.Event(), [], []
+    real_read = log_prefetch._read_regular
+
+    def reading(*a, **k):
+        got = real_read(*a, **k)
+        read.set()
+        return got
+
+    from calculators import log_csv_plain
+
+    real_plain = log_csv_plain.read_plain
+    monkeypatch.setattr(log_prefetch, "_read_regular", reading)
+    monkeypatch.setattr(log_csv_plain, "read_plain", lambda data: split.append(len(data)) or real_plain(data))
+    monkeypatch.setattr("calculators.log_csv_parse.read_csv_arrow", lambda data, *a, **k: parsed.append(1))
+    for cancelled in (False, True):
+        read.clear()
+        split.clear()
+        job = log_prefetch._Job()
+        job.thread = threading.Thread(target=log_prefetch._work, args=(log_prefetch._key(path), job), daemon=True)
+        job.thread.start()
+        assert read.wait(5)
+        job.parser.set()
+        time.sleep(0.2)
+        assert job.thread.is_alive() and split == []          # waiting for the conversions' module
+        if cancelled:
+            job.cancel()
+        else:
+            job.imported.set()
+        job.thread.join(5)
+        assert not job.thread.is_alive() and parsed == []
+        if cancelled:
+            assert split == [] and job.out == []
+        else:
+            assert split == [path.stat().st_size] and job.out[0].rows == len(ROWS)
+            assert ("times", "start") in job.out[0].converted and ("text", "target") in job.out[0].converted
 
 
 def test_the_loader_gets_the_whole_log_past_the_eager_part(write, lc, monkeypatch):
