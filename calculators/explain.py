@@ -66,16 +66,22 @@ def _ivs(iv: Intervals, unit: int, base: int, lo: int, hi: int) -> tuple[Interva
 
 def _pieces(p: Pieces, unit: int, frame, base: int, lo: int, hi: int, kind: str) -> list[IncidentPart]:
     m = (p.iv.unit == unit) & (p.iv.end > lo) & (p.iv.start < hi)
+    at = np.flatnonzero(m)
+    if not len(at):
+        return []
+    # the rows' cells gathered column by column (a row of the frame at a time took 0.1 ms a
+    # part: 50,000 parts of one node, 5 s)
+    rows = p.row[at]
+    cell = {c: [str(v) for v in frame[c].iloc[rows].to_numpy(dtype=object)]
+            for c in ("id", "scope", "target", "category", "impact")}
+    numbers = frame["row"].iloc[rows].to_numpy(dtype=object)
     out = []
-    for i in np.flatnonzero(m).tolist():
-        r = int(p.row[i])
-        s, e = int(p.iv.start[i]), int(p.iv.end[i])
-        row = frame.iloc[r]
-        out.append(IncidentPart(id=str(row["id"]), row=int(row["row"]), scope=str(row["scope"]),
-                                target=str(row["target"]), category=str(row["category"]), impact=str(row["impact"]),
+    for k, (s, e, ga, fl) in enumerate(zip(p.iv.start[at].tolist(), p.iv.end[at].tolist(), p.ga[at].tolist(),
+                                           p.flags[at].tolist())):
+        out.append(IncidentPart(id=cell["id"][k], row=int(numbers[k]), scope=cell["scope"][k],
+                                target=cell["target"][k], category=cell["category"][k], impact=cell["impact"][k],
                                 part=kind, start=utc(s + base), end=utc(e + base), seconds=e - s,
-                                gpus_lost=None if int(p.ga[i]) == DOWN else int(p.ga[i]),
-                                flags=tuple(flag_names(int(p.flags[i])))))
+                                gpus_lost=None if ga == DOWN else ga, flags=tuple(flag_names(fl))))
     return sorted(out, key=lambda x: (x.start, x.id))
 
 
