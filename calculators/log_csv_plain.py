@@ -77,7 +77,9 @@ def read_plain(data: bytes | bytearray) -> Plain | None:
     if any(not c for c in names) or len(set(names)) != len(names) or not any(c in COLUMNS for c in names):
         return None
     begin = _first_row(data)
-    if begin is None or begin >= len(data):
+    if begin is None or begin >= len(data) or b'"' in data[:begin]:
+        # (a quote in the header: Arrow reads a quoted cell there, or one never closed that
+        # runs to the end of the file; `csv_header` reads the line alone)
         return None
     kinds = bytes(SKIP if c not in COLUMNS else TIMES if c in TIME_COLUMNS else TEXT if c in LAZY_TEXT else CODES
                   for c in names)
@@ -87,7 +89,8 @@ def read_plain(data: bytes | bytearray) -> Plain | None:
         if 0 <= mid < len(data) - 1:
             bounds = [begin, mid + 1, len(data)]
     halves = range(len(bounds) - 1)
-    # the most rows each half can hold (its lines; the second's from the first's on)
+    # the most rows each half can hold (its lines that are not empty; the second's from the
+    # first's on)
     lines = [0] * len(halves)
     ready = [threading.Event() for _ in halves]
     ints: list[np.ndarray] = []               # the time and code columns, one array each for both halves
@@ -125,6 +128,8 @@ def read_plain(data: bytes | bytearray) -> Plain | None:
         other.start()
         split(0)
         other.join()
+    if any(isinstance(e, MemoryError) for e in failed):
+        return None                  # (room for the rows not to be had: Arrow reads the file)
     if failed:
         raise failed[0]
     if any(p is None for p in parts):

@@ -154,6 +154,8 @@ def test_any_log_is_read_as_arrow_reads_it_or_left_to_arrow(halves, data):
     "id,scope\n",                                       # no row
     "id,scope\n\n\r\n",                                 # empty lines only
     "id,,scope\nA1,x,node\n",                           # an empty header cell
+    'id,"scope\nA1,node\n',                             # a quote in the header (never closed)
+    'id,"scope"\nA1,node\n',                            # (or closed)
     "id,id\nA1,A2\n",                                   # a name twice
     "extra,other\n1,2\n",                               # none of the format's columns
 ])
@@ -191,6 +193,20 @@ def test_values_made_to_collide_in_the_hash_table_are_left_to_arrow_at_once():
     t0 = time.monotonic()
     assert read_plain(data) is None
     assert time.monotonic() - t0 < 10           # (a guard against the hang, not a speed target: 5 ms here)
+
+
+def test_empty_lines_reserve_no_room_and_memory_not_to_be_had_leaves_the_file_to_arrow(monkeypatch):
+    from calculators import _kernels as k
+
+    data = b"id,scope\n" + b"\n" * 1000 + b"A1,node\r\n\r\n" + b"\n" * 1000 + b"A2,rack"
+    assert k.line_ends(data, 0, len(data)) == 2           # the header and A1's line: no empty one
+    assert _agree(data)
+
+    def no_memory(*a, **kw):
+        raise MemoryError("cannot allocate")
+
+    monkeypatch.setattr(log_csv_plain.np, "empty", no_memory)
+    assert read_plain(data) is None
 
 
 def test_empty_lines_in_the_first_half_leave_no_gap(monkeypatch):
@@ -262,5 +278,8 @@ def test_the_split_kernel_refuses_bad_arguments_without_touching_memory():
     small = ((np.empty(3, dtype=np.int32), np.empty(3, dtype=np.uint8)), ints, np.empty(2, dtype=np.int64))
     assert k.split_plain(data, 0, len(data), bytes([1, 2, 3]), small, -1, 0) is None
     assert k.line_ends(data, 0, len(data)) == 2 and k.line_ends(data, 3, 3) == 0
+    # the kinds are read once: a writable buffer changed later changes nothing of this call
+    kinds = np.array([1, 2, 3], dtype=np.uint8)
+    assert k.split_plain(data, 0, len(data), kinds, ok, -1, 0)[0] == 2
     with pytest.raises(ValueError):
         k.line_ends(data, 0, len(data) + 1)
