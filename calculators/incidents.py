@@ -264,6 +264,7 @@ def _read(path: str | Path, sha256: bool = True
                                   file=fname, fix="save it as UTF-8 (in Excel: CSV UTF-8), or convert it: "
                                                   f"iconv -f {wide[1]} -t UTF-8 LOG > LOG-utf8.csv")])
     fmt = detect_format(fname, head)
+    short: list[Problem] = []               # the CSV's rows of fewer cells than its header (`_short_rows`)
     source: _FrameSource | _ArrowSource | None
     if fmt == "csv":
         if fetched is not None:             # the background reading already tried Arrow on it
@@ -276,7 +277,7 @@ def _read(path: str | Path, sha256: bool = True
             if source.quoted:
                 _refuse_cells_over_lines(data, source.n, fname, source)
             return source, np.arange(1, source.n + 1, dtype=np.int64), fname, digest
-        read: Callable[[], tuple[pd.DataFrame, np.ndarray]] = partial(_read_csv, data, fname)
+        read: Callable[[], tuple[pd.DataFrame, np.ndarray]] = partial(_read_csv, data, fname, short)
     escaped: list[Problem] = []             # the JSON readers' lone surrogates (`_surrogate_warning`)
     if fmt == "jsonl":
         read = partial(_read_jsonl, data.decode("utf-8-sig", errors="replace"), fname, escaped)
@@ -291,7 +292,7 @@ def _read(path: str | Path, sha256: bool = True
     except InputError as e:                 # a file that cannot be read: said with its other problems
         e.problems.extend(warnings + escaped)
         raise
-    warnings += escaped
+    warnings += escaped + short
     return _FrameSource(raw, warnings), rows, fname, digest
 
 
@@ -412,9 +413,10 @@ def _not_utf8_warning(data: bytes, fname: str) -> list[Problem]:
 
 # --- readers -----------------------------------------------------------------------------------
 
-def _read_csv(data: bytes, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
+def _read_csv(data: bytes, fname: str, short: list[Problem] | None = None) -> tuple[pd.DataFrame, np.ndarray]:
     """The general reader: pandas, every cell a string ('' = empty); short rows are filled
-    with empty cells, a row with too many cells is an error (never silently dropped cells)."""
+    with empty cells (a `short_row` warning names them, into `short`), a row with too many
+    cells is an error (never silently dropped cells)."""
     import pandas as pd
 
     try:
@@ -444,7 +446,50 @@ def _read_csv(data: bytes, fname: str) -> tuple[pd.DataFrame, np.ndarray]:
     # (pandas names an empty header cell `Unnamed: i`: named here for what it is)
     raw.columns = [_EMPTY_HEADER.format(i + 1) if i < len(header) and not header[i].strip() else str(c).strip()
                    for i, c in enumerate(raw.columns)]
+    if short is not None:
+        short.extend(_short_rows(data, fname, [str(c) for c in raw.columns]))
     return raw, np.arange(1, len(raw) + 1, dtype=np.int64)
+
+
+_SHORT_SHOWN = 5               # short rows named in the warning (all are counted)
+
+
+def _short_rows(data: bytes, fname: str, columns: list[str]) -> list[Problem]:
+    """A `short_row` warning for the rows with fewer cells than the header (the general reader
+    fills them with empty cells): the first few by row and file line, their count, and the
+    columns the first one lacks; an end among them is said to read as an open incident. Rows
+    are counted as the readers count them (header and blank lines excluded)."""
+    reader = csv.reader(io.StringIO(data.decode("utf-8-sig", errors="replace"), newline=""))
+    found: list[tuple[int, int, int]] = []
+    count = 0
+    try:
+        header = next(reader, None)
+        if header is None:
+            return []
+        row, line = 0, reader.line_num + 1
+        for cells in reader:
+            if cells:
+                row += 1
+                if len(cells) < len(header):
+                    count += 1
+                    if len(found) < _SHORT_SHOWN:
+                        found.append((row, line, len(cells)))
+            line = reader.line_num + 1
+    except csv.Error:
+        return []
+    if not count:
+        return []
+    row, line, cells = found[0]
+    missing = columns[cells:len(header)]
+    opened = " (its end is missing: the incident reads as open, counted until as_of)" if "end" in missing else ""
+    many = count != 1
+    return [Problem(Reason.SHORT_ROW, f"{count} row{'s have' if many else ' has'} fewer cells than the header's "
+                    f"{len(header)}, the cells missing read as empty (row{'s' if many else ''} "
+                    f"{_named_places([f[0] for f in found], count)}); the first, row {row}, has {cells}: "
+                    f"no {', '.join(missing[:6])}{', ...' if len(missing) > 6 else ''}{opened}",
+                    file=fname, row=row, line=line, severity="warning",
+                    fix="check that the export was not cut short; write an empty cell as nothing between two "
+                        "commas, keeping every row's commas")]
 
 
 _EMPTY_HEADER = "(empty header cell {})"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from calculators.incidents import IncidentLog, load_incidents
@@ -355,3 +357,42 @@ def test_ids_with_hidden_characters_are_named_in_a_warning(write, lc, suffix):
 def test_plain_ids_get_no_hidden_character_warning(write, lc):
     log = load_incidents(write("log.csv", HEADER + GOOD + GOOD.replace("G1", "G-2_x.y/z").replace("n01", "n02")), lc)
     assert not [p for p in log.warnings if p.code == "id_hidden_characters"]
+
+
+def test_short_rows_are_filled_and_named_in_a_warning(write, lc):
+    """A row with fewer cells than the header (an export cut short) is read with the missing
+    cells empty, as before, but never silently: a `short_row` warning names the rows and the
+    columns the first one lacks, and says when its end is among them (the incident then reads
+    as open, counted until as_of)."""
+    from calculators.incident_reasons import Reason
+
+    header = "id,scope,target,start,end,impact\n"
+    log = load_incidents(write("log.csv", header + "A1,node,r01-n01,2027-02-03T10:00:00Z,2027-02-03T11:00:00Z,down\n"
+                               "\nA2,node,r01-n02,2027-02-03T10:00:00Z\n"
+                               "A3,node,r01-n03,2027-02-03T10:00:00Z,2027-02-03T11:00:00Z\n"), lc)
+    assert list(log.frame["id"]) == ["A1", "A2", "A3"]
+    assert log.frame["end"].isna().tolist() == [False, True, False]
+    (w,) = [p for p in log.warnings if p.code == Reason.SHORT_ROW]
+    assert (w.severity, w.row, w.line) == ("warning", 2, 4)
+    assert "2 rows have fewer cells than the header's 6" in w.message and "(rows 2, 3)" in w.message
+    assert "no end, impact" in w.message and "reads as open" in w.message
+    # a row lacking only a later column says nothing of an open incident
+    log = load_incidents(write("log2.csv", header + "A1,node,r01-n01,2027-02-03T10:00:00Z,2027-02-03T11:00:00Z\n"), lc)
+    (w,) = [p for p in log.warnings if p.code == Reason.SHORT_ROW]
+    assert "no impact" in w.message and "open" not in w.message
+    # a whole log: no such warning
+    log = load_incidents(write("log3.csv", header + "A1,node,r01-n01,2027-02-03T10:00:00Z,,down\n"), lc)
+    assert not [p for p in log.warnings if p.code == Reason.SHORT_ROW]
+
+
+def test_a_short_row_is_a_warning_on_the_command_line(write, tmp_path):
+    from click.testing import CliRunner
+
+    from slakit.cli import main
+
+    root = Path(__file__).resolve().parents[2]
+    log = write("log.csv", "id,scope,target,start,end\nA1,node,r01-n01,2027-02-03T10:00:00Z\n")
+    res = CliRunner().invoke(main, ["credits", str(root / "examples" / "gb200-contract.yaml"), str(log),
+                                    "--month", "2027-02", "-o", str(tmp_path / "out.txt")])
+    assert res.exit_code == 0, res.output
+    assert "[short_row]" in res.stderr and "log.csv row 1:" in res.stderr
