@@ -10,9 +10,9 @@ the ids are kept as strings. The result is what Arrow's reading and the conversi
 the same file (`tests/incidents/test_log_csv_plain.py` compares them on random and hostile
 files): the same codes, dictionaries and seconds.
 
-Anything else (a quote character, a row of another number of cells, a carriage return not
-before a line feed, a time of another form, bytes that are not UTF-8 in a kept column, no row
-at all) gives None, and the loader asks Arrow as before (`log_csv_parse.read_csv_arrow`), which
+Anything else (a quote character, in a row or in the header, a row of another number of
+cells, a carriage return not before a line feed, a time of another form, bytes that are not
+UTF-8 in a kept column, no row at all, memory for the columns not to be had) gives None, and the loader asks Arrow as before (`log_csv_parse.read_csv_arrow`), which
 decides what the file holds and what is wrong with it. A file that fails late in the pass has
 cost up to one pass more than Arrow alone.
 """
@@ -137,7 +137,7 @@ def read_plain(data: bytes | bytearray) -> Plain | None:
     n = sum(p[0] for p in parts)
     if n == 0:
         return None
-    if len(parts) > 1 and parts[0][0] < lines[0]:         # empty lines in the first half: no gap
+    if len(parts) > 1 and parts[0][0] < lines[0]:         # (a row per line counted: a guard on the layout)
         for a in ints:
             a[parts[0][0]:n] = a[lines[0]:lines[0] + parts[1][0]]
     try:
