@@ -122,7 +122,7 @@ def _looks_like_row(line: str, at_scope: int, at_start: int) -> bool:
 
 
 @contextmanager
-def _reader(data: bytes, **kw: Any) -> Iterator[Any]:
+def text_reader(data: bytes, **kw: Any) -> Iterator[Any]:
     """A `csv.reader` over the text of `data` (lines split at LF, CRLF and a lone CR), with the
     field size limit (131,072 characters unless raised) raised to the text's length for the
     while: a cell that swallows rows is longer."""
@@ -139,7 +139,7 @@ def cells_over_lines(data: bytes, fname: str) -> list[Problem]:
     """`csv_invalid` errors for the cells of the CSV `data` that run over line breaks where
     they must not (see the module), in row order; rows counted as the readers count them (the
     header and blank lines not counted), lines as an editor shows them."""
-    with _reader(data) as reader:
+    with text_reader(data) as reader:
         return _cells_over_lines(reader, fname)
 
 
@@ -195,7 +195,7 @@ def unclosed_quote(data: bytes) -> tuple[int, int] | None:
     """(data row, file line) of the row whose quote is never closed (the file ends inside a
     quoted cell), counted as the readers count them; None when the file does not end so."""
     row, line = 0, 0
-    with _reader(data, strict=True) as reader:       # (strict: it says where the data ends)
+    with text_reader(data, strict=True) as reader:       # (strict: it says where the data ends)
         try:
             next(reader, None)
             line = reader.line_num

@@ -78,7 +78,7 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 
 from calculators.column_spec import Check, Column, Context, is_missing, validate
-from calculators.csv_lines import (breaks_explained, cells_over_lines, line_breaks, may_hold_breaks,
+from calculators.csv_lines import (breaks_explained, cells_over_lines, line_breaks, may_hold_breaks, text_reader,
                                    unclosed_quote)
 from calculators.incident_reasons import Reason
 from calculators import log_prefetch
@@ -459,24 +459,24 @@ def _short_rows(data: bytes, fname: str, columns: list[str]) -> list[Problem]:
     fills them with empty cells): the first few by row and file line, their count, and the
     columns the first one lacks; an end among them is said to read as an open incident. Rows
     are counted as the readers count them (header and blank lines excluded)."""
-    reader = csv.reader(io.StringIO(data.decode("utf-8-sig", errors="replace"), newline=""))
     found: list[tuple[int, int, int]] = []
     count = 0
-    try:
-        header = next(reader, None)
-        if header is None:
+    with text_reader(data) as reader:        # (a cell of any length: pandas read it)
+        try:
+            header = next(reader, None)
+            if header is None:
+                return []
+            row, line = 0, reader.line_num + 1
+            for cells in reader:
+                if cells:
+                    row += 1
+                    if len(cells) < len(header):
+                        count += 1
+                        if len(found) < _SHORT_SHOWN:
+                            found.append((row, line, len(cells)))
+                line = reader.line_num + 1
+        except csv.Error:
             return []
-        row, line = 0, reader.line_num + 1
-        for cells in reader:
-            if cells:
-                row += 1
-                if len(cells) < len(header):
-                    count += 1
-                    if len(found) < _SHORT_SHOWN:
-                        found.append((row, line, len(cells)))
-            line = reader.line_num + 1
-    except csv.Error:
-        return []
     if not count:
         return []
     row, line, cells = found[0]
@@ -550,20 +550,20 @@ def _first_long_row(data: bytes) -> tuple[int, int, int, int] | None:
     """(data row, file line it starts on, its cells, the header's cells) of the first row with
     more cells than the header, rows counted as the readers count them (header and blank lines
     excluded); None when there is none or the quoting is what is broken."""
-    reader = csv.reader(io.StringIO(data.decode("utf-8-sig", errors="replace"), newline=""))
-    try:
-        header = next(reader, None)
-        if header is None:
+    with text_reader(data) as reader:
+        try:
+            header = next(reader, None)
+            if header is None:
+                return None
+            row, line = 0, reader.line_num + 1
+            for cells in reader:
+                if cells:
+                    row += 1
+                    if len(cells) > len(header):
+                        return row, line, len(cells), len(header)
+                line = reader.line_num + 1
+        except csv.Error:
             return None
-        row, line = 0, reader.line_num + 1
-        for cells in reader:
-            if cells:
-                row += 1
-                if len(cells) > len(header):
-                    return row, line, len(cells), len(header)
-            line = reader.line_num + 1
-    except csv.Error:
-        return None
     return None
 
 

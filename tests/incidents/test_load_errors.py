@@ -380,6 +380,13 @@ def test_short_rows_are_filled_and_named_in_a_warning(write, lc):
     log = load_incidents(write("log2.csv", header + "A1,node,r01-n01,2027-02-03T10:00:00Z,2027-02-03T11:00:00Z\n"), lc)
     (w,) = [p for p in log.warnings if p.code == Reason.SHORT_ROW]
     assert "no impact" in w.message and "open" not in w.message
+    # a cell longer than the csv module's default limit (131,072 characters) hides nothing
+    big = "x" * 200_000
+    log = load_incidents(write("log4.csv", header + f"A1,node,r01-n01,2027-02-03T10:00:00Z,,down\n"
+                               f"A2,node,r01-n02\nA3,node,r01-n03,2027-02-03T10:00:00Z,,{big}\n"), lc,
+                         skip_bad_rows=True)
+    (w,) = [p for p in log.warnings if p.code == Reason.SHORT_ROW]
+    assert w.row == 2
     # a whole log: no such warning
     log = load_incidents(write("log3.csv", header + "A1,node,r01-n01,2027-02-03T10:00:00Z,,down\n"), lc)
     assert not [p for p in log.warnings if p.code == Reason.SHORT_ROW]
