@@ -576,17 +576,24 @@ def _rich_safe(obj):
 # with more has its parts as aligned columns and its intervals written as they are: Rich takes
 # about 1.4 ms a line, 70 s for the 50,000 parts of a node down every 40 seconds for a month
 BOXED_LINES = 2_000
+ALIGNED_WIDTH = 60     # the widest cell of the aligned columns (in terminal cells; the JSON has them whole)
 
 
 def _aligned(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
     """A table as text in aligned columns (two spaces apart, under a rule), each cell as the
     terminal shows it (`terminal_text`, on one line); `title` above it."""
-    from rich.cells import cell_len
+    from rich.cells import cell_len, set_cell_size
 
     from slaschema.textsafe import terminal_text
 
-    shown = [tuple(terminal_text(v, keep_newlines=False) for v in row) for row in rows]
     width = lambda v: len(v) if v.isascii() else cell_len(v)  # noqa: E731
+
+    def clipped(v: str) -> str:
+        # (a cell wider than ALIGNED_WIDTH is cut, as the boxed table cuts it: one id of 10,000
+        # characters would otherwise pad every line of the table to its width)
+        return v if width(v) <= ALIGNED_WIDTH else set_cell_size(v, ALIGNED_WIDTH - 1) + "…"
+
+    shown = [tuple(clipped(terminal_text(v, keep_newlines=False)) for v in row) for row in rows]
     widths = [max([width(c), *(width(r[k]) for r in shown)]) for k, c in enumerate(columns)]
 
     def line(values: tuple[str, ...]) -> str:
@@ -607,13 +614,18 @@ def render_explanation(doc: Explanation) -> str:
 
     import dataclasses
 
+    from rich.text import Text
+
+    from slaschema.textsafe import terminal_text
+
     parts = doc.incidents
     many = len(parts) + sum(len(step.intervals) for step in doc.steps) > BOXED_LINES
-    # (the parts of a long one are shown as the terminal shows them, in aligned columns, not
-    # through Rich: they need no escapes for its markup)
-    doc = _rich_safe(dataclasses.replace(doc, incidents=()) if many else doc)
+    # (the parts are shown as the terminal shows them, as Rich text without markup in the
+    # boxed table, in aligned columns in a long one: they need no escapes for Rich's markup)
+    doc = _rich_safe(dataclasses.replace(doc, incidents=()))
     buf = io.StringIO()
-    con = Console(file=buf, width=160, force_terminal=False, color_system=None)
+    # (emoji=False: an id written :thumbs_up: is shown as written, not as the emoji)
+    con = Console(file=buf, width=160, force_terminal=False, color_system=None, emoji=False)
     parents = ", ".join(f"{k} {v}" for k, v in doc.parents.items())
     con.print(f"[bold]{doc.scope} {doc.unit}[/] ({parents}) — {doc.period} in {doc.zone}: "
               f"{iso_text(doc.start)} to {iso_text(doc.end)}, {doc.month_seconds} s = "
@@ -634,8 +646,8 @@ def render_explanation(doc: Explanation) -> str:
         t = Table(title=title)
         for col in columns:
             t.add_column(col, no_wrap=col in ("start", "end", "id"))
-        for p in doc.incidents:
-            t.add_row(*cells(p))
+        for p in parts:
+            t.add_row(*(Text(terminal_text(v)) for v in cells(p)))
         con.print(t)
     if doc.clock is not None:
         con.print("   Clock (counts_from: report): each incident counts from the customer's report")

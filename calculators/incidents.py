@@ -65,7 +65,8 @@ import json
 import re
 import warnings
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
@@ -458,38 +459,65 @@ def _short_rows(data: bytes, fname: str, columns: list[str]) -> list[Problem]:
     """A `short_row` warning for the rows with fewer cells than the header (the general reader
     fills them with empty cells): the first few by row and file line, their count, and the
     columns the first one lacks; an end among them is said to read as an open incident. Rows
-    are counted as the readers count them (header and blank lines excluded)."""
+    are counted as the general reader counts them (`_counted_rows`)."""
     found: list[tuple[int, int, int]] = []
     count = 0
-    with text_reader(data) as reader:        # (a cell of any length: pandas read it)
+    with _counted_rows(data) as (header, rows):
+        if header is None:
+            return []
         try:
-            header = next(reader, None)
-            if header is None:
-                return []
-            row, line = 0, reader.line_num + 1
-            for cells in reader:
-                if cells:
-                    row += 1
-                    if len(cells) < len(header):
-                        count += 1
-                        if len(found) < _SHORT_SHOWN:
-                            found.append((row, line, len(cells)))
-                line = reader.line_num + 1
+            for row, line, cells in rows:
+                if cells < len(header):
+                    count += 1
+                    if len(found) < _SHORT_SHOWN:
+                        found.append((row, line, cells))
         except csv.Error:
             return []
     if not count:
         return []
     row, line, cells = found[0]
     missing = columns[cells:len(header)]
+    shown = ", ".join(repr(c if len(c) <= 60 else c[:57] + "...") for c in missing[:6])   # (as unknown_column)
     opened = " (its end is missing: the incident reads as open, counted until as_of)" if "end" in missing else ""
     many = count != 1
     return [Problem(Reason.SHORT_ROW, f"{count} row{'s have' if many else ' has'} fewer cells than the header's "
                     f"{len(header)}, the cells missing read as empty (row{'s' if many else ''} "
-                    f"{_named_places([f[0] for f in found], count)}); the first, row {row}, has {cells}: "
-                    f"no {', '.join(missing[:6])}{', ...' if len(missing) > 6 else ''}{opened}",
+                    f"{_named_places([f[0] for f in found], count)}); the first, row {row} (file line {line}), has "
+                    f"{cells}: no {shown}{', ...' if len(missing) > 6 else ''}{opened}",
                     file=fname, row=row, line=line, severity="warning",
                     fix="check that the export was not cut short; write an empty cell as nothing between two "
                         "commas, keeping every row's commas")]
+
+
+@contextmanager
+def _counted_rows(data: bytes) -> Iterator[tuple[list[str] | None, Iterator[tuple[int, int, int]]]]:
+    """The CSV's header cells (None for a file of blank lines) and its rows as (data row, file
+    line it starts on, its cells), counted as the general reader (pandas) counts them: a blank
+    line, or one of spaces and tabs only, is no row, before the header too. The rows raise
+    csv.Error where the csv module cannot read on (broken quoting)."""
+    with text_reader(data) as reader:        # (a cell of any length: pandas reads it)
+
+        def blank(cells: list[str]) -> bool:
+            return not cells or (len(cells) == 1 and not cells[0].strip(" \t"))
+
+        header = None
+        try:
+            for cells in reader:
+                if not blank(cells):
+                    header = cells
+                    break
+        except csv.Error:
+            header = None
+
+        def rows() -> Iterator[tuple[int, int, int]]:
+            row, line = 0, reader.line_num + 1
+            for cells in reader:
+                if not blank(cells):
+                    row += 1
+                    yield row, line, len(cells)
+                line = reader.line_num + 1
+
+        yield header, rows()
 
 
 _EMPTY_HEADER = "(empty header cell {})"
@@ -548,20 +576,15 @@ def _separator_fix(sep: str) -> str:
 
 def _first_long_row(data: bytes) -> tuple[int, int, int, int] | None:
     """(data row, file line it starts on, its cells, the header's cells) of the first row with
-    more cells than the header, rows counted as the readers count them (header and blank lines
-    excluded); None when there is none or the quoting is what is broken."""
-    with text_reader(data) as reader:
+    more cells than the header, rows counted as the general reader counts them
+    (`_counted_rows`); None when there is none or the quoting is what is broken."""
+    with _counted_rows(data) as (header, rows):
+        if header is None:
+            return None
         try:
-            header = next(reader, None)
-            if header is None:
-                return None
-            row, line = 0, reader.line_num + 1
-            for cells in reader:
-                if cells:
-                    row += 1
-                    if len(cells) > len(header):
-                        return row, line, len(cells), len(header)
-                line = reader.line_num + 1
+            for row, line, cells in rows:
+                if cells > len(header):
+                    return row, line, cells, len(header)
         except csv.Error:
             return None
     return None

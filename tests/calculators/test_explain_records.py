@@ -186,3 +186,25 @@ def test_a_long_explanation_shows_its_parts_in_aligned_columns(example, monkeypa
     # the step lines, the intervals and the arithmetic are the boxed text's
     tail = boxed[boxed.index("\n2. "):]
     assert long.endswith(tail)
+
+
+def test_ids_are_shown_as_written_in_both_forms_and_long_ones_cut_in_the_aligned(example, monkeypatch):
+    """An id is shown as the log writes it (controls neutralised): no emoji for `:thumbs_up:`,
+    no doubled backslash at its end, markup literal, in the boxed table and in the aligned
+    columns; a cell wider than ALIGNED_WIDTH is cut there with an ellipsis (one id of 10,000
+    characters padded every line of a 20,000-part table to its width: 204 MB of text)."""
+    import calculators.cli as cli
+
+    doc = explain(*example, "r01-n10", "2027-01")
+    ids = ["a\\", ":thumbs_up: ok", "[red]r[/red]\\", "L" + "x" * 10_000]
+    parts = tuple(dataclasses.replace(doc.incidents[k % len(doc.incidents)], id=v) for k, v in enumerate(ids))
+    doc = dataclasses.replace(doc, incidents=parts)
+    boxed = render_explanation(dataclasses.replace(doc, incidents=parts[:3]))
+    assert "│ a\\ " in boxed and "│ :thumbs_up: ok" in boxed and "│ [red]r[/red]\\ " in boxed
+    assert "\\\\" not in boxed and "👍" not in boxed
+    monkeypatch.setattr(cli, "BOXED_LINES", 1)
+    long = render_explanation(doc)
+    assert "\na\\ " in long and "\n:thumbs_up: ok " in long and "\n[red]r[/red]\\ " in long
+    cut = "L" + "x" * (cli.ALIGNED_WIDTH - 2) + "…"
+    assert f"\n{cut} " in long and "x" * cli.ALIGNED_WIDTH not in long
+    assert max(len(line) for line in long.splitlines()) < 300

@@ -375,11 +375,11 @@ def test_short_rows_are_filled_and_named_in_a_warning(write, lc):
     (w,) = [p for p in log.warnings if p.code == Reason.SHORT_ROW]
     assert (w.severity, w.row, w.line) == ("warning", 2, 4)
     assert "2 rows have fewer cells than the header's 6" in w.message and "(rows 2, 3)" in w.message
-    assert "no end, impact" in w.message and "reads as open" in w.message
+    assert "no 'end', 'impact'" in w.message and "reads as open" in w.message and "(file line 4)" in w.message
     # a row lacking only a later column says nothing of an open incident
     log = load_incidents(write("log2.csv", header + "A1,node,r01-n01,2027-02-03T10:00:00Z,2027-02-03T11:00:00Z\n"), lc)
     (w,) = [p for p in log.warnings if p.code == Reason.SHORT_ROW]
-    assert "no impact" in w.message and "open" not in w.message
+    assert "no 'impact'" in w.message and "open" not in w.message
     # a cell longer than the csv module's default limit (131,072 characters) hides nothing
     big = "x" * 200_000
     log = load_incidents(write("log4.csv", header + f"A1,node,r01-n01,2027-02-03T10:00:00Z,,down\n"
@@ -387,6 +387,20 @@ def test_short_rows_are_filled_and_named_in_a_warning(write, lc):
                          skip_bad_rows=True)
     (w,) = [p for p in log.warnings if p.code == Reason.SHORT_ROW]
     assert w.row == 2
+    # rows counted as the general reader counts them: a blank line or one of spaces and tabs
+    # is no row, before the header too (such a line had hidden every short row, or been one)
+    log = load_incidents(write("log5.csv", "\n \t\n" + header + "A1,node,r01-n01,2027-02-03T10:00:00Z,,down\n"
+                               "  \nA2,node,r01-n02,2027-02-03T10:00:00Z\n"), lc)
+    (w,) = [p for p in log.warnings if p.code == Reason.SHORT_ROW]
+    assert (w.row, w.line) == (2, 6) and "1 row has" in w.message and "reads as open" in w.message
+    log = load_incidents(write("log6.csv", header + "A1,node,r01-n01,2027-02-03T10:00:00Z,,down\n\t\n"
+                               "A2,node,r01-n02,2027-02-03T10:00:00Z,,down\n"), lc)
+    assert not [p for p in log.warnings if p.code == Reason.SHORT_ROW]
+    # a hostile header name is shown as unknown_column shows it, cut short
+    log = load_incidents(write("log7.csv", header.rstrip("\n") + ",x\x1b[2J" + "y" * 100 + "\n"
+                               "A1,node,r01-n01,2027-02-03T10:00:00Z,,down\n"), lc)
+    (w,) = [p for p in log.warnings if p.code == Reason.SHORT_ROW]
+    assert "'x\\x1b[2J" in w.message and "..." in w.message and "\x1b" not in w.message
     # a whole log: no such warning
     log = load_incidents(write("log3.csv", header + "A1,node,r01-n01,2027-02-03T10:00:00Z,,down\n"), lc)
     assert not [p for p in log.warnings if p.code == Reason.SHORT_ROW]
