@@ -103,6 +103,9 @@ class GuardedGroup(click.Group):
         old_term = _sigterm_as_interrupt()
         try:
             return super().invoke(ctx)
+        except click.exceptions.BadParameter as exc:
+            _path_code(exc)
+            raise
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort, SystemExit,
                 KeyboardInterrupt):
             raise
@@ -288,6 +291,24 @@ def _report_input_errors(group: click.Group) -> None:
             cmd.callback = report_input_errors(cmd.callback)
         if isinstance(cmd, click.Group):
             _report_input_errors(cmd)
+
+
+# the codes of click's checks of a path argument or option (`click.Path`), by the end of its
+# message: a folder named where a file is asked for, and the like, are usage errors (exit 2)
+# with a code, as slakit's own are (click's English messages; a translated one keeps none)
+_PATH_CODES = (("does not exist.", "file_not_found"), ("is a directory.", "not_a_file"),
+               ("is a file.", "not_a_folder"), ("is not readable.", "not_readable"),
+               ("is not writable.", "not_writable"))
+
+
+def _path_code(exc: click.exceptions.BadParameter) -> None:
+    """Add the code of click's path check that failed to `exc`'s message (in place)."""
+    if not isinstance(getattr(exc.param, "type", None), click.Path) or exc.message.rstrip().endswith("]"):
+        return
+    for end, code in _PATH_CODES:
+        if exc.message.endswith(end):
+            exc.message = f"{exc.message} [{code}]"
+            return
 
 
 def run() -> NoReturn:

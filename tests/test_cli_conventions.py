@@ -444,3 +444,20 @@ def test_import_lanl_reads_its_local_times_in_assume_tz(tmp_path):
     assert all(r.exit_code == 0 for r in runs.values()), [r.output for r in runs.values()]
     assert runs[()].stdout == runs[("--assume-tz", "America/Denver")].stdout == runs[("--tz", "America/Denver")].stdout
     assert runs[("--assume-tz", "UTC")].stdout != runs[()].stdout
+
+
+def test_clicks_path_checks_are_usage_errors_with_a_code(tmp_path):
+    """A folder where a file is asked for, a file that must exist and does not: click's own
+    checks of a path (exit 2), with a code as slakit's usage errors have."""
+    root = Path(__file__).resolve().parents[1]
+    contract, log = root / "examples" / "gb200-contract.yaml", root / "examples" / "gb200-incidents-2027Q1.csv"
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    runner = CliRunner()
+    for args in (["credits", str(contract), str(folder), "--quarter", "2027-Q1"],
+                 ["credits", str(contract), str(log), "--quarter", "2027-Q1", "-o", str(folder)],
+                 ["credits", str(folder), str(log), "--quarter", "2027-Q1"]):
+        r = runner.invoke(main, args)
+        assert r.exit_code == 2 and r.output.rstrip().endswith("is a directory. [not_a_file]"), r.output
+    r = runner.invoke(main, ["import", "csv", str(tmp_path / "no-such.csv"), "-o", str(tmp_path / "x.csv")])
+    assert r.exit_code == 2 and "does not exist. [file_not_found]" in r.output, r.output

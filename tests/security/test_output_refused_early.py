@@ -22,7 +22,7 @@ def test_unwritable_output_is_refused_before_the_log_is_read(tmp_path, target):
     missing_log = tmp_path / "no-such-log.csv"          # never reached: the output is refused first
     r = cli("credits", CONTRACT, missing_log, "--month", "2027-01", "--format", "table", "-o", out)
     if target == "a-folder":                             # click's own check of -o (dir_okay=False)
-        assert r.exit_code == 2 and "is a directory" in r.output, r.output
+        assert r.exit_code == 2 and "is a directory. [not_a_file]" in r.output, r.output
     else:
         assert_coded_failure(r, "output_unwritable")
         assert "no such incident log" not in r.output and "nothing written" in r.output
