@@ -1551,6 +1551,21 @@ static inline uint64_t load_upto8(const unsigned char *p, int64_t len, int64_t r
     return x;
 }
 
+/* the key of the cell p[0:len] (`room`: the bytes readable from p on) and its hash into *h: a
+ * value up to 16 bytes long is its length and end bytes, a longer one is hashed whole */
+static inline FewKey few_key(const unsigned char *p, int64_t len, int64_t room, uint64_t *h) {
+    FewKey key = {len, load_upto8(p, len, room), len > 8 ? load_upto8(p + len - 8, 8, 8) : 0, p};
+    *h = len > 16 ? hash_bytes(p, len)
+                  : (key.head * 0x9E3779B97F4A7C15ULL) ^ ((key.tail + (uint64_t)len) * 0xC2B2AE3D27D4EB4FULL);
+    return key;
+}
+
+/* whether two keys are one value (compared whole past 16 bytes) */
+static inline int few_same(const FewKey *a, const FewKey *b) {
+    return a->len == b->len && a->head == b->head && a->tail == b->tail &&
+           (a->len <= 16 || memcmp(a->p, b->p, (size_t)a->len) == 0);
+}
+
 static PyObject *few_codes(PyObject *self, PyObject *args) {
     PyObject *chunks, *o_out, *o_firsts;
     if (!PyArg_ParseTuple(args, "O!OO", &PyTuple_Type, &chunks, &o_out, &o_firsts))
@@ -1624,11 +1639,8 @@ static PyObject *few_codes(PyObject *self, PyObject *args) {
                 bad = 1;
                 break;
             }
-            const unsigned char *p = base + lo;
-            int64_t len = hi - lo;
-            uint64_t head = load_upto8(p, len, dlen - lo), tail = len > 8 ? load_upto8(p + len - 8, 8, 8) : 0;
-            uint64_t h = len > 16 ? hash_bytes(p, len)
-                                  : (head * 0x9E3779B97F4A7C15ULL) ^ ((tail + (uint64_t)len) * 0xC2B2AE3D27D4EB4FULL);
+            uint64_t h;
+            FewKey cell = few_key(base + lo, hi - lo, dlen - lo, &h);
             size_t slot = (size_t)(h >> (64 - bits));
             Py_ssize_t code;
             for (int probes = 0;; probes++) {
@@ -1643,14 +1655,12 @@ static PyObject *few_codes(PyObject *self, PyObject *args) {
                         break;
                     }
                     code = distinct++;
-                    keys[code] = (FewKey){len, head, tail, p};
+                    keys[code] = cell;
                     firsts[code] = at + i;
                     slots[slot] = (int32_t)(code + 1);
                     break;
                 }
-                FewKey *k = &keys[code];
-                if (k->len == len && k->head == head && k->tail == tail &&
-                    (len <= 16 || memcmp(k->p, p, (size_t)len) == 0))
+                if (few_same(&keys[code], &cell))
                     break;
                 slot = (slot + 1) & (n_slots - 1);
             }
@@ -1932,16 +1942,14 @@ static int codes_rehash(Codes *c, int bits) {
  * MAX_PROBES slots looked at in vain (values made to share their hash's upper bits, which no
  * log's values do by chance at a table at most half full: Arrow encodes such a column) */
 static Py_ssize_t codes_of(Codes *c, const unsigned char *p, int64_t len, int64_t room) {
-    uint64_t head = load_upto8(p, len, room), tail = len > 8 ? load_upto8(p + len - 8, 8, 8) : 0;
-    uint64_t h = len > 16 ? hash_bytes(p, len)
-                          : (head * 0x9E3779B97F4A7C15ULL) ^ ((tail + (uint64_t)len) * 0xC2B2AE3D27D4EB4FULL);
+    uint64_t h;
+    FewKey cell = few_key(p, len, room, &h);
     size_t mask = ((size_t)1 << c->bits) - 1, slot = (size_t)(h >> (64 - c->bits));
     for (int probes = 0;; probes++) {
         int32_t s = c->slots[slot];
         if (!s)
             break;
-        FewKey *k = &c->keys[s - 1];
-        if (k->len == len && k->head == head && k->tail == tail && (len <= 16 || memcmp(k->p, p, (size_t)len) == 0))
+        if (few_same(&c->keys[s - 1], &cell))
             return s - 1;
         if (probes == MAX_PROBES)
             return -2;
@@ -1962,7 +1970,7 @@ static Py_ssize_t codes_of(Codes *c, const unsigned char *p, int64_t len, int64_
         c->cap = cap;
     }
     Py_ssize_t code = c->n++;
-    c->keys[code] = (FewKey){len, head, tail, p};
+    c->keys[code] = cell;
     c->hashes[code] = h;
     c->slots[slot] = (int32_t)(code + 1);
     if (2 * c->n > ((Py_ssize_t)1 << c->bits) && codes_rehash(c, c->bits + 1) < 0)
