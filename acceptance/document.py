@@ -59,6 +59,7 @@ from pydantic_core import PydanticCustomError
 
 from acceptance.results import PRECEDENCE, Status, Verdict
 from slaschema.gc_pause import gc_paused
+from slaschema.textsafe import cut
 
 RUN_FORMAT: Final = "slakit-acceptance-run/2"
 FORMATS = ("slakit-acceptance-run/1", RUN_FORMAT)      # /1: written before coverage judging
@@ -552,6 +553,6 @@ def _short(value: Any) -> Any:
         return f"a list of {len(value)}"
     if isinstance(value, dict):
         return f"an object with {len(value)} fields"
-    if isinstance(value, str) and len(value) > 80:
-        return value[:77] + "..."
+    if isinstance(value, str):
+        return cut(value, 80)
     return value

@@ -39,6 +39,7 @@ from typing import Any
 from calculators.incident_reasons import Reason
 from calculators.log_csv_parse import COLUMNS, csv_header
 from slaschema.errors import Problem
+from slaschema.textsafe import cut
 
 FREE_TEXT = ("cause", "ticket")          # the format's columns that may be free text over lines
 ONE_LINE = frozenset(COLUMNS) - set(FREE_TEXT)      # the others: one line each
@@ -167,7 +168,7 @@ def _cells_over_lines(reader: Any, fname: str) -> list[Problem]:
                 if not n:
                     continue
                 name = names[j] if j < len(names) else f"cell {j + 1}"
-                shown = cell if len(cell) <= 60 else cell[:57] + "..."
+                shown = cut(cell)
                 if name in ONE_LINE:
                     out.append(Problem(
                         Reason.CSV_INVALID, f"the cell runs over file lines {at}-{at + n} (a quoted line break); "

@@ -89,7 +89,7 @@ from calculators.log_csv import (BLOCK_SIZE, COLUMNS, LAZY_TEXT, NA, TEXT_CONVER
                                  csv_header, detect_format, fast_times, read_csv_arrow, text_column)
 from slaschema import hostlist
 from slaschema.safefiles import check_cli_file, wide_encoding
-from slaschema.textsafe import lone_surrogates_replaced
+from slaschema.textsafe import cut, lone_surrogates_replaced
 from slaschema.errors import InputError, Problem
 from slaschema.models import SCOPES
 
@@ -477,7 +477,7 @@ def _short_rows(data: bytes, fname: str, columns: list[str]) -> list[Problem]:
         return []
     row, line, cells = found[0]
     missing = columns[cells:len(header)]
-    shown = ", ".join(repr(c if len(c) <= 60 else c[:57] + "...") for c in missing[:6])   # (as unknown_column)
+    shown = ", ".join(repr(cut(c)) for c in missing[:6])   # (as unknown_column)
     opened = " (its end is missing: the incident reads as open, counted until as_of)" if "end" in missing else ""
     many = count != 1
     return [Problem(Reason.SHORT_ROW, f"{count} row{'s have' if many else ' has'} fewer cells than the header's "
@@ -1485,7 +1485,7 @@ def _within_node_budget(ctx: Context, exprs: list[str], per_row: int) -> None:
     if total <= budget:
         return
     top = sorted(sizes, key=lambda t: -sizes[t] * rows[t])[:3]
-    shown = "; ".join(f"{t if len(t) <= 40 else t[:37] + '...'} ({sizes[t]:,} nodes) in {rows[t]:,} row(s)"
+    shown = "; ".join(f"{cut(t, 40)} ({sizes[t]:,} nodes) in {rows[t]:,} row(s)"
                       for t in top)
     raise InputError([Problem(
         Reason.HOSTLIST_TOO_LARGE, f"the node rows' hostlists name {total:,} nodes together, more than the node "
@@ -1754,7 +1754,7 @@ def _build(source: _FrameSource | _ArrowSource, rows: np.ndarray, topo: Resolved
                                  "ignored", file=file, severity="warning", fix="name the column, or remove it"))
             continue
         close = difflib.get_close_matches(c, COLUMNS, n=1, cutoff=0.6) if len(c) <= 100 else []
-        name = c if len(c) <= 60 else c[:57] + "..."          # (a header cell may be megabytes long)
+        name = cut(c)                                         # (a header cell may be megabytes long)
         warns.append(Problem(Reason.UNKNOWN_COLUMN, f"column {name!r} is not part of the incident log format; "
                              "it is ignored", file=file, column=name, value=name, severity="warning",
                              fix=f"did you mean {close[0]!r}?" if close else None))

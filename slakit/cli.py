@@ -165,10 +165,9 @@ def _unexpected(exc: Exception) -> NoReturn:
 def _exception_text(exc: Exception) -> str:
     """`Type: message` of an exception for a one-line error: no escapes, at most 200 characters
     of the message."""
-    from slaschema.textsafe import terminal_text
+    from slaschema.textsafe import cut, terminal_text
 
-    text = terminal_text(str(exc))
-    return f"{type(exc).__name__}: {text if len(text) <= 200 else text[:197] + '...'}"
+    return f"{type(exc).__name__}: {cut(terminal_text(str(exc)), 200)}"
 
 
 def _output_failed(exc: BaseException) -> bool:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, TypeVar
 
-from slaschema.textsafe import shown_name
+from slaschema.textsafe import cut, shown_name
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -63,7 +63,7 @@ class Problem:
 
 def _show(value: Any) -> str:
     text = repr(value) if isinstance(value, str) else str(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return cut(text, 80)
 
 
 def _jsonable(value: Any) -> Any:

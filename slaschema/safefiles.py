@@ -191,5 +191,6 @@ def wide_encoding(data: bytes) -> tuple[str, str] | None:
 
 
 def _shown(name: str) -> str:
-    text = "".join(ch if ch.isprintable() else "?" for ch in str(name))
-    return text if len(text) <= 120 else text[:117] + "..."
+    from slaschema.textsafe import cut
+
+    return cut("".join(ch if ch.isprintable() else "?" for ch in str(name)), 120)

@@ -203,6 +203,12 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u
 _NAME_HIDDEN = re.compile(f"[{_HIDDEN_RANGES}\t\n\ud800-\udfff]")
 
 
+def cut(text: str, width: int = 60) -> str:
+    """`text` as it is up to `width` characters, else its first `width - 3` and "...": a value
+    from a file shown in a message (a cell or a header name may be megabytes long)."""
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
 def shown_name(path: Any) -> str:
     """A file name for a one-line message (`wrote FILE`): what a terminal would run, reorder or
     hide, a newline or a tab included, and the undecodable bytes of a name, as `<U+hhhh>`;
