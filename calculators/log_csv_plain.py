@@ -137,9 +137,10 @@ def read_plain(data: bytes | bytearray) -> Plain | None:
     n = sum(p[0] for p in parts)
     if n == 0:
         return None
-    if len(parts) > 1 and parts[0][0] < lines[0]:         # (a row per line counted: a guard on the layout)
-        for a in ints:
-            a[parts[0][0]:n] = a[lines[0]:lines[0] + parts[1][0]]
+    if len(parts) > 1 and parts[0][0] != lines[0]:
+        # (each line `line_ends` counts is a row or a refusal, so the second half's rows follow
+        # the first's at lines[0]; were they not to, the columns would have a gap: Arrow reads it)
+        return None
     try:
         converted = _columns(names, kinds, parts, [a[:n] for a in ints])
     except pa.ArrowInvalid:          # not UTF-8 in a kept column: Arrow's reader refuses it too
