@@ -606,16 +606,14 @@ def _aligned(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) 
 def render_explanation(doc: Explanation) -> str:
     """The explanation as text: the incident parts, the steps of the timeline, availability,
     credit and money, numbered as the JSON document orders them."""
+    import dataclasses
+
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from calculators.explain_records import (AVAILABILITY_PLACES, HOURS_PLACES, NodeNotInService, exact_text,
                                              iso_text, money_text, percent_text, seconds_value)
-
-    import dataclasses
-
-    from rich.text import Text
-
     from slaschema.textsafe import terminal_text
 
     parts = doc.incidents
